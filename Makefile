@@ -1,0 +1,32 @@
+# agtail — two commands a newcomer needs: `make start` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup start test lint bench clean
+
+$(BIN)/agtail: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $@
+
+setup: $(BIN)/agtail
+
+## Set up and start the daemon on this machine's defaults (foreground; Ctrl-C stops it).
+start: setup
+	$(BIN)/agtaild
+
+## Run the whole test suite (lint + types + tests).
+test: setup
+	$(BIN)/ruff check agtaild tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check agtaild tests bench
+	$(BIN)/ruff format --check agtaild tests bench || true
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,58 @@
+"""The adapter registry: one list, built-ins and outside adapters alike.
+
+A new agent is one module under ``agtaild/adapters/`` plus one line in ``BUILTIN``.
+Outside packages register through the ``agtail.adapters`` entry-point group (each entry
+point names an Adapter subclass).
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from importlib.metadata import entry_points
+
+from agtaild.adapters.base import Adapter
+from agtaild.errors import UsageError
+
+#: "module:Class" of every built-in adapter, in order of importance.
+BUILTIN: list[str] = [
+    "agtaild.adapters.claude_code:ClaudeCodeAdapter",
+    "agtaild.adapters.codex:CodexAdapter",
+]
+
+_extra: list[Adapter] = []
+
+
+def register(adapter: Adapter) -> None:
+    """Add an adapter at run time (plugins and tests)."""
+    _extra.append(adapter)
+    all_adapters.cache_clear()
+
+
+def _load(spec: str) -> Adapter:
+    module_name, _, cls_name = spec.partition(":")
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    return cls()  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=1)
+def all_adapters() -> tuple[Adapter, ...]:
+    found: dict[str, Adapter] = {}
+    for spec in BUILTIN:
+        adapter = _load(spec)
+        found[adapter.id] = adapter
+    for ep in entry_points(group="agtail.adapters"):
+        cls = ep.load()
+        adapter = cls()
+        found.setdefault(adapter.id, adapter)
+    for adapter in _extra:
+        found[adapter.id] = adapter
+    return tuple(found.values())
+
+
+def get_adapter(agent: str) -> Adapter:
+    for adapter in all_adapters():
+        if adapter.id == agent:
+            return adapter
+    known = ", ".join(a.id for a in all_adapters())
+    raise UsageError(f"unknown agent {agent!r}; known agents: {known}")

@@ -1,0 +1,104 @@
+"""What an adapter is: the only place that knows an agent's private format.
+
+An adapter knows its default roots (and the env vars that move them), discovers session units
+under a root, reads one unit into a Session + Events (incrementally where the format is
+append-only), lists the native files of a unit for transfer, and says how to resume a session.
+
+The read protocol (what the index relies on):
+
+* ``read(unit, state)`` returns a :class:`ReadResult`. ``state`` is the opaque bytes the
+  previous read returned for this unit (or None for a first read).
+* ``result.reset`` True means "forget everything stored for this unit, then apply".
+* ``result.events`` are upserts keyed by ``seq``: a new event, or a replacement of an event
+  already emitted (e.g. a tool_use whose result arrived in a later read).
+* ``result.usage`` are usage records keyed by ``UsageRecord.key``: upserts, never sums.
+* ``result.session`` is the complete, current summary of the session (not a delta).
+* ``result.state`` continues the read later; None means the next read starts from scratch.
+
+Applying the same read twice must give the same stored rows (idempotent), and incremental
+reads in any number of steps must give the same rows as one read from scratch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+from agtaild.model import Event, Session, UsageRecord
+
+
+class Unit(msgspec.Struct):
+    """One session's source: a file, a directory, or one row set in a database.
+
+    ``path`` is the unit's stable key: the main file's path, or ``<db path>#<id>``.
+    ``files`` are the native files whose changes can change this unit (fingerprinting,
+    watching, archive and sync). ``hints`` is adapter-private (e.g. a subagent's parent id).
+    """
+
+    agent: str
+    path: str
+    files: list[str]
+    root: str
+    archived: bool = False
+    hints: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ReadResult(msgspec.Struct):
+    session: Session
+    events: list[Event]
+    usage: list[UsageRecord]
+    state: bytes | None = None
+    reset: bool = True
+
+
+class ResumeCommand(msgspec.Struct):
+    argv: list[str]
+    cwd: str | None
+
+
+class Adapter:
+    """Base class. Subclasses set the class attributes and implement discover/read."""
+
+    id: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    #: Env vars the agent itself honours to move its data (documented in docs/adapters.md).
+    env_vars: ClassVar[tuple[str, ...]] = ()
+    #: What `--root AGENT=PATH` expects, in words.
+    root_help: ClassVar[str] = ""
+    #: Format versions this adapter was tested on (fixtures in ../shared/corpus).
+    formats_tested: ClassVar[tuple[str, ...]] = ()
+    #: True when read() can continue from a saved state (append-only formats).
+    incremental: ClassVar[bool] = False
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """The agent's own session roots on this machine (existing or not)."""
+        return []
+
+    def discover(self, root: Path) -> Iterator[Unit]:
+        """Every session unit below ``root`` (the agent's session root or a mirror of it)."""
+        raise NotImplementedError
+
+    def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
+        """Read one unit, continuing from ``state`` when given (see the module docstring)."""
+        raise NotImplementedError
+
+    def resume(self, session: Session) -> ResumeCommand | None:
+        """How to resume ``session`` with the agent itself, or None when it can't be."""
+        return None
+
+    def native_files(self, unit: Unit) -> list[str]:
+        """The files to copy when exporting, archiving or syncing this unit."""
+        return list(unit.files)
+
+    def relative_path(self, unit: Unit, file: str) -> str:
+        """A native file's path relative to the unit's root (for the import/archive mirror)."""
+        return os.path.relpath(file, unit.root)
+
+
+def env_path(env: Mapping[str, str], name: str) -> Path | None:
+    value = env.get(name)
+    return Path(value).expanduser() if value else None

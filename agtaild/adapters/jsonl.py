@@ -1,0 +1,241 @@
+"""The shared helper for "one JSONL file per session" agents (Claude Code, Codex, Pi, …).
+
+Reading continues from a saved byte offset so that a later read costs only the appended
+bytes. The offset is committed only through the last complete newline: a final line without
+a newline is either still being written (the file changed in the last few seconds: left for
+the next read) or, once the file has settled, read as a last record — or counted as a bad
+line and the session flagged ``truncated``. Because the saved state is the parser's state
+*before* that tail, the next read re-parses the tail and emits the same seqs again: the
+index stores events as upserts, so this is idempotent.
+
+An adapter subclasses :class:`LineParser` (its per-session state lives in one msgspec Struct,
+a subclass of :class:`ParserState`) and :class:`JsonlAdapter`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+import msgspec
+
+from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.model import Event, Session, UsageRecord
+
+#: A file modified less than this many seconds ago may still be mid-write.
+SETTLE_SECONDS = 5.0
+#: How many bad line numbers a session remembers (the count is always exact).
+MAX_BAD_LINE_NUMBERS = 1000
+_CHUNK = 1 << 20
+
+Category = Literal["events", "merged", "metadata", "skipped"]
+
+
+class ParserState(msgspec.Struct):
+    """Everything a parser must remember between reads. Adapters subclass it."""
+
+    session: Session
+    next_seq: int = 0
+    line_no: int = 0
+
+
+S = TypeVar("S", bound=ParserState)
+
+
+class Continuation(msgspec.Struct):
+    offset: int
+    dev: int
+    ino: int
+    parser: bytes
+
+
+class LineParser(Generic[S]):
+    """Turns decoded records into events. One instance per read.
+
+    ``record`` returns the accounting category of the line; the helper keeps the books, so
+    events + merged + metadata + skipped + bad == lines holds by construction.
+    """
+
+    State: ClassVar[type[ParserState]] = ParserState
+
+    def __init__(self, adapter: Adapter, unit: Unit, state: S | None) -> None:
+        self.adapter = adapter
+        self.unit = unit
+        self.st: S = state if state is not None else self.new_state()
+        self._out: dict[int, Event] = {}
+        self._usage: dict[str, UsageRecord] = {}
+
+    # -- to implement -------------------------------------------------------------------
+    def new_state(self) -> S:
+        raise NotImplementedError
+
+    def record(self, obj: Any, line: int, offset: int) -> Category:
+        raise NotImplementedError
+
+    def finish(self, *, settled: bool) -> Session:
+        """Derive summary fields (title, ending, …) from the state. Must not mutate events."""
+        return self.st.session
+
+    # -- helpers for subclasses ---------------------------------------------------------
+    def emit(self, event: Event) -> Event:
+        """Emit a new event (seq < 0 gets the next seq) or re-emit an updated one."""
+        if event.seq < 0:
+            event.seq = self.st.next_seq
+            self.st.next_seq += 1
+        self._out[event.seq] = event
+        return event
+
+    def add_usage(self, record: UsageRecord) -> None:
+        self._usage[record.key] = record
+
+    def bad(self, line: int, offset: int, raw: bytes) -> None:
+        s = self.st.session
+        s.accounting.bad += 1
+        s.bad_lines += 1
+        if len(s.bad_line_numbers) < MAX_BAD_LINE_NUMBERS:
+            s.bad_line_numbers.append(line)
+
+    # -- used by the helper ---------------------------------------------------------------
+    def take_output(self) -> tuple[list[Event], list[UsageRecord]]:
+        events = [self._out[k] for k in sorted(self._out)]
+        return events, list(self._usage.values())
+
+
+def decode_line(raw: bytes) -> Any:
+    """Decode one JSON line; raises msgspec.DecodeError on anything that is not JSON."""
+    return msgspec.json.decode(raw)
+
+
+def feed_lines(parser: LineParser[Any], lines: Iterable[tuple[bytes, int]]) -> None:
+    """Feed complete physical lines (bytes without the newline, byte offset) to ``parser``."""
+    st = parser.st
+    acct = st.session.accounting
+    for raw, offset in lines:
+        st.line_no += 1
+        if not raw.strip():
+            continue
+        acct.lines += 1
+        try:
+            obj = decode_line(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            parser.bad(st.line_no, offset, raw)
+            continue
+        category = parser.record(obj, st.line_no, offset)
+        if category == "events":
+            acct.events += 1
+        elif category == "merged":
+            acct.merged += 1
+        elif category == "metadata":
+            acct.metadata += 1
+        else:
+            acct.skipped += 1
+
+
+def split_lines(data: bytes, base: int) -> tuple[list[tuple[bytes, int]], int]:
+    """Split ``data`` into complete lines; returns them and the length consumed."""
+    out: list[tuple[bytes, int]] = []
+    start = 0
+    find = data.find
+    while True:
+        nl = find(b"\n", start)
+        if nl < 0:
+            break
+        line = data[start:nl]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        out.append((line, base + start))
+        start = nl + 1
+    return out, start
+
+
+def parse_tail(parser: LineParser[Any], tail: bytes, offset: int) -> None:
+    """A settled last line without a newline: a record if it decodes, else bad + truncated."""
+    st = parser.st
+    if not tail.strip():
+        st.line_no += 1
+        return
+    try:
+        decode_line(tail)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        st.line_no += 1
+        st.session.accounting.lines += 1
+        parser.bad(st.line_no, offset, tail)
+        st.session.truncated = True
+        return
+    feed_lines(parser, [(tail, offset)])
+
+
+class JsonlAdapter(Adapter):
+    """Base for agents that write one append-only JSONL file per session."""
+
+    incremental: ClassVar[bool] = True
+    Parser: ClassVar[type[LineParser[Any]]] = LineParser
+
+    def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
+        path = unit.path
+        st = os.stat(path)
+        now = time.time() if now is None else now
+        settled = now - st.st_mtime >= SETTLE_SECONDS
+
+        cont: Continuation | None = None
+        if state is not None:
+            try:
+                cont = msgspec.msgpack.decode(state, type=Continuation)
+            except msgspec.DecodeError:
+                cont = None
+        with open(path, "rb") as fh:
+            if cont is not None and not self._can_continue(fh, st, cont):
+                cont = None
+            parser_state = None
+            if cont is not None:
+                try:
+                    parser_state = msgspec.msgpack.decode(cont.parser, type=self.Parser.State)
+                except msgspec.DecodeError:
+                    cont = None
+            parser = self.Parser(self, unit, parser_state)
+            offset = cont.offset if cont is not None else 0
+            fh.seek(offset)
+            buf = b""
+            buf_start = offset
+            while True:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                buf += chunk
+                lines, used = split_lines(buf, buf_start)
+                if lines:
+                    feed_lines(parser, lines)
+                    buf = buf[used:]
+                    buf_start += used
+        committed = Continuation(
+            offset=buf_start,
+            dev=st.st_dev,
+            ino=st.st_ino,
+            parser=msgspec.msgpack.encode(parser.st),
+        )
+        if buf and settled:
+            parse_tail(parser, buf, buf_start)
+        session = parser.finish(settled=settled)
+        session.path = unit.path
+        session.mtime = st.st_mtime
+        if unit.archived:
+            session.archived = True
+        events, usage = parser.take_output()
+        return ReadResult(
+            session=session,
+            events=events,
+            usage=usage,
+            state=msgspec.msgpack.encode(committed),
+            reset=cont is None,
+        )
+
+    @staticmethod
+    def _can_continue(fh: Any, st: os.stat_result, cont: Continuation) -> bool:
+        if (st.st_dev, st.st_ino) != (cont.dev, cont.ino) or st.st_size < cont.offset:
+            return False
+        if cont.offset == 0:
+            return True
+        fh.seek(cont.offset - 1)
+        return bool(fh.read(1) == b"\n")

@@ -1,0 +1,47 @@
+"""Test isolation: no test reads or writes the real agent directories of this machine.
+
+Every test runs with a temporary HOME and XDG dirs, and without the env vars that move agent
+data, so an adapter's default roots point into the temporary HOME.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+
+_AGENT_ENV = (
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "OPENCODE_DATA_DIR",
+    "PI_CODING_AGENT_DIR",
+    "AGTAIL_DATA_DIR",
+    "AGTAIL_RUNTIME_DIR",
+    "XDG_RUNTIME_DIR",
+    "NOTIFY_SOCKET",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    for name in _AGENT_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.fail(f"the shared corpus is missing at {CORPUS}")
+    return CORPUS
