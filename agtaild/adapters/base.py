@@ -73,6 +73,9 @@ class Adapter:
     formats_tested: ClassVar[tuple[str, ...]] = ()
     #: True when read() can continue from a saved state (append-only formats).
     incremental: ClassVar[bool] = False
+    #: Sample session roots for this adapter, relative to ../shared/corpus (used by the
+    #: registry-wide test that reads every adapter's samples and feeds it garbage).
+    sample_roots: ClassVar[tuple[str, ...]] = ()
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The agent's own session roots on this machine (existing or not)."""
