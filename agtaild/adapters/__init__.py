@@ -18,6 +18,8 @@ from agtaild.errors import UsageError
 BUILTIN: list[str] = [
     "agtaild.adapters.claude_code:ClaudeCodeAdapter",
     "agtaild.adapters.codex:CodexAdapter",
+    "agtaild.adapters.pi:PiAdapter",
+    "agtaild.adapters.pi:OhMyPiAdapter",
 ]
 
 _extra: list[Adapter] = []

@@ -1,0 +1,106 @@
+"""Small pure helpers for Pi / Oh My Pi records: content blocks, titles, system-entry text.
+
+Kept apart from the tree parser so each stays readable; nothing here knows about state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+#: Longest title taken from a prompt (a whole pasted file is not a title).
+TITLE_MAX = 200
+
+
+def content_text(content: Any) -> tuple[str | None, int]:
+    """Text of a Pi ``content`` (a string or text/image blocks) and the number of images.
+
+    Images are counted, never copied: their base64 payloads would bloat the index.
+    """
+    if isinstance(content, str):
+        return content, 0
+    if not isinstance(content, list):
+        return None, 0
+    parts: list[str] = []
+    images = 0
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "image":
+            images += 1
+    return ("\n".join(parts) if parts else None), images
+
+
+def is_slash_command(text: str) -> bool:
+    """``/mode``, ``/model x``: a command typed into the prompt, not a request worth a title."""
+    stripped = text.strip()
+    return stripped.startswith("/") and "\n" not in stripped and len(stripped.split()) <= 2
+
+
+def title_from_prompt(prompt: str | None) -> str | None:
+    """The first non-empty line of a prompt, shortened to :data:`TITLE_MAX` characters."""
+    if not prompt:
+        return None
+    for line in prompt.splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1] + "…"
+    return None
+
+
+def _get(key: str) -> Callable[[dict[str, Any]], str | None]:
+    def text(obj: dict[str, Any]) -> str | None:
+        value = obj.get(key)
+        return value if isinstance(value, str) else None
+
+    return text
+
+
+def _model_change(obj: dict[str, Any]) -> str | None:
+    if isinstance(obj.get("model"), str):
+        role = obj.get("role")
+        return f"{obj['model']} ({role})" if isinstance(role, str) and role != "default" else obj["model"]
+    provider, model = obj.get("provider"), obj.get("modelId")
+    if isinstance(model, str):
+        return f"{provider}/{model}" if isinstance(provider, str) else model
+    return None
+
+
+def _rules(obj: dict[str, Any]) -> str | None:
+    rules = obj.get("injectedRules")
+    return ", ".join(str(r) for r in rules) if isinstance(rules, list) else None
+
+
+def _tier(obj: dict[str, Any]) -> str | None:
+    tier = obj.get("serviceTier")
+    return tier if isinstance(tier, str) else (json.dumps(tier, sort_keys=True) if tier else None)
+
+
+def _custom_message(obj: dict[str, Any]) -> str | None:
+    text, _ = content_text(obj.get("content"))
+    return text
+
+
+#: Every known non-message entry type → how to say it in one line of event text.
+#: Pi: model_change … session_info, context_edit; Oh My Pi adds the rest.
+SYSTEM_ENTRY_TEXT: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "model_change": _model_change,
+    "thinking_level_change": _get("thinkingLevel"),
+    "compaction": _get("summary"),
+    "branch_summary": _get("summary"),
+    "custom": _get("customType"),
+    "custom_message": _custom_message,
+    "label": _get("label"),
+    "session_info": _get("name"),
+    "context_edit": _get("kind"),
+    "service_tier_change": _tier,
+    "reset_boundary": lambda obj: "context reset",
+    "title_change": _get("title"),
+    "ttsr_injection": _rules,
+    "credential_pin": _get("provider"),
+    "session_init": _get("task"),
+    "mode_change": _get("mode"),
+}

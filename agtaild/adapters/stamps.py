@@ -1,0 +1,67 @@
+"""Timestamps as the index stores them: ISO 8601 in UTC with milliseconds and a ``Z``.
+
+Agents write time in many shapes (ISO with ``Z`` or an offset, microseconds, epoch seconds,
+epoch milliseconds). Normalising them to one fixed-width UTC form means plain string
+comparison orders them, so ``started``/``ended`` can be kept as a running min/max of strings.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+#: Epoch values above this are milliseconds, below it seconds (year 5138 in seconds).
+_MS_THRESHOLD = 100_000_000_000
+
+
+def _fmt(dt: datetime) -> str:
+    dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def from_epoch(value: Any, *, unit: str = "auto") -> str | None:
+    """Epoch seconds or milliseconds (``unit`` "s", "ms" or "auto") → ISO, None if unusable."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    seconds = float(value)
+    if unit == "ms" or (unit == "auto" and abs(seconds) >= _MS_THRESHOLD):
+        seconds /= 1000.0
+    try:
+        return _fmt(datetime.fromtimestamp(seconds, tz=UTC))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def norm_iso(value: Any) -> str | None:
+    """Any ISO 8601 string (``Z``, offset, or naive = UTC) → the normalised form, else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    try:
+        return _fmt(dt)
+    except (OverflowError, ValueError):
+        return None
+
+
+def any_time(value: Any) -> str | None:
+    """An ISO string or an epoch number, whichever it is."""
+    if isinstance(value, str):
+        return norm_iso(value)
+    return from_epoch(value)
+
+
+def widen(
+    current_start: str | None, current_end: str | None, ts: str | None
+) -> tuple[str | None, str | None]:
+    """Extend a (started, ended) span to include ``ts`` (all normalised strings)."""
+    if ts is None:
+        return current_start, current_end
+    start = ts if current_start is None or ts < current_start else current_start
+    end = ts if current_end is None or ts > current_end else current_end
+    return start, end
