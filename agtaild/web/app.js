@@ -1,0 +1,1440 @@
+// agtail web viewer: one page, no build step, no dependencies.
+//
+// Transcripts are hostile text. This file never parses markup from data: every node is made
+// with createElement and every string goes in through textContent (or a Text node). Links in
+// transcripts become clickable only when they are http(s) URLs, and then open with
+// rel="noopener noreferrer". The page is served with a CSP that forbids inline script and eval.
+'use strict';
+
+(function () {
+  const API = '/api/v1';
+  const SESSION_PAGE = 60;
+  const EVENT_PAGE = 400;
+  const SEARCH_PAGE = 40;
+  const TEXT_LIMIT = 20000; // characters of a message shown before "show all"
+  const RESULT_LIMIT = 4000; // characters of a tool input/result shown before "show all"
+  // Highlight markers a snippet may carry around matches (FTS5 snippet() markers). They are
+  // parsed as plain text; nothing in a snippet is ever treated as markup.
+  const MARKERS = [
+    ['\u0002', '\u0003'],
+    ['\u00ab', '\u00bb'],
+    ['<mark>', '</mark>'],
+    ['<b>', '</b>'],
+  ];
+  const KINDS = ['text', 'thinking', 'tool_use', 'tool_result', 'hook', 'summary', 'system', 'unknown'];
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  function h(tag, props, ...kids) {
+    const node = document.createElement(tag);
+    if (props) {
+      for (const key of Object.keys(props)) {
+        const value = props[key];
+        if (value === null || value === undefined || value === false) continue;
+        if (key === 'class') node.className = value;
+        else if (key === 'text') node.textContent = String(value);
+        else if (key === 'dataset') Object.assign(node.dataset, value);
+        else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
+        else if (value === true) node.setAttribute(key, '');
+        else node.setAttribute(key, String(value));
+      }
+    }
+    add(node, kids);
+    return node;
+  }
+
+  function add(node, kids) {
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === null || kid === undefined || kid === false || kid === '') continue;
+      node.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+    return node;
+  }
+
+  const $ = (sel, root) => (root || document).querySelector(sel);
+
+  // A clickable link for a URL found in a transcript, or null when it is not http(s).
+  function externalLink(raw, label) {
+    let url;
+    try {
+      url = new URL(raw);
+    } catch (_) {
+      return null;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    return h('a', { href: url.href, rel: 'noopener noreferrer', target: '_blank', class: 'ext', text: label || raw });
+  }
+
+  // ---------------------------------------------------------------- formatting
+
+  function toDate(value) {
+    if (value === null || value === undefined || value === '') return null;
+    const d = typeof value === 'number' ? new Date(value < 1e12 ? value * 1000 : value) : new Date(value);
+    return isNaN(d.getTime()) ? null : d;
+  }
+
+  function sameDay(a, b) {
+    return a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+  }
+
+  function fmtClock(d) {
+    return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  }
+
+  function fmtDate(d) {
+    const now = new Date();
+    const opts = { month: 'short', day: 'numeric' };
+    if (d.getFullYear() !== now.getFullYear()) opts.year = 'numeric';
+    return d.toLocaleDateString(undefined, opts);
+  }
+
+  function fmtFull(d) {
+    return d ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '';
+  }
+
+  function relTime(d) {
+    if (!d) return '';
+    const secs = (Date.now() - d.getTime()) / 1000;
+    if (secs < 45) return 'just now';
+    if (secs < 3600) return Math.max(1, Math.round(secs / 60)) + ' min ago';
+    const now = new Date();
+    if (sameDay(d, now)) return fmtClock(d);
+    const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
+    if (sameDay(d, yesterday)) return 'yesterday ' + fmtClock(d);
+    return fmtDate(d) + ' ' + fmtClock(d);
+  }
+
+  function dayLabel(d) {
+    if (!d) return 'Undated';
+    const now = new Date();
+    if (sameDay(d, now)) return 'Today';
+    const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
+    if (sameDay(d, yesterday)) return 'Yesterday';
+    return d.toLocaleDateString(undefined, {
+      weekday: 'long', month: 'long', day: 'numeric',
+      year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric',
+    });
+  }
+
+  function fmtDuration(ms) {
+    if (!(ms > 0)) return '';
+    const s = Math.round(ms / 1000);
+    if (s < 60) return s + ' s';
+    const m = Math.round(s / 60);
+    if (m < 60) return m + ' min';
+    const hrs = Math.floor(m / 60);
+    if (hrs < 48) return hrs + ' h ' + (m % 60) + ' min';
+    return Math.round(hrs / 24) + ' days';
+  }
+
+  function fmtInt(n) {
+    return typeof n === 'number' ? n.toLocaleString() : '0';
+  }
+
+  function fmtTokens(n) {
+    if (typeof n !== 'number' || !isFinite(n)) return '0';
+    const abs = Math.abs(n);
+    if (abs < 1000) return String(n);
+    if (abs < 1e6) return (n / 1e3).toFixed(abs < 1e4 ? 1 : 0) + 'k';
+    if (abs < 1e9) return (n / 1e6).toFixed(abs < 1e7 ? 2 : 1) + 'M';
+    return (n / 1e9).toFixed(2) + 'B';
+  }
+
+  function fmtCost(c) {
+    if (c === null || c === undefined) return '—';
+    if (c === 0) return '$0';
+    if (c < 0.01) return '<$0.01';
+    if (c < 100) return '$' + c.toFixed(2);
+    return '$' + Math.round(c).toLocaleString();
+  }
+
+  function shortId(id) {
+    const s = String(id || '');
+    return s.length > 12 ? s.slice(0, 8) + '…' : s;
+  }
+
+  function oneLine(text, max) {
+    const s = String(text || '').replace(/\s+/g, ' ').trim();
+    return s.length > max ? s.slice(0, max - 1) + '…' : s;
+  }
+
+  function sessionTitle(s) {
+    return oneLine(s.title || s.first_prompt || '', 300) || '(untitled session)';
+  }
+
+  function sessionDate(s) {
+    return toDate(s.ended) || toDate(s.mtime) || toDate(s.started);
+  }
+
+  function pretty(value) {
+    if (typeof value === 'string') return value;
+    try {
+      return JSON.stringify(value, null, 2);
+    } catch (_) {
+      return String(value);
+    }
+  }
+
+  // ---------------------------------------------------------------- text rendering
+
+  // Plain text with `inline code` and http(s) links, as nodes.
+  function inlineNodes(text) {
+    const out = [];
+    const re = /(`[^`\n]{1,400}`)|(https?:\/\/[^\s<>"'`]+)/g;
+    let last = 0;
+    let m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) out.push(text.slice(last, m.index));
+      if (m[1]) {
+        out.push(h('code', { class: 'inline', text: m[1].slice(1, -1) }));
+      } else {
+        let url = m[2];
+        let tail = '';
+        while (/[.,;:!?)\]}'"]$/.test(url)) {
+          tail = url.slice(-1) + tail;
+          url = url.slice(0, -1);
+        }
+        out.push(externalLink(url) || url);
+        if (tail) out.push(tail);
+      }
+      last = re.lastIndex;
+    }
+    if (last < text.length) out.push(text.slice(last));
+    return out;
+  }
+
+  // A message: paragraphs of text and ``` fenced code blocks.
+  function richText(text, limit) {
+    const box = h('div', { class: 'rich' });
+    const full = String(text || '');
+    const render = (s) => {
+      clear(box);
+      const re = /```([^\n`]*)\n([\s\S]*?)(?:\n```|$)/g;
+      let last = 0;
+      let m;
+      while ((m = re.exec(s)) !== null) {
+        if (m.index > last) box.append(h('div', { class: 'prose' }, inlineNodes(s.slice(last, m.index).replace(/^\n+|\n+$/g, ''))));
+        const lang = m[1].trim();
+        box.append(h('pre', { class: 'code', dataset: lang ? { lang: lang.slice(0, 30) } : null }, h('code', { text: m[2] })));
+        last = re.lastIndex;
+        if (m[0].length === 0) re.lastIndex++;
+      }
+      if (last < s.length) {
+        const rest = s.slice(last).replace(/^\n+/, '');
+        if (rest) box.append(h('div', { class: 'prose' }, inlineNodes(rest)));
+      }
+    };
+    if (limit && full.length > limit) {
+      render(full.slice(0, limit));
+      box.append(moreButton(full.length - limit, () => render(full)));
+    } else {
+      render(full);
+    }
+    return box;
+  }
+
+  // A preformatted block, cut at `limit` characters with a button to show the rest.
+  function preBlock(text, cls, limit) {
+    const full = String(text);
+    const pre = h('pre', { class: 'block ' + (cls || '') });
+    const lim = limit || RESULT_LIMIT;
+    if (full.length > lim) {
+      pre.textContent = full.slice(0, lim);
+      const wrap = h('div', { class: 'pre-wrap' }, pre);
+      const btn = moreButton(full.length - lim, () => {
+        pre.textContent = full;
+        btn.remove();
+      });
+      wrap.append(btn);
+      return wrap;
+    }
+    pre.textContent = full;
+    return pre;
+  }
+
+  function moreButton(hidden, onShow) {
+    const btn = h('button', { type: 'button', class: 'more', text: 'Show ' + fmtInt(hidden) + ' more characters' });
+    btn.addEventListener('click', () => {
+      btn.remove();
+      onShow();
+    });
+    return btn;
+  }
+
+  // Snippet text with highlight markers → nodes with <mark> around the matches. When the
+  // snippet carries no markers, the query's words are highlighted instead.
+  function snippetNodes(snippet, query) {
+    const text = String(snippet || '');
+    for (const [open, close] of MARKERS) {
+      if (!text.includes(open) || !text.includes(close)) continue;
+      const out = [];
+      let pos = 0;
+      while (pos < text.length) {
+        const start = text.indexOf(open, pos);
+        if (start < 0) break;
+        const end = text.indexOf(close, start + open.length);
+        if (end < 0) break;
+        if (start > pos) out.push(text.slice(pos, start));
+        out.push(h('mark', { text: text.slice(start + open.length, end) }));
+        pos = end + close.length;
+      }
+      if (pos < text.length) out.push(text.slice(pos));
+      return out;
+    }
+    return highlightWords(text, query);
+  }
+
+  function highlightWords(text, query) {
+    const words = String(query || '')
+      .split(/\s+/)
+      .map((w) => w.replace(/^["']+|["']+$/g, ''))
+      .filter((w) => w.length > 0);
+    if (!words.length) return [text];
+    const lower = text.toLowerCase();
+    const ranges = [];
+    for (const w of words) {
+      const lw = w.toLowerCase();
+      let i = lower.indexOf(lw);
+      while (i >= 0) {
+        ranges.push([i, i + lw.length]);
+        i = lower.indexOf(lw, i + lw.length);
+      }
+    }
+    ranges.sort((a, b) => a[0] - b[0]);
+    const out = [];
+    let pos = 0;
+    for (const [s, e] of ranges) {
+      if (s < pos) continue;
+      if (s > pos) out.push(text.slice(pos, s));
+      out.push(h('mark', { text: text.slice(s, e) }));
+      pos = e;
+    }
+    if (pos < text.length) out.push(text.slice(pos));
+    return out;
+  }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  function apiUrl(path, params) {
+    const qs = new URLSearchParams();
+    if (params) {
+      for (const key of Object.keys(params)) {
+        const v = params[key];
+        if (v !== null && v !== undefined && v !== '') qs.set(key, String(v));
+      }
+    }
+    const q = qs.toString();
+    return API + path + (q ? '?' + q : '');
+  }
+
+  async function api(path, params) {
+    let res;
+    try {
+      res = await fetch(apiUrl(path, params), { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    } catch (err) {
+      throw new ApiError(0, 'network', 'agtaild is not answering (' + err.message + ')');
+    }
+    let body = null;
+    try {
+      body = await res.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!res.ok || !body || body.ok === false) {
+      const e = (body && body.error) || {};
+      throw new ApiError(res.status, e.code || 'error', e.message || res.status + ' ' + res.statusText);
+    }
+    return body;
+  }
+
+  const sessionPath = (agent, id) => '/sessions/' + encodeURIComponent(agent) + '/' + encodeURIComponent(id);
+  const sessionHash = (agent, id, at) =>
+    '#/session/' + encodeURIComponent(agent) + '/' + encodeURIComponent(id) + (at !== undefined && at !== null ? '?at=' + encodeURIComponent(at) : '');
+
+  // ---------------------------------------------------------------- app state
+
+  const state = {
+    agents: [],
+    live: localStorage.getItem('agtail.live') !== 'off',
+    route: null,
+  };
+
+  function handleError(err, where) {
+    if (err instanceof ApiError && err.status === 401) {
+      showLogin();
+      return;
+    }
+    banner((where ? where + ': ' : '') + (err && err.message ? err.message : String(err)), 'error');
+    console.error(err);
+  }
+
+  function banner(message, kind) {
+    const b = $('#banner');
+    clear(b);
+    if (!message) {
+      b.hidden = true;
+      return;
+    }
+    b.className = 'banner ' + (kind || 'info');
+    b.append(h('span', { text: message }), h('button', { type: 'button', class: 'banner-close', 'aria-label': 'Dismiss', text: '×', onclick: () => banner(null) }));
+    b.hidden = false;
+  }
+
+  let loggedOut = false;
+  function showLogin() {
+    loggedOut = true;
+    for (const v of document.querySelectorAll('.view')) v.hidden = v.id !== 'view-login';
+    changes.stop();
+  }
+
+  function agentBadge(agent) {
+    const slug = String(agent || 'unknown').replace(/[^a-z0-9-]/gi, '').toLowerCase();
+    return h('span', { class: 'badge agent agent-' + slug, text: agent || '?' });
+  }
+
+  function tag(text, cls, title) {
+    return h('span', { class: 'tag ' + (cls || ''), text, title });
+  }
+
+  function sessionTags(s) {
+    const tags = [];
+    if (s.parent) tags.push(tag('subagent', 'sub'));
+    if (s.imported) tags.push(tag(s.collection ? 'imported · ' + s.collection : 'imported', 'imported', 'Imported from another machine; not resumable here'));
+    if (s.archived) tags.push(tag('archived', 'archived', 'The agent deleted the native file; shown from agtail\u2019s archive'));
+    if (s.truncated) tags.push(tag('truncated', 'warn', 'The last line of the file is incomplete'));
+    if (s.bad_lines) tags.push(tag(s.bad_lines + ' bad line' + (s.bad_lines === 1 ? '' : 's'), 'warn'));
+    if (s.ending) tags.push(tag(s.ending, 'warn', 'How the session ended'));
+    if (s.programmatic) tags.push(tag(s.origin || 'sdk', 'muted', 'Driven programmatically'));
+    return tags;
+  }
+
+  async function loadAgents() {
+    try {
+      const body = await api('/agents');
+      const list = body.agents || [];
+      state.agents = list.map((a) => (typeof a === 'string' ? { id: a } : a)).filter((a) => a && a.id);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) throw err;
+      state.agents = [];
+    }
+  }
+
+  function agentSelect(current, onChange) {
+    const sel = h('select', { class: 'agent-select', 'aria-label': 'Agent' }, h('option', { value: '', text: 'All agents' }));
+    const ids = state.agents.map((a) => a.id);
+    if (current && !ids.includes(current)) ids.push(current);
+    for (const id of ids) {
+      const a = state.agents.find((x) => x.id === id) || { id };
+      const n = typeof a.sessions === 'number' ? ' (' + fmtInt(a.sessions) + ')' : '';
+      sel.append(h('option', { value: id, text: (a.name || id) + n }));
+    }
+    sel.value = current || '';
+    sel.addEventListener('change', () => onChange(sel.value));
+    return sel;
+  }
+
+  function setHash(hash, replace) {
+    if (location.hash === hash) return;
+    if (replace) {
+      history.replaceState(null, '', hash);
+      route();
+    } else {
+      location.hash = hash;
+    }
+  }
+
+  function queryHash(base, params) {
+    const qs = new URLSearchParams();
+    for (const k of Object.keys(params)) if (params[k]) qs.set(k, params[k]);
+    const s = qs.toString();
+    return base + (s ? '?' + s : '');
+  }
+
+  // ---------------------------------------------------------------- sessions list
+
+  const listView = {
+    root: null,
+    key: null,
+    items: [],
+    keys: new Set(),
+    next: null,
+    loading: false,
+    dirty: false,
+    lastDay: null,
+    params: { agent: '', q: '' },
+
+    build() {
+      this.root = $('#view-sessions');
+      this.agentBox = h('span');
+      this.q = h('input', { type: 'search', class: 'filter-q', placeholder: 'Filter by title, project or text…', 'aria-label': 'Filter sessions', autocomplete: 'off', spellcheck: 'false' });
+      let timer = null;
+      this.q.addEventListener('input', () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => setHash(queryHash('#/', { agent: this.params.agent, q: this.q.value.trim() }), true), 300);
+      });
+      this.count = h('span', { class: 'count' });
+      this.list = h('div', { class: 'slist', role: 'list' });
+      this.moreBox = h('div', { class: 'more-box' });
+      add(this.root, [
+        h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.q, this.count),
+        this.list,
+        this.moreBox,
+      ]);
+    },
+
+    show(params) {
+      if (!this.root) this.build();
+      const p = { agent: params.get('agent') || '', q: params.get('q') || '' };
+      this.params = p;
+      clear(this.agentBox).append(agentSelect(p.agent, (v) => setHash(queryHash('#/', { agent: v, q: p.q }))));
+      if (document.activeElement !== this.q) this.q.value = p.q;
+      const key = p.agent + '\u0000' + p.q;
+      if (key !== this.key) {
+        this.key = key;
+        this.reload();
+      } else if (this.dirty) {
+        this.refresh();
+      }
+    },
+
+    apiParams(cursor) {
+      return { agent: this.params.agent, q: this.params.q, limit: SESSION_PAGE, cursor };
+    },
+
+    async reload() {
+      const key = this.key;
+      this.loading = true;
+      this.dirty = false;
+      this.count.textContent = 'Loading…';
+      try {
+        const body = await api('/sessions', this.apiParams());
+        if (key !== this.key) return;
+        this.items = [];
+        this.keys = new Set();
+        this.lastDay = null;
+        clear(this.list);
+        this.append(body.sessions || []);
+        this.next = body.next || null;
+        this.renderMore();
+        if (!this.items.length) {
+          this.list.append(h('div', { class: 'empty' }, this.params.q || this.params.agent ? 'No session matches these filters.' : 'No sessions yet. agtaild lists every session it finds in the agents\u2019 session folders.'));
+        }
+      } catch (err) {
+        handleError(err, 'Sessions');
+      } finally {
+        this.loading = false;
+        this.updateCount();
+      }
+    },
+
+    async loadMore() {
+      if (!this.next || this.loading) return;
+      const key = this.key;
+      this.loading = true;
+      this.renderMore();
+      try {
+        const body = await api('/sessions', this.apiParams(this.next));
+        if (key !== this.key) return;
+        this.append(body.sessions || []);
+        this.next = body.next || null;
+      } catch (err) {
+        handleError(err, 'Sessions');
+      } finally {
+        this.loading = false;
+        this.renderMore();
+        this.updateCount();
+      }
+    },
+
+    // New or updated sessions (from /changes): fetch the first page again and merge it in,
+    // keeping whatever further pages are already loaded.
+    async refresh() {
+      if (this.loading) {
+        this.dirty = true;
+        return;
+      }
+      this.dirty = false;
+      const key = this.key;
+      try {
+        const body = await api('/sessions', this.apiParams());
+        if (key !== this.key) return;
+        const first = body.sessions || [];
+        const firstKeys = new Set(first.map((s) => s.agent + ':' + s.id));
+        const rest = this.items.filter((s) => !firstKeys.has(s.agent + ':' + s.id));
+        const lastFirst = first.length ? sessionDate(first[first.length - 1]) : null;
+        const older = rest.filter((s) => {
+          const d = sessionDate(s);
+          return !lastFirst || !d || d <= lastFirst;
+        });
+        this.items = [];
+        this.keys = new Set();
+        this.lastDay = null;
+        clear(this.list);
+        this.append(first.concat(older));
+        if (!this.next || older.length === 0) this.next = body.next || this.next;
+        this.renderMore();
+        this.updateCount();
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) handleError(err);
+      }
+    },
+
+    append(sessions) {
+      const frag = document.createDocumentFragment();
+      for (const s of sessions) {
+        const k = s.agent + ':' + s.id;
+        if (this.keys.has(k)) continue;
+        this.keys.add(k);
+        this.items.push(s);
+        const d = sessionDate(s);
+        const label = dayLabel(d);
+        if (label !== this.lastDay) {
+          frag.append(h('div', { class: 'day', role: 'presentation', text: label }));
+          this.lastDay = label;
+        }
+        frag.append(sessionRow(s));
+      }
+      this.list.append(frag);
+    },
+
+    renderMore() {
+      clear(this.moreBox);
+      if (this.next) {
+        this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'Load more sessions', onclick: () => this.loadMore() }));
+      }
+    },
+
+    updateCount() {
+      const n = this.items.length;
+      this.count.textContent = n ? fmtInt(n) + (this.next ? '+' : '') + ' session' + (n === 1 && !this.next ? '' : 's') : '';
+    },
+  };
+
+  function sessionRow(s) {
+    const d = sessionDate(s);
+    const meta = [agentBadge(s.agent)];
+    if (s.project) meta.push(h('span', { class: 'project', text: s.project, title: s.cwd || null }));
+    if (s.git_branch) meta.push(h('span', { class: 'branch', text: s.git_branch }));
+    if (s.models && s.models.length) meta.push(h('span', { class: 'models', text: s.models.join(', ') }));
+    return h(
+      'a',
+      { class: 'srow', href: sessionHash(s.agent, s.id), role: 'listitem', dataset: { agent: s.agent, id: s.id } },
+      h('div', { class: 'srow-main' }, h('div', { class: 'srow-title', text: sessionTitle(s) }), h('div', { class: 'srow-meta' }, meta, sessionTags(s))),
+      h(
+        'div',
+        { class: 'srow-side' },
+        h('time', { text: relTime(d), title: fmtFull(d), datetime: d ? d.toISOString() : null }),
+        h('span', { class: 'msgs', text: fmtInt(s.messages || 0) + ' msg' + (s.messages === 1 ? '' : 's') }),
+        s.usage && s.usage.total_tokens ? h('span', { class: 'tokens', text: fmtTokens(s.usage.total_tokens) + ' tok' }) : null,
+      ),
+    );
+  }
+
+  // ---------------------------------------------------------------- one session
+
+  const sessionView = {
+    root: null,
+    gen: 0,
+    agent: null,
+    id: null,
+    session: null,
+    next: null,
+    loading: false,
+    bySeq: new Map(),
+    maxSeq: -1,
+    lastRole: null,
+    follow: null,
+    children: new Map(),
+
+    build() {
+      this.root = $('#view-session');
+    },
+
+    async show(agent, id, params) {
+      if (!this.root) this.build();
+      const at = params.get('at');
+      const atSeq = at !== null && at !== '' && !isNaN(Number(at)) ? Number(at) : null;
+      if (agent === this.agent && id === this.id && this.session) {
+        if (atSeq !== null) await this.reveal(atSeq);
+        this.startFollow();
+        return;
+      }
+      this.close();
+      const gen = ++this.gen;
+      this.agent = agent;
+      this.id = id;
+      clear(this.root).append(h('div', { class: 'loading', text: 'Loading session…' }));
+      try {
+        const [sbody, ebody] = await Promise.all([
+          api(sessionPath(agent, id)),
+          api(sessionPath(agent, id) + '/events', { limit: EVENT_PAGE }),
+        ]);
+        if (gen !== this.gen) return;
+        this.session = sbody.session || sbody;
+        this.renderShell();
+        this.appendEvents(ebody.events || []);
+        this.next = ebody.next || null;
+        this.renderMore();
+        this.loadChildren(gen);
+        if (atSeq !== null) await this.reveal(atSeq);
+        else window.scrollTo(0, 0);
+        this.startFollow();
+      } catch (err) {
+        if (gen !== this.gen) return;
+        clear(this.root);
+        if (err instanceof ApiError && err.status === 404) {
+          this.root.append(h('div', { class: 'empty' }, h('h1', { text: 'Session not found' }), h('p', { text: agent + ':' + id }), h('a', { href: '#/', text: '← All sessions' })));
+        } else {
+          handleError(err, 'Session');
+        }
+      }
+    },
+
+    close() {
+      this.stopFollow();
+      this.gen++;
+      this.agent = this.id = this.session = null;
+      this.next = null;
+      this.bySeq = new Map();
+      this.children = new Map();
+      this.maxSeq = -1;
+      this.lastRole = null;
+    },
+
+    renderShell() {
+      const s = this.session;
+      const started = toDate(s.started);
+      const ended = toDate(s.ended);
+      const facts = [];
+      const fact = (label, value, title) => {
+        if (value === null || value === undefined || value === '') return;
+        facts.push(h('div', { class: 'fact' }, h('dt', { text: label }), h('dd', { text: String(value), title: title || null })));
+      };
+      fact('Project', s.project, s.cwd);
+      fact('Directory', s.cwd);
+      fact('Branch', s.git_branch);
+      fact('Models', (s.models || []).join(', '));
+      fact('Started', started ? fmtFull(started) : null);
+      fact('Duration', started && ended ? fmtDuration(ended - started) : null);
+      fact('Messages', fmtInt(s.messages || 0));
+      fact('Origin', s.origin);
+      fact('Version', s.version);
+      if (s.compactions) fact('Compactions', s.compactions);
+      fact('File', s.path);
+
+      const parentBox = h('div', { class: 'parent' });
+      if (s.parent && s.parent.id) {
+        const link = h('a', { href: sessionHash(s.parent.agent || s.agent, s.parent.id), text: 'parent session ' + shortId(s.parent.id) });
+        parentBox.append('↳ Subagent of ', link);
+        api(sessionPath(s.parent.agent || s.agent, s.parent.id))
+          .then((b) => {
+            const p = b.session || b;
+            link.textContent = sessionTitle(p);
+          })
+          .catch(() => {});
+      }
+
+      const resume =
+        s.resumable && !s.imported && !s.archived
+          ? h('div', { class: 'resume' }, h('span', { class: 'label', text: 'Resume' }), h('code', { text: 'agtail resume ' + s.agent + ':' + s.id }))
+          : null;
+
+      this.liveBadge = h('span', { class: 'tag live-badge', hidden: true, text: 'following' });
+      this.events = h('div', { class: 'transcript' });
+      this.moreBox = h('div', { class: 'more-box' });
+      clear(this.root);
+      add(this.root, [
+        h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' })),
+        h(
+          'header',
+          { class: 'session-head' },
+          h('h1', { class: 'session-title', text: sessionTitle(s) }),
+          h('div', { class: 'session-tags' }, agentBadge(s.agent), h('span', { class: 'sid', text: s.id, title: 'Session id' }), sessionTags(s), this.liveBadge),
+          parentBox,
+          h('dl', { class: 'facts' }, facts),
+          usageCards(s.usage),
+          resume,
+        ),
+        this.events,
+        this.moreBox,
+      ]);
+    },
+
+    appendEvents(events) {
+      const frag = document.createDocumentFragment();
+      for (const ev of events) {
+        if (typeof ev.seq !== 'number') continue;
+        const old = this.bySeq.get(ev.seq);
+        if (old) {
+          // An updated event (a tool result merged into its call): re-render in place.
+          const node = renderEvent(ev, old.dataset.role === 'shown', this);
+          old.replaceWith(node);
+          this.bySeq.set(ev.seq, node);
+          continue;
+        }
+        const role = roleGroup(ev);
+        const showRole = role !== this.lastRole;
+        this.lastRole = role;
+        const node = renderEvent(ev, showRole, this);
+        this.bySeq.set(ev.seq, node);
+        if (ev.seq > this.maxSeq) this.maxSeq = ev.seq;
+        frag.append(node);
+      }
+      this.events.append(frag);
+      if (!this.events.firstChild && !this.next) this.events.append(h('div', { class: 'empty', text: 'This session has no events.' }));
+    },
+
+    renderMore() {
+      clear(this.moreBox);
+      if (this.next) {
+        this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'Load more events', onclick: () => this.loadMore() }));
+      }
+    },
+
+    async loadMore() {
+      if (!this.next || this.loading) return false;
+      const gen = this.gen;
+      this.loading = true;
+      this.renderMore();
+      try {
+        const body = await api(sessionPath(this.agent, this.id) + '/events', { cursor: this.next, limit: EVENT_PAGE });
+        if (gen !== this.gen) return false;
+        this.appendEvents(body.events || []);
+        this.next = body.next || null;
+        if (!this.next) this.startFollow();
+        return true;
+      } catch (err) {
+        handleError(err, 'Events');
+        return false;
+      } finally {
+        if (gen === this.gen) {
+          this.loading = false;
+          this.renderMore();
+        }
+      }
+    },
+
+    // Scroll to the event at (or after) `seq`, loading further pages as needed.
+    async reveal(seq) {
+      const gen = this.gen;
+      while (this.maxSeq < seq && this.next) {
+        if (!(await this.loadMore()) || gen !== this.gen) return;
+      }
+      let node = this.bySeq.get(seq);
+      if (!node) {
+        for (const [k, v] of this.bySeq) {
+          if (k >= seq) {
+            node = v;
+            break;
+          }
+        }
+      }
+      if (!node) return;
+      for (let p = node; p && p !== this.root; p = p.parentElement) if (p.tagName === 'DETAILS') p.open = true;
+      for (const d of node.querySelectorAll('details')) d.open = true;
+      for (const old of this.root.querySelectorAll('.ev.target')) old.classList.remove('target');
+      node.classList.add('target');
+      node.scrollIntoView({ block: 'center' });
+    },
+
+    async loadChildren(gen) {
+      // Subagent sessions spawned from this one, so their tool calls can link to them.
+      const s = this.session;
+      let kids = Array.isArray(s.children) ? s.children : null;
+      if (!kids) {
+        try {
+          const body = await api('/sessions', { parent: s.agent + ':' + s.id, limit: 200 });
+          kids = (body.sessions || []).filter((c) => c.parent && c.parent.id === s.id);
+        } catch (_) {
+          kids = [];
+        }
+      }
+      if (gen !== this.gen || !kids.length) return;
+      const box = h('div', { class: 'children' }, h('span', { class: 'label', text: 'Subagents' }));
+      for (const c of kids) {
+        const toolId = c.parent && c.parent.tool_use_id;
+        if (toolId) this.children.set(toolId, c);
+        box.append(h('a', { href: sessionHash(c.agent || s.agent, c.id), class: 'child-link', text: sessionTitle(c) }));
+      }
+      const head = $('.session-head', this.root);
+      if (head) head.append(box);
+      // Link the tool calls already on the page.
+      for (const node of this.events.querySelectorAll('[data-tool-use-id]')) {
+        const child = this.children.get(node.dataset.toolUseId);
+        if (child && !node.querySelector('.child-link')) node.append(childLink(child, s.agent));
+      }
+    },
+
+    startFollow() {
+      if (!state.live || this.follow || !this.session || this.next || loggedOut) return;
+      const url = apiUrl(sessionPath(this.agent, this.id) + '/follow', { after: this.maxSeq });
+      const es = new EventSource(url);
+      this.follow = es;
+      const onData = (msg) => {
+        let payload;
+        try {
+          payload = JSON.parse(msg.data);
+        } catch (_) {
+          return;
+        }
+        this.onLive(payload);
+      };
+      es.addEventListener('message', onData);
+      es.addEventListener('event', onData);
+      es.addEventListener('events', onData);
+      es.addEventListener('session', onData);
+      es.addEventListener('open', () => {
+        if (this.liveBadge) this.liveBadge.hidden = false;
+      });
+      es.addEventListener('error', () => {
+        if (this.liveBadge) this.liveBadge.hidden = true;
+        if (es.readyState === EventSource.CLOSED && this.follow === es) this.follow = null;
+      });
+    },
+
+    stopFollow() {
+      if (this.follow) this.follow.close();
+      this.follow = null;
+      if (this.liveBadge) this.liveBadge.hidden = true;
+    },
+
+    onLive(payload) {
+      if (!payload || typeof payload !== 'object') return;
+      let events = [];
+      if (Array.isArray(payload)) events = payload;
+      else if (Array.isArray(payload.events)) events = payload.events;
+      else if (payload.event && typeof payload.event === 'object') events = [payload.event];
+      else if (typeof payload.seq === 'number' && typeof payload.kind === 'string') events = [payload];
+      if (payload.session && typeof payload.session === 'object' && payload.session.id === this.id) {
+        this.session = payload.session;
+      }
+      if (!events.length) return;
+      const nearBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
+      this.appendEvents(events);
+      if (nearBottom) window.scrollTo(0, document.documentElement.scrollHeight);
+    },
+  };
+
+  function roleGroup(ev) {
+    if (ev.kind === 'hook' || ev.kind === 'system' || ev.kind === 'summary' || ev.kind === 'unknown') return 'meta';
+    if (ev.kind === 'tool_result') return 'assistant';
+    return ev.role === 'user' ? 'user' : ev.role === 'assistant' || !ev.role ? 'assistant' : ev.role;
+  }
+
+  function usageCards(u) {
+    if (!u) return null;
+    const card = (label, value, title) => h('div', { class: 'ucard', title: title || null }, h('div', { class: 'uval', text: value }), h('div', { class: 'ulabel', text: label }));
+    return h(
+      'div',
+      { class: 'usage' },
+      card('input', fmtTokens(u.input_tokens), fmtInt(u.input_tokens) + ' input tokens (without cache)'),
+      card('output', fmtTokens(u.output_tokens), fmtInt(u.output_tokens) + ' output tokens'),
+      card('cache read', fmtTokens(u.cache_read_tokens), fmtInt(u.cache_read_tokens) + ' tokens read from cache'),
+      card('cache write', fmtTokens(u.cache_write_tokens), fmtInt(u.cache_write_tokens) + ' tokens written to cache'),
+      u.reasoning_tokens ? card('reasoning', fmtTokens(u.reasoning_tokens), fmtInt(u.reasoning_tokens) + ' reasoning tokens (part of output)') : null,
+      card('total', fmtTokens(u.total_tokens), fmtInt(u.total_tokens) + ' tokens in all'),
+      card('cost', fmtCost(u.cost_usd), u.cost_usd === null || u.cost_usd === undefined ? 'Price unknown for a model of this session' : 'Estimated at list prices'),
+    );
+  }
+
+  function childLink(child, agent) {
+    return h('a', { class: 'child-link', href: sessionHash(child.agent || agent, child.id), text: '↳ subagent transcript: ' + sessionTitle(child) });
+  }
+
+  // ---------------------------------------------------------------- events
+
+  const ROLE_LABEL = { user: 'User', assistant: 'Assistant', meta: null };
+
+  function renderEvent(ev, showRole, view) {
+    const group = roleGroup(ev);
+    const node = h('div', {
+      class: 'ev ev-' + String(ev.kind).replace(/[^a-z_]/g, '') + ' role-' + group + (ev.sidechain ? ' sidechain' : ''),
+      id: 'ev-' + ev.seq,
+      dataset: { seq: ev.seq, role: showRole ? 'shown' : 'hidden' },
+    });
+    const d = toDate(ev.ts);
+    if (showRole && ROLE_LABEL[group] !== null) {
+      const label = ROLE_LABEL[group] || String(ev.role || group);
+      node.append(
+        h(
+          'div',
+          { class: 'ev-head' },
+          h('span', { class: 'role', text: label }),
+          ev.model && group === 'assistant' ? h('span', { class: 'model', text: ev.model }) : null,
+          d ? h('time', { text: fmtClock(d), title: fmtFull(d) }) : null,
+        ),
+      );
+    }
+    const anchor = h('a', { class: 'ev-anchor', href: sessionHash(view.agent, view.id, ev.seq), title: 'Link to this event' + (d ? ' · ' + fmtFull(d) : ''), text: '#' + ev.seq });
+    let body;
+    switch (ev.kind) {
+      case 'text':
+        body = richText(ev.text || '', TEXT_LIMIT);
+        break;
+      case 'thinking':
+        body = h('details', { class: 'fold thinking' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Thinking' }), h('span', { class: 'fold-hint', text: oneLine(ev.text, 120) })), richText(ev.text || '', TEXT_LIMIT));
+        break;
+      case 'tool_use':
+        body = toolBlock(ev, view);
+        break;
+      case 'tool_result':
+        body = h(
+          'details',
+          { class: 'fold tool' + (ev.is_error ? ' error' : '') },
+          h('summary', {}, h('span', { class: 'fold-title', text: 'Tool result' }), ev.tool ? h('span', { class: 'tool-name', text: ev.tool }) : null, h('span', { class: 'fold-hint', text: oneLine(resultText(ev.result !== null && ev.result !== undefined ? ev.result : ev.text), 120) })),
+          h('div', { class: 'tool-body' }, resultView(ev.result !== null && ev.result !== undefined ? ev.result : ev.text, ev.is_error)),
+        );
+        break;
+      case 'hook':
+        body = hookBlock(ev);
+        break;
+      case 'summary':
+      case 'system':
+        body = metaBlock(ev);
+        break;
+      default:
+        body = h('details', { class: 'fold meta unknown' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Unmapped record' }), h('span', { class: 'fold-hint', text: oneLine(ev.text || (ev.raw && ev.raw.type) || '', 100) })), preBlock(pretty(ev.raw !== null && ev.raw !== undefined ? ev.raw : ev.text), 'json'));
+    }
+    node.append(h('div', { class: 'ev-body' }, body, anchor));
+    return node;
+  }
+
+  function toolSummary(tool, input) {
+    if (input === null || input === undefined) return '';
+    if (typeof input === 'string') return oneLine(input, 160);
+    if (typeof input !== 'object') return oneLine(String(input), 160);
+    const keys = ['command', 'cmd', 'file_path', 'path', 'filePath', 'pattern', 'url', 'query', 'description', 'prompt', 'skill', 'subject', 'notebook_path'];
+    for (const k of keys) {
+      const v = input[k];
+      if (typeof v === 'string' && v) return oneLine(v, 160);
+      if (Array.isArray(v) && v.length && v.every((x) => typeof x === 'string')) return oneLine(v.join(' '), 160);
+    }
+    for (const k of Object.keys(input)) if (typeof input[k] === 'string' && input[k]) return oneLine(input[k], 160);
+    return '';
+  }
+
+  function toolBlock(ev, view) {
+    const hasResult = ev.result !== null && ev.result !== undefined;
+    const status = ev.is_error ? h('span', { class: 'status err', text: 'error' }) : hasResult ? h('span', { class: 'status ok', text: '✓', title: 'Completed' }) : h('span', { class: 'status pending', text: '…', title: 'No result yet' });
+    const details = h(
+      'details',
+      { class: 'fold tool' + (ev.is_error ? ' error' : ''), dataset: ev.tool_use_id ? { toolUseId: ev.tool_use_id } : null },
+      h('summary', {}, h('span', { class: 'tool-name', text: ev.tool || 'tool' }), h('span', { class: 'fold-hint mono', text: toolSummary(ev.tool, ev.input) }), status),
+      h(
+        'div',
+        { class: 'tool-body' },
+        h('div', { class: 'tool-sec' }, h('div', { class: 'sec-label', text: 'Input' }), inputView(ev.input)),
+        hasResult || ev.is_error ? h('div', { class: 'tool-sec' }, h('div', { class: 'sec-label', text: ev.is_error ? 'Error' : 'Result' }), resultView(ev.result, ev.is_error)) : null,
+      ),
+    );
+    const wrap = h('div', { class: 'tool-wrap', dataset: ev.tool_use_id ? { toolUseId: ev.tool_use_id } : null }, details);
+    const child = ev.tool_use_id && view.children.get(ev.tool_use_id);
+    if (child) wrap.append(childLink(child, view.agent));
+    return wrap;
+  }
+
+  function inputView(input) {
+    if (input === null || input === undefined) return h('div', { class: 'muted', text: '(no input)' });
+    if (typeof input !== 'object' || Array.isArray(input)) return preBlock(pretty(input), typeof input === 'string' ? '' : 'json');
+    const keys = Object.keys(input);
+    if (!keys.length) return h('div', { class: 'muted', text: '(no input)' });
+    const grid = h('div', { class: 'kv' });
+    for (const k of keys) {
+      const v = input[k];
+      const cls = k === 'old_string' ? 'del' : k === 'new_string' ? 'add' : '';
+      let val;
+      if (typeof v === 'string') {
+        val = v.includes('\n') || v.length > 120 || cls ? preBlock(v, cls) : h('span', { class: 'mono', text: v });
+      } else if (v !== null && typeof v === 'object') {
+        val = preBlock(pretty(v), 'json');
+      } else {
+        val = h('span', { class: 'mono', text: String(v) });
+      }
+      grid.append(h('div', { class: 'k', text: k }), h('div', { class: 'v' }, val));
+    }
+    return grid;
+  }
+
+  function resultText(result) {
+    if (result === null || result === undefined) return '';
+    if (typeof result === 'string') return result;
+    if (Array.isArray(result)) {
+      return result.map((b) => (b && typeof b === 'object' ? (typeof b.text === 'string' ? b.text : b.type ? '[' + b.type + ']' : '') : String(b))).join('\n');
+    }
+    if (typeof result === 'object') {
+      for (const k of ['output', 'stdout', 'content', 'text']) if (typeof result[k] === 'string') return result[k];
+    }
+    return pretty(result);
+  }
+
+  function resultView(result, isError) {
+    const cls = isError ? 'err' : '';
+    if (result === null || result === undefined) return h('div', { class: 'muted', text: '(empty)' });
+    if (typeof result === 'string') return preBlock(result, cls);
+    if (Array.isArray(result) && result.every((b) => b && typeof b === 'object' && typeof b.type === 'string')) {
+      const box = h('div', { class: 'blocks' });
+      for (const b of result) {
+        if (typeof b.text === 'string') box.append(preBlock(b.text, cls));
+        else box.append(h('div', { class: 'muted', text: '[' + b.type + ']' }));
+      }
+      return box;
+    }
+    return preBlock(pretty(result), 'json ' + cls);
+  }
+
+  function hookBlock(ev) {
+    const hk = ev.hook || {};
+    const label = ['Hook', hk.event, hk.tool].filter(Boolean).join(' · ');
+    const hint = hk.command || oneLine(hk.text || ev.text || '', 120);
+    const detail = [];
+    if (hk.command) detail.push(h('div', { class: 'kv' }, h('div', { class: 'k', text: 'command' }), h('div', { class: 'v' }, h('span', { class: 'mono', text: hk.command }))));
+    if (hk.plugin) detail.push(h('div', { class: 'kv' }, h('div', { class: 'k', text: 'plugin' }), h('div', { class: 'v', text: hk.plugin })));
+    const text = hk.text || ev.text;
+    if (text) detail.push(preBlock(text, ''));
+    if (!detail.length) return h('div', { class: 'metaline' }, h('span', { class: 'fold-title', text: label }));
+    return h('details', { class: 'fold meta hook' }, h('summary', {}, h('span', { class: 'fold-title', text: label }), h('span', { class: 'fold-hint mono', text: oneLine(hint, 120) })), h('div', { class: 'tool-body' }, detail));
+  }
+
+  function metaBlock(ev) {
+    const label = ev.kind === 'summary' ? 'Summary' : 'System' + (ev.subtype ? ' · ' + ev.subtype : '');
+    const text = ev.text || '';
+    if (text.length <= 200 && !text.includes('\n')) {
+      return h('div', { class: 'metaline' }, h('span', { class: 'fold-title', text: label }), text ? h('span', { class: 'meta-text' }, inlineNodes(text)) : null);
+    }
+    return h('details', { class: 'fold meta' }, h('summary', {}, h('span', { class: 'fold-title', text: label }), h('span', { class: 'fold-hint', text: oneLine(text, 120) })), richText(text, TEXT_LIMIT));
+  }
+
+  // ---------------------------------------------------------------- search
+
+  const searchView = {
+    root: null,
+    key: null,
+    next: null,
+    loading: false,
+    params: {},
+
+    build() {
+      this.root = $('#view-search');
+      this.q = h('input', { type: 'search', class: 'search-q', placeholder: 'Words or a phrase…', 'aria-label': 'Search query', autocomplete: 'off', spellcheck: 'false' });
+      this.agentBox = h('span');
+      this.kind = h('select', { class: 'kind-select', 'aria-label': 'Event kind' }, h('option', { value: '', text: 'All kinds' }), KINDS.map((k) => h('option', { value: k, text: k.replace('_', ' ') })));
+      this.form = h('form', { class: 'toolbar search-form', role: 'search' }, h('h1', { text: 'Search' }), this.q, this.agentBox, this.kind, h('button', { type: 'submit', class: 'primary', text: 'Search' }));
+      this.form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        this.submit();
+      });
+      this.kind.addEventListener('change', () => this.submit());
+      this.status = h('div', { class: 'status-line' });
+      this.results = h('div', { class: 'hits' });
+      this.moreBox = h('div', { class: 'more-box' });
+      add(this.root, [this.form, this.status, this.results, this.moreBox]);
+    },
+
+    submit(agent) {
+      setHash(queryHash('#/search', { q: this.q.value.trim(), agent: agent !== undefined ? agent : this.params.agent, kind: this.kind.value }));
+    },
+
+    show(params) {
+      if (!this.root) this.build();
+      const p = { q: params.get('q') || '', agent: params.get('agent') || '', kind: params.get('kind') || '' };
+      this.params = p;
+      this.q.value = p.q;
+      this.kind.value = p.kind;
+      clear(this.agentBox).append(agentSelect(p.agent, (v) => this.submit(v)));
+      $('#quicksearch-q').value = p.q;
+      const key = JSON.stringify(p);
+      if (key === this.key) return;
+      this.key = key;
+      clear(this.results);
+      clear(this.moreBox);
+      this.next = null;
+      if (!p.q) {
+        this.status.textContent = 'Search every transcript: messages, thinking, tool calls and their results.';
+        this.q.focus();
+        return;
+      }
+      this.load(false);
+    },
+
+    async load(more) {
+      const key = this.key;
+      const p = this.params;
+      this.loading = true;
+      if (!more) this.status.textContent = 'Searching…';
+      this.renderMore();
+      try {
+        const body = await api('/search', { q: p.q, agent: p.agent, kind: p.kind, limit: SEARCH_PAGE, cursor: more ? this.next : null });
+        if (key !== this.key) return;
+        const hits = body.hits || [];
+        const frag = document.createDocumentFragment();
+        for (const hit of hits) frag.append(hitRow(hit, p.q));
+        this.results.append(frag);
+        this.next = body.next || null;
+        const n = this.results.childElementCount;
+        this.status.textContent = n ? fmtInt(n) + (this.next ? '+' : '') + ' match' + (n === 1 && !this.next ? '' : 'es') + ', best first' : 'Nothing matches \u201c' + p.q + '\u201d.';
+      } catch (err) {
+        if (key !== this.key) return;
+        if (err instanceof ApiError && err.status === 400) this.status.textContent = err.message;
+        else handleError(err, 'Search');
+      } finally {
+        this.loading = false;
+        this.renderMore();
+      }
+    },
+
+    renderMore() {
+      clear(this.moreBox);
+      if (this.next) this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'More matches', onclick: () => this.load(true) }));
+    },
+  };
+
+  function hitRow(hit, query) {
+    const s = hit.session || {};
+    const ev = hit.event || {};
+    const d = toDate(ev.ts) || sessionDate(s);
+    const where = [ev.kind === 'text' ? ev.role || 'text' : String(ev.kind || '').replace('_', ' '), ev.tool].filter(Boolean).join(' · ');
+    const snippet = hit.snippet !== undefined && hit.snippet !== null ? hit.snippet : oneLine(ev.text || resultText(ev.result), 240);
+    return h(
+      'a',
+      { class: 'hit', href: sessionHash(s.agent, s.id, ev.seq) },
+      h('div', { class: 'hit-head' }, agentBadge(s.agent), h('span', { class: 'hit-title', text: sessionTitle(s) }), s.project ? h('span', { class: 'project', text: s.project }) : null, sessionTags(s)),
+      h('div', { class: 'snippet' }, snippetNodes(snippet, query)),
+      h('div', { class: 'hit-meta' }, h('span', { class: 'kind', text: where }), d ? h('time', { text: relTime(d), title: fmtFull(d) }) : null),
+    );
+  }
+
+  // ---------------------------------------------------------------- stats
+
+  const statsView = {
+    root: null,
+    key: null,
+
+    build() {
+      this.root = $('#view-stats');
+    },
+
+    async show(params) {
+      if (!this.root) this.build();
+      const p = { agent: params.get('agent') || '', days: params.get('days') || '30' };
+      const key = JSON.stringify(p);
+      if (key === this.key) return;
+      this.key = key;
+      const since = p.days === 'all' ? null : new Date(Date.now() - Number(p.days) * 86400000).toISOString().slice(0, 10);
+      const range = h('select', { class: 'range-select', 'aria-label': 'Period' }, [['7', 'Last 7 days'], ['30', 'Last 30 days'], ['90', 'Last 90 days'], ['365', 'Last year'], ['all', 'All time']].map(([v, t]) => h('option', { value: v, text: t })));
+      range.value = p.days;
+      range.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: range.value })));
+      const body = h('div', { class: 'stats-body' }, h('div', { class: 'loading', text: 'Loading…' }));
+      clear(this.root).append(
+        h('div', { class: 'toolbar' }, h('h1', { text: 'Usage' }), agentSelect(p.agent, (v) => setHash(queryHash('#/stats', { agent: v, days: p.days }))), range),
+        body,
+      );
+      try {
+        const q = { agent: p.agent, since };
+        const [byDay, byModel, byAgent] = await Promise.all([api('/stats', Object.assign({ by: 'day' }, q)), api('/stats', Object.assign({ by: 'model' }, q)), api('/stats', Object.assign({ by: 'agent' }, q))]);
+        if (key !== this.key) return;
+        clear(body).append(
+          usageCards(byDay.totals || {}),
+          dayChart(byDay.rows || []),
+          h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model'), statsTable('By agent', byAgent.rows || [], 'Agent')),
+          statsTable('By day', (byDay.rows || []).slice().sort((a, b) => String(b.key).localeCompare(String(a.key))), 'Day'),
+        );
+      } catch (err) {
+        if (key !== this.key) return;
+        clear(body);
+        handleError(err, 'Stats');
+      }
+    },
+  };
+
+  function dayChart(rows) {
+    const sorted = rows.filter((r) => r.key).slice().sort((a, b) => String(a.key).localeCompare(String(b.key)));
+    if (!sorted.length) return h('div', { class: 'empty', text: 'No usage in this period.' });
+    const max = Math.max(1, ...sorted.map((r) => r.total_tokens || 0));
+    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' });
+    for (const r of sorted) {
+      const bar = h('div', { class: 'bar' });
+      bar.style.height = Math.max(1, Math.round(((r.total_tokens || 0) / max) * 100)) + '%';
+      chart.append(h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) }, bar));
+    }
+    return h('figure', { class: 'chart-box' }, chart, h('figcaption', {}, h('span', { text: sorted[0].key }), h('span', { text: 'tokens per day' }), h('span', { text: sorted[sorted.length - 1].key })));
+  }
+
+  function statsTable(title, rows, keyLabel) {
+    const sorted = keyLabel === 'Day' ? rows : rows.slice().sort((a, b) => (b.total_tokens || 0) - (a.total_tokens || 0));
+    const max = Math.max(1, ...sorted.map((r) => r.total_tokens || 0));
+    const table = h(
+      'table',
+      { class: 'stats' },
+      h('thead', {}, h('tr', {}, [keyLabel, 'Input', 'Output', 'Cache read', 'Cache write', 'Total', 'Cost'].map((t, i) => h('th', { class: i ? 'num' : '', text: t })))),
+    );
+    const tbody = h('tbody');
+    for (const r of sorted) {
+      const bar = h('span', { class: 'rowbar' });
+      bar.style.width = Math.round(((r.total_tokens || 0) / max) * 100) + '%';
+      tbody.append(
+        h(
+          'tr',
+          {},
+          h('td', { class: 'key' }, bar, h('span', { text: r.key === null || r.key === undefined || r.key === '' ? '(unknown)' : String(r.key) })),
+          [r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, r.total_tokens].map((n) => h('td', { class: 'num', text: fmtTokens(n || 0), title: fmtInt(n || 0) })),
+          h('td', { class: 'num', text: fmtCost(r.cost_usd) }),
+        ),
+      );
+    }
+    if (!sorted.length) tbody.append(h('tr', {}, h('td', { colspan: 7, class: 'muted', text: 'No usage in this period.' })));
+    table.append(tbody);
+    return h('section', { class: 'stats-sec' }, h('h2', { text: title }), h('div', { class: 'table-wrap' }, table));
+  }
+
+  // ---------------------------------------------------------------- live: /changes
+
+  const changes = {
+    es: null,
+    timer: null,
+    start() {
+      if (!state.live || this.es || loggedOut) return;
+      const es = new EventSource(API + '/changes');
+      this.es = es;
+      setLiveState('connecting');
+      const onData = (msg) => {
+        let payload = null;
+        try {
+          payload = JSON.parse(msg.data);
+        } catch (_) {
+          payload = null;
+        }
+        this.onChange(payload);
+      };
+      es.addEventListener('open', () => setLiveState('on'));
+      es.addEventListener('message', onData);
+      for (const name of ['change', 'changes', 'session', 'sessions', 'added', 'updated', 'removed']) es.addEventListener(name, onData);
+      es.addEventListener('error', () => setLiveState(es.readyState === EventSource.CLOSED ? 'off' : 'connecting'));
+    },
+    stop() {
+      if (this.es) this.es.close();
+      this.es = null;
+      setLiveState(state.live ? 'connecting' : 'off');
+    },
+    onChange() {
+      // Debounced: an agent writing fast sends many changes.
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        if (state.route && state.route.view === 'sessions') listView.refresh();
+        else listView.dirty = true;
+      }, 700);
+    },
+  };
+
+  function setLiveState(s) {
+    const btn = $('#live-toggle');
+    btn.dataset.state = state.live ? s : 'off';
+    btn.setAttribute('aria-pressed', state.live ? 'true' : 'false');
+  }
+
+  function toggleLive() {
+    state.live = !state.live;
+    localStorage.setItem('agtail.live', state.live ? 'on' : 'off');
+    if (state.live) {
+      changes.start();
+      sessionView.startFollow();
+      if (listView.dirty && state.route && state.route.view === 'sessions') listView.refresh();
+    } else {
+      changes.stop();
+      sessionView.stopFollow();
+    }
+  }
+
+  // ---------------------------------------------------------------- routing
+
+  function parseHash() {
+    const raw = location.hash.replace(/^#/, '') || '/';
+    const qi = raw.indexOf('?');
+    const path = qi >= 0 ? raw.slice(0, qi) : raw;
+    const params = new URLSearchParams(qi >= 0 ? raw.slice(qi + 1) : '');
+    let parts;
+    try {
+      parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+    } catch (_) {
+      parts = [];
+    }
+    if (parts[0] === 'session' && parts.length >= 3) return { view: 'session', agent: parts[1], id: parts.slice(2).join('/'), params };
+    if (parts[0] === 'search') return { view: 'search', params };
+    if (parts[0] === 'stats') return { view: 'stats', params };
+    return { view: 'sessions', params };
+  }
+
+  function route() {
+    if (loggedOut) return;
+    const r = parseHash();
+    state.route = r;
+    banner(null);
+    for (const v of document.querySelectorAll('.view')) v.hidden = v.id !== 'view-' + r.view;
+    for (const a of document.querySelectorAll('[data-nav]')) {
+      const active = a.dataset.nav === r.view || (r.view === 'session' && a.dataset.nav === 'sessions');
+      if (active) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+    if (r.view !== 'session') sessionView.stopFollow();
+    if (r.view === 'sessions') {
+      document.title = 'agtail';
+      listView.show(r.params);
+    } else if (r.view === 'session') {
+      document.title = 'agtail · session';
+      sessionView.show(r.agent, r.id, r.params).then(() => {
+        if (sessionView.session) document.title = sessionTitle(sessionView.session) + ' · agtail';
+      });
+    } else if (r.view === 'search') {
+      document.title = 'Search · agtail';
+      searchView.show(r.params);
+    } else if (r.view === 'stats') {
+      document.title = 'Usage · agtail';
+      statsView.show(r.params);
+    }
+  }
+
+  async function start() {
+    $('#live-toggle').addEventListener('click', toggleLive);
+    $('#quicksearch').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const q = $('#quicksearch-q').value.trim();
+      if (q) setHash(queryHash('#/search', { q }));
+    });
+    document.addEventListener('keydown', (e) => {
+      const t = e.target;
+      const typing = t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+      if (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        e.preventDefault();
+        $('#quicksearch-q').focus();
+      }
+    });
+    setLiveState('connecting');
+    try {
+      await loadAgents();
+    } catch (err) {
+      handleError(err);
+      return;
+    }
+    window.addEventListener('hashchange', route);
+    route();
+    changes.start();
+  }
+
+  // Exposed for tests and debugging; carries no data of its own.
+  window.agtail = { state, snippetNodes, version: 1 };
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
