@@ -1,0 +1,212 @@
+"""The archive: an append-only mirror of every native file agtaild indexes.
+
+Agents delete their own transcripts (Claude Code prunes sessions older than
+``cleanupPeriodDays``, 30 by default). After the index has read a native unit, its files are
+mirrored to ``<data dir>/archive/<agent>/<path relative to the session root>`` — the layout
+the same adapter reads — so that when the agent deletes a file its session stays listed and
+searchable from the archive (tagged ``archived``, never resumable).
+
+A file that grew gets only its new bytes appended in place: the bytes at the boundary must
+match first (the file was appended to, not rewritten), and the appended bytes are read back
+and verified by sha256. Anything else — a new file, a rewritten one, an SQLite store (copied
+consistently with the backup API) — is copied whole through the sync destination writer
+(temp file + sha256 check + rename). When a native file shrinks, the longer archived copy is
+kept beside the new one as ``NAME.agtail-conflict-…``: history is never lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agtaild.errors import AgtailError
+from agtaild.sync.directory import DirectoryDestination, write_all
+from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, open_hash_cache, stat_key
+from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
+from agtaild.sync.safety import check_not_native, open_dir, path_problem
+from agtaild.sync.transfer import WriteOp
+
+log = logging.getLogger(__name__)
+
+#: Bytes compared at the boundary before appending (an appended file has the same bytes there).
+BOUNDARY_WINDOW = 64 * 1024
+_RECORD = "archived:"
+
+
+class Archiver:
+    """Mirrors native files into the archive; one per data dir (it keeps a hash cache)."""
+
+    def __init__(self, config: Any, cache: HashCache | None = None) -> None:
+        self.config = config
+        self.root = Path(config.archive_dir)
+        self.cache = cache if cache is not None else open_hash_cache(config.data_dir)
+        self.dest = DirectoryDestination(self.root, self.cache)
+        self._lock = threading.Lock()
+        native = [r.path for r in config.roots if r.kind == "native"]
+        self.problem: str | None = None
+        try:
+            check_not_native(self.root, native)
+        except AgtailError as exc:
+            self.problem = exc.message
+
+    def mirror_units(self, units: Iterable[Any]) -> dict[str, Any]:
+        """Mirror the native files of ``units`` (Unit objects; archive/import units are ignored)."""
+        from agtaild.adapters import get_adapter
+
+        report: dict[str, Any] = {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
+        if not getattr(self.config, "archive", True):
+            return report
+        if self.problem is not None:
+            report["errors"].append({"path": str(self.root), "message": self.problem})
+            return report
+        native_roots = {os.path.realpath(r.path) for r in self.config.roots if r.kind == "native"}
+        pairs = []
+        for unit in units:
+            if getattr(unit, "archived", False) or os.path.realpath(unit.root) not in native_roots:
+                continue
+            pairs.append((get_adapter(unit.agent), unit))
+        with self._lock:
+            for local in native_files(self.config, units=pairs):
+                try:
+                    self._mirror_file(local, report)
+                except (AgtailError, OSError) as exc:
+                    msg = exc.message if isinstance(exc, AgtailError) else str(exc)
+                    log.warning("archive: %s: %s", local.path, msg)
+                    report["errors"].append({"path": local.path, "message": msg})
+        return report
+
+    def _mirror_file(self, local: LocalFile, report: dict[str, Any]) -> None:
+        st = os.stat(local.source)
+        key = stat_key(st)
+        if self.cache.get(_RECORD + local.source, key) is not None:
+            return
+        target = self.root / local.path
+        try:
+            have = os.lstat(target).st_size
+        except FileNotFoundError:
+            have = -1
+        sqlite = is_sqlite(local.source)
+        if not sqlite and 0 < have < st.st_size and self._boundary_matches(local.source, target, have):
+            added = self._append(local, target, have, st.st_size)
+            report["appended"] += 1
+        else:
+            added = self._copy_whole(local, have, st.st_size, report)
+        if added:
+            report["files"] += 1
+            report["bytes"] += added
+        mtime_ns = st.st_mtime_ns
+        if added or have >= 0:
+            os.utime(target, ns=(mtime_ns, mtime_ns), follow_symlinks=False)
+        self.cache.put(_RECORD + local.source, key, "1")
+
+    def _boundary_matches(self, source: str, target: Path, have: int) -> bool:
+        start = max(0, have - BOUNDARY_WINDOW)
+        with open(source, "rb") as a, open(target, "rb") as b:
+            a.seek(start)
+            b.seek(start)
+            return a.read(have - start) == b.read(have - start)
+
+    def _append(self, local: LocalFile, target: Path, have: int, size: int) -> int:
+        """Append ``source[have:size]`` to the archived copy and verify it by reading back."""
+        parts = local.path.split("/")
+        dfd = open_dir(self.root, parts[:-1], create=False)
+        try:
+            flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(parts[-1], flags, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+        sent = hashlib.sha256()
+        try:
+            if os.fstat(fd).st_size != have:
+                raise AgtailError(f"{target} changed while being archived; it will be retried")
+            with open(local.source, "rb") as src:
+                src.seek(have)
+                left = size - have
+                while left > 0:
+                    block = src.read(min(CHUNK, left))
+                    if not block:
+                        break
+                    sent.update(block)
+                    write_all(fd, block)
+                    left -= len(block)
+            os.fsync(fd)
+            got = hashlib.sha256()
+            os.lseek(fd, have, os.SEEK_SET)
+            while block := os.read(fd, CHUNK):
+                got.update(block)
+            if got.hexdigest() != sent.hexdigest():
+                os.ftruncate(fd, have)
+                raise AgtailError(f"{target}: appended bytes did not verify; the archive was rolled back")
+            return os.fstat(fd).st_size - have
+        finally:
+            os.close(fd)
+
+    def _copy_whole(self, local: LocalFile, have: int, size: int, report: dict[str, Any]) -> int:
+        source = LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive")
+        try:
+            entry: FileEntry | None = source.manifest().by_path().get(local.path)
+            if entry is None:
+                return 0
+            target = str(self.root / local.path)
+            if have == entry.size and self.cache.file_sha256(target) == entry.sha256:
+                return 0
+            keep = have > size and not is_sqlite(local.source)
+            op = WriteOp(entry, "new", 0, None, keep_existing=keep)
+            result = self.dest.write(op, source.read(local.path, 0, entry.size))
+        finally:
+            source.close()
+        report["copied"] += 1
+        if result.kept_as:
+            report["kept"].append(result.kept_as)
+        return result.written
+
+
+_archivers: dict[str, Archiver] = {}
+_archivers_lock = threading.Lock()
+
+
+def archiver_for(config: Any) -> Archiver:
+    with _archivers_lock:
+        key = f"{config.data_dir}|{sorted((r.agent, r.path) for r in config.roots if r.kind == 'native')}"
+        arch = _archivers.get(key)
+        if arch is None:
+            arch = _archivers[key] = Archiver(config)
+        else:
+            arch.config = config
+        return arch
+
+
+def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
+    """Mirror the native files of ``units`` into the archive (no-op when archive is off).
+
+    Called by the index after it has read units; never raises for one bad file.
+    """
+    if not getattr(config, "archive", True):
+        return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
+    return archiver_for(config).mirror_units(units)
+
+
+def archive_usage(config: Any) -> dict[str, Any]:
+    """Size of the archive, for `agtail doctor`."""
+    root = Path(config.archive_dir)
+    files = size = 0
+    agents: dict[str, int] = {}
+    if root.is_dir():
+        for dirpath, _dirs, names in os.walk(root, followlinks=False):
+            for name in names:
+                try:
+                    n = os.lstat(os.path.join(dirpath, name)).st_size
+                except OSError:
+                    continue
+                files += 1
+                size += n
+                rel = os.path.relpath(dirpath, root).split(os.sep)[0]
+                if path_problem(f"{rel}/x") is None:
+                    agents[rel] = agents.get(rel, 0) + n
+    return {"dir": str(root), "enabled": bool(getattr(config, "archive", True)), "files": files,
+            "bytes": size, "by_agent": agents}
