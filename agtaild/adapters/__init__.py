@@ -18,6 +18,7 @@ from agtaild.errors import UsageError
 BUILTIN: list[str] = [
     "agtaild.adapters.claude_code:ClaudeCodeAdapter",
     "agtaild.adapters.codex:CodexAdapter",
+    "agtaild.adapters.gemini:GeminiAdapter",
     "agtaild.adapters.pi:PiAdapter",
     "agtaild.adapters.pi:OhMyPiAdapter",
 ]
