@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from agtaild.errors import AgtailError, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
+
 
 class Backend(Protocol):
     def call(self, method: str, params: dict[str, Any]) -> Any: ...
@@ -30,9 +32,66 @@ class LocalBackend:
         self.service.close()
 
 
+class DaemonBackend:
+    """The service in a running agtaild, over JSON-RPC (unix socket first, else TCP + token)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        from agtaild.client import ApiError, Unreachable
+
+        try:
+            return self.client.call(method, params)
+        except Unreachable as err:
+            raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
+        except ApiError as err:
+            raise _ERRORS.get(err.code, AgtailError)(err.message) from None
+        except OSError as err:
+            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
+
+    def close(self) -> None:
+        self.client.close()
+
+
+_ERRORS: dict[str, type[AgtailError]] = {
+    "bad_request": UsageError,
+    "not_found": NotFound,
+    "refused": Refused,
+    "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
+    "too_large": TooLarge,
+}
+
+
+def _same_roots(daemon_roots: Any, ours: list[Any]) -> bool:
+    """Do the daemon and this command read the same roots? (archive roots follow the data dir)"""
+    import msgspec
+
+    def key(roots: Any) -> set[tuple[Any, ...]]:
+        return {(r.get("agent"), r.get("path"), r.get("kind"), r.get("collection")) for r in roots or [] if r.get("kind") != "archive"}
+
+    return key(daemon_roots) == key(msgspec.to_builtins(ours))
+
+
 def daemon_backend(ctx: Any) -> Backend | None:
-    """A client for the daemon serving this data dir, or None when none answers."""
-    return None
+    """A client for the daemon serving this data dir, or None when none answers.
+
+    Used only when the daemon serves the same data dir and, if this command was given
+    --root/--only-roots, the same roots: otherwise its answers would be about other files.
+    """
+    from pathlib import Path
+
+    from agtaild.client import Client, read_state
+
+    config = ctx.config
+    info = read_state(config.data_dir)
+    if info is None or Path(str(info.get("data_dir", ""))) != Path(config.data_dir):
+        return None
+    if (ctx.root_options or ctx.only_roots) and not _same_roots(info.get("roots"), config.roots):
+        return None
+    client = Client.discover(config.data_dir)
+    return DaemonBackend(client) if client is not None else None
 
 
 def open_backend(ctx: Any) -> Backend:

@@ -21,6 +21,7 @@ from agtaild.errors import AgtailError
 #: Command modules, each with register(subparsers, common).
 COMMAND_MODULES: list[str] = [
     "agtaild.cli.query",
+    "agtaild.cli.tail",
 ]
 
 

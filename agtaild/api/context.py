@@ -1,0 +1,107 @@
+"""What every API handler shares: the service, the thread pool, the change hub, the security.
+
+The service is synchronous SQLite, so every call runs in a pool of reader threads (the
+service keeps one read connection per thread) and its JSON is encoded there too: a large
+events page never stalls the event loop. Index writes never go through this pool; they belong
+to the one writer task (see agtaild/writer.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgspec
+from aiohttp import web
+
+from agtaild.api.hub import ChangeHub
+from agtaild.api.security import Security
+from agtaild.errors import AgtailError, NotFound, error_body
+
+log = logging.getLogger("agtaild.api")
+
+_encoder = msgspec.json.Encoder()
+
+
+class ServiceLike(Protocol):
+    """The part of agtaild.service.Service the API uses (tests pass a small fake)."""
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@dataclass
+class ApiContext:
+    service: ServiceLike
+    methods: Collection[str]
+    hub: ChangeHub
+    security: Security
+    executor: ThreadPoolExecutor
+    #: Runs an index update through the writer task (index.update); None: not available.
+    update: Callable[[bool], Awaitable[dict[str, Any]]] | None = None
+    #: Extra /health details for trusted callers (watch mode, index state, …).
+    health: Callable[[], dict[str, Any]] = field(default=lambda: {})
+    version: str = ""
+    started: float = field(default_factory=time.time)
+
+    def has_method(self, method: str) -> bool:
+        return method in self.methods
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One service call on a reader thread → its result document."""
+        self._check_method(method)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, self.service.call, method, params)
+
+    async def call_encoded(self, method: str, params: dict[str, Any], *, ok: bool = True) -> bytes:
+        """One service call on a reader thread, encoded there (with ``"ok": true`` for REST)."""
+        self._check_method(method)
+
+        def run() -> bytes:
+            doc = self.service.call(method, params)
+            return ok_json(doc) if ok else _encoder.encode(doc)
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, run)
+
+    async def run(self, fn: Callable[[], Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, fn)
+
+    def _check_method(self, method: str) -> None:
+        if method not in self.methods:
+            raise NotFound(f"this daemon does not offer {method!r} (it needs a newer agtaild)")
+
+
+CTX = web.AppKey("agtail", ApiContext)
+
+
+def ok_json(doc: Any) -> bytes:
+    """The success shape: ``{"ok": true, …the document…}`` without re-building the dict."""
+    body = _encoder.encode(doc)
+    if body == b"{}":
+        return b'{"ok":true}'
+    if body[:1] == b"{":
+        return b'{"ok":true,' + body[1:]
+    return _encoder.encode({"ok": True, "result": doc})
+
+
+def json_response(body: bytes, status: int = 200) -> web.Response:
+    return web.Response(body=body, status=status, content_type="application/json")
+
+
+def error_response(err: AgtailError) -> web.Response:
+    return json_response(_encoder.encode(error_body(err)), status=err.http_status)
+
+
+def error_shape(status: int, code: str, message: str) -> web.Response:
+    body = {"ok": False, "error": {"code": code, "message": message}, "status": status}
+    return json_response(_encoder.encode(body), status=status)
+
+
+def encode(doc: Any) -> bytes:
+    return _encoder.encode(doc)

@@ -1,0 +1,289 @@
+"""The OpenAPI 3.1 document of the HTTP surface, generated from the code that serves it.
+
+Parameters come from the method table (agtaild/api/params.py), the record schemas from the
+msgspec model (agtaild/model.py), the paths from the route tables. docs/openapi.json is this
+document committed; a test fails when the two differ or when a route is undocumented.
+Regenerate with ``python -m agtaild.api.openapi > docs/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import msgspec
+
+from agtaild import __version__
+from agtaild.api import rest, sse
+from agtaild.api.params import METHOD_TABLE, Method
+from agtaild.model import Event, Session, Usage
+
+REF = "#/components/schemas/{name}"
+JSON = "application/json"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": REF.format(name=name)}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _ok(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"ok": {"const": True}, **properties},
+        "required": ["ok", *required],
+    }
+
+
+def _page(name: str, item: dict[str, Any]) -> dict[str, Any]:
+    return _ok({name: {"type": "array", "items": item}, "next": _nullable({"type": "string"})}, [name, "next"])
+
+
+def schemas() -> dict[str, Any]:
+    _, comps = msgspec.json.schema_components([Session, Event, Usage], ref_template=REF)
+    usage_row = {
+        "allOf": [
+            _ref("Usage"),
+            {"type": "object", "properties": {"key": _nullable({"type": "string"})}, "required": ["key"]},
+        ]
+    }
+    comps.update(
+        {
+            "Error": {
+                "type": "object",
+                "description": "The one error shape of the API.",
+                "properties": {
+                    "ok": {"const": False},
+                    "error": {
+                        "type": "object",
+                        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                        "required": ["code", "message"],
+                    },
+                    "status": {"type": "integer"},
+                },
+                "required": ["ok", "error", "status"],
+            },
+            "Health": _ok(
+                {"status": {"type": "string"}, "version": {"type": "string"}},
+                ["status", "version"],
+            ),
+            "SessionList": _page("sessions", _ref("Session")),
+            "SessionDoc": _ok({"session": _ref("Session")}, ["session"]),
+            "EventList": _page("events", _ref("Event")),
+            "SearchHit": {
+                "type": "object",
+                "properties": {"session": _ref("Session"), "event": _ref("Event"), "snippet": {"type": "string"}},
+                "required": ["session", "event", "snippet"],
+            },
+            "SearchResult": _page("hits", _ref("SearchHit")),
+            "Stats": _ok({"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]),
+            "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
+            "ResumeCommand": _ok(
+                {
+                    "agent": {"type": "string"},
+                    "cwd": _nullable({"type": "string"}),
+                    "cwd_exists": {"type": "boolean"},
+                    "argv": {"type": "array", "items": {"type": "string"}},
+                },
+                ["agent", "cwd", "cwd_exists", "argv"],
+            ),
+            "LoginLink": _ok({"path": {"type": "string"}, "expires_in": {"type": "integer"}}, ["path", "expires_in"]),
+        }
+    )
+    return dict(sorted(comps.items()))
+
+
+RESULT_SCHEMA = {
+    "agents.list": "AgentList",
+    "sessions.list": "SessionList",
+    "sessions.get": "SessionDoc",
+    "events.list": "EventList",
+    "resume.command": "ResumeCommand",
+    "search": "SearchResult",
+    "stats": "Stats",
+}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    why = {
+        400: "bad parameter (the message names it)",
+        401: "no or wrong token (TCP only)",
+        403: "Host or Origin is not a loopback name",
+        404: "no such session, or no such endpoint",
+        409: "refused",
+        413: "request too large",
+    }
+    return {
+        str(s): {"description": why[s], "content": {JSON: {"schema": _ref("Error")}}} for s in statuses
+    }
+
+
+def _parameters(method: Method) -> list[dict[str, Any]]:
+    out = []
+    for p in method.params:
+        out.append(
+            {
+                "name": p.name,
+                "in": "path" if p.in_path else "query",
+                "required": p.required or p.in_path,
+                "description": p.description,
+                "schema": p.schema(),
+            }
+        )
+    return out
+
+
+def _json_op(op_id: str, summary: str, schema: str, params: list[dict[str, Any]], errors: tuple[int, ...]) -> dict[str, Any]:
+    return {
+        "operationId": op_id,
+        "summary": summary,
+        "parameters": params,
+        "responses": {
+            "200": {"description": "ok", "content": {JSON: {"schema": _ref(schema)}}},
+            **_errors(*errors),
+        },
+    }
+
+
+def _sse_op(op_id: str, method: Method, description: str) -> dict[str, Any]:
+    has_path = any(p.in_path for p in method.params)
+    return {
+        "operationId": op_id,
+        "summary": method.summary,
+        "description": description,
+        "parameters": [
+            *_parameters(method),
+            {
+                "name": "Last-Event-ID",
+                "in": "header",
+                "required": False,
+                "description": "resume after this event id",
+                "schema": {"type": "string", "maxLength": 200},
+            },
+        ],
+        "responses": {
+            "200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            **_errors(400, 401, 403, *((404,) if has_path else ())),
+        },
+    }
+
+
+def paths() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["/api/v1/health"] = {
+        "get": {
+            "operationId": "health",
+            "summary": "Liveness (no token needed); details for trusted callers",
+            "security": [],
+            "responses": {
+                "200": {"description": "ok", "content": {JSON: {"schema": _ref("Health")}}},
+                **_errors(403),
+            },
+        }
+    }
+    out["/api/v1/openapi.json"] = {
+        "get": {
+            "operationId": "openapi",
+            "summary": "This document",
+            "responses": {"200": {"description": "ok", "content": {JSON: {"schema": {"type": "object"}}}}, **_errors(401, 403)},
+        }
+    }
+    for route in rest.ROUTES:
+        method = METHOD_TABLE[route.method]
+        has_path = any(p.in_path for p in method.params)
+        errors = (400, 401, 403, 404) if has_path or route.method == "resume.command" else (400, 401, 403)
+        if route.method == "resume.command":
+            errors = (*errors, 409)
+        op = _json_op(route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors)
+        op["description"] = f"JSON-RPC method `{route.method}`."
+        out[route.path] = {"get": op}
+    out[f"{rest.API}/sessions/{{agent}}/{{id}}/follow"] = {
+        "get": _sse_op("followSession", sse.FOLLOW, "Events `event` (id = seq), `reset`, `removed`.")
+    }
+    out[f"{rest.API}/changes"] = {"get": _sse_op("changes", sse.CHANGES, "Events `change` (id = <boot>-<n>) and `reset`.")}
+    out[f"{rest.API}/login-link"] = {
+        "post": {
+            "operationId": "newLoginLink",
+            "summary": "A one-time login path for the viewer",
+            "responses": {"200": {"description": "ok", "content": {JSON: {"schema": _ref("LoginLink")}}}, **_errors(400, 401, 403)},
+        }
+    }
+    out["/rpc"] = {
+        "post": {
+            "operationId": "jsonRpc",
+            "summary": "JSON-RPC 2.0 (single requests and batches)",
+            "description": "Methods: " + ", ".join(sorted(METHOD_TABLE)) + ". Parameters as for REST.",
+            "requestBody": {
+                "required": True,
+                "content": {JSON: {"schema": {"anyOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]}}},
+            },
+            "responses": {
+                "200": {"description": "response(s)", "content": {JSON: {"schema": {"anyOf": [{"type": "object"}, {"type": "array"}]}}}},
+                "204": {"description": "only notifications were sent"},
+                **_errors(401, 403, 413),
+            },
+        }
+    }
+    out["/login"] = {
+        "get": {
+            "operationId": "login",
+            "summary": "The viewer's login link: sets an HttpOnly SameSite=Strict cookie and redirects to /",
+            "security": [],
+            "parameters": [
+                {"name": "token", "in": "query", "required": False, "schema": {"type": "string"}},
+                {"name": "code", "in": "query", "required": False, "schema": {"type": "string"}},
+            ],
+            "responses": {"303": {"description": "logged in; go to /"}, **_errors(400, 401, 403)},
+        }
+    }
+    out["/"] = {
+        "get": {
+            "operationId": "viewer",
+            "summary": "The web viewer (static files under /web/ too)",
+            "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, **_errors(401, 403)},
+        }
+    }
+    from agtaild.api.app import ROUTE_MODULES
+
+    for name in ROUTE_MODULES:
+        extra = getattr(importlib.import_module(name), "openapi_paths", None)
+        if extra is not None:
+            out.update(extra())
+    return out
+
+
+def build_openapi() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "agtail",
+            "version": __version__,
+            "description": (
+                "Every AI coding agent session on this machine, in one index. Successes carry "
+                '`"ok": true`; errors are `{"ok": false, "error": {"code", "message"}, "status"}`. '
+                "Over TCP every endpoint but health needs the token; the unix socket needs none."
+            ),
+        },
+        "servers": [{"url": "http://127.0.0.1:7717"}],
+        "security": [{"bearerAuth": []}, {"cookieAuth": []}],
+        "paths": paths(),
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer", "description": "the token in <data dir>/token"},
+                "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "agtail_session"},
+            },
+        },
+    }
+
+
+def main() -> None:
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(build_openapi()), indent=2) + b"\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""One table of every API method's parameters, read three ways.
+
+REST parses query strings with it, JSON-RPC checks JSON values with it, and the OpenAPI
+document is generated from it. Keeping a single table is what stops the three surfaces from
+drifting apart: a parameter added here is accepted, validated and documented everywhere at once.
+Validation happens before the service is called, so bad input becomes a 400 / -32602 that
+names the parameter instead of a stack trace from deep inside SQLite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from agtaild.errors import UsageError
+from agtaild.model import EVENT_KINDS
+
+MAX_LIMIT = 1000
+MAX_STRING = 4096
+#: ISO 8601 as the API accepts it: a date, or a date-time with optional seconds, fraction, zone.
+ISO_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})?)?$"
+)
+AGENT_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+_ISO_RE = re.compile(ISO_PATTERN)
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+class ParamError(UsageError):
+    """A parameter failed validation; ``param`` is its name (the JSON-RPC validation path)."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(f"parameter {param!r}: {message}", data={"param": param})
+        self.param = param
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its JSON type and limits, and how it appears in the OpenAPI document."""
+
+    name: str
+    type: str  # string | integer | boolean | date | enum
+    description: str
+    required: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    pattern: str | None = None
+    in_path: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of this parameter's value (OpenAPI 3.1 = JSON Schema 2020-12)."""
+        if self.type == "integer":
+            s: dict[str, Any] = {"type": "integer"}
+            if self.minimum is not None:
+                s["minimum"] = self.minimum
+            if self.maximum is not None:
+                s["maximum"] = self.maximum
+            return s
+        if self.type == "boolean":
+            return {"type": "boolean"}
+        if self.type == "enum":
+            return {"type": "string", "enum": list(self.choices)}
+        if self.type == "date":
+            return {"type": "string", "pattern": ISO_PATTERN}
+        s = {"type": "string", "minLength": 1, "maxLength": MAX_STRING}
+        if self.pattern:
+            s["pattern"] = self.pattern
+        return s
+
+    # -- values from a query string ------------------------------------------------------
+    def from_text(self, text: str) -> Any:
+        if self.type == "integer":
+            try:
+                value: Any = int(text.strip())
+            except ValueError:
+                raise ParamError(self.name, f"expected an integer, got {text[:40]!r}") from None
+            return self._check(value)
+        if self.type == "boolean":
+            low = text.strip().lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ParamError(self.name, f"expected true or false, got {text[:40]!r}")
+        return self._check(text)
+
+    # -- values from JSON ----------------------------------------------------------------
+    def from_json(self, value: Any) -> Any:
+        if self.type == "integer":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParamError(self.name, f"expected an integer, got {_json_type(value)}")
+        elif self.type == "boolean":
+            if not isinstance(value, bool):
+                raise ParamError(self.name, f"expected true or false, got {_json_type(value)}")
+        elif not isinstance(value, str):
+            raise ParamError(self.name, f"expected a string, got {_json_type(value)}")
+        return self._check(value)
+
+    def _check(self, value: Any) -> Any:
+        if self.type == "integer":
+            if self.minimum is not None and value < self.minimum:
+                raise ParamError(self.name, f"must be at least {self.minimum}")
+            if self.maximum is not None and value > self.maximum:
+                raise ParamError(self.name, f"must be at most {self.maximum}")
+            return value
+        if self.type == "boolean":
+            return value
+        if not value:
+            raise ParamError(self.name, "must not be empty")
+        if len(value) > MAX_STRING:
+            raise ParamError(self.name, f"is longer than {MAX_STRING} characters")
+        if "\x00" in value:
+            raise ParamError(self.name, "must not contain NUL characters")
+        if self.type == "enum" and value not in self.choices:
+            raise ParamError(self.name, f"must be one of {', '.join(self.choices)}; got {value[:40]!r}")
+        if self.type == "date":
+            return parse_iso(self.name, value)
+        if self.pattern and not re.match(self.pattern, value):
+            raise ParamError(self.name, f"{value[:40]!r} does not match {self.pattern}")
+        return value
+
+
+def parse_iso(name: str, value: str) -> str:
+    """Check an ISO 8601 date or date-time and return it unchanged (the service compares it)."""
+    if not _ISO_RE.match(value):
+        raise ParamError(name, f"expected an ISO 8601 date or date-time, got {value[:40]!r}")
+    try:
+        if len(value) == 10:
+            date.fromisoformat(value)
+        else:
+            datetime.fromisoformat(value.replace("t", "T").replace("z", "Z"))
+    except ValueError as err:
+        raise ParamError(name, f"{value[:40]!r} is not a real date or time ({err})") from None
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+@dataclass(frozen=True)
+class Method:
+    """A service method as the API exposes it."""
+
+    name: str
+    summary: str
+    params: tuple[Param, ...] = field(default_factory=tuple)
+
+    def by_name(self) -> dict[str, Param]:
+        return {p.name: p for p in self.params}
+
+    def parse_query(self, query: Mapping[str, str] | Any, path: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Query string (a MultiDict) + path parameters → validated service params."""
+        known = self.by_name()
+        out: dict[str, Any] = {}
+        for name, text in (path or {}).items():
+            out[name] = known[name].from_text(text)
+        for name in set(query.keys()):
+            param = known.get(name)
+            if param is None or param.in_path:
+                accepted = ", ".join(p.name for p in self.params if not p.in_path) or "none"
+                raise ParamError(name, f"is not a parameter of this endpoint (accepted: {accepted})")
+            values = query.getall(name) if hasattr(query, "getall") else [query[name]]
+            if len(values) > 1:
+                raise ParamError(name, "was given more than once")
+            out[name] = param.from_text(values[0])
+        self._require(out)
+        return out
+
+    def parse_json(self, params: Any) -> dict[str, Any]:
+        """JSON-RPC params (must be an object: every method takes named parameters)."""
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise ParamError("params", f"must be an object of named parameters, got {_json_type(params)}")
+        known = self.by_name()
+        out: dict[str, Any] = {}
+        for name, value in params.items():
+            param = known.get(name)
+            if param is None:
+                accepted = ", ".join(known) or "none"
+                raise ParamError(name, f"is not a parameter of {self.name} (accepted: {accepted})")
+            if value is None and not param.required:
+                continue  # null = not given, as JSON clients tend to send
+            out[name] = param.from_json(value)
+        self._require(out)
+        return out
+
+    def _require(self, out: dict[str, Any]) -> None:
+        for p in self.params:
+            if p.required and p.name not in out:
+                raise ParamError(p.name, "is required")
+
+
+def _s(name: str, description: str, **kw: Any) -> Param:
+    return Param(name, "string", description, **kw)
+
+
+_AGENT = Param("agent", "string", "agent id, e.g. claude-code or codex", pattern=AGENT_PATTERN)
+_PATH_AGENT = Param("agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True)
+_PATH_ID = _s("id", "session id (a unique prefix is enough)", required=True, in_path=True)
+_LIMIT = Param("limit", "integer", "page size", minimum=1, maximum=MAX_LIMIT)
+_CURSOR = _s("cursor", "the opaque `next` of the previous page")
+_SINCE = Param("since", "date", "only from this ISO 8601 date or date-time on")
+_UNTIL = Param("until", "date", "only before this ISO 8601 date or date-time")
+_CWD = _s("cwd", "working directory of the session")
+_PROJECT = _s("project", "project name (last component of the cwd)")
+
+METHOD_TABLE: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "sessions.list",
+            "Sessions, newest first",
+            (
+                _AGENT,
+                _CWD,
+                _PROJECT,
+                _SINCE,
+                _UNTIL,
+                Param("imported", "boolean", "only imported (true) or only native (false) sessions"),
+                _s("collection", "import collection name"),
+                Param("programmatic", "boolean", "only SDK-driven (true) or only interactive (false)"),
+                Param("archived", "boolean", "only sessions whose native file is gone (true) or not"),
+                _s("q", "text the title or first prompt contains"),
+                _LIMIT,
+                _CURSOR,
+            ),
+        ),
+        Method("sessions.get", "One session", (_PATH_AGENT, _PATH_ID)),
+        Method(
+            "events.list",
+            "A session's events in order, cursor-paginated",
+            (
+                _PATH_AGENT,
+                _PATH_ID,
+                Param("after_seq", "integer", "only events with a larger seq", minimum=-1),
+                _CURSOR,
+                _LIMIT,
+            ),
+        ),
+        Method(
+            "search",
+            "Full-text search over every event, best first",
+            (
+                _s("q", "the text to find (always a literal phrase, never query syntax)", required=True),
+                _AGENT,
+                Param("kind", "enum", "event kind", choices=EVENT_KINDS),
+                _s("session", "only in this session, AGENT:ID"),
+                _CWD,
+                _SINCE,
+                _UNTIL,
+                Param("mode", "enum", "how to match q", choices=("auto", "phrase", "substring")),
+                _LIMIT,
+                _CURSOR,
+            ),
+        ),
+        Method(
+            "stats",
+            "Token usage and cost, grouped",
+            (
+                Param("by", "enum", "grouping", choices=("day", "model", "agent", "project", "session")),
+                _AGENT,
+                _PROJECT,
+                _SINCE,
+                _UNTIL,
+            ),
+        ),
+        Method("agents.list", "Known agents and their roots"),
+        Method("resume.command", "How to resume a session with its agent", (_PATH_AGENT, _PATH_ID)),
+        Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
+    )
+}
+
+
+def method_spec(name: str) -> Method | None:
+    return METHOD_TABLE.get(name)
+
+
+def as_rpc_params(method: Method) -> tuple[Param, ...]:
+    """Path parameters are ordinary named params over JSON-RPC."""
+    return method.params

@@ -1,0 +1,183 @@
+"""Who may read transcripts: the token, the Host/Origin checks and the login link.
+
+Transcripts hold secrets (API keys pasted into prompts, file contents, tokens in tool output),
+and a loopback TCP port is reachable by every local user and, through DNS rebinding, by any web
+page the user visits. So over TCP:
+
+* the ``Host`` header must name a loopback address (or a name given with ``--allow-host``),
+  which defeats DNS rebinding: the attacker's page can point its name at 127.0.0.1 but the
+  browser still sends the attacker's name as Host;
+* an ``Origin`` header, when present, must be one of those hosts too (cross-site requests);
+* every endpoint but ``GET /api/v1/health`` and ``GET /login`` needs the token, as
+  ``Authorization: Bearer <token>`` or the HttpOnly SameSite=Strict cookie that the one-time
+  login link sets (as Jupyter does).
+
+The unix socket is protected by file permissions (0600 in a 0700 directory) and needs no token.
+See docs/THREAT_MODEL.md for the whole story.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import socket
+import stat
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from agtaild.errors import Forbidden, Unauthorized, UsageError
+
+log = logging.getLogger("agtaild.security")
+
+COOKIE_NAME = "agtail_session"
+LOGIN_CODE_TTL = 600.0
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost", "localhost.localdomain"})
+#: Paths that answer without a token over TCP (Host/Origin are still checked).
+PUBLIC_PATHS = frozenset({"/api/v1/health", "/login"})
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` as a 0700 directory, or tighten it: it holds the index of secrets."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        log.warning("tightening permissions of %s from %o to 700", path, mode)
+        os.chmod(path, 0o700)
+
+
+def load_or_create_token(data_dir: Path) -> str:
+    """The daemon's token: created once (mode 0600) and reused, so clients keep working
+    across restarts. An existing file with loose permissions is tightened."""
+    path = data_dir / "token"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            log.warning("tightening permissions of %s from %o to 600", path, mode)
+            os.chmod(path, 0o600)
+        token = path.read_text(encoding="utf-8").strip()
+        if len(token) >= 32:
+            return token
+        log.warning("%s holds no usable token; writing a new one", path)
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC, 0o600)
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    return token
+
+
+def read_token(data_dir: Path) -> str | None:
+    """The token as a client reads it (None when there is none yet)."""
+    try:
+        return (data_dir / "token").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def host_of(header: str) -> str:
+    """``Host``/``Origin`` authority → lower-case host name without port or brackets."""
+    value = header.strip().lower()
+    if "://" in value:
+        value = value.split("://", 1)[1]
+    value = value.split("/", 1)[0]
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    if value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    return value
+
+
+class Security:
+    """The token, allowed hosts and one-time login codes of one daemon."""
+
+    def __init__(self, token: str, *, allow_hosts: Iterable[str] = ()) -> None:
+        self.token = token
+        self.allowed_hosts = set(LOOPBACK_HOSTS) | {host_of(h) for h in allow_hosts if h}
+        self.cookie_value = hmac.new(token.encode(), b"agtail-cookie-v1", hashlib.sha256).hexdigest()
+        self._codes: dict[str, float] = {}
+
+    # -- one-time login codes ------------------------------------------------------------
+    def new_login_code(self, ttl: float = LOGIN_CODE_TTL) -> str:
+        """A code that logs a browser in once (printed by `agtail open`, logged at start)."""
+        now = time.monotonic()
+        self._codes = {c: t for c, t in self._codes.items() if t > now}
+        code = secrets.token_urlsafe(24)
+        self._codes[code] = now + ttl
+        return code
+
+    def take_login_code(self, code: str) -> bool:
+        expires = self._codes.pop(code, None)
+        return expires is not None and expires > time.monotonic()
+
+    # -- checks --------------------------------------------------------------------------
+    def check_host(self, request: web.Request) -> None:
+        host = request.headers.get("Host")
+        if host is None or host_of(host) not in self.allowed_hosts:
+            raise Forbidden(
+                f"Host {host!r} is not a loopback name; agtaild refuses it (DNS rebinding "
+                "protection). Use http://127.0.0.1 or http://localhost, or start agtaild with --allow-host."
+            )
+        origin = request.headers.get("Origin")
+        if origin is not None and host_of(origin) not in self.allowed_hosts:
+            raise Forbidden(f"Origin {origin!r} is not allowed: cross-site requests are refused")
+
+    def authenticated(self, request: web.Request) -> bool:
+        auth = request.headers.get("Authorization", "")
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() == "bearer" and value and hmac.compare_digest(value.strip().encode(), self.token.encode()):
+            return True
+        cookie = request.cookies.get(COOKIE_NAME)
+        return cookie is not None and hmac.compare_digest(cookie.encode(), self.cookie_value.encode())
+
+    def login(self, request: web.Request) -> web.Response:
+        """GET /login?token=… or ?code=…: set the viewer's cookie and go to /."""
+        token = request.query.get("token")
+        code = request.query.get("code")
+        if token is None and code is None:
+            raise UsageError("GET /login needs ?token=… or a one-time ?code=…")
+        ok = (token is not None and hmac.compare_digest(token.encode(), self.token.encode())) or (
+            code is not None and self.take_login_code(code)
+        )
+        if not ok:
+            raise Unauthorized("this login link is wrong or was already used; ask `agtail open` for a new one")
+        resp = web.HTTPSeeOther(location="/")
+        resp.set_cookie(COOKIE_NAME, self.cookie_value, httponly=True, samesite="Strict", path="/")
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers["Referrer-Policy"] = "no-referrer"
+        return resp
+
+
+def is_unix(request: web.Request) -> bool:
+    """True when the request came over the unix socket (protected by file permissions)."""
+    sock = request.transport.get_extra_info("socket") if request.transport else None
+    return sock is not None and sock.family == socket.AF_UNIX
+
+
+def is_trusted(request: web.Request, security: Security) -> bool:
+    """Unix socket, or a token-bearing TCP request: may see everything."""
+    return is_unix(request) or security.authenticated(request)
+
+
+def security_middleware(security: Security) -> Middleware:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not is_unix(request):
+            security.check_host(request)
+            if request.path not in PUBLIC_PATHS and not security.authenticated(request):
+                raise Unauthorized(
+                    "this endpoint needs the token: send 'Authorization: Bearer <token>' (the token is in "
+                    "<data dir>/token) or open the login link that `agtail open` prints"
+                )
+        return await handler(request)
+
+    return middleware

@@ -1,0 +1,286 @@
+"""`agtaild`: the long-running daemon — watch the roots, keep the index, serve the API.
+
+Start-up order matters: the data dir is locked (one daemon per index), the watchers are armed
+before the first scan (so nothing written during the scan is missed), the sockets are bound
+and only then is ``agtaild.json`` written and systemd told READY. Shutdown (SIGTERM/SIGINT)
+runs the other way: STOPPING, stop accepting, end the live streams, finish the index update
+in flight (it is committed), stop the watchers, close the index, remove ``agtaild.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from agtaild import __version__
+from agtaild.api.app import create_app
+from agtaild.api.hub import ChangeHub
+from agtaild.api.security import Security, ensure_private_dir, load_or_create_token
+from agtaild.config import Config, load_config, runtime_dir
+from agtaild.errors import AgtailError, UsageError
+from agtaild.watch import MODES, Watcher
+from agtaild.writer import IndexWriter
+
+log = logging.getLogger("agtaild")
+
+DEFAULT_LISTEN = "127.0.0.1:7717"
+STATE_FILE = "agtaild.json"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agtaild", description="Watch, index and serve your AI coding agents' sessions.")
+    p.add_argument("--version", action="version", version=f"agtaild {__version__}")
+    p.add_argument("--listen", metavar="HOST:PORT", default=os.environ.get("AGTAIL_LISTEN", DEFAULT_LISTEN),
+                   help=f"TCP address, or 'none' (env: AGTAIL_LISTEN; default: {DEFAULT_LISTEN})")
+    p.add_argument("--socket", metavar="PATH", default=os.environ.get("AGTAIL_SOCKET"),
+                   help="unix socket path, or 'none' (env: AGTAIL_SOCKET; default: <runtime dir>/agtaild.sock)")
+    p.add_argument("--data-dir", metavar="DIR", help="index and state directory (env: AGTAIL_DATA_DIR)")
+    p.add_argument("--root", metavar="AGENT=PATH", action="append", default=[],
+                   help="read AGENT's sessions from PATH instead of its default root (repeatable)")
+    p.add_argument("--only-roots", action="store_true", help="ignore every default root: only the --root options")
+    p.add_argument("--allow-host", metavar="NAME", action="append", default=[],
+                   help="also accept this Host header over TCP (beside the loopback names)")
+    p.add_argument("--watch", choices=MODES, default="auto",
+                   help="auto: native watching, polling where it fails; polling; native; off (rescans only)")
+    p.add_argument("--poll-interval", type=float, default=10.0, metavar="SECONDS", help="polling period (default 10)")
+    p.add_argument("--rescan-interval", type=float, default=600.0, metavar="SECONDS",
+                   help="full rescan period, the safety net for missed events (default 600)")
+    p.add_argument("--debounce", type=float, default=0.1, metavar="SECONDS",
+                   help="quiet time before a changed file is re-read (default 0.1)")
+    p.add_argument("--log-level", default=os.environ.get("AGTAIL_LOG_LEVEL", "info"),
+                   choices=["debug", "info", "warning", "error"], help="(env: AGTAIL_LOG_LEVEL)")
+    return p
+
+
+def parse_listen(value: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` / ``[::1]:PORT`` / ``none`` → (host, port) or None."""
+    if value.lower() in ("none", "off", ""):
+        return None
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--listen expects HOST:PORT (e.g. {DEFAULT_LISTEN}) or none, got {value!r}")
+    return host, int(port)
+
+
+def sd_notify(message: str) -> bool:
+    """Tell systemd (Type=notify) about our state; a no-op outside systemd."""
+    addr = os.environ.get("NOTIFY_SOCKET")
+    if not addr:
+        return False
+    if addr.startswith("@"):
+        addr = "\0" + addr[1:]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as s:
+            s.connect(addr)
+            s.sendall(message.encode())
+        return True
+    except OSError as err:
+        log.warning("sd_notify failed: %s", err)
+        return False
+
+
+def lock_data_dir(data_dir: Path) -> int:
+    """One daemon per data dir: two writers on one index would fight over it."""
+    fd = os.open(data_dir / "agtaild.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise AgtailError(f"another agtaild already serves {data_dir} (see {data_dir / STATE_FILE})") from None
+    return fd
+
+
+def unix_socket(path: Path) -> socket.socket:
+    """Bind the socket 0600 inside a 0700 directory, replacing only a stale socket."""
+    ensure_private_dir(path.parent)
+    if len(os.fsencode(path)) > 100:
+        raise UsageError(f"the socket path {path} is too long for a unix socket; use a shorter --socket")
+    if path.exists() or path.is_symlink():
+        if not path.is_socket():
+            raise AgtailError(f"{path} exists and is not a socket; refusing to replace it")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(1.0)
+            try:
+                probe.connect(str(path))
+            except OSError:
+                path.unlink()  # stale: nobody answers
+            else:
+                raise AgtailError(f"another agtaild is listening on {path}")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    os.chmod(path, 0o600)  # before listen(): nobody can connect in between
+    return sock
+
+
+def tcp_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        if err.errno == errno.EADDRINUSE:
+            raise AgtailError(f"{host}:{port} is in use (another agtaild?); choose another with --listen") from None
+        raise AgtailError(f"cannot listen on {host}:{port}: {err.strerror}") from None
+    return sock
+
+
+def write_state(data_dir: Path, doc: dict[str, Any]) -> None:
+    """agtaild.json, atomically: a reader never sees half a file."""
+    tmp = data_dir / f".{STATE_FILE}.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(msgspec.json.format(msgspec.json.encode(doc)) + b"\n")
+    os.replace(tmp, data_dir / STATE_FILE)
+
+
+def remove_state(data_dir: Path) -> None:
+    path = data_dir / STATE_FILE
+    with contextlib.suppress(OSError, msgspec.DecodeError):
+        if msgspec.json.decode(path.read_bytes()).get("pid") == os.getpid():
+            path.unlink()
+
+
+def watch_roots(config: Config) -> list[tuple[str, str]]:
+    """Native and imported roots, plus the import store itself (new collections appear
+    there). Never the archive: agtaild writes it, and would wake itself."""
+    roots = [(r.agent, r.path) for r in config.roots if r.kind != "archive"]
+    config.import_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    roots.append(("", str(config.import_dir)))
+    return roots
+
+
+async def serve(args: argparse.Namespace) -> int:
+    config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
+    data_dir = Path(config.data_dir)
+    ensure_private_dir(data_dir)
+    lock_fd = lock_data_dir(data_dir)
+    listen = parse_listen(args.listen)
+    sock_path = None if (args.socket or "").lower() == "none" else Path(args.socket or runtime_dir() / "agtaild.sock")
+    if listen is None and sock_path is None:
+        raise UsageError("nothing to listen on: --listen none and --socket none")
+    token = load_or_create_token(data_dir)
+    security = Security(token, allow_hosts=[*args.allow_host, *([listen[0]] if listen else [])])
+
+    from agtaild.service import METHODS, Service
+
+    service = await asyncio.to_thread(Service, config)
+    loop = asyncio.get_running_loop()
+    hub = ChangeHub()
+    watcher_box: list[Watcher] = []
+    writer = IndexWriter(
+        service,
+        hub,
+        debounce=args.debounce,
+        max_delay=max(1.0, args.debounce * 10),
+        rescan_interval=args.rescan_interval,
+        on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
+    )
+    watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
+    watcher_box.append(watcher)
+    state: dict[str, Any] = {}
+
+    def health() -> dict[str, Any]:
+        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status()}
+
+    app = create_app(
+        service,
+        methods=METHODS.keys(),
+        security=security,
+        hub=hub,
+        update=lambda full: writer.request(full=full),
+        health=health,
+    )
+
+    async def background(_app: web.Application) -> AsyncIterator[None]:
+        await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed
+        writer.start()
+        yield
+        await writer.stop()  # the update in flight finishes and is committed
+        await asyncio.to_thread(watcher.stop)
+
+    app.cleanup_ctx.append(background)
+    runner = web.AppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
+                           shutdown_timeout=5.0)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await runner.setup()
+    bound: Path | None = None
+    try:
+        url = None
+        if sock_path is not None:
+            sock = unix_socket(sock_path)
+            bound = sock_path
+            await web.SockSite(runner, sock).start()
+        if listen is not None:
+            tcp = tcp_socket(*listen)
+            await web.SockSite(runner, tcp).start()
+            host, port = tcp.getsockname()[:2]
+            url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+        state.update({"url": url, "socket": str(sock_path) if sock_path else None, "data_dir": str(data_dir)})
+        write_state(
+            data_dir,
+            {
+                "url": url,
+                "socket": state["socket"],
+                "pid": os.getpid(),
+                "version": __version__,
+                "data_dir": str(data_dir),
+                "roots": msgspec.to_builtins(config.roots),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            },
+        )
+        sd_notify(f"READY=1\nSTATUS=serving {url or ''} {state['socket'] or ''}".strip())
+        log.info("agtaild %s serving %s", __version__, " and ".join(x for x in (state["socket"], url) if x))
+        if url:
+            log.info("viewer login link (one use, 10 minutes): %s/login?code=%s", url, security.new_login_code())
+        await stop.wait()
+        log.info("stopping")
+        sd_notify("STOPPING=1")
+    finally:
+        await runner.cleanup()
+        await asyncio.to_thread(service.close)
+        remove_state(data_dir)
+        if bound is not None:
+            with contextlib.suppress(OSError):
+                bound.unlink()
+        os.close(lock_fd)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return asyncio.run(serve(args))
+    except AgtailError as err:
+        log.error("%s", err.message)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
