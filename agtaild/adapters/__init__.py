@@ -21,6 +21,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.gemini:GeminiAdapter",
     "agtaild.adapters.pi:PiAdapter",
     "agtaild.adapters.pi:OhMyPiAdapter",
+    "agtaild.adapters.grok:GrokAdapter",
 ]
 
 _extra: list[Adapter] = []
