@@ -1,0 +1,174 @@
+"""The Claude Code adapter: ``~/.claude/projects/<encoded cwd>/<sessionId>.jsonl``.
+
+Layouts read (FORMATS.md §1.1): one JSONL file per session; 2.1.x subagents in
+``<sessionId>/subagents/agent-<id>.jsonl`` with a ``.meta.json`` sidecar (and workflow agents
+under ``subagents/workflows/<run>/``); 2.0.x subagents as flat ``agent-<id>.jsonl`` files next
+to the sessions; 1.0.x subagents inline in the session file (``isSidechain``), kept there.
+Every subagent file is its own session, linked to its parent session and spawning tool use.
+The project dir name is a lossy encoding of the cwd and is never decoded: cwd comes from the
+lines. Line parsing lives in :mod:`claude_parser` and :mod:`claude_messages`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agtaild.adapters.base import ResumeCommand, Unit
+from agtaild.adapters.claude_parser import ClaudeParser
+from agtaild.adapters.claude_plugins import PluginIndex, load_plugin_index
+from agtaild.adapters.claude_state import AGENT_ID
+from agtaild.adapters.jsonl import JsonlAdapter, LineParser
+from agtaild.model import Session
+
+#: Overrides where plugin attribution looks for Claude Code's plugin cache.
+PLUGINS_DIR_ENV = "AGTAIL_CLAUDE_PLUGINS_DIR"
+
+
+class ClaudeCodeAdapter(JsonlAdapter):
+    id: ClassVar[str] = AGENT_ID
+    name: ClassVar[str] = "Claude Code"
+    env_vars: ClassVar[tuple[str, ...]] = ("CLAUDE_CONFIG_DIR", PLUGINS_DIR_ENV)
+    root_help: ClassVar[str] = (
+        "the `projects` folder of a Claude config dir (e.g. ~/.claude/projects), which holds one "
+        "folder per project"
+    )
+    formats_tested: ClassVar[tuple[str, ...]] = (
+        "1.0.24-1.0.128 (inline sidechains, typeless hook lines, summary lines)",
+        "2.0.0-2.0.55 (flat agent-*.jsonl subagents, queue-operation, file-history-snapshot)",
+        "2.1.0-2.1.114 (subagents/ folder + .meta.json, progress, attachments, compaction)",
+        "2.1.197 (recorded from the real CLI: print mode, resume, Agent tool, hooks, API error)",
+    )
+    sample_roots: ClassVar[tuple[str, ...]] = (
+        "claude-code/agent-history/projects",
+        "claude-code/agent-sessions/projects",
+        "claude-code/agentsview/projects",
+        "claude-code/claude-code-log/projects",
+        "claude-code/claude-code-transcripts/projects",
+        "claude-code/claude-code-viewer/projects",
+        "claude-code/spotter/projects",
+        "real/claude-2.1.197/projects",
+    )
+    Parser: ClassVar[type[LineParser[Any]]] = ClaudeParser
+
+    def __init__(self, plugins_dir: str | Path | None = None) -> None:
+        self._plugins_dir = Path(plugins_dir) if plugins_dir else None
+        self._plugin_indexes: dict[str, PluginIndex | None] = {}
+
+    # -- roots and discovery ----------------------------------------------------------------
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        configured = env.get("CLAUDE_CONFIG_DIR")
+        if configured:
+            roots = []
+            for part in configured.split(","):
+                path = Path(part.strip()).expanduser()
+                if part.strip():
+                    roots.append(path if path.name == "projects" else path / "projects")
+            return list(dict.fromkeys(roots))
+        xdg = env.get("XDG_CONFIG_HOME")
+        config_home = Path(xdg).expanduser() if xdg else home / ".config"
+        return list(dict.fromkeys([home / ".claude" / "projects", config_home / "claude" / "projects"]))
+
+    def discover(self, root: Path) -> Iterator[Unit]:
+        root_str = str(root)
+        for project in _entries(root_str):
+            if not project.is_dir():
+                continue
+            for entry in _entries(project.path):
+                name = entry.name
+                if name.endswith(".jsonl") and entry.is_file() and _nonempty(entry):
+                    stem = name[:-6]
+                    if stem.startswith("agent-"):
+                        yield self._subagent_unit(entry.path, root_str, parent_id=None, parent_path=None)
+                    else:
+                        files = [entry.path, *_spilled_outputs(os.path.join(project.path, stem))]
+                        yield Unit(agent=AGENT_ID, path=entry.path, files=files, root=root_str)
+                elif entry.is_dir():
+                    parent_path = os.path.join(project.path, f"{name}.jsonl")
+                    yield from self._subagents(entry.path, root_str, name, parent_path)
+
+    def _subagents(self, session_dir: str, root: str, parent_id: str, parent_path: str) -> Iterator[Unit]:
+        subagents = os.path.join(session_dir, "subagents")
+        for entry in _entries(subagents):
+            if _is_agent_file(entry):
+                yield self._subagent_unit(entry.path, root, parent_id=parent_id, parent_path=parent_path)
+        for run in _entries(os.path.join(subagents, "workflows")):
+            if run.is_dir():
+                for entry in _entries(run.path):
+                    if _is_agent_file(entry):
+                        yield self._subagent_unit(entry.path, root, parent_id=parent_id,
+                                                  parent_path=parent_path, workflow=run.name)  # fmt: skip
+
+    @staticmethod
+    def _subagent_unit(path: str, root: str, *, parent_id: str | None, parent_path: str | None,
+                       workflow: str | None = None) -> Unit:  # fmt: skip
+        stem = os.path.basename(path)[:-6]
+        meta = path[:-6] + ".meta.json"
+        hints: dict[str, Any] = {"subagent": True, "agent_id": stem[len("agent-"):]}
+        files = [path]
+        if os.path.isfile(meta):
+            files.append(meta)
+            hints["meta"] = meta
+        if parent_id:
+            hints["parent_id"] = parent_id
+            hints["parent_path"] = parent_path
+        if workflow:
+            hints["workflow"] = workflow
+        return Unit(agent=AGENT_ID, path=path, files=files, root=root, hints=hints)
+
+    # -- plugins ----------------------------------------------------------------------------
+    def plugins_dir_for(self, root: Path) -> Path | None:
+        """Where the plugin cache of the Claude install that wrote ``root`` is, if local.
+
+        Sessions under an imported root came from another machine: its plugins are not ours.
+        """
+        if root.parent.parent.name == "imported":
+            return None
+        if self._plugins_dir is not None:
+            return self._plugins_dir
+        configured = os.environ.get(PLUGINS_DIR_ENV)
+        if configured:
+            return Path(configured).expanduser()
+        return root.parent / "plugins" if root.name == "projects" else None
+
+    def plugins_for(self, root: str) -> PluginIndex | None:
+        """The plugin index for a root, loaded once per adapter instance (None: no cache)."""
+        if root not in self._plugin_indexes:
+            plugins_dir = self.plugins_dir_for(Path(root))
+            self._plugin_indexes[root] = load_plugin_index(plugins_dir) if plugins_dir else None
+        return self._plugin_indexes[root]
+
+    # -- resume -----------------------------------------------------------------------------
+    def resume(self, session: Session) -> ResumeCommand | None:
+        """``claude --resume <id>`` in the first recorded cwd; subagents can't be resumed."""
+        if session.parent is not None or not session.resumable:
+            return None
+        return ResumeCommand(argv=["claude", "--resume", session.id], cwd=session.cwd)
+
+
+def _entries(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _nonempty(entry: os.DirEntry[str]) -> bool:
+    """Claude treats 0-byte session files as missing; so does agtail."""
+    try:
+        return entry.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _is_agent_file(entry: os.DirEntry[str]) -> bool:
+    name = entry.name
+    return name.startswith("agent-") and name.endswith(".jsonl") and entry.is_file() and _nonempty(entry)
+
+
+def _spilled_outputs(session_dir: str) -> list[str]:
+    """Large tool outputs Claude spilled to ``<session>/tool-results/`` (kept with the session)."""
+    return [e.path for e in _entries(os.path.join(session_dir, "tool-results")) if e.is_file()]

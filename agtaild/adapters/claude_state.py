@@ -1,0 +1,95 @@
+"""What the Claude Code parser remembers between incremental reads, and the session summary
+derived from it.
+
+The state is msgpack-encoded after every read, so it holds only what a later line can still
+need: tool uses waiting for their result (the emitted Event itself, so the result can re-emit
+it merged), recent tool names (hooks name their tool by ``toolUseID``), the usage already
+counted per response, title candidates, and the subagent link. Bounded maps drop their
+oldest entries; because every read applies the same lines in the same order, the state is
+the same whether a file was read in one step or in many.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import msgspec
+
+from agtaild.adapters.claude_text import first_line
+from agtaild.adapters.jsonl import ParserState
+from agtaild.model import Event, ParentRef, Session
+
+AGENT_ID = "claude-code"
+#: Tool uses waiting for a result, and tool names remembered for hooks.
+MAX_PENDING = 512
+MAX_TOOL_NAMES = 512
+#: The first prompt is kept whole up to this many characters.
+FIRST_PROMPT_MAX = 10_000
+
+
+class ClaudeState(ParserState):
+    pending: dict[str, Event] = msgspec.field(default_factory=dict)
+    tool_names: dict[str, str] = msgspec.field(default_factory=dict)
+    usage_seen: dict[str, list[int]] = msgspec.field(default_factory=dict)
+    usage_by_message: dict[str, str] = msgspec.field(default_factory=dict)
+    custom_title: str | None = None
+    ai_title: str | None = None
+    summary_title: str | None = None
+    #: The first slash command, the title of last resort (a session that is only ``/init``).
+    first_command: str | None = None
+    #: ``summary`` lines whose ``leafUuid`` is not (yet) a message of this file.
+    unmatched_summaries: dict[str, str] = msgspec.field(default_factory=dict)
+    #: CRC32 of the uuids of this file's messages (a ``summary`` titles its own leaf only).
+    seen_uuids: set[int] = msgspec.field(default_factory=set)
+    boundaries: int = 0
+    compact_summaries: int = 0
+    last_assistant_id: str | None = None
+    limit_message_id: str | None = None
+    interrupted: bool = False
+    ended_in_error: bool = False
+    # Subagents.
+    subagent: bool = False
+    agent_id: str | None = None
+    parent_id: str | None = None
+    parent_path: str | None = None
+    parent_tool_use_id: str | None = None
+    parent_scan_offset: int = 0
+    meta_loaded: bool = False
+
+
+def uuid_hash(uuid: str) -> int:
+    return zlib.crc32(uuid.encode())
+
+
+def remember(table: dict[str, Any], key: str, value: Any, limit: int) -> None:
+    """Insert into a bounded map, dropping the oldest entries beyond ``limit``."""
+    table[key] = value
+    while len(table) > limit:
+        del table[next(iter(table))]
+
+
+def summarize(st: ClaudeState, usage_total: Any, plugin_for_prompt: Any) -> Session:
+    """Fill the derived summary fields of ``st.session`` (title, ending, parent, …)."""
+    s = st.session
+    title = st.custom_title or st.ai_title or st.summary_title
+    if not title and s.first_prompt:
+        title = first_line(s.first_prompt) or None
+    title = title or st.first_command
+    s.title = title
+    s.compactions = max(st.boundaries, st.compact_summaries)
+    s.usage = usage_total
+    if st.limit_message_id is not None and st.limit_message_id == st.last_assistant_id:
+        s.ending = "limit"
+    elif st.interrupted:
+        s.ending = "interrupted"
+    elif st.ended_in_error:
+        s.ending = "error"
+    else:
+        s.ending = None
+    if st.subagent:
+        s.resumable = False
+        if st.parent_id:
+            s.parent = ParentRef(agent=AGENT_ID, id=st.parent_id, tool_use_id=st.parent_tool_use_id)
+    s.plugin = plugin_for_prompt(s.first_prompt) if (s.programmatic and plugin_for_prompt) else None
+    return s

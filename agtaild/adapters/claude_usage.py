@@ -1,0 +1,154 @@
+"""Claude Code token usage: counted once per API response, the way ccusage counts it.
+
+One API response is written over several ``assistant`` lines (one content block per line)
+that repeat ``message.id``, ``requestId`` and ``usage``; ``output_tokens`` is a placeholder on
+all but the last (FORMATS.md §0.2). ccusage (the reference for totals) keeps one entry per
+(``message.id``, ``requestId``): the non-sidechain copy when a sidechain replays a message, else
+the one with the larger token total. A sidechain copy of a message matches it even under
+another ``requestId`` (``/btw`` side questions replay parent messages with new request ids).
+
+``UsageRecord.key`` is ``"<message.id>:<requestId>"``: globally meaningful, so the index can
+also drop the copies that old ``--resume`` builds replayed into a new file. A line without a
+``message.id`` is never merged with another (as in ccusage): its key is its own ``uuid``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agtaild.model import Usage, UsageRecord
+
+#: Bits of the flags slot in a remembered entry.
+SIDECHAIN = 1
+HAS_SPEED = 2
+
+#: Envelope and usage fields for which ccusage drops a line when they are JSON null.
+_NULL_REJECTED_ENVELOPE = ("cwd", "version", "sessionId", "requestId", "isApiErrorMessage", "costUSD")
+_NULL_REJECTED_MESSAGE = ("id", "model")
+_NULL_REJECTED_USAGE = ("speed", "cache_read_input_tokens", "cache_creation_input_tokens")
+_SEMVER_PREFIX = re.compile(r"\d+\.\d+\.\d+")
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+def normalize(raw: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """Anthropic usage → (input, output, cache read, cache write); None when counts are missing.
+
+    Cache writes follow ccusage: the ``cache_creation`` breakdown (5-minute + 1-hour writes)
+    when present, else ``cache_creation_input_tokens``.
+    """
+    inp = raw.get("input_tokens")
+    out = raw.get("output_tokens")
+    if type(inp) is not int or type(out) is not int:
+        return None
+    breakdown = raw.get("cache_creation")
+    if type(breakdown) is dict:
+        cache_write = _count(breakdown.get("ephemeral_5m_input_tokens")) + _count(
+            breakdown.get("ephemeral_1h_input_tokens")
+        )
+    else:
+        cache_write = _count(raw.get("cache_creation_input_tokens"))
+    return _count(inp), _count(out), _count(raw.get("cache_read_input_tokens")), cache_write
+
+
+def countable(obj: dict[str, Any], message: dict[str, Any], raw: dict[str, Any]) -> bool:
+    """ccusage's validity rules for a usage line (empty ids, non-semver versions, nulls)."""
+    for name in _NULL_REJECTED_ENVELOPE:
+        if name in obj and obj[name] is None:
+            return False
+    for name in _NULL_REJECTED_MESSAGE:
+        if name in message and message[name] is None:
+            return False
+    for name in _NULL_REJECTED_USAGE:
+        if name in raw and raw[name] is None:
+            return False
+    version = obj.get("version")
+    if version is not None and not (isinstance(version, str) and _SEMVER_PREFIX.match(version)):
+        return False
+    for value in (obj.get("sessionId"), obj.get("requestId"), message.get("id"), message.get("model")):
+        if value == "":
+            return False
+    return True
+
+
+class UsageBook:
+    """The per-session memory of counted responses (kept in the parser state).
+
+    ``seen`` maps a key to ``[input, output, cache_read, cache_write, flags]``;
+    ``by_message`` maps a message id to the key it was counted under.
+    """
+
+    def __init__(self, seen: dict[str, list[int]], by_message: dict[str, str]) -> None:
+        self.seen = seen
+        self.by_message = by_message
+
+    def offer(self, obj: dict[str, Any], message: dict[str, Any], fallback: str, ts: str | None) -> UsageRecord | None:
+        """Count this line's usage; returns the record to upsert, or None if nothing changed.
+
+        Most lines repeat a response already counted with the same numbers, so the cheap
+        comparison comes first and the validity rules run only for a line that would count.
+        """
+        raw = message.get("usage")
+        if type(raw) is not dict:
+            return None
+        counts = normalize(raw)
+        if counts is None:
+            return None
+        message_id = message.get("id")
+        request_id = obj.get("requestId")
+        if type(message_id) is str and message_id:
+            key = f"{message_id}:{request_id}" if type(request_id) is str else f"{message_id}:"
+        else:
+            key = f"line:{fallback}"
+            message_id = None
+        sidechain = obj.get("isSidechain") is True
+        flags = (SIDECHAIN if sidechain else 0) | (HAS_SPEED if raw.get("speed") is not None else 0)
+        existing = self.seen.get(key)
+        if existing is None and message_id is not None:
+            other = self.by_message.get(message_id)
+            if other is not None and (sidechain or self.seen[other][4] & SIDECHAIN):
+                key, existing = other, self.seen[other]
+        if existing is not None and not _replaces(counts, flags, existing):
+            return None
+        if ts is None or not countable(obj, message, raw):
+            return None
+        self.seen[key] = [*counts, flags]
+        if message_id is not None:
+            self.by_message.setdefault(message_id, key)
+        model = message.get("model")
+        if type(model) is str and raw.get("speed") == "fast":
+            model = f"{model}-fast"  # ccusage prices fast mode as its own model name
+        usage = Usage(
+            input_tokens=counts[0],
+            output_tokens=counts[1],
+            cache_read_tokens=counts[2],
+            cache_write_tokens=counts[3],
+            total_tokens=sum(counts),
+            cost_usd=None,
+        )
+        return UsageRecord(key=key, ts=ts, model=model, usage=usage)
+
+    def total(self) -> Usage:
+        total = Usage(cost_usd=None)
+        for inp, out, cache_read, cache_write, _flags in self.seen.values():
+            total.input_tokens += inp
+            total.output_tokens += out
+            total.cache_read_tokens += cache_read
+            total.cache_write_tokens += cache_write
+        return total.fix_total()
+
+
+def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[int]) -> bool:
+    """ccusage's rule: the non-sidechain copy wins, then the larger total, then one with speed."""
+    candidate_side = flags & SIDECHAIN
+    existing_side = existing[4] & SIDECHAIN
+    if candidate_side != existing_side:
+        return bool(existing_side)
+    total = counts[0] + counts[1] + counts[2] + counts[3]
+    existing_total = existing[0] + existing[1] + existing[2] + existing[3]
+    if total != existing_total:
+        return total > existing_total
+    return bool(flags & HAS_SPEED) and not existing[4] & HAS_SPEED
