@@ -20,7 +20,7 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,10 @@ class Archiver:
         """Mirror the native files of ``units`` (Unit objects; archive/import units are ignored)."""
         from agtaild.adapters import get_adapter
 
+        return self.mirror_pairs((get_adapter(u.agent), u) for u in units)
+
+    def mirror_pairs(self, units: Iterable[tuple[Any, Any]]) -> dict[str, Any]:
+        """Mirror the native files of (adapter, unit) pairs whose unit lies under a native root."""
         report: dict[str, Any] = {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
         if not getattr(self.config, "archive", True):
             return report
@@ -65,11 +69,11 @@ class Archiver:
             report["errors"].append({"path": str(self.root), "message": self.problem})
             return report
         native_roots = {os.path.realpath(r.path) for r in self.config.roots if r.kind == "native"}
-        pairs = []
-        for unit in units:
-            if getattr(unit, "archived", False) or os.path.realpath(unit.root) not in native_roots:
-                continue
-            pairs.append((get_adapter(unit.agent), unit))
+        pairs = [
+            (adapter, unit)
+            for adapter, unit in units
+            if not getattr(unit, "archived", False) and os.path.realpath(unit.root) in native_roots
+        ]
         with self._lock:
             for local in native_files(self.config, units=pairs):
                 try:
@@ -189,6 +193,22 @@ def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
     if not getattr(config, "archive", True):
         return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
     return archiver_for(config).mirror_units(units)
+
+
+def after_read_hook(config: Any) -> Callable[[Any, Any, Any], None]:
+    """The index's after-native-read hook: mirror the unit just read into the archive.
+
+    Raises (so the index lists it among its errors) when a file could not be archived.
+    """
+
+    def hook(adapter: Any, unit: Any, root: Any) -> None:
+        if getattr(root, "kind", "native") != "native" or not getattr(config, "archive", True):
+            return
+        report = archiver_for(config).mirror_pairs([(adapter, unit)])
+        if report["errors"]:
+            raise AgtailError("; ".join(f"{e['path']}: {e['message']}" for e in report["errors"]))
+
+    return hook
 
 
 def archive_usage(config: Any) -> dict[str, Any]:

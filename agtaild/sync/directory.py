@@ -88,7 +88,9 @@ def scan_tree(root: Path, known_agents: set[str] | None) -> tuple[list[TreeFile]
             for name in sorted(dirnames):
                 if os.path.islink(os.path.join(dirpath, name)):
                     problems.append(f"{rel_dir}/{name!r} is a symlink")
-            dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+            dirnames[:] = sorted(
+                d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)) and RESERVED_MARK not in d
+            )
             for name in sorted(filenames):
                 st = os.lstat(os.path.join(dirpath, name))
                 rel = f"{rel_dir}/{name}"

@@ -127,7 +127,7 @@ class LocalFilesSource:
         self._snapshots[path] = dst
         return dst
 
-    def _readable(self, path: str) -> str:
+    def readable(self, path: str) -> str:
         """The file to read bytes from: the native file, or its snapshot for SQLite."""
         local = self.files[path]
         return self._snapshot(local.source) if is_sqlite(local.source) else local.source
@@ -184,7 +184,7 @@ class LocalFilesSource:
         if path not in self.files:
             raise Refused(f"{path!r} is not one of the files offered")
         try:
-            return open(self._readable(path), "rb")
+            return open(self.readable(path), "rb")
         except FileNotFoundError as exc:
             raise TransferError(f"{path} was deleted here during the sync") from exc
 

@@ -1,0 +1,136 @@
+"""`agtail doctor`: what could lose history or break sync on this machine, and how to fix it.
+
+Agents delete their own transcripts: Claude Code prunes sessions older than
+``cleanupPeriodDays`` (30 when unset), Gemini CLI can be set to (``general.sessionRetention``).
+The doctor says so, and whether agtail's archive (which keeps them anyway) is on and how big
+it is. It also reports tools sync uses (rsync, fzf) and leftovers of interrupted transfers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+CLAUDE_DEFAULT_CLEANUP_DAYS = 30
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("doctor", parents=[common], help="check for settings that lose history, and sync health")
+    p.set_defaults(func=cmd_doctor)
+
+
+def _check(name: str, status: str, message: str) -> dict[str, str]:
+    return {"name": name, "status": status, "message": message}
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return {"__error__": str(exc)}
+
+
+def claude_checks(config: Any, archive_on: bool) -> list[dict[str, str]]:
+    """cleanupPeriodDays in each Claude Code config dir that has a projects root here."""
+    out = []
+    dirs = {Path(r.path).parent for r in config.roots if r.agent == "claude-code" and r.kind == "native"}
+    for cfg in sorted(dirs):
+        if not (cfg / "projects").is_dir():
+            continue
+        settings = _read_json(cfg / "settings.json")
+        if isinstance(settings, dict) and "__error__" in settings:
+            out.append(_check("claude-code retention", "warn", f"{cfg}/settings.json is unreadable: {settings['__error__']}"))
+            continue
+        days = settings.get("cleanupPeriodDays") if isinstance(settings, dict) else None
+        kept = "agtail's archive keeps them" if archive_on else "agtail's archive is OFF, so they are lost"
+        if days is None:
+            out.append(_check("claude-code retention", "warn",
+                              f"Claude Code deletes sessions older than {CLAUDE_DEFAULT_CLEANUP_DAYS} days "
+                              f"(cleanupPeriodDays is not set in {cfg}/settings.json); {kept}. To keep them in "
+                              "Claude Code too, set \"cleanupPeriodDays\": 100000 there"))
+        elif isinstance(days, int) and days < 3650:
+            out.append(_check("claude-code retention", "warn",
+                              f"Claude Code deletes sessions older than {days} days (cleanupPeriodDays in "
+                              f"{cfg}/settings.json); {kept}"))
+        else:
+            out.append(_check("claude-code retention", "ok", f"cleanupPeriodDays is {days} in {cfg}/settings.json"))
+    return out
+
+
+def gemini_checks(home: Path, archive_on: bool) -> list[dict[str, str]]:
+    settings = _read_json(home / ".gemini" / "settings.json")
+    if not isinstance(settings, dict):
+        return []
+    general = settings.get("general") if isinstance(settings.get("general"), dict) else {}
+    retention = general.get("sessionRetention") if isinstance(general, dict) else None
+    if isinstance(retention, dict) and retention.get("enabled"):
+        kept = "agtail's archive keeps them" if archive_on else "agtail's archive is OFF, so they are lost"
+        age = retention.get("maxAge") or retention.get("maxCount") or "a limit"
+        return [_check("gemini retention", "warn",
+                       f"Gemini CLI deletes old sessions (general.sessionRetention: {age}); {kept}")]
+    return []
+
+
+def import_checks(config: Any) -> list[dict[str, str]]:
+    from agtaild.store.imports import list_collections
+
+    out = []
+    for col in list_collections(config):
+        if "error" in col:
+            out.append(_check(f"collection {col['name']}", "warn", col["error"]))
+            continue
+        notes = []
+        if col["partials"]:
+            notes.append(f"{col['partials']} partial file(s) from an interrupted pull (pull again to finish)")
+        if col["conflicts"]:
+            notes.append(f"{col['conflicts']} conflict copies (see docs/sync.md, Conflicts)")
+        if col["problems"]:
+            notes.append("; ".join(col["problems"][:3]))
+        status = "warn" if notes else "ok"
+        out.append(_check(f"collection {col['name']}", status,
+                          "; ".join(notes) or f"{col['sessions']} sessions, last sync {col['last_sync'] or '-'}"))
+    return out
+
+
+def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]:
+    from agtaild.store.archive import archive_usage
+
+    env = dict(os.environ) if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    checks: list[dict[str, str]] = []
+    data = Path(config.data_dir)
+    if data.exists() and not os.access(data, os.W_OK):
+        checks.append(_check("data dir", "error", f"{data} is not writable; fix its permissions"))
+    else:
+        checks.append(_check("data dir", "ok", str(data)))
+    archive = archive_usage(config)
+    archive_on = bool(archive["enabled"])
+    if archive_on:
+        checks.append(_check("archive", "ok", f"on: {archive['files']} files, {archive['bytes']} bytes in {archive['dir']}"))
+    else:
+        checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (remove --no-archive)"))
+    checks.extend(claude_checks(config, archive_on))
+    checks.extend(gemini_checks(home, archive_on))
+    checks.extend(import_checks(config))
+    for tool, why in (("rsync", "sync over ssh:// remotes"), ("fzf", "the `agtail pick` fuzzy finder")):
+        found = shutil.which(tool)
+        checks.append(_check(tool, "ok" if found else "info", found or f"not installed (needed for {why})"))
+    return {"checks": checks, "archive": archive,
+            "ok": not any(c["status"] == "error" for c in checks)}
+
+
+def cmd_doctor(ctx: Any) -> int:
+    doc = run_doctor(ctx.config)
+    if ctx.json:
+        ctx.out_json(doc)
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "error": "FAIL", "info": "info"}
+        for c in doc["checks"]:
+            print(f"[{marks.get(c['status'], c['status'])}] {c['name']}: {c['message']}")
+    return 0 if doc["ok"] else 1

@@ -1,0 +1,148 @@
+"""`agtail resume AGENT:ID` and `agtail pick`: back into a session with its own agent.
+
+The agent runs as a child in the session's directory, with the terminal; agtail ignores
+Ctrl-C meanwhile (the agent handles it) and exits with the agent's exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from agtaild.errors import AgtailError, NotFound, UsageError
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("resume", parents=[common], help="resume a session with its own agent",
+                       description="Run the agent's own resume command in the session's directory.")
+    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
+    p.add_argument("--print", dest="print_only", action="store_true",
+                   help="only print {agent, cwd, cwd_exists, argv} as JSON")
+    p.set_defaults(func=cmd_resume)
+
+    q = sub.add_parser("pick", parents=[common], help="pick a recent session and resume it",
+                       description="A fuzzy picker over recent sessions (fzf when installed, else a prompt).")
+    q.add_argument("--agent", action="append", help="only this agent (repeatable)")
+    q.add_argument("--cwd", help="only sessions in this directory")
+    q.add_argument("--limit", type=int, default=200, help="how many recent sessions to offer (default 200)")
+    q.add_argument("--query", default="", help="start with this filter text")
+    q.add_argument("--no-fzf", action="store_true", help="use the plain prompt even if fzf is installed")
+    q.add_argument("--print", dest="print_only", action="store_true",
+                   help="print the chosen session's resume command as JSON instead of running it")
+    q.set_defaults(func=cmd_pick)
+
+
+def _resume_info(ctx: Any, agent: str, sid: str) -> dict[str, Any]:
+    backend = ctx.backend()
+    try:
+        return dict(backend.call("resume.command", {"agent": agent, "id": sid}))
+    finally:
+        backend.close()
+
+
+def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
+    if print_only:
+        ctx.out_json({k: info.get(k) for k in ("agent", "id", "cwd", "cwd_exists", "argv")})
+        return 0
+    argv: list[str] = info["argv"]
+    cwd = info.get("cwd")
+    if cwd and not info.get("cwd_exists"):
+        raise NotFound(
+            f"the session's directory {cwd} no longer exists; recreate it (or check it out again) and "
+            "retry, or see the command with `agtail resume --print`"
+        )
+    if shutil.which(argv[0]) is None:
+        raise AgtailError(f"{argv[0]!r} is not on PATH; install {info['agent']} or add it to PATH, then retry")
+    ctx.err(f"agtail: resuming {info['agent']}:{info['id']} in {cwd or os.getcwd()}: {' '.join(argv)}")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc = subprocess.run(argv, cwd=cwd or None, check=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+
+
+def cmd_resume(ctx: Any) -> int:
+    from agtaild.resume import split_ref
+
+    agent, sid = split_ref(ctx.args.session)
+    return run_resume(ctx, _resume_info(ctx, agent, sid), ctx.args.print_only)
+
+
+def _line(s: dict[str, Any]) -> str:
+    when = (s.get("ended") or s.get("started") or "")[:16].replace("T", " ")
+    title = " ".join((s.get("title") or s.get("first_prompt") or "").split())[:100]
+    return f"{s['agent']}:{s['id']}\t{when}\t{s.get('project') or '-'}\t{title}"
+
+
+def _recent(ctx: Any) -> list[dict[str, Any]]:
+    args = ctx.args
+    params: dict[str, Any] = {"limit": max(1, args.limit), "imported": False, "archived": False}
+    if args.cwd:
+        params["cwd"] = os.path.abspath(args.cwd)
+    agents = args.agent or [None]
+    found: list[dict[str, Any]] = []
+    backend = ctx.backend()
+    try:
+        for agent in agents:
+            p = dict(params, agent=agent) if agent else params
+            found.extend(backend.call("sessions.list", p)["sessions"])
+    finally:
+        backend.close()
+    found = [s for s in found if s.get("resumable", True) and not s.get("imported") and not s.get("archived")]
+    found.sort(key=lambda s: s.get("mtime") or 0, reverse=True)
+    return found[: max(1, args.limit)]
+
+
+def _choose_fzf(lines: list[str], query: str) -> str | None:
+    proc = subprocess.run(
+        ["fzf", "--delimiter=\t", "--with-nth=2..", "--prompt=session> ", f"--query={query}", "--no-multi"],
+        input="\n".join(lines), text=True, stdout=subprocess.PIPE, check=False,
+    )
+    choice = proc.stdout.strip()
+    return choice.split("\t", 1)[0] if proc.returncode == 0 and choice else None
+
+
+def _choose_prompt(lines: list[str], query: str) -> str | None:
+    """A plain numbered prompt on stderr/stdin: a number picks, text narrows, empty quits."""
+    text = query
+    while True:
+        shown = [ln for ln in lines if text.lower() in ln.lower()][:30]
+        if not shown:
+            print(f"no session matches {text!r}", file=sys.stderr)
+            text = ""
+            shown = lines[:30]
+        for n, ln in enumerate(shown, 1):
+            ref, when, project, title = [*ln.split("\t"), "", "", ""][:4]
+            print(f"{n:3}  {when}  {project[:20]:20}  {title[:70]}  ({ref})", file=sys.stderr)
+        print("number to resume, text to filter, empty to quit: ", end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline()
+        if not answer or not answer.strip():
+            return None
+        answer = answer.strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(shown):
+            return shown[int(answer) - 1].split("\t", 1)[0]
+        text = answer
+
+
+def cmd_pick(ctx: Any) -> int:
+    from agtaild.resume import split_ref
+
+    sessions = _recent(ctx)
+    if not sessions:
+        raise NotFound("no resumable sessions found (imported and archived sessions are never offered)")
+    lines = [_line(s) for s in sessions]
+    use_fzf = not ctx.args.no_fzf and shutil.which("fzf") is not None and sys.stdin.isatty()
+    ref = _choose_fzf(lines, ctx.args.query) if use_fzf else _choose_prompt(lines, ctx.args.query)
+    if ref is None:
+        ctx.err("agtail: nothing picked")
+        return 1
+    agent, sid = split_ref(ref)
+    if not agent or not sid:
+        raise UsageError(f"picked an unreadable line {ref!r}")
+    return run_resume(ctx, _resume_info(ctx, agent, sid), ctx.args.print_only)

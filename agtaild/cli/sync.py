@@ -1,0 +1,253 @@
+"""`agtail export`, `agtail sync push|pull|status|verify`, `agtail collections`.
+
+Reports go to stdout as JSON with --json (CONTRACT: push/pull give at least
+``{"files", "bytes", "skipped"}``); otherwise a summary goes to stderr. Exit 1 when any file
+failed (the rest were moved; run again to resume), 3 when a remote's set was refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+from agtaild.errors import UsageError
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``512M``, ``2G``, ``100000`` → bytes."""
+    m = _SIZE.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 500M, 2G)")
+    return int(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " ")
+
+
+def default_collection() -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname().split(".")[0]).strip(".-")
+    return name or "this-machine"
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("export", parents=[common], help="copy sessions' native files + manifest.json to DIR")
+    p.add_argument("sessions", nargs="+", metavar="AGENT:ID")
+    p.add_argument("--to", required=True, metavar="DIR", help="the directory to write (created if missing)")
+    p.add_argument("--max-file-size", type=parse_size, metavar="SIZE", help="largest file to copy (default 1G)")
+    p.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("sync", parents=[common], help="push/pull sessions between machines",
+                       description="Move only the difference between this machine and a REMOTE "
+                       "(a directory, ssh://host/path, or http(s)://host:port of another agtaild).")
+    ssub = s.add_subparsers(dest="sync_command", metavar="ACTION")
+    for name, text in (("push", "send this machine's native sessions to REMOTE as collection NAME"),
+                       ("pull", "copy REMOTE's collection NAME into the local import store")):
+        a = ssub.add_parser(name, parents=[common], help=text, description=text)
+        a.add_argument("remote", metavar="REMOTE")
+        a.add_argument("--collection", metavar="NAME",
+                       help="collection name (push default: this host's name)" if name == "push" else
+                       "collection name (required)")
+        a.add_argument("--agent", action="append", help="only this agent's sessions (repeatable)")
+        a.add_argument("--dry-run", action="store_true", help="report what would move; write nothing")
+        _transfer_options(a)
+        a.set_defaults(func=cmd_push if name == "push" else cmd_pull)
+    st = ssub.add_parser("status", parents=[common], help="what a push and a pull would move now")
+    st.add_argument("remote", metavar="REMOTE")
+    st.add_argument("--collection", metavar="NAME", help="the collection (default: this host's name)")
+    _transfer_options(st)
+    st.set_defaults(func=cmd_status)
+    v = ssub.add_parser("verify", parents=[common], help="re-read stored copies and compare with their records")
+    v.add_argument("remote", metavar="REMOTE", nargs="?", help="a directory remote (default: this machine)")
+    v.add_argument("--collection", metavar="NAME")
+    v.set_defaults(func=cmd_verify)
+    s.set_defaults(func=lambda ctx: _usage(s))
+
+    c = sub.add_parser("collections", parents=[common], help="list (or remove) imported collections")
+    c.add_argument("action", nargs="?", choices=["list", "remove"], default="list")
+    c.add_argument("name", nargs="?", help="the collection to remove")
+    c.set_defaults(func=cmd_collections)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _transfer_options(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--max-file-size", type=parse_size, metavar="SIZE",
+                   help="refuse files larger than this (default 1G)")
+    a.add_argument("--token-file", metavar="FILE",
+                   help="the http remote's token (its <data dir>/token) (env: AGTAIL_REMOTE_TOKEN)")
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    path = getattr(args, "token_file", None)
+    if path:
+        try:
+            return Path(path).expanduser().read_text().strip() or None
+        except OSError as exc:
+            raise UsageError(f"cannot read the token file {path}: {exc.strerror}") from None
+    return os.environ.get("AGTAIL_REMOTE_TOKEN") or None
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _say_report(ctx: Any, verb: str, rep: dict[str, Any]) -> None:
+    ctx.err(
+        f"{verb} {rep['files']} file(s), {_human(rep['bytes'])} ({rep.get('appended', 0)} appended, "
+        f"{rep.get('resumed', 0)} resumed, {rep.get('new', 0)} new, {rep.get('replaced', 0)} replaced); "
+        f"{rep['skipped']} unchanged"
+    )
+    for c in rep.get("conflicts", []):
+        kept = f"; the other copy is kept as {c['kept_as']}" if c.get("kept_as") else ""
+        ctx.err(f"conflict: {c['path']} had changed on the other side{kept}")
+    for e in rep.get("errors", []):
+        ctx.err(f"error: {e['path']}: {e['message']}")
+
+
+def _finish(ctx: Any, verb: str, rep: dict[str, Any]) -> int:
+    if ctx.json:
+        ctx.out_json(rep)
+    else:
+        _say_report(ctx, verb, rep)
+    return 1 if rep.get("errors") else 0
+
+
+def cmd_export(ctx: Any) -> int:
+    from agtaild.resume import split_ref
+    from agtaild.sync.export import export_sessions
+
+    sessions = []
+    backend = ctx.backend()
+    try:
+        for ref in ctx.args.sessions:
+            agent, sid = split_ref(ref)
+            sessions.append(backend.call("sessions.get", {"agent": agent, "id": sid})["session"])
+    finally:
+        backend.close()
+    rep = export_sessions(ctx.config, sessions, Path(ctx.args.to).expanduser().resolve(),
+                          ctx.args.max_file_size)
+    return _finish(ctx, f"exported {len(sessions)} session(s) to {rep['to']}:", rep)
+
+
+def _refresh_index(ctx: Any) -> None:
+    """Let the index see a pulled collection (best effort: a running daemon also watches)."""
+    from agtaild.errors import AgtailError
+
+    ctx._config = None  # the import store may have a new collection: resolve the roots again
+    try:
+        backend = ctx.backend()
+        try:
+            backend.call("index.update", {})
+        finally:
+            backend.close()
+    except (AgtailError, ImportError, OSError) as exc:
+        ctx.err(f"agtail: pulled, but the index was not updated ({exc}); run `agtail index`")
+
+
+def cmd_push(ctx: Any) -> int:
+    from agtaild.sync.remote import push
+
+    a = ctx.args
+    rep = push(ctx.config, a.remote, a.collection or default_collection(), agents=a.agent,
+               max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run)
+    return _finish(ctx, "would push" if a.dry_run else "pushed", rep)
+
+
+def cmd_pull(ctx: Any) -> int:
+    from agtaild.sync.remote import pull
+
+    a = ctx.args
+    if not a.collection:
+        raise UsageError("sync pull needs --collection NAME (`agtail sync status REMOTE` lists the collections)")
+    rep = pull(ctx.config, a.remote, a.collection, agents=a.agent, max_file_size=a.max_file_size,
+               token=_token(a), dry_run=a.dry_run)
+    if not a.dry_run and rep["files"]:
+        _refresh_index(ctx)
+    return _finish(ctx, "would pull" if a.dry_run else "pulled", rep)
+
+
+def cmd_status(ctx: Any) -> int:
+    from agtaild.sync.remote import status
+
+    a = ctx.args
+    doc = status(ctx.config, a.remote, a.collection or default_collection(),
+                 max_file_size=a.max_file_size, token=_token(a))
+    if ctx.json:
+        ctx.out_json(doc)
+        return 0
+    print(f"{a.remote} ({doc['kind']}): collections {', '.join(doc.get('collections') or []) or '-'}")
+    for direction in ("push", "pull"):
+        rep = doc.get(direction) or {}
+        if "error" in rep:
+            print(f"  {direction}: {rep['error']}")
+            continue
+        pending = rep.get("pending", [])
+        print(f"  {direction} {doc['collection']}: {len(pending)} file(s), {_human(rep.get('bytes', 0))} to move, "
+              f"{rep.get('skipped', 0)} unchanged, {len(rep.get('conflicts', []))} conflict(s)")
+        for item in pending[:20]:
+            print(f"    {item['action']:8} {item['path']} ({_human(item['bytes'])})")
+    for h in doc.get("history", []):
+        print(f"  last {h['direction']} {h['collection']}: {h['at']} ({h['files']} files, {_human(h['bytes'])})")
+    return 0
+
+
+def cmd_verify(ctx: Any) -> int:
+    from agtaild.sync.remote import verify
+
+    doc = verify(ctx.config, ctx.args.remote, ctx.args.collection)
+    if ctx.json:
+        ctx.out_json(doc)
+    else:
+        for c in doc["collections"]:
+            print(f"{c['path']}: {c['ok']}/{c['files']} verified; differ {len(c['differs'])}, missing "
+                  f"{len(c['missing'])}, unrecorded {len(c['unrecorded'])}, partial {len(c['partials'])}, "
+                  f"conflict copies {len(c['conflicts'])}")
+            for d in c["differs"]:
+                print(f"  differs: {d['path']}")
+            for m in c["missing"]:
+                print(f"  missing: {m}")
+        if "archive" in doc:
+            arc = doc["archive"]
+            print(f"archive {arc['path']}: {arc['checked']} checked, {len(arc['differs'])} differ")
+        print("clean" if doc["clean"] else "NOT clean: pull (or push) again; see docs/sync.md, Recovery")
+    return 0 if doc["clean"] else 1
+
+
+def cmd_collections(ctx: Any) -> int:
+    from agtaild.store.imports import list_collections, remove_collection
+
+    a = ctx.args
+    if a.action == "remove":
+        if not a.name:
+            raise UsageError("collections remove needs the collection NAME")
+        doc: Any = remove_collection(ctx.config, a.name)
+        if ctx.json:
+            ctx.out_json(doc)
+        else:
+            ctx.err(f"removed collection {a.name} ({doc['files']} files); run `agtail index` to forget its sessions")
+        return 0
+    rows = list_collections(ctx.config)
+    if ctx.json:
+        ctx.out_json({"collections": rows})
+        return 0
+    if not rows:
+        ctx.err(f"no imported collections in {ctx.config.import_dir}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['name']}: {r['error']}")
+            continue
+        agents = ", ".join(f"{k} {v['sessions']}" for k, v in sorted(r["agents"].items()))
+        print(f"{r['name']:20} {r['sessions']:6} sessions  {_human(r['bytes']):>9}  last sync {r['last_sync'] or '-'}"
+              f"  ({agents})")
+    return 0
