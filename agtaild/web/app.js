@@ -16,10 +16,8 @@
   // Highlight markers a snippet may carry around matches (FTS5 snippet() markers). They are
   // parsed as plain text; nothing in a snippet is ever treated as markup.
   const MARKERS = [
-    ['\u0002', '\u0003'],
     ['\u00ab', '\u00bb'],
-    ['<mark>', '</mark>'],
-    ['<b>', '</b>'],
+    ['\u0002', '\u0003'],
   ];
   const KINDS = ['text', 'thinking', 'tool_use', 'tool_result', 'hook', 'summary', 'system', 'unknown'];
 
@@ -107,6 +105,12 @@
     const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
     if (sameDay(d, yesterday)) return 'yesterday ' + fmtClock(d);
     return fmtDate(d) + ' ' + fmtClock(d);
+  }
+
+  // In the list, rows sit under their day's heading: today's say how long ago, others the time.
+  function rowTime(d) {
+    if (!d) return '';
+    return sameDay(d, new Date()) ? relTime(d) : fmtClock(d);
   }
 
   function dayLabel(d) {
@@ -535,8 +539,11 @@
       } catch (err) {
         handleError(err, 'Sessions');
       } finally {
-        this.loading = false;
-        this.updateCount();
+        if (key === this.key) {
+          this.loading = false;
+          this.renderMore();
+          this.updateCount();
+        }
       }
     },
 
@@ -636,9 +643,13 @@
       h(
         'div',
         { class: 'srow-side' },
-        h('time', { text: relTime(d), title: fmtFull(d), datetime: d ? d.toISOString() : null }),
-        h('span', { class: 'msgs', text: fmtInt(s.messages || 0) + ' msg' + (s.messages === 1 ? '' : 's') }),
-        s.usage && s.usage.total_tokens ? h('span', { class: 'tokens', text: fmtTokens(s.usage.total_tokens) + ' tok' }) : null,
+        h('time', { text: rowTime(d), title: fmtFull(d), datetime: d ? d.toISOString() : null }),
+        h(
+          'span',
+          { class: 'counts' },
+          fmtInt(s.messages || 0) + ' msg' + (s.messages === 1 ? '' : 's'),
+          s.usage && s.usage.total_tokens ? ' · ' + fmtTokens(s.usage.total_tokens) + ' tok' : null,
+        ),
       ),
     );
   }
@@ -648,16 +659,22 @@
   const sessionView = {
     root: null,
     gen: 0,
+    routeKey: null,
     agent: null,
     id: null,
     session: null,
     next: null,
     loading: false,
     bySeq: new Map(),
+    json: new Map(),
+    pending: new Set(),
     maxSeq: -1,
     lastRole: null,
     follow: null,
     children: new Map(),
+    childBox: null,
+    resumeBox: null,
+    refreshTimer: null,
 
     build() {
       this.root = $('#view-session');
@@ -667,13 +684,15 @@
       if (!this.root) this.build();
       const at = params.get('at');
       const atSeq = at !== null && at !== '' && !isNaN(Number(at)) ? Number(at) : null;
-      if (agent === this.agent && id === this.id && this.session) {
+      const routeKey = agent + '\u0000' + id;
+      if (routeKey === this.routeKey && this.session) {
         if (atSeq !== null) await this.reveal(atSeq);
         this.startFollow();
         return;
       }
       this.close();
       const gen = ++this.gen;
+      this.routeKey = routeKey;
       this.agent = agent;
       this.id = id;
       clear(this.root).append(h('div', { class: 'loading', text: 'Loading session…' }));
@@ -684,11 +703,15 @@
         ]);
         if (gen !== this.gen) return;
         this.session = sbody.session || sbody;
+        // The route may name a unique prefix of the id; from here on use the whole id.
+        this.agent = this.session.agent || agent;
+        this.id = this.session.id || id;
         this.renderShell();
         this.appendEvents(ebody.events || []);
         this.next = ebody.next || null;
         this.renderMore();
         this.loadChildren(gen);
+        this.loadResume(gen);
         if (atSeq !== null) await this.reveal(atSeq);
         else window.scrollTo(0, 0);
         this.startFollow();
@@ -705,23 +728,36 @@
 
     close() {
       this.stopFollow();
+      clearTimeout(this.refreshTimer);
       this.gen++;
-      this.agent = this.id = this.session = null;
+      this.routeKey = this.agent = this.id = this.session = null;
       this.next = null;
       this.bySeq = new Map();
+      this.json = new Map();
+      this.pending = new Set();
       this.children = new Map();
+      this.childBox = this.resumeBox = null;
       this.maxSeq = -1;
       this.lastRole = null;
     },
 
     renderShell() {
+      this.head = this.renderHead();
+      this.liveBadge = h('span', { class: 'tag live-badge', hidden: true, text: 'following live' });
+      this.events = h('div', { class: 'transcript' });
+      this.moreBox = h('div', { class: 'more-box' });
+      clear(this.root);
+      add(this.root, [h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' }), this.liveBadge), this.head, this.events, this.moreBox]);
+    },
+
+    renderHead() {
       const s = this.session;
       const started = toDate(s.started);
       const ended = toDate(s.ended);
       const facts = [];
       const fact = (label, value, title) => {
         if (value === null || value === undefined || value === '') return;
-        facts.push(h('div', { class: 'fact' }, h('dt', { text: label }), h('dd', { text: String(value), title: title || null })));
+        facts.push(h('div', { class: 'fact' }, h('dt', { text: label }), h('dd', { text: String(value), title: title || String(value) })));
       };
       fact('Project', s.project, s.cwd);
       fact('Directory', s.cwd);
@@ -737,64 +773,84 @@
 
       const parentBox = h('div', { class: 'parent' });
       if (s.parent && s.parent.id) {
-        const link = h('a', { href: sessionHash(s.parent.agent || s.agent, s.parent.id), text: 'parent session ' + shortId(s.parent.id) });
+        const pagent = s.parent.agent || s.agent;
+        const link = h('a', { href: sessionHash(pagent, s.parent.id), text: 'session ' + shortId(s.parent.id) });
         parentBox.append('↳ Subagent of ', link);
-        api(sessionPath(s.parent.agent || s.agent, s.parent.id))
+        api(sessionPath(pagent, s.parent.id))
           .then((b) => {
-            const p = b.session || b;
-            link.textContent = sessionTitle(p);
+            link.textContent = sessionTitle(b.session || b);
           })
           .catch(() => {});
       }
+      return h(
+        'header',
+        { class: 'session-head' },
+        h('h1', { class: 'session-title', text: sessionTitle(s) }),
+        h('div', { class: 'session-tags' }, agentBadge(s.agent), h('span', { class: 'sid', text: s.id, title: 'Session id' }), sessionTags(s)),
+        parentBox,
+        h('dl', { class: 'facts' }, facts),
+        usageCards(s.usage),
+        this.resumeBox,
+        this.childBox,
+      );
+    },
 
-      const resume =
-        s.resumable && !s.imported && !s.archived
-          ? h('div', { class: 'resume' }, h('span', { class: 'label', text: 'Resume' }), h('code', { text: 'agtail resume ' + s.agent + ':' + s.id }))
-          : null;
-
-      this.liveBadge = h('span', { class: 'tag live-badge', hidden: true, text: 'following' });
-      this.events = h('div', { class: 'transcript' });
-      this.moreBox = h('div', { class: 'more-box' });
-      clear(this.root);
-      add(this.root, [
-        h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' })),
-        h(
-          'header',
-          { class: 'session-head' },
-          h('h1', { class: 'session-title', text: sessionTitle(s) }),
-          h('div', { class: 'session-tags' }, agentBadge(s.agent), h('span', { class: 'sid', text: s.id, title: 'Session id' }), sessionTags(s), this.liveBadge),
-          parentBox,
-          h('dl', { class: 'facts' }, facts),
-          usageCards(s.usage),
-          resume,
-        ),
-        this.events,
-        this.moreBox,
-      ]);
+    eventJson(ev) {
+      try {
+        return JSON.stringify(ev);
+      } catch (_) {
+        return String(ev.seq);
+      }
     },
 
     appendEvents(events) {
       const frag = document.createDocumentFragment();
       for (const ev of events) {
-        if (typeof ev.seq !== 'number') continue;
+        if (!ev || typeof ev.seq !== 'number') continue;
+        const json = this.eventJson(ev);
         const old = this.bySeq.get(ev.seq);
         if (old) {
-          // An updated event (a tool result merged into its call): re-render in place.
-          const node = renderEvent(ev, old.dataset.role === 'shown', this);
-          old.replaceWith(node);
-          this.bySeq.set(ev.seq, node);
+          // The same event again, maybe completed (a tool result merged into its call).
+          if (this.json.get(ev.seq) !== json) {
+            const node = renderEvent(ev, old.dataset.role === 'shown', this);
+            if (old.classList.contains('target')) node.classList.add('target');
+            this.keepOpen(old, node);
+            old.replaceWith(node);
+            this.bySeq.set(ev.seq, node);
+            this.json.set(ev.seq, json);
+            this.track(ev);
+          }
           continue;
         }
+        if (ev.seq < this.maxSeq) continue; // out of order: only appends are expected
+        // Hooks and system records do not interrupt a turn: the next message of the same
+        // role gets no new header.
         const role = roleGroup(ev);
-        const showRole = role !== this.lastRole;
-        this.lastRole = role;
+        const showRole = role !== this.lastRole && role !== 'meta';
+        if (role !== 'meta') this.lastRole = role;
         const node = renderEvent(ev, showRole, this);
         this.bySeq.set(ev.seq, node);
-        if (ev.seq > this.maxSeq) this.maxSeq = ev.seq;
+        this.json.set(ev.seq, json);
+        this.track(ev);
+        this.maxSeq = ev.seq;
         frag.append(node);
       }
+      const empty = $('.transcript > .empty', this.root);
+      if (empty && frag.childNodes.length) empty.remove();
       this.events.append(frag);
-      if (!this.events.firstChild && !this.next) this.events.append(h('div', { class: 'empty', text: 'This session has no events.' }));
+      if (!this.events.firstChild && !this.next) this.events.append(h('div', { class: 'empty', text: 'This session has no events yet.' }));
+    },
+
+    // Which tool calls still wait for their result (re-read when the session changes).
+    track(ev) {
+      if (ev.kind === 'tool_use' && (ev.result === null || ev.result === undefined) && !ev.is_error) this.pending.add(ev.seq);
+      else this.pending.delete(ev.seq);
+    },
+
+    keepOpen(oldNode, newNode) {
+      const before = oldNode.querySelectorAll('details');
+      const after = newNode.querySelectorAll('details');
+      for (let i = 0; i < before.length && i < after.length; i++) after[i].open = before[i].open;
     },
 
     renderMore() {
@@ -843,7 +899,6 @@
         }
       }
       if (!node) return;
-      for (let p = node; p && p !== this.root; p = p.parentElement) if (p.tagName === 'DETAILS') p.open = true;
       for (const d of node.querySelectorAll('details')) d.open = true;
       for (const old of this.root.querySelectorAll('.ev.target')) old.classList.remove('target');
       node.classList.add('target');
@@ -851,53 +906,108 @@
     },
 
     async loadChildren(gen) {
-      // Subagent sessions spawned from this one, so their tool calls can link to them.
+      // Subagent sessions spawned from this one, so that their tool calls link to them.
+      // They share the parent's directory and start after it.
       const s = this.session;
-      let kids = Array.isArray(s.children) ? s.children : null;
-      if (!kids) {
-        try {
-          const body = await api('/sessions', { parent: s.agent + ':' + s.id, limit: 200 });
-          kids = (body.sessions || []).filter((c) => c.parent && c.parent.id === s.id);
-        } catch (_) {
-          kids = [];
-        }
+      if (!s.cwd) return;
+      let kids = [];
+      try {
+        const body = await api('/sessions', { cwd: s.cwd, since: s.started || null, limit: 500 });
+        kids = (body.sessions || []).filter((c) => c.parent && c.parent.id === s.id && (c.parent.agent || c.agent) === s.agent);
+      } catch (_) {
+        return;
       }
       if (gen !== this.gen || !kids.length) return;
-      const box = h('div', { class: 'children' }, h('span', { class: 'label', text: 'Subagents' }));
+      kids.sort((a, b) => String(a.started || '').localeCompare(String(b.started || '')));
+      this.childBox = h('div', { class: 'children' }, h('span', { class: 'label', text: kids.length === 1 ? 'Subagent' : kids.length + ' subagents' }));
       for (const c of kids) {
         const toolId = c.parent && c.parent.tool_use_id;
         if (toolId) this.children.set(toolId, c);
-        box.append(h('a', { href: sessionHash(c.agent || s.agent, c.id), class: 'child-link', text: sessionTitle(c) }));
+        this.childBox.append(h('a', { href: sessionHash(c.agent || s.agent, c.id), class: 'child-link', text: oneLine(sessionTitle(c), 80) }));
       }
-      const head = $('.session-head', this.root);
-      if (head) head.append(box);
+      this.head.append(this.childBox);
       // Link the tool calls already on the page.
-      for (const node of this.events.querySelectorAll('[data-tool-use-id]')) {
+      for (const node of this.events.querySelectorAll('.tool-wrap[data-tool-use-id]')) {
         const child = this.children.get(node.dataset.toolUseId);
         if (child && !node.querySelector('.child-link')) node.append(childLink(child, s.agent));
       }
     },
 
+    async loadResume(gen) {
+      const s = this.session;
+      if (!s.resumable || s.imported || s.archived) return;
+      try {
+        const doc = await api(sessionPath(s.agent, s.id) + '/resume');
+        if (gen !== this.gen || !Array.isArray(doc.argv) || !doc.argv.length) return;
+        const cmd = doc.argv.map(shellQuote).join(' ');
+        this.resumeBox = h(
+          'div',
+          { class: 'resume' },
+          h('span', { class: 'label', text: 'Resume' }),
+          h('code', { text: doc.cwd ? 'cd ' + shellQuote(doc.cwd) + ' && ' + cmd : cmd }),
+          doc.cwd && doc.cwd_exists === false ? tag('directory is gone', 'warn') : null,
+        );
+        this.head.insertBefore(this.resumeBox, this.childBox && this.childBox.parentNode === this.head ? this.childBox : null);
+      } catch (_) {
+        // Not resumable after all (the agent has no resume command): say nothing.
+      }
+    },
+
+    // The session changed on disk (from /changes): update the header, and re-read tool
+    // calls that were waiting for their result (the follow stream sends each event once).
+    changed() {
+      clearTimeout(this.refreshTimer);
+      this.refreshTimer = setTimeout(() => this.refreshNow(), 400);
+    },
+
+    async refreshNow() {
+      const gen = this.gen;
+      if (!this.session) return;
+      try {
+        const body = await api(sessionPath(this.agent, this.id));
+        if (gen !== this.gen) return;
+        this.session = body.session || body;
+        const head = this.renderHead();
+        this.head.replaceWith(head);
+        this.head = head;
+        if (this.pending.size) {
+          let after = Math.min(...this.pending) - 1;
+          while (gen === this.gen) {
+            const page = await api(sessionPath(this.agent, this.id) + '/events', { after_seq: after, limit: EVENT_PAGE });
+            if (gen !== this.gen) return;
+            const events = (page.events || []).filter((ev) => this.bySeq.has(ev.seq) || (!this.next && !this.follow));
+            this.appendEvents(events);
+            const last = (page.events || []).slice(-1)[0];
+            if (!page.next || !last || last.seq >= this.maxSeq) break;
+            after = last.seq;
+          }
+        }
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) handleError(err);
+      }
+    },
+
     startFollow() {
       if (!state.live || this.follow || !this.session || this.next || loggedOut) return;
-      const url = apiUrl(sessionPath(this.agent, this.id) + '/follow', { after: this.maxSeq });
+      const url = apiUrl(sessionPath(this.agent, this.id) + '/follow', { after_seq: this.maxSeq });
       const es = new EventSource(url);
       this.follow = es;
-      const onData = (msg) => {
-        let payload;
+      const parse = (msg) => {
         try {
-          payload = JSON.parse(msg.data);
+          return JSON.parse(msg.data);
         } catch (_) {
-          return;
+          return null;
         }
-        this.onLive(payload);
       };
-      es.addEventListener('message', onData);
-      es.addEventListener('event', onData);
-      es.addEventListener('events', onData);
-      es.addEventListener('session', onData);
+      es.addEventListener('event', (msg) => this.onLive(parse(msg)));
+      es.addEventListener('message', (msg) => this.onLive(parse(msg)));
+      es.addEventListener('reset', () => this.resetEvents());
+      es.addEventListener('removed', () => {
+        this.stopFollow();
+        banner('This session is gone: its file was removed and agtail has no archived copy.', 'info');
+      });
       es.addEventListener('open', () => {
-        if (this.liveBadge) this.liveBadge.hidden = false;
+        if (this.liveBadge && this.follow === es) this.liveBadge.hidden = false;
       });
       es.addEventListener('error', () => {
         if (this.liveBadge) this.liveBadge.hidden = true;
@@ -911,22 +1021,34 @@
       if (this.liveBadge) this.liveBadge.hidden = true;
     },
 
+    // The file was truncated or replaced: the stream starts again from the first event.
+    resetEvents() {
+      this.bySeq = new Map();
+      this.json = new Map();
+      this.pending = new Set();
+      this.maxSeq = -1;
+      this.lastRole = null;
+      clear(this.events);
+    },
+
     onLive(payload) {
       if (!payload || typeof payload !== 'object') return;
       let events = [];
       if (Array.isArray(payload)) events = payload;
       else if (Array.isArray(payload.events)) events = payload.events;
-      else if (payload.event && typeof payload.event === 'object') events = [payload.event];
       else if (typeof payload.seq === 'number' && typeof payload.kind === 'string') events = [payload];
-      if (payload.session && typeof payload.session === 'object' && payload.session.id === this.id) {
-        this.session = payload.session;
-      }
       if (!events.length) return;
-      const nearBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 120;
+      const doc = document.documentElement;
+      const nearBottom = window.innerHeight + window.scrollY >= doc.scrollHeight - 160;
       this.appendEvents(events);
-      if (nearBottom) window.scrollTo(0, document.documentElement.scrollHeight);
+      if (nearBottom) window.scrollTo(0, doc.scrollHeight);
     },
   };
+
+  function shellQuote(s) {
+    const str = String(s);
+    return /^[A-Za-z0-9_@%+=:,./-]+$/.test(str) ? str : "'" + str.replace(/'/g, "'\\''") + "'";
+  }
 
   function roleGroup(ev) {
     if (ev.kind === 'hook' || ev.kind === 'system' || ev.kind === 'summary' || ev.kind === 'unknown') return 'meta';
@@ -1248,7 +1370,7 @@
         clear(body).append(
           usageCards(byDay.totals || {}),
           dayChart(byDay.rows || []),
-          h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model'), statsTable('By agent', byAgent.rows || [], 'Agent')),
+          h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model', true), statsTable('By agent', byAgent.rows || [], 'Agent', true)),
           statsTable('By day', (byDay.rows || []).slice().sort((a, b) => String(b.key).localeCompare(String(a.key))), 'Day'),
         );
       } catch (err) {
@@ -1259,42 +1381,70 @@
     },
   };
 
-  function dayChart(rows) {
-    const sorted = rows.filter((r) => r.key).slice().sort((a, b) => String(a.key).localeCompare(String(b.key)));
-    if (!sorted.length) return h('div', { class: 'empty', text: 'No usage in this period.' });
-    const max = Math.max(1, ...sorted.map((r) => r.total_tokens || 0));
-    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' });
-    for (const r of sorted) {
-      const bar = h('div', { class: 'bar' });
-      bar.style.height = Math.max(1, Math.round(((r.total_tokens || 0) / max) * 100)) + '%';
-      chart.append(h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) }, bar));
+  // Every day from the first to the last row's, with the days without usage as zero.
+  function fillDays(rows) {
+    const byKey = new Map();
+    for (const r of rows) if (/^\d{4}-\d{2}-\d{2}$/.test(String(r.key))) byKey.set(r.key, r);
+    const keys = [...byKey.keys()].sort();
+    if (!keys.length) return [];
+    const out = [];
+    const day = new Date(keys[0] + 'T00:00:00Z');
+    const last = new Date(keys[keys.length - 1] + 'T00:00:00Z');
+    for (let i = 0; day <= last && i < 4000; i++) {
+      const key = day.toISOString().slice(0, 10);
+      out.push(byKey.get(key) || { key, total_tokens: 0, cost_usd: 0 });
+      day.setUTCDate(day.getUTCDate() + 1);
     }
-    return h('figure', { class: 'chart-box' }, chart, h('figcaption', {}, h('span', { text: sorted[0].key }), h('span', { text: 'tokens per day' }), h('span', { text: sorted[sorted.length - 1].key })));
+    return out;
   }
 
-  function statsTable(title, rows, keyLabel) {
+  function dayChart(rows) {
+    const days = fillDays(rows);
+    if (!days.length) return h('div', { class: 'empty', text: 'No usage in this period.' });
+    const max = Math.max(1, ...days.map((r) => r.total_tokens || 0));
+    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' });
+    for (const r of days) {
+      const bar = h('div', { class: 'bar' + (r.total_tokens ? '' : ' zero') });
+      bar.style.height = (r.total_tokens ? Math.max(1, Math.round((r.total_tokens / max) * 100)) : 0) + '%';
+      chart.append(h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) }, bar));
+    }
+    return h(
+      'figure',
+      { class: 'chart-box' },
+      h('div', { class: 'chart-head' }, h('span', { class: 'chart-title', text: 'Tokens per day' }), h('span', { class: 'chart-max', text: 'peak ' + fmtTokens(max) })),
+      chart,
+      h('figcaption', {}, h('span', { text: days[0].key }), h('span', { text: days[days.length - 1].key })),
+    );
+  }
+
+  function statsTable(title, rows, keyLabel, compact) {
     const sorted = keyLabel === 'Day' ? rows : rows.slice().sort((a, b) => (b.total_tokens || 0) - (a.total_tokens || 0));
     const max = Math.max(1, ...sorted.map((r) => r.total_tokens || 0));
+    const cols = compact
+      ? [['Input', 'input_tokens'], ['Output', 'output_tokens']]
+      : [['Input', 'input_tokens'], ['Output', 'output_tokens'], ['Cache read', 'cache_read_tokens'], ['Cache write', 'cache_write_tokens']];
     const table = h(
       'table',
       { class: 'stats' },
-      h('thead', {}, h('tr', {}, [keyLabel, 'Input', 'Output', 'Cache read', 'Cache write', 'Total', 'Cost'].map((t, i) => h('th', { class: i ? 'num' : '', text: t })))),
+      h('thead', {}, h('tr', {}, h('th', { text: keyLabel }), cols.map(([t]) => h('th', { class: 'num', text: t })), h('th', { class: 'num', text: 'Total' }), h('th', { class: 'num', text: 'Cost' }))),
     );
     const tbody = h('tbody');
     for (const r of sorted) {
-      const bar = h('span', { class: 'rowbar' });
-      bar.style.width = Math.round(((r.total_tokens || 0) / max) * 100) + '%';
+      const total = r.total_tokens || 0;
+      const bar = h('span', { class: 'minibar' });
+      bar.style.width = Math.round((total / max) * 100) + '%';
       tbody.append(
         h(
           'tr',
           {},
-          h('td', { class: 'key' }, bar, h('span', { text: r.key === null || r.key === undefined || r.key === '' ? '(unknown)' : String(r.key) })),
-          [r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, r.total_tokens].map((n) => h('td', { class: 'num', text: fmtTokens(n || 0), title: fmtInt(n || 0) })),
-          h('td', { class: 'num', text: fmtCost(r.cost_usd) }),
+          h('td', { class: 'key', text: r.key === null || r.key === undefined || r.key === '' ? '(unknown)' : String(r.key) }),
+          cols.map(([, f]) => h('td', { class: 'num', text: fmtTokens(r[f] || 0), title: fmtInt(r[f] || 0) })),
+          h('td', { class: 'num total', title: fmtInt(total) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(total) }))),
+          h('td', { class: 'num', text: fmtCost(r.cost_usd), title: r.cost_usd === null || r.cost_usd === undefined ? 'A model\u2019s price is unknown' : null }),
         ),
       );
     }
-    if (!sorted.length) tbody.append(h('tr', {}, h('td', { colspan: 7, class: 'muted', text: 'No usage in this period.' })));
+    if (!sorted.length) tbody.append(h('tr', {}, h('td', { colspan: cols.length + 3, class: 'muted', text: 'No usage in this period.' })));
     table.append(tbody);
     return h('section', { class: 'stats-sec' }, h('h2', { text: title }), h('div', { class: 'table-wrap' }, table));
   }
@@ -1319,8 +1469,10 @@
         this.onChange(payload);
       };
       es.addEventListener('open', () => setLiveState('on'));
+      es.addEventListener('change', onData);
       es.addEventListener('message', onData);
-      for (const name of ['change', 'changes', 'session', 'sessions', 'added', 'updated', 'removed']) es.addEventListener(name, onData);
+      // Changes were missed (the daemon restarted, or we were away too long): re-list.
+      es.addEventListener('reset', () => this.onChange(null));
       es.addEventListener('error', () => setLiveState(es.readyState === EventSource.CLOSED ? 'off' : 'connecting'));
     },
     stop() {
@@ -1328,7 +1480,9 @@
       this.es = null;
       setLiveState(state.live ? 'connecting' : 'off');
     },
-    onChange() {
+    onChange(change) {
+      const open = sessionView.session;
+      if (open && (!change || (change.agent === sessionView.agent && change.id === sessionView.id))) sessionView.changed();
       // Debounced: an agent writing fast sends many changes.
       clearTimeout(this.timer);
       this.timer = setTimeout(() => {
