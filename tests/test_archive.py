@@ -1,0 +1,102 @@
+"""The archive mirrors native files: new bytes appended and verified, rewrites kept, off when off."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agtaild.adapters import get_adapter
+from agtaild.config import RootSpec, load_config
+from agtaild.store.archive import Archiver, after_read_hook, archive_usage
+
+CLAUDE = "real/claude-2.1.197/projects"
+
+
+@pytest.fixture
+def machine(tmp_path: Path, corpus: Path) -> tuple[object, Path]:
+    native = tmp_path / "claude" / "projects"
+    shutil.copytree(corpus / CLAUDE, native)
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+    return config, native
+
+
+def units(native: Path) -> list:
+    return list(get_adapter("claude-code").discover(native))
+
+
+def native_files(native: Path) -> list[Path]:
+    return sorted(p for p in native.rglob("*") if p.is_file())
+
+
+def test_mirrors_every_native_file(machine: tuple, tmp_path: Path) -> None:
+    config, native = machine
+    rep = Archiver(config).mirror_units(units(native))
+    assert rep["errors"] == []
+    mirrored = 0
+    for f in native_files(native):
+        copy = Path(config.archive_dir) / "claude-code" / f.relative_to(native)
+        if copy.exists():
+            assert copy.read_bytes() == f.read_bytes()
+            assert int(copy.stat().st_mtime) == int(f.stat().st_mtime)
+            mirrored += 1
+    assert mirrored == rep["files"] >= 7
+    again = Archiver(config).mirror_units(units(native))
+    assert (again["files"], again["bytes"]) == (0, 0)
+
+
+def test_appended_bytes_only(machine: tuple) -> None:
+    config, native = machine
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = sorted(native.glob("*/*.jsonl"))[0]
+    extra = b'{"type":"user","message":{"role":"user","content":"more"},"uuid":"zz-1"}\n'
+    with open(target, "ab") as fh:
+        fh.write(extra)
+    rep = arch.mirror_units(units(native))
+    assert (rep["files"], rep["appended"], rep["bytes"], rep["copied"]) == (1, 1, len(extra), 0)
+    copy = Path(config.archive_dir) / "claude-code" / target.relative_to(native)
+    assert copy.read_bytes() == target.read_bytes()
+
+
+def test_rewritten_file_is_copied_and_shrunk_history_kept(machine: tuple) -> None:
+    config, native = machine
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = sorted(native.glob("*/*.jsonl"))[0]
+    before = target.read_bytes()
+    target.write_bytes(before.splitlines(keepends=True)[0])
+    rep = arch.mirror_units(units(native))
+    assert rep["copied"] == 1 and len(rep["kept"]) == 1
+    archive = Path(config.archive_dir)
+    assert (archive / rep["kept"][0]).read_bytes() == before
+    assert (archive / "claude-code" / target.relative_to(native)).read_bytes() == target.read_bytes()
+
+
+def test_archive_off_writes_nothing(machine: tuple) -> None:
+    config, native = machine
+    config.archive = False
+    rep = Archiver(config).mirror_units(units(native))
+    assert rep["files"] == 0
+    assert not Path(config.archive_dir).exists() or not any(Path(config.archive_dir).rglob("*.jsonl"))
+    assert archive_usage(config)["enabled"] is False
+
+
+def test_index_hook_mirrors_native_units_only(machine: tuple) -> None:
+    config, native = machine
+    hook = after_read_hook(config)
+    adapter = get_adapter("claude-code")
+    unit = units(native)[0]
+    hook(adapter, unit, RootSpec(agent="claude-code", path=str(native), kind="imported", collection="x"))
+    assert archive_usage(config)["files"] == 0
+    hook(adapter, unit, RootSpec(agent="claude-code", path=str(native)))
+    assert archive_usage(config)["files"] >= 1
+
+
+def test_archive_inside_native_root_is_refused(tmp_path: Path, corpus: Path) -> None:
+    native = tmp_path / "claude" / "projects"
+    shutil.copytree(corpus / CLAUDE, native)
+    config = load_config(data_dir=str(native / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+    rep = Archiver(config).mirror_units(units(native))
+    assert rep["files"] == 0 and "never writes" in rep["errors"][0]["message"]

@@ -1,0 +1,134 @@
+"""Resume: the adapter's command in the session's cwd; imported and archived sessions refused."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agtaild.cli import resume as cli_resume
+from agtaild.errors import NotFound, Refused, UsageError
+from agtaild.model import ParentRef, Session
+from agtaild.resume import resume_command, resume_for_session, split_ref
+
+
+def test_claude_session_resumes_in_its_cwd(tmp_path: Path) -> None:
+    info = resume_for_session(Session(agent="claude-code", id="abc-123", cwd=str(tmp_path)))
+    assert info == {"agent": "claude-code", "id": "abc-123", "cwd": str(tmp_path), "cwd_exists": True,
+                    "argv": ["claude", "--resume", "abc-123"]}
+
+
+def test_missing_cwd_is_reported_not_hidden(tmp_path: Path) -> None:
+    info = resume_for_session(Session(agent="codex", id="0199", cwd=str(tmp_path / "gone")))
+    assert info["argv"] == ["codex", "resume", "0199"] and info["cwd_exists"] is False
+
+
+def test_imported_session_refused_with_reason() -> None:
+    with pytest.raises(Refused, match="imported from collection 'laptop'"):
+        resume_for_session(Session(agent="claude-code", id="a", imported=True, collection="laptop", resumable=False))
+
+
+def test_archived_session_refused_with_reason() -> None:
+    with pytest.raises(Refused, match="archive"):
+        resume_for_session({"agent": "claude-code", "id": "a", "archived": True, "resumable": False})
+
+
+def test_subagent_transcript_refused() -> None:
+    with pytest.raises(Refused, match="subagent"):
+        resume_for_session(Session(agent="claude-code", id="a", parent=ParentRef(agent="claude-code", id="p")))
+
+
+def test_split_ref() -> None:
+    assert split_ref("claude-code:abc:def") == ("claude-code", "abc:def")
+    with pytest.raises(UsageError):
+        split_ref("no-colon")
+
+
+class FakeService:
+    def __init__(self, session: dict[str, Any]) -> None:
+        self.session = session
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append((method, params))
+        return {"session": self.session}
+
+
+def test_service_method_looks_the_session_up(tmp_path: Path) -> None:
+    svc = FakeService({"agent": "claude-code", "id": "full-id", "cwd": str(tmp_path)})
+    info = resume_command(svc, {"agent": "claude-code", "id": "full"})
+    assert svc.calls == [("sessions.get", {"agent": "claude-code", "id": "full"})]
+    assert info["argv"] == ["claude", "--resume", "full-id"]
+    with pytest.raises(UsageError):
+        resume_command(svc, {"agent": "claude-code"})
+
+
+class Ctx:
+    def __init__(self) -> None:
+        self.out: list[Any] = []
+        self.errors: list[str] = []
+
+    def out_json(self, doc: Any) -> None:
+        self.out.append(doc)
+
+    def err(self, message: str) -> None:
+        self.errors.append(message)
+
+
+def fake_agent(bin_dir: Path, name: str, code: int = 0) -> Path:
+    """An executable that records its argv and cwd, standing in for the real agent."""
+    bin_dir.mkdir(exist_ok=True)
+    record = bin_dir / f"{name}.record"
+    script = bin_dir / name
+    script.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        f"open({str(record)!r}, 'w').write(json.dumps({{'argv': sys.argv[1:], 'cwd': os.getcwd()}}))\n"
+        f"sys.exit({code})\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return record
+
+
+def test_run_resume_runs_the_agent_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = fake_agent(tmp_path / "bin", "claude", code=7)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    work = tmp_path / "project"
+    work.mkdir()
+    info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(work)))
+    ctx = Ctx()
+    assert cli_resume.run_resume(ctx, info, print_only=False) == 7
+    ran = json.loads(record.read_text())
+    assert ran == {"argv": ["--resume", "s-1"], "cwd": str(work)}
+
+
+def test_run_resume_print_only(tmp_path: Path) -> None:
+    info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path)))
+    ctx = Ctx()
+    assert cli_resume.run_resume(ctx, info, print_only=True) == 0
+    assert ctx.out == [{"agent": "claude-code", "id": "s-1", "cwd": str(tmp_path), "cwd_exists": True,
+                        "argv": ["claude", "--resume", "s-1"]}]
+
+
+def test_run_resume_refuses_a_vanished_cwd_and_a_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path / "gone")))
+    with pytest.raises(NotFound, match="no longer exists"):
+        cli_resume.run_resume(Ctx(), info, print_only=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path)))
+    with pytest.raises(Exception, match="not on PATH"):
+        cli_resume.run_resume(Ctx(), info, print_only=False)
+
+
+def test_plain_prompt_filters_then_picks(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = ["claude-code:a\t2026-01-01 10:00\tapp\tfix the login bug",
+             "codex:b\t2026-01-02 10:00\tapi\tadd pagination"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("pagination\n1\n"))
+    assert cli_resume._choose_prompt(lines, "") == "codex:b"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+    assert cli_resume._choose_prompt(lines, "") is None
