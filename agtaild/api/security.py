@@ -150,7 +150,7 @@ class Security:
         )
         if not ok:
             raise Unauthorized("this login link is wrong or was already used; ask `agtail open` for a new one")
-        resp = web.HTTPSeeOther(location="/")
+        resp = web.Response(status=303, headers={"Location": "/"})
         resp.set_cookie(COOKIE_NAME, self.cookie_value, httponly=True, samesite="Strict", path="/")
         resp.headers["Cache-Control"] = "no-store"
         resp.headers["Referrer-Policy"] = "no-referrer"
