@@ -22,6 +22,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.pi:PiAdapter",
     "agtaild.adapters.pi:OhMyPiAdapter",
     "agtaild.adapters.grok:GrokAdapter",
+    "agtaild.adapters.kiro:KiroAdapter",
 ]
 
 _extra: list[Adapter] = []
