@@ -276,3 +276,12 @@ def test_resume_refused_for_imported_sessions(corpus: Path) -> None:
     s = _read(unit).session
     s.imported = True
     assert PiAdapter().resume(s) is None
+
+
+def test_empty_files_are_not_sessions(tmp_path: Path, corpus: Path) -> None:
+    (unit,) = _units(corpus, SYNTH)
+    bucket = tmp_path / "--b--"
+    bucket.mkdir()
+    (bucket / "2026-01-01T00-00-00-000Z_empty.jsonl").write_bytes(b"")
+    (bucket / Path(unit.path).name).write_bytes(Path(unit.path).read_bytes())
+    assert [Path(u.path).name for u in PiAdapter().discover(tmp_path)] == [Path(unit.path).name]

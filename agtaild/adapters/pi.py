@@ -85,7 +85,7 @@ class PiAdapter(JsonlAdapter):
             return
         names = {e.name for e in entries}
         for entry in entries:
-            if entry.name.endswith(".jsonl") and _is_file(entry):
+            if entry.name.endswith(".jsonl") and _is_file(entry) and _nonempty(Path(entry.path)):
                 yield self._unit(Path(entry.path), root, {})
                 yield from self._children(Path(entry.path), root)
             elif _is_dir(entry) and f"{entry.name}.jsonl" not in names:
@@ -93,7 +93,7 @@ class PiAdapter(JsonlAdapter):
 
     def _bucket(self, bucket: Path, root: Path) -> Iterator[Unit]:
         try:
-            files = sorted(p for p in bucket.iterdir() if p.suffix == ".jsonl" and p.is_file())
+            files = sorted(p for p in bucket.iterdir() if p.suffix == ".jsonl" and _nonempty(p))
         except OSError:
             return
         for file in files:
@@ -107,7 +107,7 @@ class PiAdapter(JsonlAdapter):
             return
         parent_id = session_id_from_ref(parent_file.name)
         try:
-            files = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+            files = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and _nonempty(p))
         except OSError:
             return
         for file in files:
@@ -197,6 +197,14 @@ class OhMyPiAdapter(PiAdapter):
                 if candidate.is_dir() and candidate not in roots:
                     roots.append(candidate)
         return roots
+
+
+def _nonempty(path: Path) -> bool:
+    """Pi writes nothing until the first answer; an empty file is no session (yet)."""
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
