@@ -19,6 +19,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.claude_code:ClaudeCodeAdapter",
     "agtaild.adapters.codex:CodexAdapter",
     "agtaild.adapters.gemini:GeminiAdapter",
+    "agtaild.adapters.opencode:OpenCodeAdapter",
     "agtaild.adapters.pi:PiAdapter",
     "agtaild.adapters.pi:OhMyPiAdapter",
     "agtaild.adapters.grok:GrokAdapter",
