@@ -42,7 +42,7 @@ log = logging.getLogger("agtaild.api")
 #: Largest request body accepted (JSON-RPC batches, imports send their own limits).
 MAX_BODY = 1 << 20
 #: Modules with ``register_routes(app)`` that add endpoints (the sync engineer's import API).
-ROUTE_MODULES: list[str] = []
+ROUTE_MODULES: list[str] = ["agtaild.sync.server"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

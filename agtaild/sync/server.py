@@ -274,3 +274,31 @@ def register_routes(app: web.Application) -> None:
 
 #: The name the sync issue gave this entry point.
 setup_import_routes = register_routes
+
+
+def openapi_paths() -> dict[str, Any]:
+    """The sync endpoints in the API's OpenAPI document (details: docs/sync.md)."""
+
+    def op(summary: str, op_id: str, body: str | None = None) -> dict[str, Any]:
+        doc: dict[str, Any] = {"summary": summary, "operationId": op_id, "tags": ["sync"],
+                               "security": [{"bearer": []}], "responses": {"200": {"description": "ok"}}}
+        if body is not None:
+            doc["requestBody"] = {"required": True, "content": {body: {}}}
+        return doc
+
+    coll = {"name": "collection", "in": "path", "required": True, "schema": {"type": "string"}}
+    return {
+        f"{API}/import": {"get": op("Imported collections with counts and last sync", "listImports")},
+        f"{API}/import/{{collection}}/state": {
+            "parameters": [coll], "get": op("What a collection holds (size, sha256, partials)", "importState")},
+        f"{API}/import/{{collection}}/check": {
+            "parameters": [coll], "post": op("Refuse an unsafe manifest as a whole", "importCheck", "application/json")},
+        f"{API}/import/{{collection}}/file": {
+            "parameters": [coll],
+            "put": op("Write one file (header X-Agtail-Write)", "importFile", "application/octet-stream")},
+        f"{API}/import/{{collection}}/manifest": {
+            "parameters": [coll], "put": op("Save the push record", "importManifest", "application/json")},
+        f"{API}/export/manifest": {"get": op("This machine's native files", "exportManifest")},
+        f"{API}/export/prefix": {"get": op("sha256 of a file's first bytes", "exportPrefix")},
+        f"{API}/export/file": {"get": op("Bytes of one exported file", "exportFile")},
+    }
