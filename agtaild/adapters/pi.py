@@ -24,7 +24,8 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.jsonl import JsonlAdapter
-from agtaild.adapters.pi_tree import REREAD, PiTreeParser, session_id_from_ref
+from agtaild.adapters.pi_content import session_id_from_ref
+from agtaild.adapters.pi_tree import REREAD, PiTreeParser
 from agtaild.model import Session
 
 #: How far into the file the first line is looked for (an omp title slot is 256 bytes).

@@ -9,6 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from agtaild.model import Session
+
 #: Longest title taken from a prompt (a whole pasted file is not a title).
 TITLE_MAX = 200
 
@@ -104,3 +106,38 @@ SYSTEM_ENTRY_TEXT: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "session_init": _get("task"),
     "mode_change": _get("mode"),
 }
+
+
+class EntryContext:
+    """Where an entry's events come from (line, time, tree position)."""
+
+    __slots__ = ("line", "parent", "ts", "uuid")
+
+    def __init__(self, *, line: int, ts: str | None, uuid: str | None, parent: str | None) -> None:
+        self.line = line
+        self.ts = ts
+        self.uuid = uuid
+        self.parent = parent
+
+
+def session_id_from_ref(ref: str) -> str:
+    """``parentSession`` is a path (``…/<ts>_<id>.jsonl``) or an id; return the id."""
+    name = ref.replace("\\", "/").rsplit("/", 1)[-1]
+    if name.endswith(".jsonl"):
+        name = name[: -len(".jsonl")]
+        if "_" in name:
+            name = name.rsplit("_", 1)[-1]
+    return name
+
+
+def new_session(agent: str, path: str) -> Session:
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return Session(agent=agent, id=session_id_from_ref(stem), path=path)
+
+
+def str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def int_or_zero(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0

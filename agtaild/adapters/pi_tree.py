@@ -26,8 +26,13 @@ import msgspec
 from agtaild.adapters.jsonl import Category, LineParser, ParserState
 from agtaild.adapters.pi_content import (
     SYSTEM_ENTRY_TEXT,
+    EntryContext,
     content_text,
+    int_or_zero,
     is_slash_command,
+    new_session,
+    session_id_from_ref,
+    str_or_none,
     title_from_prompt,
 )
 from agtaild.adapters.stamps import from_epoch, norm_iso, widen
@@ -65,7 +70,7 @@ class PiTreeParser(LineParser[PiState]):
         self.branch_moved = False
 
     def new_state(self) -> PiState:
-        return PiState(session=_new_session(self.adapter.id, self.unit.path))
+        return PiState(session=new_session(self.adapter.id, self.unit.path))
 
     # -- entry dispatch -----------------------------------------------------------------
     def record(self, obj: Any, line: int, offset: int) -> Category:
@@ -86,7 +91,7 @@ class PiTreeParser(LineParser[PiState]):
         ts = norm_iso(obj.get("timestamp"))
         s = self.st.session
         s.started, s.ended = widen(s.started, s.ended, ts)
-        ctx = _Ctx(line=line, ts=ts, uuid=eid, parent=pid)
+        ctx = EntryContext(line=line, ts=ts, uuid=eid, parent=pid)
         if kind == "message":
             msg = obj.get("message")
             if isinstance(msg, dict):
@@ -107,7 +112,7 @@ class PiTreeParser(LineParser[PiState]):
         self.parents[eid] = pid
         st.leaf = eid
 
-    def _event(self, ctx: _Ctx, kind: str, **fields: Any) -> Event:
+    def _event(self, ctx: EntryContext, kind: str, **fields: Any) -> Event:
         extra = fields.pop("extra", {})
         extra.setdefault("branch", "active")
         ev = Event(
@@ -152,7 +157,7 @@ class PiTreeParser(LineParser[PiState]):
             self.st.named_title = title.strip()
 
     # -- message entries -------------------------------------------------------------------
-    def _message(self, msg: dict[str, Any], entry: dict[str, Any], ctx: _Ctx) -> Category:
+    def _message(self, msg: dict[str, Any], entry: dict[str, Any], ctx: EntryContext) -> Category:
         role = msg.get("role")
         if role == "user":
             return self._user(msg, ctx)
@@ -173,7 +178,7 @@ class PiTreeParser(LineParser[PiState]):
                 extra={"customType": msg.get("customType"), "display": msg.get("display")},
             )
         elif role in ("branchSummary", "compactionSummary"):
-            self._event(ctx, "summary", role=role, text=_str(msg.get("summary")), subtype=role)
+            self._event(ctx, "summary", role=role, text=str_or_none(msg.get("summary")), subtype=role)
         elif role == "developer":
             text, _ = content_text(msg.get("content"))
             self._event(ctx, "system", role="developer", text=text, subtype="developer")
@@ -193,7 +198,7 @@ class PiTreeParser(LineParser[PiState]):
             self._event(ctx, "unknown", role=role if isinstance(role, str) else None, raw=entry)
         return "events"
 
-    def _user(self, msg: dict[str, Any], ctx: _Ctx) -> Category:
+    def _user(self, msg: dict[str, Any], ctx: EntryContext) -> Category:
         st = self.st
         text, images = content_text(msg.get("content"))
         extra: dict[str, Any] = {"images": images} if images else {}
@@ -206,7 +211,7 @@ class PiTreeParser(LineParser[PiState]):
                 st.title_prompt = text
         return "events"
 
-    def _assistant(self, msg: dict[str, Any], ctx: _Ctx) -> Category:
+    def _assistant(self, msg: dict[str, Any], ctx: EntryContext) -> Category:
         st = self.st
         s = st.session
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
@@ -238,7 +243,7 @@ class PiTreeParser(LineParser[PiState]):
         self._record_usage(msg, ctx, model, first)
         return "events"
 
-    def _assistant_block(self, block: Any, ctx: _Ctx, model: str | None) -> Event | None:
+    def _assistant_block(self, block: Any, ctx: EntryContext, model: str | None) -> Event | None:
         if not isinstance(block, dict):
             return self._event(ctx, "unknown", role="assistant", raw=block)
         btype = block.get("type")
@@ -261,7 +266,7 @@ class PiTreeParser(LineParser[PiState]):
                 "tool_use",
                 role="assistant",
                 model=model,
-                tool=_str(block.get("name")),
+                tool=str_or_none(block.get("name")),
                 input=block.get("arguments"),
                 tool_use_id=call_id,
             )
@@ -270,15 +275,17 @@ class PiTreeParser(LineParser[PiState]):
             return ev
         return self._event(ctx, "unknown", role="assistant", raw=block)
 
-    def _record_usage(self, msg: dict[str, Any], ctx: _Ctx, model: str | None, first: Event | None) -> None:
+    def _record_usage(
+        self, msg: dict[str, Any], ctx: EntryContext, model: str | None, first: Event | None
+    ) -> None:
         raw = msg.get("usage")
         if not isinstance(raw, dict):
             return
         usage = Usage(
-            input_tokens=_int(raw.get("input")),
-            output_tokens=_int(raw.get("output")),
-            cache_read_tokens=_int(raw.get("cacheRead")),
-            cache_write_tokens=_int(raw.get("cacheWrite")),
+            input_tokens=int_or_zero(raw.get("input")),
+            output_tokens=int_or_zero(raw.get("output")),
+            cache_read_tokens=int_or_zero(raw.get("cacheRead")),
+            cache_write_tokens=int_or_zero(raw.get("cacheWrite")),
         ).fix_total()
         cost = raw.get("cost")
         total_cost = cost.get("total") if isinstance(cost, dict) else None
@@ -294,7 +301,7 @@ class PiTreeParser(LineParser[PiState]):
         key = ctx.uuid or f"line:{ctx.line}"
         self.add_usage(UsageRecord(key=key, ts=ctx.ts, model=model, usage=usage))
 
-    def _tool_result(self, msg: dict[str, Any], ctx: _Ctx) -> Category:
+    def _tool_result(self, msg: dict[str, Any], ctx: EntryContext) -> Category:
         text, images = content_text(msg.get("content"))
         call_id = msg.get("toolCallId") if isinstance(msg.get("toolCallId"), str) else None
         is_error = bool(msg.get("isError"))
@@ -315,7 +322,7 @@ class PiTreeParser(LineParser[PiState]):
             ctx,
             "tool_result",
             role="tool",
-            tool=_str(msg.get("toolName")),
+            tool=str_or_none(msg.get("toolName")),
             result=text,
             is_error=is_error,
             tool_use_id=call_id,
@@ -323,7 +330,7 @@ class PiTreeParser(LineParser[PiState]):
         )
         return "events"
 
-    def _execution(self, role: str, msg: dict[str, Any], ctx: _Ctx) -> None:
+    def _execution(self, role: str, msg: dict[str, Any], ctx: EntryContext) -> None:
         """A user's own ``!cmd`` (bashExecution) or omp python run: a tool use with its result."""
         exit_code = msg.get("exitCode")
         bash = role == "bashExecution"
@@ -333,14 +340,14 @@ class PiTreeParser(LineParser[PiState]):
             role="user",
             tool="bash" if bash else "python",
             input={"command": msg.get("command")} if bash else {"code": msg.get("code")},
-            result=_str(msg.get("output")),
+            result=str_or_none(msg.get("output")),
             is_error=bool(msg.get("cancelled")) or (isinstance(exit_code, int) and exit_code != 0),
             subtype="bash_execution" if bash else "python_execution",
             extra={k: msg[k] for k in ("exitCode", "cancelled", "truncated") if k in msg},
         )
 
     # -- non-message entries ----------------------------------------------------------------
-    def _system_entry(self, kind: str, obj: dict[str, Any], ctx: _Ctx) -> Category:
+    def _system_entry(self, kind: str, obj: dict[str, Any], ctx: EntryContext) -> Category:
         st = self.st
         payload = {k: v for k, v in obj.items() if k not in _ENVELOPE}
         text = SYSTEM_ENTRY_TEXT[kind](obj)
@@ -401,40 +408,3 @@ class PiTreeParser(LineParser[PiState]):
             if ev.uuid is not None and ev.uuid in self.parents:
                 ev.extra["branch"] = "active" if ev.uuid in active else "inactive"
         return super().take_output()
-
-
-class _Ctx:
-    """Where an entry's events come from (line, time, tree position)."""
-
-    __slots__ = ("line", "parent", "ts", "uuid")
-
-    def __init__(self, *, line: int, ts: str | None, uuid: str | None, parent: str | None) -> None:
-        self.line = line
-        self.ts = ts
-        self.uuid = uuid
-        self.parent = parent
-
-
-def session_id_from_ref(ref: str) -> str:
-    """``parentSession`` is a path (``…/<ts>_<id>.jsonl``) or an id; return the id."""
-    name = ref.replace("\\", "/").rsplit("/", 1)[-1]
-    if name.endswith(".jsonl"):
-        name = name[: -len(".jsonl")]
-        if "_" in name:
-            name = name.rsplit("_", 1)[-1]
-    return name
-
-
-def _new_session(agent: str, path: str) -> Any:
-    from agtaild.model import Session
-
-    stem = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return Session(agent=agent, id=session_id_from_ref(stem), path=path)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
