@@ -1,0 +1,221 @@
+"""Reading sessions and events back out of the index (no native file is parsed again).
+
+Pagination is keyset, never OFFSET: a cursor carries the sort key of the last row returned,
+so page N costs the same as page 1 and events are never re-read from the start.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from agtaild.errors import NotFound, UsageError
+from agtaild.index.params import TimeBound, encode_cursor
+from agtaild.pricing import PriceTable
+
+_decode = msgspec.json.decode
+#: Which copy of an AGENT:ID a bare id means: the native one, then the archived, then imports.
+KIND_PREFERENCE = {"native": 0, "archive": 1, "imported": 2}
+
+
+class SessionFilter(msgspec.Struct):
+    agent: str | None = None
+    cwd: str | None = None
+    project: str | None = None
+    since: TimeBound | None = None
+    until: TimeBound | None = None
+    imported: bool | None = None
+    collection: str | None = None
+    programmatic: bool | None = None
+    archived: bool | None = None
+
+    def sql(self, alias: str = "s") -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        a = alias
+        if self.agent:
+            where.append(f"{a}.agent = ?")
+            args.append(self.agent)
+        if self.cwd:
+            base = self.cwd.rstrip("/") or "/"
+            # the directory itself or anything below it (a range, so the index is used)
+            where.append(f"({a}.cwd = ? OR ({a}.cwd >= ? AND {a}.cwd < ?))")
+            args += [base, base.rstrip("/") + "/", base.rstrip("/") + "0"]
+        if self.project:
+            where.append(f"{a}.project = ?")
+            args.append(self.project)
+        if self.since is not None:
+            where.append(f"{a}.activity >= ?")
+            args.append(self.since.epoch)
+        if self.until is not None:
+            where.append(f"coalesce({a}.started, {a}.activity) < ?")
+            args.append(self.until.epoch)
+        if self.imported is not None:
+            where.append(f"{a}.kind {'=' if self.imported else '!='} 'imported'")
+        if self.collection:
+            where.append(f"{a}.collection = ?")
+            args.append(self.collection)
+        if self.programmatic is not None:
+            where.append(f"{a}.programmatic = ?")
+            args.append(int(self.programmatic))
+        if self.archived is not None:
+            where.append(f"{a}.kind {'=' if self.archived else '!='} 'archive'")
+        return where, args
+
+
+def session_usage(
+    db: sqlite3.Connection, pricing: PriceTable, ids: Iterable[int]
+) -> dict[int, dict[str, Any]]:
+    """Each session's own usage (every response its file records), priced now."""
+    ids = list(ids)
+    out: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for sid, model, long_ctx, inp, outp, cr, cw, rs in db.execute(
+            "SELECT session_id, model, long_ctx, sum(input), sum(output), sum(cache_read), sum(cache_write),"
+            f" sum(reasoning) FROM usage WHERE session_id IN ({marks}) GROUP BY session_id, model, long_ctx",
+            part,
+        ):
+            u = out.setdefault(sid, empty_usage())
+            add_usage(u, inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)))
+    return out
+
+
+def empty_usage() -> dict[str, Any]:
+    return {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "reasoning_tokens": 0,
+        "total_tokens": 0,
+        "cost_usd": 0.0,
+    }
+
+
+def add_usage(u: dict[str, Any], inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> None:
+    u["input_tokens"] += inp
+    u["output_tokens"] += outp
+    u["cache_read_tokens"] += cr
+    u["cache_write_tokens"] += cw
+    u["reasoning_tokens"] += rs
+    u["total_tokens"] += inp + outp + cr + cw
+    u["cost_usd"] = None if cost is None or u["cost_usd"] is None else u["cost_usd"] + cost
+
+
+def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Session JSON documents by row id, with usage computed from the usage rows."""
+    if not ids:
+        return {}
+    out: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for rid, data in db.execute(f"SELECT id, data FROM sessions WHERE id IN ({marks})", part):
+            out[rid] = _decode(data)
+    usage = session_usage(db, pricing, out)
+    for rid, doc in out.items():
+        if rid in usage:
+            doc["usage"] = usage[rid]
+        else:
+            # No usage records: keep the summary's token counts; their cost is unknown
+            # unless there are no tokens at all (cost comes from the table, never adapters).
+            u = doc.get("usage") or empty_usage()
+            u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
+            doc["usage"] = u
+    return out
+
+
+def list_sessions(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    flt: SessionFilter,
+    *,
+    match_ids_sql: tuple[str, list[Any]] | None,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> dict[str, Any]:
+    where, args = flt.sql()
+    if match_ids_sql is not None:
+        sql, margs = match_ids_sql
+        where.append(f"s.id IN ({sql})")
+        args += margs
+    if after is not None:
+        where.append("(s.activity < ? OR (s.activity = ? AND s.id < ?))")
+        args += [after[0], after[0], after[1]]
+    clause = " WHERE " + " AND ".join(where) if where else ""
+    rows = db.execute(
+        f"SELECT s.id, s.activity FROM sessions s{clause} ORDER BY s.activity DESC, s.id DESC LIMIT ?",
+        [*args, limit + 1],
+    ).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    docs = load_sessions(db, pricing, [r[0] for r in rows])
+    nxt = encode_cursor("sessions", rows[-1][1], rows[-1][0]) if more and rows else None
+    return {"sessions": [docs[r[0]] for r in rows], "next": nxt}
+
+
+def resolve_session(
+    db: sqlite3.Connection,
+    agent: str,
+    ident: str,
+    *,
+    collection: str | None = None,
+    path: str | None = None,
+) -> int:
+    """The session row an AGENT:ID (or unique id prefix) means; native copies win."""
+    if path:
+        row = db.execute(
+            "SELECT s.id FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.agent = ?",
+            (path, agent),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no {agent} session indexed from {path}")
+        return int(row[0])
+    sql = "SELECT id, sid, kind, collection FROM sessions WHERE agent = ? AND sid >= ? AND sid < ?"
+    args: list[Any] = [agent, ident, ident + "\U0010ffff"]
+    if collection:
+        sql += " AND collection = ?"
+        args.append(collection)
+    rows = db.execute(sql + " LIMIT 200", args).fetchall()
+    exact = [r for r in rows if r[1] == ident]
+    if not exact:
+        sids = sorted({r[1] for r in rows})
+        if len(sids) > 1:
+            shown = ", ".join(sids[:10]) + (" …" if len(sids) > 10 else "")
+            raise UsageError(
+                f"id prefix {ident!r} is ambiguous for {agent}: {shown}", data={"candidates": sids[:50]}
+            )
+        exact = rows
+    if not exact:
+        where = f" in collection {collection!r}" if collection else ""
+        raise NotFound(f"no {agent} session {ident!r}{where}")
+    exact.sort(key=lambda r: (KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[0]))
+    return int(exact[0][0])
+
+
+def event_doc(data: bytes, text: str | None, tool_result: str | None, moved: int) -> dict[str, Any]:
+    doc: dict[str, Any] = _decode(data)
+    doc["text"] = text
+    if moved:
+        doc["result"] = tool_result
+    return doc
+
+
+def list_events(
+    db: sqlite3.Connection, session_id: int, *, after_seq: int | None, limit: int
+) -> dict[str, Any]:
+    rows = db.execute(
+        "SELECT seq, data, text, tool_result, result_moved FROM events"
+        " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (session_id, -1 if after_seq is None else after_seq, limit + 1),
+    ).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    events = [event_doc(data, text, result, moved) for _, data, text, result, moved in rows]
+    nxt = encode_cursor("events", rows[-1][0]) if more and rows else None
+    return {"events": events, "next": nxt}

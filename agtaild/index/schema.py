@@ -1,0 +1,214 @@
+"""Connections, the schema as named migrations, and the rebuild-on-version-change rule.
+
+Two kinds of change, two mechanisms (the habit of simonw/llm):
+
+* The *shape* of the database evolves through plain named functions appended to
+  ``MIGRATIONS``; each one runs once and is recorded in the ``_migrations`` table.
+* The *meaning* of derived rows (what text is searchable, how a row is prepared) is versioned
+  by ``INDEX_VERSION``. The index is a disposable derivative of the native files, so a
+  mismatch drops everything and the next update rebuilds it from the files.
+
+Tables: ``files`` (one row per session unit: fingerprint + the adapter's continuation state),
+``sessions``, ``events`` (the FTS tables are keyed on ``events.id``, an explicit INTEGER
+PRIMARY KEY, which VACUUM never renumbers), ``usage`` (one row per API response; ``counted``
+marks the one copy of each response that stats count) and ``meta``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+#: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
+INDEX_VERSION = 1
+
+#: unicode61 over every word; emoji and other symbols (So) count as token characters so an
+#: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
+WORD_TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """Run several statements inside the caller's transaction (``executescript`` would commit)."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement: {statement.strip()[:80]}")
+
+
+def m001_initial(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,      -- the unit's stable key (file, or db#id)
+            agent TEXT NOT NULL,
+            root TEXT NOT NULL,             -- the root it was found under
+            kind TEXT NOT NULL,             -- native | imported | archive
+            collection TEXT,
+            rel TEXT NOT NULL,              -- path relative to its root (archive de-duplication)
+            dev INTEGER, ino INTEGER, size INTEGER, mtime_ns INTEGER,   -- the main file
+            fingerprint BLOB NOT NULL,      -- every file of the unit: (path, dev, ino, size, mtime_ns)
+            unit BLOB NOT NULL,             -- the Unit, msgpack (files, hints) for path-only updates
+            state BLOB,                     -- the adapter's continuation; opaque
+            read_at REAL NOT NULL,
+            settled INTEGER NOT NULL        -- 0: read while the file may have been mid-write
+        );
+        CREATE INDEX files_agent_rel ON files(agent, rel);
+        CREATE TABLE file_parts (           -- every native file of every unit: path -> unit
+            path TEXT NOT NULL,
+            file_id INTEGER NOT NULL,
+            PRIMARY KEY (path, file_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX file_parts_file ON file_parts(file_id);
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL UNIQUE,
+            agent TEXT NOT NULL,
+            sid TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            collection TEXT,
+            cwd TEXT,
+            project TEXT,
+            started REAL,
+            activity REAL NOT NULL,         -- last activity (epoch): list order
+            programmatic INTEGER NOT NULL,
+            title TEXT,
+            data BLOB NOT NULL              -- the Session, JSON
+        );
+        CREATE INDEX sessions_activity ON sessions(activity DESC, id DESC);
+        CREATE INDEX sessions_agent_activity ON sessions(agent, activity DESC, id DESC);
+        CREATE INDEX sessions_sid ON sessions(sid);
+        CREATE INDEX sessions_cwd ON sessions(cwd);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            epoch REAL,
+            text TEXT,                      -- Event.text, stored once (the JSON has it null)
+            tool_input TEXT,                -- searchable text of the tool input / hook
+            tool_result TEXT,               -- searchable text of the result
+            result_moved INTEGER NOT NULL,  -- 1: Event.result is tool_result (a string), not in data
+            data BLOB NOT NULL              -- the Event, JSON, without what the columns hold
+        );
+        CREATE UNIQUE INDEX events_session_seq ON events(session_id, seq);
+        CREATE VIRTUAL TABLE events_fts USING fts5(
+            text, tool_input, tool_result,
+            content='events', content_rowid='id',
+            tokenize="{WORD_TOKENIZER}"
+        );
+        CREATE VIRTUAL TABLE events_cjk USING fts5(
+            text, tool_input, tool_result,
+            tokenize='trigram'
+        );
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL,
+            agent TEXT NOT NULL,
+            key TEXT NOT NULL,
+            epoch REAL,
+            day TEXT,                       -- local calendar day of epoch (see meta 'tz')
+            model TEXT,
+            input INTEGER NOT NULL,
+            output INTEGER NOT NULL,
+            cache_read INTEGER NOT NULL,
+            cache_write INTEGER NOT NULL,
+            reasoning INTEGER NOT NULL,
+            total INTEGER NOT NULL,
+            long_ctx INTEGER NOT NULL,      -- 1: over the long-context threshold (priced higher)
+            counted INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE UNIQUE INDEX usage_session_key ON usage(session_id, key);
+        CREATE INDEX usage_agent_key ON usage(agent, key);
+        CREATE INDEX usage_counted_day ON usage(counted, day);
+        """,
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_initial]
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit) with our pragmas.
+
+    ``check_same_thread`` is off so that ``Service.close`` can close every thread's
+    connection; each connection is still only *used* by one thread (thread-local readers,
+    and the single writer behind a lock).
+    """
+    db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
+    db.execute("PRAGMA busy_timeout = 30000")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA temp_store = MEMORY")
+    db.execute("PRAGMA cache_size = -16000")
+    if readonly:
+        db.execute("PRAGMA query_only = 1")
+    return db
+
+
+def _applied(db: sqlite3.Connection) -> set[str]:
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL)")
+    return {row[0] for row in db.execute("SELECT name FROM _migrations")}
+
+
+def stored_version(db: sqlite3.Connection) -> int | None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return int(row[0]) if row and str(row[0]).isdigit() else None
+
+
+def drop_everything(db: sqlite3.Connection) -> None:
+    """Empty the database (virtual tables first: dropping them drops their shadow tables)."""
+    rows = db.execute("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
+    virtual = [
+        name for typ, name, sql in rows if typ == "table" and (sql or "").upper().startswith("CREATE VIRTUAL")
+    ]
+    for name in virtual:
+        db.execute(f'DROP TABLE IF EXISTS "{name}"')
+    rows = db.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
+    for typ, name in rows:
+        if typ in ("table", "view"):
+            db.execute(f'DROP {typ.upper()} IF EXISTS "{name}"')
+
+
+def migrate(db: sqlite3.Connection) -> bool:
+    """Bring the schema up to date; returns True when the index was (re)created empty."""
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = stored_version(db)
+        has_tables = db.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'"
+        ).fetchone()[0]
+        rebuilt = False
+        if has_tables and version != INDEX_VERSION:
+            drop_everything(db)
+            rebuilt = True
+        done = _applied(db)
+        for migration in MIGRATIONS:
+            if migration.__name__ in done:
+                continue
+            migration(db)
+            db.execute(
+                "INSERT INTO _migrations (name, applied) VALUES (?, ?)", (migration.__name__, time.time())
+            )
+            rebuilt = rebuilt or migration is MIGRATIONS[0]
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)", (str(INDEX_VERSION),)
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return rebuilt

@@ -1,0 +1,235 @@
+"""Full-text search: ranked hits with the session, the event and a highlighted snippet.
+
+Ranking is FTS5's bm25 with the tool result column weighted lowest (a word in what the
+person or the model wrote matters more than the same word in a tool's output). Hits found
+only through the trigram table (queries made only of CJK / non-ASCII words) are ranked by
+its own bm25; regex hits and very short CJK queries, which are scans, come newest first.
+Pages are keyset: the cursor holds (score, event id) of the last hit.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from functools import lru_cache
+from typing import Any
+
+from agtaild.errors import UsageError
+from agtaild.index.params import TimeBound, encode_cursor
+from agtaild.index.queries import SessionFilter, event_doc, load_sessions
+from agtaild.index.text import (
+    ELLIPSIS,
+    MARK_END,
+    MARK_START,
+    Query,
+    clean_snippet,
+    fts_phrase,
+    like_pattern,
+    make_snippet,
+    regex_spans,
+)
+from agtaild.pricing import PriceTable
+
+#: bm25 column weights: text, tool input, tool result.
+WEIGHTS = (1.0, 0.6, 0.25)
+SNIPPET_TOKENS = 16
+
+
+class SearchScope(SessionFilter):
+    kind: str | None = None
+    session_id: int | None = None
+    event_since: TimeBound | None = None
+    event_until: TimeBound | None = None
+
+    def event_sql(self) -> tuple[list[str], list[Any]]:
+        where, args = SessionFilter(
+            agent=self.agent,
+            cwd=self.cwd,
+            project=self.project,
+            imported=self.imported,
+            collection=self.collection,
+            programmatic=self.programmatic,
+            archived=self.archived,
+        ).sql("s")
+        if self.kind:
+            where.append("e.kind = ?")
+            args.append(self.kind)
+        if self.session_id is not None:
+            where.append("e.session_id = ?")
+            args.append(self.session_id)
+        if self.event_since is not None:
+            where.append("e.epoch >= ?")
+            args.append(self.event_since.epoch)
+        if self.event_until is not None:
+            where.append("e.epoch < ?")
+            args.append(self.event_until.epoch)
+        return where, args
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _regexp(pattern: str, value: str | None) -> bool:
+    return value is not None and _compiled(pattern).search(value) is not None
+
+
+def install_functions(db: sqlite3.Connection) -> None:
+    db.create_function("agtail_regexp", 2, _regexp, deterministic=True)
+
+
+def _wide_conditions(query: Query) -> tuple[str | None, list[str]]:
+    """(trigram MATCH expression for words of 3+ characters, LIKE patterns for shorter ones)."""
+    long_words = [w for w in query.wide if len(w) >= 3]
+    short = [like_pattern(w) for w in query.wide if len(w) < 3]
+    expr = " AND ".join(fts_phrase(w) for w in long_words) or None
+    return expr, short
+
+
+def _short_sql(alias: str, patterns: list[str]) -> tuple[list[str], list[Any]]:
+    where, args = [], []
+    for pat in patterns:
+        where.append(
+            f"({alias}.text LIKE ? ESCAPE '\\' OR {alias}.tool_input LIKE ? ESCAPE '\\'"
+            f" OR {alias}.tool_result LIKE ? ESCAPE '\\')"
+        )
+        args += [pat, pat, pat]
+    return where, args
+
+
+def search(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    query: Query,
+    scope: SearchScope,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> dict[str, Any]:
+    if query.empty:
+        return {"hits": [], "next": None}
+    where, args = scope.event_sql()
+    joins = " JOIN events e ON e.id = {rowid} JOIN sessions s ON s.id = e.session_id"
+    weights = ", ".join(str(w) for w in WEIGHTS)
+    wide_expr, short = _wide_conditions(query)
+    snippet_sql = "NULL"
+    if query.regex is not None:
+        try:
+            _compiled(query.regex)
+        except re.error as exc:
+            raise UsageError(f"search: parameter 'q' is not a valid regular expression: {exc}") from None
+        base = (
+            "SELECT e.id, -e.id AS score, NULL AS snip FROM events e JOIN sessions s ON s.id = e.session_id"
+        )
+        where.append(
+            "(agtail_regexp(?, e.text) OR agtail_regexp(?, e.tool_input) OR agtail_regexp(?, e.tool_result))"
+        )
+        args += [query.regex] * 3
+    elif query.words:
+        snippet_sql = f"snippet(events_fts, -1, '{MARK_START}', '{MARK_END}', '{ELLIPSIS}', {SNIPPET_TOKENS})"
+        base = (
+            f"SELECT f.rowid AS id, bm25(events_fts, {weights}) AS score, {snippet_sql} AS snip"
+            f" FROM events_fts f{joins.format(rowid='f.rowid')}"
+        )
+        where.insert(0, "events_fts MATCH ?")
+        args.insert(0, query.words)
+        if wide_expr:
+            where.append("e.id IN (SELECT rowid FROM events_cjk WHERE events_cjk MATCH ?)")
+            args.append(wide_expr)
+        if short:
+            where.append(
+                "e.id IN (SELECT c.rowid FROM events_cjk c WHERE "
+                + " AND ".join(_short_sql("c", short)[0])
+                + ")"
+            )
+            args += _short_sql("c", short)[1]
+    elif wide_expr:
+        base = (
+            f"SELECT c.rowid AS id, bm25(events_cjk, {weights}) AS score, NULL AS snip"
+            f" FROM events_cjk c{joins.format(rowid='c.rowid')}"
+        )
+        where.insert(0, "events_cjk MATCH ?")
+        args.insert(0, wide_expr)
+        w, a = _short_sql("c", short)
+        where += w
+        args += a
+    else:
+        base = f"SELECT c.rowid AS id, -c.rowid AS score, NULL AS snip FROM events_cjk c{joins.format(rowid='c.rowid')}"
+        w, a = _short_sql("c", short)
+        where += w
+        args += a
+    sql = f"{base} WHERE {' AND '.join(where)}"
+    outer = f"SELECT id, score, snip FROM ({sql})"
+    if after is not None:
+        outer += " WHERE score > ? OR (score = ? AND id > ?)"
+        args += [after[0], after[0], after[1]]
+    outer += " ORDER BY score, id LIMIT ?"
+    args.append(limit + 1)
+    try:
+        rows = db.execute(outer, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        # Quoting makes syntax errors impossible; anything else here is a real fault.
+        raise UsageError(f"search: the query could not be run: {exc}") from None
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {
+        "hits": _hits(db, pricing, query, rows),
+        "next": encode_cursor("search", rows[-1][1], rows[-1][0]) if more and rows else None,
+    }
+
+
+def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any]) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    marks = ",".join("?" * len(ids))
+    events = {
+        r[0]: r[1:]
+        for r in db.execute(
+            "SELECT id, session_id, data, text, tool_input, tool_result, result_moved FROM events"
+            f" WHERE id IN ({marks})",
+            ids,
+        )
+    }
+    sessions = load_sessions(db, pricing, sorted({e[0] for e in events.values()}))
+    pattern = _compiled(query.regex) if query.regex is not None else None
+    hits = []
+    for eid, _score, snip in rows:
+        session_id, data, text, tool_input, tool_result, moved = events[eid]
+        if snip:
+            snippet = clean_snippet(snip)
+        else:
+            texts = [text, tool_input, tool_result]
+            needles = query.needles()
+            if pattern is not None:
+                needles = [m for t in texts if t for m in regex_spans(pattern, t)][:20]
+            snippet = make_snippet(texts, needles)
+        hits.append(
+            {
+                "session": sessions[session_id],
+                "event": event_doc(data, text, tool_result, moved),
+                "snippet": snippet,
+            }
+        )
+    return hits
+
+
+def matching_session_ids(query: Query) -> tuple[str, list[Any]]:
+    """SQL selecting the ids of sessions with an event matching ``query`` (list's ``q``)."""
+    if query.empty or query.regex is not None:
+        return "SELECT NULL WHERE 0", []
+    conds: list[str] = []
+    args: list[Any] = []
+    if query.words:
+        conds.append("e.id IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)")
+        args.append(query.words)
+    wide_expr, short = _wide_conditions(query)
+    if wide_expr:
+        conds.append("e.id IN (SELECT rowid FROM events_cjk WHERE events_cjk MATCH ?)")
+        args.append(wide_expr)
+    if short:
+        w, a = _short_sql("c", short)
+        conds.append(f"e.id IN (SELECT c.rowid FROM events_cjk c WHERE {' AND '.join(w)})")
+        args += a
+    return f"SELECT e.session_id FROM events e WHERE {' AND '.join(conds)}", args

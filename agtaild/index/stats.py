@@ -1,0 +1,95 @@
+"""Tokens and cost by day, model, agent, project or session.
+
+Stats count each API response once across every file of an agent (``usage.counted``: resume
+replays and imported copies repeat responses), as ccusage does. Tokens are summed in SQL per
+(key, model, long-context flag) and priced in Python, so pricing is always the current table
+(and a user's override applies without re-indexing). Any tokens of a model without a price
+make that row's cost — and the totals' — null: unknown, not zero.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from agtaild.index.params import TimeBound
+from agtaild.index.queries import add_usage, empty_usage
+from agtaild.pricing import PriceTable
+
+BY = ("day", "model", "agent", "project", "session")
+UNKNOWN = "(unknown)"
+
+_KEY_SQL = {
+    "day": "u.day",
+    "model": "u.model",
+    "agent": "u.agent",
+    "project": "s.project",
+    "session": "s.agent || ':' || s.sid",
+}
+
+
+def stats(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    *,
+    by: str,
+    agent: str | None = None,
+    project: str | None = None,
+    since: TimeBound | None = None,
+    until: TimeBound | None = None,
+    imported: bool | None = None,
+    collection: str | None = None,
+) -> dict[str, Any]:
+    needs_session = by in ("project", "session") or project or imported is not None or collection
+    where = ["u.counted = 1"]
+    args: list[Any] = []
+    if agent:
+        where.append("u.agent = ?")
+        args.append(agent)
+    if project:
+        where.append("s.project = ?")
+        args.append(project)
+    if imported is not None:
+        where.append(f"s.kind {'=' if imported else '!='} 'imported'")
+    if collection:
+        where.append("s.collection = ?")
+        args.append(collection)
+    # A date bound compares calendar days (exact in the local zone); a time bound, instants.
+    if since is not None:
+        where.append("u.day >= ?" if since.day else "u.epoch >= ?")
+        args.append(since.day or since.epoch)
+    if until is not None:
+        where.append("u.day <= ?" if until.day else "u.epoch < ?")
+        args.append(until.day or until.epoch)
+    join = " JOIN sessions s ON s.id = u.session_id" if needs_session else ""
+    extra = ", s.title" if by == "session" else ", NULL"
+    sql = (
+        f"SELECT {_KEY_SQL[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
+        f" sum(u.cache_write), sum(u.reasoning){extra} FROM usage u{join} WHERE {' AND '.join(where)}"
+        " GROUP BY k, u.model, u.long_ctx"
+    )
+    rows: dict[str, dict[str, Any]] = {}
+    models: dict[str, set[str]] = {}
+    titles: dict[str, str | None] = {}
+    totals = empty_usage()
+    for key, model, long_ctx, inp, outp, cr, cw, rs, title in db.execute(sql, args):
+        k = key if key is not None else UNKNOWN
+        cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
+        add_usage(rows.setdefault(k, empty_usage()), inp, outp, cr, cw, rs, cost)
+        add_usage(totals, inp, outp, cr, cw, rs, cost)
+        models.setdefault(k, set()).add(model or UNKNOWN)
+        if by == "session":
+            titles[k] = title
+    out = []
+    for k, usage in rows.items():
+        row: dict[str, Any] = {"key": k, **usage}
+        if by != "model":
+            row["models"] = sorted(models[k])
+        if by == "session":
+            row["title"] = titles.get(k)
+        out.append(row)
+    if by == "day":
+        out.sort(key=lambda r: r["key"])
+    else:
+        out.sort(key=lambda r: (-r["total_tokens"], r["key"]))
+    return {"totals": totals, "rows": out}

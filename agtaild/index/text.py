@@ -1,0 +1,216 @@
+"""What of an event is searchable, and how a person's query becomes a safe FTS5 query.
+
+Two full-text tables share the event id as rowid:
+
+* ``events_fts`` (unicode61, external content = the ``events`` columns): every word of the
+  message text, the tool input and the tool result. Cheap to build (measured ~3.5× cheaper
+  than trigram over the same text, and most of the text is tool output).
+* ``events_cjk`` (trigram): only the whitespace-separated words that contain a non-ASCII
+  character. Scripts written without spaces (Chinese, Japanese, Thai, …) form one long
+  "word" that unicode61 could only find whole; the trigram table finds any substring of it.
+  Only those words pay the trigram price.
+
+Query modes (user text is never passed to FTS5 as syntax — it is always quoted):
+
+* ``phrase`` (default): runs of ASCII words must appear as a phrase; words with other
+  characters must appear as substrings (CJK) in the same event.
+* ``prefix``: as phrase, and the last ASCII word may be the start of a word.
+* ``words``: every word must appear, in any order.
+* ``regex``: a Python regular expression, matched by scanning (slow on big indexes; narrow it
+  with filters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from agtaild.model import Event
+
+MODES = ("phrase", "prefix", "words", "regex")
+#: Highlight markers in snippets (rare in code and prose; the CLI turns them into colour).
+MARK_START = "«"
+MARK_END = "»"
+ELLIPSIS = "…"
+
+_ASCII_TOKEN = re.compile(r"[A-Za-z0-9]")
+_SPACES = re.compile(r"\s+")
+
+
+def flatten(value: Any) -> str:
+    """The searchable text of a JSON value: its string leaves, one per line (keys left out:
+    they are the same in every call and would only add noise)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    out: list[str] = []
+    _collect(value, out, 0)
+    return "\n".join(out)
+
+
+def _collect(value: Any, out: list[str], depth: int) -> None:
+    if depth > 64:
+        return
+    if isinstance(value, str):
+        if value:
+            out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect(item, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect(item, out, depth + 1)
+
+
+def hook_text(event: Event) -> str:
+    hook = event.hook
+    if hook is None:
+        return ""
+    parts = [p for p in (hook.event, hook.tool, hook.command, hook.text) if p]
+    return "\n".join(parts)
+
+
+def event_columns(event: Event) -> tuple[str | None, str | None, str | None, bool]:
+    """(text, tool_input, tool_result, result_moved) for the ``events`` row.
+
+    ``text`` is Event.text itself and a string ``result`` is stored as-is, so that the
+    largest parts of a transcript are stored once: the event JSON keeps them null and reading
+    puts them back (``result_moved`` says a string result was moved out).
+    """
+    tool_input: str | None = None
+    if event.input is not None:
+        tool_input = flatten(event.input)
+    if event.hook is not None:
+        extra = hook_text(event)
+        tool_input = f"{tool_input}\n{extra}" if tool_input else extra
+    moved = isinstance(event.result, str)
+    if moved:
+        tool_result: str | None = event.result
+    elif event.result is not None:
+        tool_result = flatten(event.result)
+    else:
+        tool_result = None
+    return event.text, tool_input or None, tool_result or None, moved
+
+
+def wide_words(text: str | None) -> str | None:
+    """The words of ``text`` that contain a non-ASCII character, for the trigram table."""
+    if not text or text.isascii():
+        return None
+    words = [w for w in text.split() if not w.isascii()]
+    return " ".join(words) if words else None
+
+
+def fts_phrase(words: str) -> str:
+    """A literal FTS5 phrase: double quotes doubled, so nothing in it is syntax."""
+    return '"' + words.replace('"', '""') + '"'
+
+
+class Query(msgspec.Struct):
+    """A user query compiled for the two tables. ``empty``: nothing searchable in it."""
+
+    mode: str
+    words: str | None = None  # FTS5 MATCH expression for events_fts
+    wide: list[str] = msgspec.field(default_factory=list)  # substrings for events_cjk
+    regex: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.words and not self.wide and self.regex is None
+
+    def needles(self) -> list[str]:
+        """What to highlight in a snippet made by Python (CJK hits)."""
+        return list(self.wide)
+
+
+def compile_query(q: str, mode: str = "phrase") -> Query:
+    if mode == "regex":
+        return Query(mode=mode, regex=q)
+    runs: list[list[str]] = []
+    wide: list[str] = []
+    current: list[str] = []
+    for word in q.split():
+        if word.isascii():
+            current.append(word)
+            continue
+        if current:
+            runs.append(current)
+            current = []
+        if word not in wide:
+            wide.append(word)
+    if current:
+        runs.append(current)
+    if mode == "words":
+        runs = [[w] for run in runs for w in run]
+    phrases = []
+    searchable = [run for run in runs if _ASCII_TOKEN.search(" ".join(run))]
+    for i, run in enumerate(searchable):
+        phrase = fts_phrase(" ".join(run))
+        if mode == "prefix" and i == len(searchable) - 1 and not wide:
+            phrase += " *"
+        phrases.append(phrase)
+    return Query(mode=mode, words=" AND ".join(phrases) or None, wide=wide)
+
+
+def like_pattern(word: str) -> str:
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def clean_snippet(snippet: str) -> str:
+    """One line: FTS5 snippets keep the source's newlines and runs of spaces."""
+    return _SPACES.sub(" ", snippet).strip()
+
+
+def _occurrences(lower: str, needles: list[str]) -> Iterator[tuple[int, int]]:
+    for needle in needles:
+        n = needle.lower()
+        start = lower.find(n)
+        while start >= 0 and n:
+            yield start, start + len(n)
+            start = lower.find(n, start + len(n))
+
+
+def make_snippet(texts: list[str | None], needles: list[str], width: int = 120) -> str:
+    """A snippet around the first occurrence of any needle (for hits FTS5 cannot snippet:
+    trigram-only and regex hits). Falls back to the start of the first non-empty text."""
+    for text in texts:
+        if not text:
+            continue
+        lower = text.lower()
+        spans = sorted(_occurrences(lower, needles))
+        if not spans:
+            continue
+        first = spans[0][0]
+        begin = max(0, first - width // 3)
+        end = min(len(text), begin + width)
+        out: list[str] = [ELLIPSIS] if begin > 0 else []
+        pos = begin
+        for s, e in spans:
+            if s < pos or e > end:
+                continue
+            out.append(text[pos:s])
+            out.append(MARK_START + text[s:e] + MARK_END)
+            pos = e
+        out.append(text[pos:end])
+        if end < len(text):
+            out.append(ELLIPSIS)
+        return clean_snippet("".join(out))
+    for text in texts:
+        if text:
+            return clean_snippet(text[:width] + (ELLIPSIS if len(text) > width else ""))
+    return ""
+
+
+def regex_spans(pattern: re.Pattern[str], text: str, limit: int = 20) -> list[str]:
+    found: list[str] = []
+    for m in pattern.finditer(text):
+        if m.group(0):
+            found.append(m.group(0))
+        if len(found) >= limit:
+            break
+    return found

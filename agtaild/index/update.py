@@ -1,0 +1,337 @@
+"""Finding what changed on disk, reading it, and handing it to the single writer.
+
+An update discovers the units under the configured roots (all of them, or — for the
+watcher's ``only_paths`` — every root of the agents those paths belong to), compares each
+unit's file fingerprints (dev, inode, size, mtime) with the stored ones, reads only what
+changed (an append costs the appended bytes: the adapter continues from its saved state; a
+shrunk or replaced file is read again from the start — the adapter decides, and says so with
+``reset``), and removes units that are gone.
+
+Reading is the CPU-heavy part, so big updates run it in worker processes while this process
+inserts; a window of in-flight jobs bounds memory. Small updates read in-process.
+
+Archive units are ignored while the native file they mirror (same agent, same path relative
+to its root) still exists under a native root, so a session is never listed twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from agtaild.adapters.base import Adapter, Unit
+from agtaild.adapters.jsonl import SETTLE_SECONDS
+from agtaild.config import Config, RootSpec
+from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
+from agtaild.index.writer import UnitInfo, Writer
+
+#: Read in worker processes when an update has more than this many bytes to read.
+POOL_THRESHOLD_BYTES = 16 << 20
+#: Commit at least this often during a long update (readers see progress; a crash loses little).
+COMMIT_SECONDS = 1.0
+
+Progress = Callable[[int, int], None]
+#: Called after each native unit was read and stored: (adapter, unit, root). The archive
+#: mirror registers here (Service.after_native_read) to copy the native files it just read.
+AfterRead = Callable[[Adapter, Unit, RootSpec], None]
+
+_msgpack = msgspec.msgpack.Encoder()
+_fingerprint_type = list[tuple[str, int, int, int, int]]
+
+
+class Stored(NamedTuple):
+    id: int
+    agent: str
+    root: str
+    kind: str
+    collection: str | None
+    fingerprint: bytes
+    state: bytes | None
+    settled: int
+    size: int | None
+
+
+class Candidate(msgspec.Struct):
+    adapter: Any
+    unit: Unit
+    root: RootSpec
+    rel: str
+
+
+def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], float]:
+    """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime)."""
+    parts: _fingerprint_type = []
+    newest = 0.0
+    main = (0, 0, -1, 0)
+    for i, path in enumerate(files):
+        try:
+            st = os.stat(path)
+            entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            newest = max(newest, st.st_mtime)
+        except OSError:
+            entry = (path, 0, 0, -1, 0)
+        parts.append(entry)
+        if i == 0:
+            main = entry[1:]
+    return _msgpack.encode(parts), main, newest
+
+
+def _root_contains(root: str, path: str) -> bool:
+    return (
+        path == root
+        or path.startswith(root.rstrip(os.sep) + os.sep)
+        or root.startswith(path.rstrip(os.sep) + os.sep)
+    )
+
+
+class Updater:
+    def __init__(
+        self,
+        db: Any,
+        config: Config,
+        *,
+        workers: int | None = None,
+        after_native_read: list[AfterRead] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.workers = (os.cpu_count() or 1) if workers is None else workers
+        self.after_native_read = after_native_read if after_native_read is not None else []
+        self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
+        self.errors: list[dict[str, str]] = []
+
+    # -- discovery ------------------------------------------------------------------------
+    def _adapter(self, agent: str) -> Adapter | None:
+        from agtaild.adapters import get_adapter
+
+        try:
+            return get_adapter(agent)
+        except Exception as exc:
+            self.errors.append({"path": "", "agent": agent, "error": f"no adapter: {exc}"})
+            return None
+
+    def _discover(self, roots: list[RootSpec]) -> list[Candidate]:
+        found: list[Candidate] = []
+        for root in roots:
+            adapter = self._adapter(root.agent)
+            if adapter is None or not os.path.exists(root.path):
+                continue
+            try:
+                units = list(adapter.discover(Path(root.path)))
+            except Exception as exc:
+                self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
+                continue
+            for unit in units:
+                if root.kind == "archive":
+                    unit.archived = True
+                try:
+                    rel = adapter.relative_path(unit, unit.path)
+                except Exception:
+                    rel = unit.path
+                found.append(Candidate(adapter=adapter, unit=unit, root=root, rel=rel))
+        natives = {(c.root.agent, c.rel) for c in found if c.root.kind == "native"}
+        seen: set[str] = set()
+        out = []
+        for c in found:
+            if c.root.kind == "archive" and (c.root.agent, c.rel) in natives:
+                continue  # the native file still exists: the archive copy stays hidden
+            if c.unit.path in seen:
+                continue  # overlapping roots: the first root listed wins
+            seen.add(c.unit.path)
+            out.append(c)
+        return out
+
+    def _scope(self, only_paths: Iterable[str] | None) -> tuple[list[RootSpec], set[str] | None]:
+        """The roots to scan, and the agents whose stored units are in scope (None: all)."""
+        roots = list(self.config.roots)
+        if only_paths is None:
+            return roots, None
+        paths = [os.path.abspath(p) for p in only_paths]
+        agents = {r.agent for r in roots for p in paths if _root_contains(r.path, p)}
+        return [r for r in roots if r.agent in agents], agents
+
+    # -- the update -----------------------------------------------------------------------
+    def run(
+        self,
+        *,
+        full: bool = False,
+        only_paths: Iterable[str] | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        started = time.perf_counter()
+        self.errors = []
+        db = self.db
+        writer = Writer(db)
+        if full:
+            writer.begin()
+            writer.wipe()
+            writer.commit()
+        roots, agents = self._scope(only_paths)
+        candidates = self._discover(roots)
+        stored: dict[str, Stored] = {}
+        for row in db.execute(
+            "SELECT path, id, agent, root, kind, collection, fingerprint, state, settled, size FROM files"
+        ):
+            if agents is None or row[2] in agents:
+                stored[row[0]] = Stored(*row[1:])
+
+        jobs: list[tuple[UnitInfo, Job, int]] = []
+        now = time.time()
+        for c in candidates:
+            fp, main, newest = fingerprint(c.unit.files or [c.unit.path])
+            old = stored.get(c.unit.path)
+            same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
+                c.root.agent,
+                c.root.path,
+                c.root.kind,
+                c.root.collection,
+            )
+            if same_place and old is not None and old.fingerprint == fp and old.settled:
+                continue
+            state = old.state if same_place and old is not None else None
+            # A file written in the last seconds may be mid-write: read it again next time
+            # even if it does not change (its last line may then be complete, or truncated).
+            info = UnitInfo(
+                path=c.unit.path,
+                agent=c.root.agent,
+                root=c.root.path,
+                kind=c.root.kind,
+                collection=c.root.collection,
+                rel=c.rel,
+                files=list(c.unit.files or [c.unit.path]),
+                fingerprint=fp,
+                main=main,
+                unit=_msgpack.encode(c.unit),
+                read_at=now,
+                settled=now - newest >= SETTLE_SECONDS,
+            )
+            cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
+            jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
+
+        seen = {c.unit.path for c in candidates}
+        gone = [(path, old.id, old.agent) for path, old in stored.items() if path not in seen]
+        changed: list[dict[str, Any]] = []
+        by_path = {c.unit.path: c for c in candidates}
+
+        writer.begin()
+        last_commit = time.perf_counter()
+        try:
+            for path, file_id, agent in gone:
+                sid = db.execute("SELECT sid FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
+                writer.remove(file_id)
+                changed.append(
+                    {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed"}
+                )
+            total = len(jobs)
+            for done, (info, prep) in enumerate(self._read_all(jobs), start=1):
+                self._store(writer, info, prep, changed)
+                if info.kind == "native" and prep.error is None and not prep.missing:
+                    self._after_read(by_path[info.path])
+                if progress is not None:
+                    progress(done, total)
+                if time.perf_counter() - last_commit > COMMIT_SECONDS:
+                    writer.commit()
+                    writer.begin()
+                    last_commit = time.perf_counter()
+            writer.commit()
+        except BaseException:
+            writer.rollback()
+            raise
+        report = totals(db)
+        report["seconds"] = round(time.perf_counter() - started, 3)
+        report["read"] = len(jobs)
+        report["changed"] = changed
+        report["errors"] = self.errors
+        return report
+
+    def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
+        if prep.error is not None:
+            self.errors.append({"path": info.path, "agent": info.agent, "error": prep.error})
+            self.log(f"could not read {info.path}: {prep.error}")
+            return
+        if prep.missing or prep.session is None:
+            row = self.db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()
+            if row is not None:
+                sid = self.db.execute("SELECT sid FROM sessions WHERE file_id = ?", (row[0],)).fetchone()
+                writer.remove(row[0])
+                changed.append(
+                    {
+                        "agent": info.agent,
+                        "id": sid[0] if sid else None,
+                        "path": info.path,
+                        "action": "removed",
+                    }
+                )
+            return
+        action = writer.apply(info, prep)
+        changed.append({"agent": info.agent, "id": prep.session.sid, "path": info.path, "action": action})
+
+    def _after_read(self, c: Candidate) -> None:
+        for hook in self.after_native_read:
+            try:
+                hook(c.adapter, c.unit, c.root)
+            except Exception as exc:
+                self.errors.append(
+                    {"path": c.unit.path, "agent": c.root.agent, "error": f"after read: {exc}"}
+                )
+
+    # -- reading --------------------------------------------------------------------------
+    def _read_all(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
+        work = sum(cost for _, _, cost in jobs)
+        if self.workers <= 1 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
+            for info, job, _ in jobs:
+                yield info, prepare(job)
+            return
+        yield from self._read_in_pool(jobs)
+
+    def _read_in_pool(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
+        import multiprocessing
+
+        # fork is cheapest, but forking a process that runs other threads (the daemon) can
+        # inherit a held lock; forkserver forks from a clean single-threaded server instead.
+        method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "forkserver"
+        if method not in multiprocessing.get_all_start_methods():
+            method = "spawn"
+        ctx = multiprocessing.get_context(method)
+        # Biggest first: the long reads start early and the small ones fill the gaps.
+        order = sorted(jobs, key=lambda j: -j[2])
+        window = self.workers * 2
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
+            pending: dict[Future[bytes], UnitInfo] = {}
+            queue = iter(order)
+
+            def submit_next() -> None:
+                for info, job, _ in queue:
+                    pending[pool.submit(run_job, encode_job(job))] = info
+                    return
+
+            for _ in range(window):
+                submit_next()
+            while pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    info = pending.pop(fut)
+                    submit_next()
+                    try:
+                        prep = decode_prepared(fut.result())
+                    except Exception as exc:  # a worker died: report, keep going
+                        prep = Prepared(path=info.path, error=f"worker failed: {exc!r}")
+                    yield info, prep
+
+
+def totals(db: Any) -> dict[str, Any]:
+    sessions, bad = db.execute(
+        "SELECT count(*), coalesce(sum(json_extract(data, '$.bad_lines')), 0) FROM sessions"
+    ).fetchone()
+    events = db.execute("SELECT count(*) FROM events").fetchone()[0]
+    files = db.execute("SELECT count(DISTINCT path) FROM file_parts").fetchone()[0]
+    return {"sessions": sessions, "events": events, "files": files, "bad_lines": bad}

@@ -1,0 +1,360 @@
+"""The service every front end calls: the CLI in-process, the daemon's REST and JSON-RPC, sync.
+
+``Service.call(method, params)`` maps a method name (the JSON-RPC names of CONTRACT.md) to a
+JSON-able dict; ``METHODS`` is the dispatch table, and other modules add their methods with
+one line (``METHODS["resume.command"] = …``).
+
+Threads: ``call`` may run on many threads at once. Each thread reads through its own
+connection (thread-local), and SQLite's WAL mode means a reader never waits for the writer.
+``update_index`` — the only writer — is serialized by a lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from agtaild.config import Config
+from agtaild.errors import NotFound, UsageError
+from agtaild.index import schema
+from agtaild.index.params import Params
+from agtaild.model import EVENT_KINDS
+
+Method = Callable[["Service", dict[str, Any]], dict[str, Any]]
+
+
+class Service:
+    def __init__(self, config: Config, *, workers: int | None = None) -> None:
+        self.config = config
+        self.workers = workers
+        #: Called after each native unit is read and stored: (adapter, unit, root). The archive
+        #: mirror appends its copy function here, so every native file read is mirrored.
+        self.after_native_read: list[Callable[..., None]] = []
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        path = config.index_path
+        new_dir = not path.parent.exists()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if new_dir:
+            os.chmod(path.parent, 0o700)  # transcripts hold secrets; so does their index
+        fresh = not path.exists()
+        self._db = schema.connect(path)
+        if fresh:
+            os.chmod(path, 0o600)
+        with self._write_lock:
+            schema.migrate(self._db)
+            self._check_timezone()
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _reader(self) -> sqlite3.Connection:
+        if self._closed:
+            raise RuntimeError("the service is closed")
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            from agtaild.index.search import install_functions
+
+            db = schema.connect(self.config.index_path, readonly=True)
+            install_functions(db)
+            self._local.db = db
+            with self._readers_lock:
+                self._readers.append(db)
+        return db
+
+    def pricing(self) -> Any:
+        from agtaild.pricing import load_pricing
+
+        return load_pricing(self.config.data_dir)
+
+    def known_agents(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for root in self.config.roots:
+            seen.setdefault(root.agent, None)
+        return list(seen)
+
+    def check_agent(self, method: str, agent: str | None) -> str | None:
+        if agent is not None and agent not in self.known_agents():
+            raise UsageError(
+                f"{method}: parameter 'agent': unknown agent {agent!r}; known: {', '.join(self.known_agents())}"
+            )
+        return agent
+
+    def _check_timezone(self) -> None:
+        """Usage rows store their local calendar day; a new time zone recomputes them."""
+        zone = f"{time.tzname}|{time.timezone}|{time.altzone}|{os.environ.get('TZ', '')}"
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'tz'").fetchone()
+        if row is not None and row[0] == zone:
+            return
+        from agtaild.index.prepare import local_day
+
+        self._db.create_function("agtail_local_day", 1, local_day)
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if row is not None:
+                self._db.execute("UPDATE usage SET day = agtail_local_day(epoch)")
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    # -- the interface --------------------------------------------------------------------
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        handler = METHODS.get(method)
+        if handler is None:
+            raise NotFound(
+                f"no method {method!r}; methods: {', '.join(sorted(METHODS))}", data={"method": method}
+            )
+        return handler(self, dict(params or {}))
+
+    def update_index(
+        self,
+        *,
+        full: bool = False,
+        only_paths: Iterable[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Bring the index up to date with the native files (see agtaild.index.update)."""
+        from agtaild.index.update import Updater
+
+        with self._write_lock:
+            updater = Updater(
+                self._db, self.config, workers=self.workers, after_native_read=self.after_native_read
+            )
+            return updater.run(full=full, only_paths=only_paths, progress=progress)
+
+    def close(self) -> None:
+        self._closed = True
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for db in readers:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
+        with self._write_lock:
+            self._db.close()
+
+
+# -- methods ------------------------------------------------------------------------------
+_SESSION_FILTERS = (
+    "agent",
+    "cwd",
+    "project",
+    "since",
+    "until",
+    "imported",
+    "collection",
+    "programmatic",
+    "archived",
+)
+
+
+def _session_filter(svc: Service, p: Params) -> Any:
+    from agtaild.index.queries import SessionFilter
+
+    return SessionFilter(
+        agent=svc.check_agent(p.method, p.text("agent")),
+        cwd=p.text("cwd"),
+        project=p.text("project"),
+        since=p.when("since"),
+        until=p.when("until", end=True),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+        programmatic=p.flag("programmatic"),
+        archived=p.flag("archived"),
+    )
+
+
+def _number_cursor(p: Params, tag: str, size: int) -> list[Any] | None:
+    values = p.cursor("cursor", tag)
+    if values is None:
+        return None
+    if len(values) != size or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise UsageError(f"{p.method}: parameter 'cursor' is not a cursor returned by {p.method}")
+    return values
+
+
+def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.queries import list_sessions
+    from agtaild.index.search import matching_session_ids
+    from agtaild.index.text import compile_query
+
+    p = Params("sessions.list", params, (*_SESSION_FILTERS, "q", "limit", "cursor"))
+    flt = _session_filter(svc, p)
+    limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
+    after = _number_cursor(p, "sessions", 2)
+    q = p.text("q")
+    match = matching_session_ids(compile_query(q)) if q else None
+    return list_sessions(
+        svc._reader(),
+        svc.pricing(),
+        flt,
+        match_ids_sql=match,
+        limit=limit,
+        after=(float(after[0]), int(after[1])) if after else None,
+    )
+
+
+def _session_ref(svc: Service, p: Params) -> tuple[str, str]:
+    ident = p.text("id", required=True, max_len=1000)
+    assert ident is not None
+    agent = p.text("agent")
+    if agent is None and ":" in ident:
+        agent, ident = ident.split(":", 1)
+    if agent is None:
+        raise UsageError(f"{p.method}: parameter 'agent' is required (or give id as AGENT:ID)")
+    svc.check_agent(p.method, agent)
+    return agent, ident
+
+
+def _resolve(svc: Service, p: Params) -> int:
+    from agtaild.index.queries import resolve_session
+
+    agent, ident = _session_ref(svc, p)
+    return resolve_session(svc._reader(), agent, ident, collection=p.text("collection"), path=p.text("path"))
+
+
+def sessions_get(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.queries import load_sessions
+
+    p = Params("sessions.get", params, ("agent", "id", "collection", "path"))
+    rid = _resolve(svc, p)
+    return {"session": load_sessions(svc._reader(), svc.pricing(), [rid])[rid]}
+
+
+def events_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.queries import list_events
+
+    p = Params("events.list", params, ("agent", "id", "collection", "path", "after_seq", "cursor", "limit"))
+    rid = _resolve(svc, p)
+    limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
+    after = p.integer("after_seq", None, minimum=-1)
+    cursor = _number_cursor(p, "events", 1)
+    if cursor is not None:
+        after = max(int(cursor[0]), after if after is not None else -1)
+    return list_events(svc._reader(), rid, after_seq=after, limit=limit)
+
+
+def search(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.search import SearchScope
+    from agtaild.index.search import search as run_search
+    from agtaild.index.text import MODES, compile_query
+
+    p = Params(
+        "search",
+        params,
+        (
+            "q",
+            "agent",
+            "kind",
+            "session",
+            "cwd",
+            "project",
+            "since",
+            "until",
+            "mode",
+            "limit",
+            "cursor",
+            "imported",
+            "collection",
+        ),
+    )
+    q = p.text("q", required=True, allow_empty=True)
+    assert q is not None
+    mode = p.choice("mode", MODES, "phrase") or "phrase"
+    kind = p.choice("kind", EVENT_KINDS)
+    session_id = None
+    ref = p.text("session", max_len=1000)
+    if ref is not None:
+        from agtaild.index.queries import resolve_session
+
+        agent, sep, ident = ref.partition(":")
+        if not sep or not ident:
+            raise UsageError("search: parameter 'session' must be AGENT:ID")
+        svc.check_agent("search", agent)
+        session_id = resolve_session(svc._reader(), agent, ident)
+    scope = SearchScope(
+        agent=svc.check_agent("search", p.text("agent")),
+        cwd=p.text("cwd"),
+        project=p.text("project"),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+        kind=kind,
+        session_id=session_id,
+        event_since=p.when("since"),
+        event_until=p.when("until", end=True),
+    )
+    limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
+    after = _number_cursor(p, "search", 2)
+    return run_search(
+        svc._reader(),
+        svc.pricing(),
+        compile_query(q, mode),
+        scope,
+        limit=limit,
+        after=(float(after[0]), int(after[1])) if after else None,
+    )
+
+
+def stats(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.stats import BY
+    from agtaild.index.stats import stats as run_stats
+
+    p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection"))
+    return run_stats(
+        svc._reader(),
+        svc.pricing(),
+        by=p.choice("by", BY, "day") or "day",
+        agent=svc.check_agent("stats", p.text("agent")),
+        project=p.text("project"),
+        since=p.when("since"),
+        until=p.when("until", end=True),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+    )
+
+
+def agents_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.adapters import get_adapter
+
+    Params("agents.list", params, ())
+    counts = dict(svc._reader().execute("SELECT agent, count(*) FROM sessions GROUP BY agent").fetchall())
+    agents = []
+    for agent in svc.known_agents():
+        try:
+            name = get_adapter(agent).name or agent
+        except UsageError:
+            name = agent
+        roots = [
+            {"path": r.path, "kind": r.kind, "collection": r.collection, "exists": Path(r.path).exists()}
+            for r in svc.config.roots
+            if r.agent == agent
+        ]
+        agents.append({"id": agent, "name": name, "roots": roots, "sessions": counts.get(agent, 0)})
+    return {"agents": agents}
+
+
+def index_update(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    p = Params("index.update", params, ("full",))
+    return svc.update_index(full=bool(p.flag("full")))
+
+
+METHODS: dict[str, Method] = {
+    "sessions.list": sessions_list,
+    "sessions.get": sessions_get,
+    "events.list": events_list,
+    "search": search,
+    "stats": stats,
+    "agents.list": agents_list,
+    "index.update": index_update,
+}
