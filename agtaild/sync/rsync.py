@@ -4,7 +4,8 @@ rsync does the moving; agtail decides what to move and checks what arrives.
 
 * push: the remote collection's ``manifest.json`` (the record of the last push) is fetched
   and compared with this machine's manifest. Files whose remote copy is a verified prefix go
-  in one ``--append-verify`` run (only the tail crosses, then the whole file is checksummed);
+  in one ``--append-verify`` run (only the tail crosses, then the whole file is checksummed; an
+  interrupted append simply continues next time, as rsync allows no --partial-dir with it);
   files the record says this machine wrote go in a plain run (delta transfer, temp file +
   rename); everything else — new files and files another machine wrote — goes in a run with
   ``--backup --suffix=.agtail-conflict-…``, so a copy rsync replaces is kept, not lost.
@@ -132,7 +133,8 @@ class RsyncRemote:
                     continue
                 listing = stage / f".files-{name}"
                 listing.write_text("".join(p + "\n" for p in paths))
-                stats = self._run([*BASE_FLAGS, "--copy-links", *extra[name], f"--files-from={listing}",
+                flags = [f for f in BASE_FLAGS if name != "append" or not f.startswith("--partial-dir")]
+                stats = self._run([*flags, "--copy-links", *extra[name], f"--files-from={listing}",
                                    f"{stage}/", f"{self.target}/{collection}/"])
                 wire += stats.get("sent", 0)
             new_record = merge_record(record, manifest.files, manifest)
