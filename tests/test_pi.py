@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -285,3 +286,37 @@ def test_empty_files_are_not_sessions(tmp_path: Path, corpus: Path) -> None:
     (bucket / "2026-01-01T00-00-00-000Z_empty.jsonl").write_bytes(b"")
     (bucket / Path(unit.path).name).write_bytes(Path(unit.path).read_bytes())
     assert [Path(u.path).name for u in PiAdapter().discover(tmp_path)] == [Path(unit.path).name]
+
+
+def test_unanswered_tool_calls_are_bounded(tmp_path: Path) -> None:
+    """Aborted turns leave calls without results; the state keeps only the newest 500."""
+    lines = ['{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}']
+    parent = None
+    for i in range(600):
+        call = {"type": "toolCall", "id": f"c{i}", "name": "bash", "arguments": {"command": str(i)}}
+        entry = {
+            "type": "message",
+            "id": f"a{i}",
+            "parentId": parent,
+            "message": {"role": "assistant", "content": [call]},
+        }
+        lines.append(json.dumps(entry))
+        parent = f"a{i}"
+    for i in (0, 599):
+        result = {
+            "role": "toolResult",
+            "toolCallId": f"c{i}",
+            "toolName": "bash",
+            "content": [],
+            "isError": False,
+        }
+        lines.append(json.dumps({"type": "message", "id": f"r{i}", "parentId": parent, "message": result}))
+        parent = f"r{i}"
+    dst = tmp_path / "b" / "x_s1.jsonl"
+    dst.parent.mkdir()
+    dst.write_text("\n".join(lines) + "\n")
+    res = PiAdapter().read(
+        Unit(agent="pi", path=str(dst), files=[str(dst)], root=str(tmp_path)), None, now=LONG_AGO
+    )
+    assert res.session.accounting.merged == 1
+    assert [e.tool_use_id for e in res.events if e.kind == "tool_result"] == ["c0"]

@@ -25,6 +25,8 @@ from agtaild.model import Event, ParentRef, Session, project_of
 
 #: What kiro-cli ≤ 1.26.2 wrote instead of tool arguments it could not serialise.
 CORRUPTED_INPUT = "SYSTEM NOTE: the actual tool use arguments were too complicated to be generated"
+#: Tool calls still waiting for a result that the state keeps (the oldest are dropped).
+MAX_PENDING = 500
 #: sidecar session_created_reason values that make the session a child (not a fork).
 _CHILD_REASONS = {"subagent"}
 
@@ -171,7 +173,10 @@ class KiroV2Parser(LineParser[KiroV2State]):
             extra=extra,
         )
         if call_id:
-            self.st.pending[call_id] = ev
+            pending = self.st.pending
+            pending[call_id] = ev
+            if len(pending) > MAX_PENDING:  # calls that never got a result
+                del pending[next(iter(pending))]
 
     def _results(self, blocks: list[Any], line: int, uuid: str | None) -> Category:
         """Tool results join their calls; anything else in the line (a user's "live

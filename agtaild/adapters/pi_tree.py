@@ -38,6 +38,8 @@ from agtaild.adapters.pi_content import (
 from agtaild.adapters.stamps import from_epoch, norm_iso, widen
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
+#: Tool calls still waiting for a result that the state keeps (the oldest are dropped).
+MAX_PENDING = 500
 #: Key the parser sets in ``session.extra`` when the read must be redone from the start.
 REREAD = "_pi_reread"
 
@@ -271,7 +273,10 @@ class PiTreeParser(LineParser[PiState]):
                 tool_use_id=call_id,
             )
             if call_id:
-                self.st.pending[call_id] = ev
+                pending = self.st.pending
+                pending[call_id] = ev
+                if len(pending) > MAX_PENDING:  # calls that never got a result (aborted turns)
+                    del pending[next(iter(pending))]
             return ev
         return self._event(ctx, "unknown", role="assistant", raw=block)
 
