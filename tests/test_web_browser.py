@@ -234,6 +234,9 @@ class FakeService:
             items = [s for s in items if s["cwd"] == params["cwd"]]
         if params.get("q"):
             items = [s for s in items if params["q"].lower() in s["title"].lower()]
+        for flag in ("imported", "archived"):
+            if flag in params:
+                items = [s for s in items if s[flag] == params[flag]]
         page, nxt = self._page(items, params, SESSION_PAGE_CAP if "cwd" not in params else 1000)
         return {"sessions": page, "next": nxt}
 
@@ -393,6 +396,17 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     # Filter by text.
     await browser.eval("location.hash = '#/?q=readme'")
     await browser.wait_for(f"JSON.stringify({rows_js()}) === JSON.stringify(['Write the README'])", what="text filter")
+
+    # Filter by source: only what was imported from another machine.
+    await browser.eval("location.hash = '#/'")
+    await browser.wait_for(f"{rows_js()}.length === 3")
+    await browser.eval(
+        "(() => { const s = document.querySelector('#view-sessions select.source-select'); s.value = 'imported';"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+    await browser.wait_for(f"JSON.stringify({rows_js()}) === JSON.stringify([{json.dumps(XSS_TITLE)}])", what="imported only")
+    assert await browser.eval("location.hash") == "#/?source=imported"
+    assert ("sessions.list", {"imported": True, "limit": 60}) in site.service.calls
     assert browser.errors == []
 
 
@@ -452,6 +466,13 @@ async def test_session_view_renders_a_readable_transcript(site: Site, browser: B
     # Open the tool call and take a picture.
     await browser.eval("document.querySelector('#ev-3 details.tool').open = true")
     await browser.screenshot(shots / "session.png")
+
+    # The same in the dark.
+    await browser.send("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    bg = await browser.eval("getComputedStyle(document.body).backgroundColor")
+    assert bg == "rgb(17, 20, 24)", bg
+    await browser.screenshot(shots / "session-dark.png")
+    await browser.send("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
 
     # The subagent links back to its parent.
     await browser.eval(f"location.hash = '#/session/claude-code/{CHILD}'")

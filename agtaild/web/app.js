@@ -168,7 +168,7 @@
   }
 
   function sessionTitle(s) {
-    return oneLine(s.title || s.first_prompt || '', 300) || '(untitled session)';
+    return oneLine(s.title || s.first_prompt || '', 300) || 'Untitled session ' + shortId(s.id);
   }
 
   function sessionDate(s) {
@@ -469,6 +469,15 @@
 
   // ---------------------------------------------------------------- sessions list
 
+  // Where sessions come from: this machine's agents, another machine (imported), or the
+  // archive (the agent deleted its file).
+  const SOURCES = {
+    '': { label: 'All sources', params: {} },
+    native: { label: 'This machine', params: { imported: 'false' } },
+    imported: { label: 'Imported', params: { imported: 'true' } },
+    archived: { label: 'Archived', params: { archived: 'true' } },
+  };
+
   const listView = {
     root: null,
     key: null,
@@ -478,22 +487,28 @@
     loading: false,
     dirty: false,
     lastDay: null,
-    params: { agent: '', q: '' },
+    params: { agent: '', q: '', source: '' },
 
     build() {
       this.root = $('#view-sessions');
       this.agentBox = h('span');
-      this.q = h('input', { type: 'search', class: 'filter-q', placeholder: 'Filter by title, project or text…', 'aria-label': 'Filter sessions', autocomplete: 'off', spellcheck: 'false' });
+      this.q = h('input', { type: 'search', class: 'filter-q', placeholder: 'Filter by title or first prompt…', 'aria-label': 'Filter sessions', autocomplete: 'off', spellcheck: 'false' });
       let timer = null;
       this.q.addEventListener('input', () => {
         clearTimeout(timer);
-        timer = setTimeout(() => setHash(queryHash('#/', { agent: this.params.agent, q: this.q.value.trim() }), true), 300);
+        timer = setTimeout(() => setHash(queryHash('#/', Object.assign({}, this.params, { q: this.q.value.trim() })), true), 300);
       });
+      this.source = h(
+        'select',
+        { class: 'source-select', 'aria-label': 'Source' },
+        Object.keys(SOURCES).map((k) => h('option', { value: k, text: SOURCES[k].label })),
+      );
+      this.source.addEventListener('change', () => setHash(queryHash('#/', Object.assign({}, this.params, { source: this.source.value }))));
       this.count = h('span', { class: 'count' });
       this.list = h('div', { class: 'slist', role: 'list' });
       this.moreBox = h('div', { class: 'more-box' });
       add(this.root, [
-        h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.q, this.count),
+        h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.source, this.q, this.count),
         this.list,
         this.moreBox,
       ]);
@@ -501,11 +516,13 @@
 
     show(params) {
       if (!this.root) this.build();
-      const p = { agent: params.get('agent') || '', q: params.get('q') || '' };
+      const src = params.get('source') || '';
+      const p = { agent: params.get('agent') || '', q: params.get('q') || '', source: SOURCES[src] ? src : '' };
       this.params = p;
-      clear(this.agentBox).append(agentSelect(p.agent, (v) => setHash(queryHash('#/', { agent: v, q: p.q }))));
+      clear(this.agentBox).append(agentSelect(p.agent, (v) => setHash(queryHash('#/', Object.assign({}, p, { agent: v })))));
+      this.source.value = p.source;
       if (document.activeElement !== this.q) this.q.value = p.q;
-      const key = p.agent + '\u0000' + p.q;
+      const key = JSON.stringify(p);
       if (key !== this.key) {
         this.key = key;
         this.reload();
@@ -515,7 +532,7 @@
     },
 
     apiParams(cursor) {
-      return { agent: this.params.agent, q: this.params.q, limit: SESSION_PAGE, cursor };
+      return Object.assign({ agent: this.params.agent, q: this.params.q, limit: SESSION_PAGE, cursor }, SOURCES[this.params.source].params);
     },
 
     async reload() {
@@ -534,7 +551,7 @@
         this.next = body.next || null;
         this.renderMore();
         if (!this.items.length) {
-          this.list.append(h('div', { class: 'empty' }, this.params.q || this.params.agent ? 'No session matches these filters.' : 'No sessions yet. agtaild lists every session it finds in the agents\u2019 session folders.'));
+          this.list.append(h('div', { class: 'empty' }, this.params.q || this.params.agent || this.params.source ? 'No session matches these filters.' : 'No sessions yet. agtaild lists every session it finds in the agents\u2019 session folders.'));
         }
       } catch (err) {
         handleError(err, 'Sessions');
