@@ -24,6 +24,8 @@ from agtaild.errors import NotFound, UsageError
 from agtaild.index import schema
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
+from agtaild.resume import resume_command
+from agtaild.store.archive import after_read_hook
 
 Method = Callable[["Service", dict[str, Any]], dict[str, Any]]
 
@@ -34,7 +36,7 @@ class Service:
         self.workers = workers
         #: Called after each native unit is read and stored: (adapter, unit, root). The archive
         #: mirror appends its copy function here, so every native file read is mirrored.
-        self.after_native_read: list[Callable[..., None]] = []
+        self.after_native_read: list[Callable[..., None]] = [after_read_hook(config)]
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -357,4 +359,5 @@ METHODS: dict[str, Method] = {
     "stats": stats,
     "agents.list": agents_list,
     "index.update": index_update,
+    "resume.command": resume_command,
 }

@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -170,8 +171,10 @@ class Archiver:
         return result.written
 
 
-_archivers: dict[str, Archiver] = {}
+_archivers: OrderedDict[str, Archiver] = OrderedDict()
 _archivers_lock = threading.Lock()
+#: Archivers kept open (each holds its data dir's hash cache); a daemon needs one.
+_ARCHIVERS_KEPT = 4
 
 
 def archiver_for(config: Any) -> Archiver:
@@ -180,8 +183,13 @@ def archiver_for(config: Any) -> Archiver:
         arch = _archivers.get(key)
         if arch is None:
             arch = _archivers[key] = Archiver(config)
+            while len(_archivers) > _ARCHIVERS_KEPT:
+                _, old = _archivers.popitem(last=False)
+                with old._lock:
+                    old.cache.close()
         else:
             arch.config = config
+            _archivers.move_to_end(key)
         return arch
 
 
