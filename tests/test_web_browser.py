@@ -281,13 +281,13 @@ class FakeService:
             "model": ["claude-sonnet-4-5", "gpt-5-codex", "claude-opus-4-1"],
             "agent": ["claude-code", "codex"],
         }.get(by, ["x"])
-        rows = []
+        rows: list[dict[str, Any]] = []
         for i, key in enumerate(keys):
             n = 1000 * (i + 1) * (3 if i % 4 == 0 else 1)
             rows.append({"key": key, "input_tokens": n, "output_tokens": n // 2, "cache_read_tokens": n * 10,
                          "cache_write_tokens": n // 4, "reasoning_tokens": 0, "total_tokens": n * 11 + n // 2 + n // 4,
                          "cost_usd": None if key == "claude-opus-4-1" else n / 20000})
-        totals = {k: sum(r[k] for r in rows) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+        totals: dict[str, Any] = {k: sum(r[k] for r in rows) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
                                                         "cache_write_tokens", "reasoning_tokens", "total_tokens")}
         totals["cost_usd"] = None if any(r["cost_usd"] is None for r in rows) else sum(r["cost_usd"] for r in rows)
         return {"totals": totals, "rows": rows}
