@@ -282,6 +282,19 @@ async def test_search_finds_a_word_and_opens_its_event(daemon: Daemon, browser: 
     assert unexpected(browser.errors) == []
 
 
+async def test_stats_show_the_corpus_usage(daemon: Daemon, browser: Browser, shots: Path) -> None:
+    by_model = daemon.get("/api/v1/stats?by=model")["rows"]
+    assert by_model
+    await login(browser, daemon, "#/stats?days=all")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 3", what="stats tables")
+    text = await browser.text("#view-stats")
+    for row in by_model:
+        assert str(row["key"]) in text
+    assert await browser.eval("document.querySelectorAll('#view-stats .chart .bar').length") >= 1
+    await browser.screenshot(shots / "daemon-stats.png")
+    assert unexpected(browser.errors) == []
+
+
 async def test_hostile_session_is_inert_and_live_appends_show_up(daemon: Daemon, browser: Browser, shots: Path) -> None:
     await login(browser, daemon, f"#/session/claude-code/{HOSTILE}")
     await browser.wait_for("document.querySelectorAll('.transcript .ev').length >= 2", what="the hostile transcript")
