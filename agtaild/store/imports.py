@@ -93,3 +93,30 @@ def remove_collection(config: Any, name: str) -> dict[str, Any]:
     info = describe_collection(config, name)
     shutil.rmtree(root)
     return {"removed": name, "files": info["files"], "bytes": info["bytes"]}
+
+
+def adopt_new_collections(config: Any) -> list[Any]:
+    """Add roots for collections (or agents in them) that appeared since the config was made.
+
+    The roots are resolved once at start; a push into a running daemon creates a collection
+    its index would otherwise not read until a restart. Mutates ``config.roots`` in place
+    (the service reads it at each update) and returns the roots added.
+    """
+    from agtaild.adapters import all_adapters
+    from agtaild.config import RootSpec
+
+    base = Path(config.import_dir)
+    if not base.is_dir():
+        return []
+    known = {a.id for a in all_adapters()}
+    have = {(r.agent, r.path) for r in config.roots}
+    added = []
+    for coll in sorted(base.iterdir()):
+        if not coll.is_dir() or coll.is_symlink() or coll.name.startswith("."):
+            continue
+        for agent_dir in sorted(coll.iterdir()):
+            if agent_dir.name in known and agent_dir.is_dir() and (agent_dir.name, str(agent_dir)) not in have:
+                spec = RootSpec(agent=agent_dir.name, path=str(agent_dir), kind="imported", collection=coll.name)
+                config.roots.append(spec)
+                added.append(spec)
+    return added

@@ -51,6 +51,8 @@ class SyncServer:
         self.cache: HashCache = open_hash_cache(config.data_dir)
         self.sources: OrderedDict[str, LocalFilesSource] = OrderedDict()
         self.lock = threading.Lock()
+        #: Index updates started after pushes (kept so they are not garbage-collected).
+        self.tasks: set[asyncio.Future[Any]] = set()
 
     def known_agents(self) -> list[str]:
         from agtaild.adapters import all_adapters
@@ -202,7 +204,24 @@ async def import_manifest(request: web.Request) -> web.Response:
     check_entries(record.files, max_file_size=srv.max_file_size, case_insensitive=False,
                   known_agents=srv.known_agents(), where="the pushed record")
     await _thread(dest.save_record, record)
-    return _ok({"files": len(record.files)})
+    indexing = await _index_new_files(request)
+    return _ok({"files": len(record.files), "indexing": indexing})
+
+
+async def _index_new_files(request: web.Request) -> bool:
+    """After a push: let the index read the collection (a new one gets its roots first)."""
+    from agtaild.api.context import CTX
+    from agtaild.store.imports import adopt_new_collections
+
+    srv = _server(request)
+    await _thread(adopt_new_collections, srv.config)
+    update = request.app[CTX].update if CTX in request.app else None
+    if update is None:
+        return False
+    task = asyncio.ensure_future(update(False))
+    srv.tasks.add(task)
+    task.add_done_callback(srv.tasks.discard)
+    return True
 
 
 async def export_manifest(request: web.Request) -> web.Response:

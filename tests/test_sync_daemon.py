@@ -1,0 +1,52 @@
+"""Sync against a real second `agtaild` process: push into its import store (which its index
+then reads), resume of the imported session refused over JSON-RPC, pull of its native sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agtaild.client import ApiError
+from agtaild.sync.remote import pull, push
+from tests.daemon_proc import DaemonProc, copy_codex, wait_until
+from tests.synctools import make_machine, tree
+
+
+@pytest.fixture
+def daemon_b(tmp_path: Path) -> Any:
+    base = tmp_path / "b"
+    base.mkdir()
+    proc = DaemonProc(base, {"codex": copy_codex(base / "codex")})
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        proc.cleanup()
+
+
+def test_push_to_and_pull_from_a_real_daemon(daemon_b: DaemonProc, tmp_path: Path, corpus: Path) -> None:
+    a = make_machine(tmp_path / "a", corpus, claude=True)
+    token = daemon_b.token
+    rep = push(a, daemon_b.url, "laptop", token=token)
+    assert rep["errors"] == [] and rep["files"] > 0
+    client = daemon_b.tcp()
+    try:
+        def imported() -> list[dict[str, Any]]:
+            return list(client.call("sessions.list", {"imported": True, "collection": "laptop", "limit": 100})["sessions"])
+
+        found = wait_until(imported, 60, "the pushed sessions to be indexed by the daemon")
+        assert all(s["agent"] == "claude-code" and s["imported"] and not s["resumable"] for s in found)
+        with pytest.raises(ApiError) as err:
+            client.call("resume.command", {"agent": found[0]["agent"], "id": found[0]["id"]})
+        assert err.value.code == "refused" and "imported" in str(err.value)
+        native = client.call("sessions.list", {"imported": False, "limit": 100})["sessions"]
+        ok = client.call("resume.command", {"agent": native[0]["agent"], "id": native[0]["id"]})
+        assert ok["argv"][:2] == ["codex", "resume"]
+    finally:
+        client.close()
+    back = pull(a, daemon_b.url, "desk", token=token)
+    assert back["errors"] == []
+    assert tree(Path(a.import_dir) / "desk" / "codex") == tree(tmp_path / "b" / "codex")
