@@ -170,8 +170,9 @@ class Client:
         return answer["result"]
 
     # -- live streams ---------------------------------------------------------------------
-    def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> Iterator[SseEvent]:
-        """Server-Sent Events from ``path`` (under /api/v1), on a connection of its own."""
+    def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> EventStream:
+        """Server-Sent Events from ``path`` (under /api/v1), on a connection of its own.
+        Iterate it; ``close()`` (from any thread) ends it."""
         stream_client = Client(socket_path=self.socket_path, url=self.url, token=self.token, timeout=self.timeout)
         conn = stream_client._connection(None)  # no read timeout: the server sends keep-alives
         headers = self._headers({"Accept": "text/event-stream"})
@@ -180,29 +181,75 @@ class Client:
         try:
             conn.request("GET", "/api/v1" + path + _query(params), headers=headers)
             resp = conn.getresponse()
-            if resp.status != 200:
-                _document(resp.status, resp.read())
-            yield from _parse_sse(resp)
         except (ConnectionRefusedError, FileNotFoundError) as err:
-            raise Unreachable(f"agtaild does not answer: {err}") from None
-        finally:
             stream_client.close()
+            raise Unreachable(f"agtaild does not answer: {err}") from None
+        if resp.status != 200:
+            body = resp.read()
+            stream_client.close()
+            _document(resp.status, body)
+        return EventStream(stream_client, resp)
 
     def follow(self, agent: str, session_id: str, *, after_seq: int | None = None) -> Iterator[dict[str, Any]]:
-        """New events of one session as they are written (resuming after reconnects is the
-        caller's: pass the last seq seen as ``after_seq``)."""
+        """New events of one session as they are written. Ends when the session is removed;
+        raises Unreachable when the daemon goes away (resume with the last seq seen as
+        ``after_seq``)."""
         params = {"after_seq": after_seq} if after_seq is not None else None
         path = f"/sessions/{urllib.parse.quote(agent, safe='')}/{urllib.parse.quote(session_id, safe='')}/follow"
-        for ev in self.stream(path, params):
-            if ev.event == "event":
-                yield ev.data
-            elif ev.event == "removed":
-                return
+        with self.stream(path, params) as events:
+            for ev in events:
+                if ev.event == "event":
+                    yield ev.data
+                elif ev.event == "removed":
+                    return
+        raise Unreachable("agtaild ended the stream (it is stopping or restarting)")
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+class EventStream:
+    """An open SSE response: iterate for SseEvents; close() from any thread ends it."""
+
+    def __init__(self, client: Client, resp: http.client.HTTPResponse) -> None:
+        self._client = client
+        self._resp = resp
+        self.last_event_id: str | None = None
+
+    def __iter__(self) -> Iterator[SseEvent]:
+        self._iterating = True
+        try:
+            for ev in _parse_sse(self._resp):
+                if ev.id is not None:
+                    self.last_event_id = ev.id
+                yield ev
+        except (OSError, ValueError, http.client.HTTPException):
+            return  # closed under us, or the daemon went away: the stream is over
+        finally:
+            self._iterating = False
+            self._client.close()
+
+    _iterating = False
+
+    def close(self) -> None:
+        """End the stream. From another thread this only shuts the socket down, which wakes
+        the reader; the reader closes the connection itself (closing it here would race)."""
+        sock = getattr(self._client._conn, "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if not self._iterating:
+            self._client.close()
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _parse_sse(resp: http.client.HTTPResponse) -> Iterator[SseEvent]:

@@ -106,9 +106,12 @@ def lock_data_dir(data_dir: Path) -> int:
     return fd
 
 
-def unix_socket(path: Path) -> socket.socket:
-    """Bind the socket 0600 inside a 0700 directory, replacing only a stale socket."""
-    ensure_private_dir(path.parent)
+def unix_socket(path: Path, *, own_dir: bool) -> socket.socket:
+    """Bind the socket 0600, replacing only a stale socket. The directory is made 0700 when it
+    is ours (the runtime dir, or one we create); a directory the user named for --socket is
+    left alone — it may be /tmp — and the socket's own 0600 mode protects it there."""
+    if own_dir or not path.parent.exists():
+        ensure_private_dir(path.parent)
     if len(os.fsencode(path)) > 100:
         raise UsageError(f"the socket path {path} is too long for a unix socket; use a shorter --socket")
     if path.exists() or path.is_symlink():
@@ -227,7 +230,7 @@ async def serve(args: argparse.Namespace) -> int:
     try:
         url = None
         if sock_path is not None:
-            sock = unix_socket(sock_path)
+            sock = unix_socket(sock_path, own_dir=args.socket is None)
             bound = sock_path
             await web.SockSite(runner, sock).start()
         if listen is not None:

@@ -137,7 +137,8 @@ async def test_batch_size_limit(client: Any) -> None:
 @pytest.mark.parametrize(
     ("params", "path"),
     [
-        ({"agent": "claude-code", "id": "abc123", "limit": "2"}, ["params", "limit"]),
+        ({"agent": "claude-code", "id": "abc123", "limit": "two"}, ["params", "limit"]),
+        ({"agent": "claude-code", "id": "abc123", "limit": [2]}, ["params", "limit"]),
         ({"agent": "claude-code", "id": "abc123", "limit": 0}, ["params", "limit"]),
         ({"agent": "claude-code", "id": "abc123", "limit": True}, ["params", "limit"]),
         ({"agent": "claude-code", "id": "abc123", "after_seq": 1.5}, ["params", "after_seq"]),
@@ -157,6 +158,13 @@ async def test_invalid_params_name_the_validation_path(client: Any, params: Any,
 async def test_service_usage_error_is_invalid_params(client: Any) -> None:
     _, body = await post(client, req("search", {"q": "boom"}, 3))
     assert body["error"]["code"] == -32602 and body["error"]["data"]["path"] == ["params", "q"]
+
+
+async def test_numbers_and_flags_may_be_strings_as_the_service_allows(client: Any) -> None:
+    _, body = await post(client, req("events.list", {"agent": "claude-code", "id": "abc123", "limit": "1"}, 3))
+    assert [e["seq"] for e in body["result"]["events"]] == [0]
+    _, body = await post(client, req("sessions.list", {"imported": 0, "_cachebuster": 1}, 4))
+    assert "result" in body
 
 
 async def test_null_params_mean_not_given(client: Any) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from typing import Any
 
 from agtaild.errors import UsageError
@@ -20,13 +19,14 @@ from agtaild.model import EVENT_KINDS
 
 MAX_LIMIT = 1000
 MAX_STRING = 4096
-#: ISO 8601 as the API accepts it: a date, or a date-time with optional seconds, fraction, zone.
-ISO_PATTERN = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
-    r"([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})?)?$"
+#: since/until as the service reads them (agtaild.index.params.parse_bound): an ISO 8601 date
+#: or date-time (naive = local time), a compact date, or an age such as 30m, 12h, 7d, 2w.
+WHEN_PATTERN = (
+    r"^([0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"([T ][0-9]{2}(:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?"
+    r"|[0-9]{8}|[0-9]{1,6}(\.[0-9]{1,3})? ?[smhdwSMHDW])$"
 )
 AGENT_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
-_ISO_RE = re.compile(ISO_PATTERN)
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -52,6 +52,7 @@ class Param:
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     in_path: bool = False
+    allow_empty: bool = False
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema of this parameter's value (OpenAPI 3.1 = JSON Schema 2020-12)."""
@@ -67,8 +68,8 @@ class Param:
         if self.type == "enum":
             return {"type": "string", "enum": list(self.choices)}
         if self.type == "date":
-            return {"type": "string", "pattern": ISO_PATTERN}
-        s = {"type": "string", "minLength": 1, "maxLength": MAX_STRING}
+            return {"type": "string", "pattern": WHEN_PATTERN}
+        s = {"type": "string", "minLength": 0 if self.allow_empty else 1, "maxLength": MAX_STRING}
         if self.pattern:
             s["pattern"] = self.pattern
         return s
@@ -92,6 +93,11 @@ class Param:
 
     # -- values from JSON ----------------------------------------------------------------
     def from_json(self, value: Any) -> Any:
+        """JSON values; like the service, numbers and flags may also come as strings."""
+        if isinstance(value, str) and self.type in ("integer", "boolean"):
+            return self.from_text(value)
+        if self.type == "boolean" and type(value) is int and value in (0, 1):
+            return bool(value)
         if self.type == "integer":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ParamError(self.name, f"expected an integer, got {_json_type(value)}")
@@ -112,6 +118,8 @@ class Param:
         if self.type == "boolean":
             return value
         if not value:
+            if self.allow_empty:
+                return value
             raise ParamError(self.name, "must not be empty")
         if len(value) > MAX_STRING:
             raise ParamError(self.name, f"is longer than {MAX_STRING} characters")
@@ -120,23 +128,29 @@ class Param:
         if self.type == "enum" and value not in self.choices:
             raise ParamError(self.name, f"must be one of {', '.join(self.choices)}; got {value[:40]!r}")
         if self.type == "date":
-            return parse_iso(self.name, value)
+            return parse_when(self.name, value)
         if self.pattern and not re.match(self.pattern, value):
             raise ParamError(self.name, f"{value[:40]!r} does not match {self.pattern}")
         return value
 
 
-def parse_iso(name: str, value: str) -> str:
-    """Check an ISO 8601 date or date-time and return it unchanged (the service compares it)."""
-    if not _ISO_RE.match(value):
-        raise ParamError(name, f"expected an ISO 8601 date or date-time, got {value[:40]!r}")
+def parse_when(name: str, value: str) -> str:
+    """Check a since/until value the way the service will read it, and return it unchanged.
+    Values the service would choke on (year 9999 at the end of the day) stop here as a 400."""
+    import math
+
+    from agtaild.index.params import parse_bound
+
     try:
-        if len(value) == 10:
-            date.fromisoformat(value)
-        else:
-            datetime.fromisoformat(value.replace("t", "T").replace("z", "Z"))
-    except ValueError as err:
-        raise ParamError(name, f"{value[:40]!r} is not a real date or time ({err})") from None
+        bounds = (parse_bound(value), parse_bound(value, end=True))
+    except (ValueError, OverflowError, OSError):
+        raise ParamError(
+            name,
+            f"{value[:40]!r} is not a date (2026-01-31, 20260131), a time (2026-01-31T12:00, with or "
+            "without a zone) or an age (30m, 12h, 7d, 2w)",
+        ) from None
+    if not all(math.isfinite(b.epoch) and abs(b.epoch) < 1e13 for b in bounds):
+        raise ParamError(name, f"{value[:40]!r} is too far away in time")
     return value
 
 
@@ -166,6 +180,8 @@ class Method:
         for name, text in (path or {}).items():
             out[name] = known[name].from_text(text)
         for name in set(query.keys()):
+            if name.startswith("_"):
+                continue  # cache busters (?_=1712345678), as the service allows
             param = known.get(name)
             if param is None or param.in_path:
                 accepted = ", ".join(p.name for p in self.params if not p.in_path) or "none"
@@ -186,6 +202,8 @@ class Method:
         known = self.by_name()
         out: dict[str, Any] = {}
         for name, value in params.items():
+            if isinstance(name, str) and name.startswith("_"):
+                continue
             param = known.get(name)
             if param is None:
                 accepted = ", ".join(known) or "none"
@@ -206,15 +224,32 @@ def _s(name: str, description: str, **kw: Any) -> Param:
     return Param(name, "string", description, **kw)
 
 
+def _search_modes() -> tuple[str, ...]:
+    from agtaild.index.text import MODES
+
+    return tuple(MODES)
+
+
+def _stats_groupings() -> tuple[str, ...]:
+    from agtaild.index.stats import BY
+
+    return tuple(BY)
+
+
 _AGENT = Param("agent", "string", "agent id, e.g. claude-code or codex", pattern=AGENT_PATTERN)
-_PATH_AGENT = Param("agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True)
+#: Over JSON-RPC the agent may instead be given inside id as AGENT:ID.
+_PATH_AGENT = Param("agent", "string", "agent id", pattern=AGENT_PATTERN, in_path=True)
+_PATH_AGENT_REQUIRED = Param("agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True)
 _PATH_ID = _s("id", "session id (a unique prefix is enough)", required=True, in_path=True)
 _LIMIT = Param("limit", "integer", "page size", minimum=1, maximum=MAX_LIMIT)
 _CURSOR = _s("cursor", "the opaque `next` of the previous page")
-_SINCE = Param("since", "date", "only from this ISO 8601 date or date-time on")
-_UNTIL = Param("until", "date", "only before this ISO 8601 date or date-time")
+_SINCE = Param("since", "date", "from this date, time or age on (2026-01-31, 2026-01-31T12:00Z, 7d)")
+_UNTIL = Param("until", "date", "before this date, time or age (a date includes that whole day)")
 _CWD = _s("cwd", "working directory of the session")
 _PROJECT = _s("project", "project name (last component of the cwd)")
+_IMPORTED = Param("imported", "boolean", "only imported (true) or only native (false) sessions")
+_COLLECTION = _s("collection", "import collection name")
+_WHICH = (_s("collection", "the import collection, when the id exists in several"), _s("path", "the session's source path, to tell copies apart"))
 
 METHOD_TABLE: dict[str, Method] = {
     m.name: m
@@ -228,39 +263,43 @@ METHOD_TABLE: dict[str, Method] = {
                 _PROJECT,
                 _SINCE,
                 _UNTIL,
-                Param("imported", "boolean", "only imported (true) or only native (false) sessions"),
-                _s("collection", "import collection name"),
+                _IMPORTED,
+                _COLLECTION,
                 Param("programmatic", "boolean", "only SDK-driven (true) or only interactive (false)"),
                 Param("archived", "boolean", "only sessions whose native file is gone (true) or not"),
-                _s("q", "text the title or first prompt contains"),
+                _s("q", "only sessions with an event matching this text"),
                 _LIMIT,
                 _CURSOR,
             ),
         ),
-        Method("sessions.get", "One session", (_PATH_AGENT, _PATH_ID)),
+        Method("sessions.get", "One session", (_PATH_AGENT, _PATH_ID, *_WHICH)),
         Method(
             "events.list",
             "A session's events in order, cursor-paginated",
             (
                 _PATH_AGENT,
                 _PATH_ID,
+                *_WHICH,
                 Param("after_seq", "integer", "only events with a larger seq", minimum=-1),
                 _CURSOR,
-                _LIMIT,
+                Param("limit", "integer", "page size", minimum=1, maximum=10_000),
             ),
         ),
         Method(
             "search",
             "Full-text search over every event, best first",
             (
-                _s("q", "the text to find (always a literal phrase, never query syntax)", required=True),
+                _s("q", "the text to find (user input is never query syntax)", required=True, allow_empty=True),
                 _AGENT,
                 Param("kind", "enum", "event kind", choices=EVENT_KINDS),
                 _s("session", "only in this session, AGENT:ID"),
                 _CWD,
+                _PROJECT,
                 _SINCE,
                 _UNTIL,
-                Param("mode", "enum", "how to match q", choices=("auto", "phrase", "substring")),
+                Param("mode", "enum", "how q matches (default phrase)", choices=_search_modes()),
+                _IMPORTED,
+                _COLLECTION,
                 _LIMIT,
                 _CURSOR,
             ),
@@ -269,15 +308,17 @@ METHOD_TABLE: dict[str, Method] = {
             "stats",
             "Token usage and cost, grouped",
             (
-                Param("by", "enum", "grouping", choices=("day", "model", "agent", "project", "session")),
+                Param("by", "enum", "grouping (default day)", choices=_stats_groupings()),
                 _AGENT,
                 _PROJECT,
                 _SINCE,
                 _UNTIL,
+                _IMPORTED,
+                _COLLECTION,
             ),
         ),
-        Method("agents.list", "Known agents and their roots"),
-        Method("resume.command", "How to resume a session with its agent", (_PATH_AGENT, _PATH_ID)),
+        Method("agents.list", "Known agents, their roots and session counts"),
+        Method("resume.command", "How to resume a session with its agent", (_PATH_AGENT_REQUIRED, _PATH_ID)),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
     )
 }
@@ -285,8 +326,3 @@ METHOD_TABLE: dict[str, Method] = {
 
 def method_spec(name: str) -> Method | None:
     return METHOD_TABLE.get(name)
-
-
-def as_rpc_params(method: Method) -> tuple[Param, ...]:
-    """Path parameters are ordinary named params over JSON-RPC."""
-    return method.params
