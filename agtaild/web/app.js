@@ -9,7 +9,7 @@
 (function () {
   const API = '/api/v1';
   const SESSION_PAGE = 60;
-  const EVENT_PAGE = 400;
+  const EVENT_PAGE = 250;
   const SEARCH_PAGE = 40;
   const TEXT_LIMIT = 20000; // characters of a message shown before "show all"
   const RESULT_LIMIT = 4000; // characters of a tool input/result shown before "show all"
@@ -772,9 +772,9 @@
       const started = toDate(s.started);
       const ended = toDate(s.ended);
       const facts = [];
-      const fact = (label, value, title) => {
+      const fact = (label, value, title, wide) => {
         if (value === null || value === undefined || value === '') return;
-        facts.push(h('div', { class: 'fact' }, h('dt', { text: label }), h('dd', { text: String(value), title: title || String(value) })));
+        facts.push(h('div', { class: wide ? 'fact wide' : 'fact' }, h('dt', { text: label }), h('dd', { text: String(value), title: title || String(value) })));
       };
       fact('Project', s.project, s.cwd);
       fact('Directory', s.cwd);
@@ -786,7 +786,7 @@
       fact('Origin', s.origin);
       fact('Version', s.version);
       if (s.compactions) fact('Compactions', s.compactions);
-      fact('File', s.path);
+      fact('File', s.path, null, true);
 
       const parentBox = h('div', { class: 'parent' });
       if (s.parent && s.parent.id) {
