@@ -114,7 +114,7 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     if archive_on:
         checks.append(_check("archive", "ok", f"on: {archive['files']} files, {archive['bytes']} bytes in {archive['dir']}"))
     else:
-        checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (remove --no-archive)"))
+        checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)"))
     checks.extend(claude_checks(config, archive_on))
     checks.extend(gemini_checks(home, archive_on))
     checks.extend(import_checks(config))

@@ -64,7 +64,7 @@ class Archiver:
     def mirror_pairs(self, units: Iterable[tuple[Any, Any]]) -> dict[str, Any]:
         """Mirror the native files of (adapter, unit) pairs whose unit lies under a native root."""
         report: dict[str, Any] = {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
-        if not getattr(self.config, "archive", True):
+        if not archive_enabled(self.config):
             return report
         if self.problem is not None:
             report["errors"].append({"path": str(self.root), "message": self.problem})
@@ -171,6 +171,12 @@ class Archiver:
         return result.written
 
 
+def archive_enabled(config: Any) -> bool:
+    """On unless the config says off or ``AGTAIL_ARCHIVE`` is 0/off/false/no."""
+    env = os.environ.get("AGTAIL_ARCHIVE", "1").strip().lower()
+    return bool(getattr(config, "archive", True)) and env not in {"0", "off", "false", "no"}
+
+
 _archivers: OrderedDict[str, Archiver] = OrderedDict()
 _archivers_lock = threading.Lock()
 #: Archivers kept open (each holds its data dir's hash cache); a daemon needs one.
@@ -198,7 +204,7 @@ def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
 
     Called by the index after it has read units; never raises for one bad file.
     """
-    if not getattr(config, "archive", True):
+    if not archive_enabled(config):
         return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
     return archiver_for(config).mirror_units(units)
 
@@ -210,7 +216,7 @@ def after_read_hook(config: Any) -> Callable[[Any, Any, Any], None]:
     """
 
     def hook(adapter: Any, unit: Any, root: Any) -> None:
-        if getattr(root, "kind", "native") != "native" or not getattr(config, "archive", True):
+        if getattr(root, "kind", "native") != "native" or not archive_enabled(config):
             return
         report = archiver_for(config).mirror_pairs([(adapter, unit)])
         if report["errors"]:
@@ -236,5 +242,5 @@ def archive_usage(config: Any) -> dict[str, Any]:
                 rel = os.path.relpath(dirpath, root).split(os.sep)[0]
                 if path_problem(f"{rel}/x") is None:
                     agents[rel] = agents.get(rel, 0) + n
-    return {"dir": str(root), "enabled": bool(getattr(config, "archive", True)), "files": files,
+    return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
             "bytes": size, "by_agent": agents}
