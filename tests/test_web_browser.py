@@ -224,7 +224,13 @@ class FakeService:
         return page, (str(start + size) if more else None)
 
     def agents_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"agents": [{"id": "claude-code", "name": "Claude Code"}, {"id": "codex", "name": "Codex"}]}
+        return {
+            "agents": [
+                {"id": "claude-code", "name": "Claude Code", "sessions": 6},
+                {"id": "codex", "name": "Codex", "sessions": 2},
+                {"id": "gemini", "name": "Gemini CLI", "sessions": 0},
+            ]
+        }
 
     def sessions_list(self, params: dict[str, Any]) -> dict[str, Any]:
         items = sorted(self.sessions, key=lambda s: -s["mtime"])
@@ -391,6 +397,8 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
         what="only codex sessions",
     )
     assert "agent=codex" in await browser.eval("location.hash")
+    options = await browser.eval("[...document.querySelectorAll('#view-sessions select.agent-select option')].map((o) => o.textContent)")
+    assert options == ["All agents", "Claude Code (6)", "Codex (2)"]  # no agent without sessions
     assert ("sessions.list", {"agent": "codex", "limit": 60}) in site.service.calls
 
     # Filter by text.

@@ -438,7 +438,8 @@
 
   function agentSelect(current, onChange) {
     const sel = h('select', { class: 'agent-select', 'aria-label': 'Agent' }, h('option', { value: '', text: 'All agents' }));
-    const ids = state.agents.map((a) => a.id);
+    // Agents with no session at all only clutter the menu.
+    const ids = state.agents.filter((a) => a.sessions !== 0).map((a) => a.id);
     if (current && !ids.includes(current)) ids.push(current);
     for (const id of ids) {
       const a = state.agents.find((x) => x.id === id) || { id };
