@@ -95,7 +95,8 @@ def _recent(ctx: Any) -> list[dict[str, Any]]:
     finally:
         backend.close()
     found = [s for s in found if s.get("resumable", True) and not s.get("imported") and not s.get("archived")]
-    found.sort(key=lambda s: s.get("mtime") or 0, reverse=True)
+    if len(agents) > 1:  # merge the per-agent lists, newest activity first, as the service orders
+        found.sort(key=lambda s: s.get("ended") or s.get("started") or "", reverse=True)
     return found[: max(1, args.limit)]
 
 
