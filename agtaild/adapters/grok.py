@@ -129,7 +129,7 @@ class GrokAdapter(SessionDirAdapter):
         parent = _text(summary.get("parent_session_id"))
         if parent:
             ref = ParentRef(agent=self.id, id=parent)
-            if summary.get("session_kind") in _CHILD_KINDS:
+            if _text(summary.get("session_kind")) in _CHILD_KINDS:
                 s.parent = ref
             else:
                 s.forked_from = ref

@@ -151,7 +151,7 @@ class UpdatesReader:
         extra: dict[str, Any] = {}
         if isinstance(content, dict) and content.get("type") not in (None, "text"):
             extra["content_type"] = content.get("type")
-        ev = self.emit(ev_kind, line, ts, role=role, text=text, uuid=meta.get("eventId"), extra=extra)
+        ev = self.emit(ev_kind, line, ts, role=role, text=text, uuid=_str(meta.get("eventId")), extra=extra)
         if kind != "agent_thought_chunk":
             self.session.messages += 1
         self._run = (kind, group, ev)
@@ -176,7 +176,7 @@ class UpdatesReader:
             tool=name if isinstance(name, str) else None,
             input=update.get("rawInput"),
             tool_use_id=call_id,
-            uuid=meta.get("eventId"),
+            uuid=_str(meta.get("eventId")),
             extra={k: v for k, v in extra.items() if v is not None},
         )
         if call_id:
@@ -365,6 +365,10 @@ def _output_text(raw: Any) -> str | None:
         if isinstance(raw.get(key), str):
             return str(raw[key])
     return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -189,7 +189,7 @@ class ConversationReader:
             self.book.emit(call)
             return False
         self._emit("tool_result", role="tool", result=text, is_error=is_error, ts=ts,
-                   tool_use_id=result.get("tool_use_id"))  # fmt: skip
+                   tool_use_id=_str(result.get("tool_use_id")))  # fmt: skip
         return True
 
     def _assistant(self, assistant: Any, meta: dict[str, Any]) -> Any:
@@ -216,8 +216,8 @@ class ConversationReader:
         for use in body.get("tool_uses") or []:
             if not isinstance(use, dict):
                 continue
-            ev = self._emit("tool_use", role="assistant", tool=use.get("name"), input=use.get("args"), ts=ts,
-                            model=model, uuid=uuid, tool_use_id=use.get("id"))  # fmt: skip
+            ev = self._emit("tool_use", role="assistant", tool=_str(use.get("name")), input=use.get("args"),
+                            ts=ts, model=model, uuid=uuid, tool_use_id=_str(use.get("id")))  # fmt: skip
             if isinstance(use.get("id"), str):
                 self.pending[use["id"]] = ev
             emitted = True
@@ -225,6 +225,10 @@ class ConversationReader:
             self._emit("text", role="assistant", text="", ts=ts, model=model, uuid=uuid)
         s.messages += 1
         return "events"
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -49,6 +49,7 @@ class KiroV3Reader(SessionDirAdapter):
         s = book.session
         rec = obj if isinstance(obj, dict) else {}
         kind = rec.get("type") if isinstance(rec.get("type"), str) else rec.get("kind")
+        kind = kind if isinstance(kind, str) else None
         ts = any_time(rec.get("timestamp"))
         s.started, s.ended = widen(s.started, s.ended, ts)
         role = rec.get("role")

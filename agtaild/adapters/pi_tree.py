@@ -79,7 +79,7 @@ class PiTreeParser(LineParser[PiState]):
         if not isinstance(obj, dict):
             self.emit(Event(seq=-1, kind="unknown", source={"line": line}, raw=obj))
             return "events"
-        kind = obj.get("type")
+        kind = obj.get("type") if isinstance(obj.get("type"), str) else None
         if kind == "session" and "parentId" not in obj:
             self._header(obj)
             return "metadata"
@@ -368,7 +368,8 @@ class PiTreeParser(LineParser[PiState]):
             st.named_title = text
         if kind == "custom" and obj.get("customType") == "session_exit":
             data = obj.get("data")
-            st.exit_kind = data.get("kind") if isinstance(data, dict) else None
+            exit_kind = data.get("kind") if isinstance(data, dict) else None
+            st.exit_kind = exit_kind if isinstance(exit_kind, str) else None
         model = self.model_of_change(obj) if kind == "model_change" else None
         self._event(ctx, "system", text=text, subtype=kind, model=model, extra=payload)
         return "events"
