@@ -236,3 +236,14 @@ def test_native_files_leave_out_locks(corpus: Path, tmp_path: Path) -> None:
     (unit,) = GrokAdapter().discover(tmp_path / "sessions")
     names = [Path(f).relative_to(folder).as_posix() for f in GrokAdapter().native_files(unit)]
     assert names == ["chat_history.jsonl", "summary.json", "updates.jsonl", "compaction_checkpoints/c1.json"]
+
+
+def test_summary_fields_of_the_wrong_type(corpus: Path, tmp_path: Path) -> None:
+    folder = _copy(corpus, SYNTH, tmp_path)
+    summary = json.loads((folder / "summary.json").read_text())
+    summary.update(parent_session_id="p1", session_kind={"kind": "subagent"}, generated_title=7)
+    (folder / "summary.json").write_text(json.dumps(summary))
+    (unit,) = GrokAdapter().discover(tmp_path / "sessions")
+    s = _read(unit).session
+    assert s.parent is None and s.forked_from is not None and s.forked_from.id == "p1"
+    assert s.title == "Tailer skips first line of new sessions"  # session_summary, the next choice

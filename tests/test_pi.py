@@ -320,3 +320,27 @@ def test_unanswered_tool_calls_are_bounded(tmp_path: Path) -> None:
     )
     assert res.session.accounting.merged == 1
     assert [e.tool_use_id for e in res.events if e.kind == "tool_result"] == ["c0"]
+
+
+def test_fields_of_the_wrong_type_are_kept_raw(tmp_path: Path) -> None:
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"},
+        {"type": {"not": "a string"}, "id": "e1", "parentId": None},
+        {
+            "type": "custom",
+            "id": "e2",
+            "parentId": "e1",
+            "customType": "session_exit",
+            "data": {"kind": ["x"]},
+        },
+        {"type": "message", "id": "e3", "parentId": "e2", "message": {"role": ["user"], "content": 5}},
+    ]
+    dst = tmp_path / "b" / "x_s1.jsonl"
+    dst.parent.mkdir()
+    dst.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    unit = Unit(agent="pi", path=str(dst), files=[str(dst)], root=str(tmp_path))
+    res = PiAdapter().read(unit, None, now=LONG_AGO)
+    assert [e.kind for e in res.events] == ["unknown", "system", "unknown"]
+    assert res.session.ending is None and res.session.accounting.balanced()
+    again = PiAdapter().read(unit, res.state, now=LONG_AGO)  # the saved state decodes
+    assert not again.reset
