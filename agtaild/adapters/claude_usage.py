@@ -23,10 +23,6 @@ from agtaild.model import Usage, UsageRecord
 SIDECHAIN = 1
 HAS_SPEED = 2
 
-#: Envelope and usage fields for which ccusage drops a line when they are JSON null.
-_NULL_REJECTED_ENVELOPE = ("cwd", "version", "sessionId", "requestId", "isApiErrorMessage", "costUSD")
-_NULL_REJECTED_MESSAGE = ("id", "model")
-_NULL_REJECTED_USAGE = ("speed", "cache_read_input_tokens", "cache_creation_input_tokens")
 _SEMVER_PREFIX = re.compile(r"\d+\.\d+\.\d+")
 
 
@@ -40,38 +36,62 @@ def normalize(raw: dict[str, Any]) -> tuple[int, int, int, int] | None:
     Cache writes follow ccusage: the ``cache_creation`` breakdown (5-minute + 1-hour writes)
     when present, else ``cache_creation_input_tokens``.
     """
-    inp = raw.get("input_tokens")
-    out = raw.get("output_tokens")
+    get = raw.get
+    inp = get("input_tokens")
+    out = get("output_tokens")
     if type(inp) is not int or type(out) is not int:
         return None
-    breakdown = raw.get("cache_creation")
+    breakdown = get("cache_creation")
     if type(breakdown) is dict:
         cache_write = _count(breakdown.get("ephemeral_5m_input_tokens")) + _count(
             breakdown.get("ephemeral_1h_input_tokens")
         )
     else:
-        cache_write = _count(raw.get("cache_creation_input_tokens"))
-    return _count(inp), _count(out), _count(raw.get("cache_read_input_tokens")), cache_write
+        cache_write = _count(get("cache_creation_input_tokens"))
+    return (inp if inp > 0 else 0), (out if out > 0 else 0), _count(get("cache_read_input_tokens")), cache_write
+
+
+#: Versions already checked against ccusage's semver rule (a session has one or a few).
+_version_ok: dict[str, bool] = {}
+
+
+def _semver(version: Any) -> bool:
+    known = _version_ok.get(version) if type(version) is str else False
+    if known is None:
+        known = _version_ok[version] = bool(_SEMVER_PREFIX.match(version))
+        if len(_version_ok) > 4096:
+            _version_ok.clear()
+    return bool(known)
 
 
 def countable(obj: dict[str, Any], message: dict[str, Any], raw: dict[str, Any]) -> bool:
-    """ccusage's validity rules for a usage line (empty ids, non-semver versions, nulls)."""
-    for name in _NULL_REJECTED_ENVELOPE:
-        if name in obj and obj[name] is None:
-            return False
-    for name in _NULL_REJECTED_MESSAGE:
-        if name in message and message[name] is None:
-            return False
-    for name in _NULL_REJECTED_USAGE:
-        if name in raw and raw[name] is None:
-            return False
-    version = obj.get("version")
-    if version is not None and not (isinstance(version, str) and _SEMVER_PREFIX.match(version)):
+    """ccusage's validity rules for a usage line.
+
+    It drops a line whose ``cwd``, ``version``, ``sessionId``, ``requestId``,
+    ``isApiErrorMessage``, ``costUSD``, ``message.id``, ``message.model``, ``usage.speed`` or
+    ``usage.cache_*_input_tokens`` is JSON null, whose version is not semver-like, or whose ids
+    or model are empty strings.
+    """
+    get = obj.get
+    session_id = get("sessionId", 0)
+    request_id = get("requestId", 0)
+    version = get("version", 0)
+    if (
+        session_id is None or request_id is None or version is None or get("cwd", 0) is None
+        or get("isApiErrorMessage", 0) is None or get("costUSD", 0) is None
+    ):  # fmt: skip
         return False
-    for value in (obj.get("sessionId"), obj.get("requestId"), message.get("id"), message.get("model")):
-        if value == "":
-            return False
-    return True
+    message_id = message.get("id", 0)
+    model = message.get("model", 0)
+    if message_id is None or model is None:
+        return False
+    if raw.get("speed", 0) is None or raw.get("cache_read_input_tokens", 0) is None:
+        return False
+    if raw.get("cache_creation_input_tokens", 0) is None:
+        return False
+    if version != 0 and not _semver(version):
+        return False
+    return not (session_id == "" or request_id == "" or message_id == "" or model == "")
 
 
 class UsageBook:
@@ -84,6 +104,8 @@ class UsageBook:
     def __init__(self, seen: dict[str, list[int]], by_message: dict[str, str]) -> None:
         self.seen = seen
         self.by_message = by_message
+        #: (key, sidechain, raw usage) of the last line whose numbers are already in ``seen``.
+        self._last: tuple[str, bool, dict[str, Any]] | None = None
 
     def offer(self, obj: dict[str, Any], message: dict[str, Any], fallback: str, ts: str | None) -> UsageRecord | None:
         """Count this line's usage; returns the record to upsert, or None if nothing changed.
@@ -94,9 +116,6 @@ class UsageBook:
         raw = message.get("usage")
         if type(raw) is not dict:
             return None
-        counts = normalize(raw)
-        if counts is None:
-            return None
         message_id = message.get("id")
         request_id = obj.get("requestId")
         if type(message_id) is str and message_id:
@@ -105,6 +124,12 @@ class UsageBook:
             key = f"line:{fallback}"
             message_id = None
         sidechain = obj.get("isSidechain") is True
+        last = self._last
+        if last is not None and last[0] == key and last[1] == sidechain and last[2] == raw:
+            return None  # the next line of the same response, same numbers: nothing changes
+        counts = normalize(raw)
+        if counts is None:
+            return None
         flags = (SIDECHAIN if sidechain else 0) | (HAS_SPEED if raw.get("speed") is not None else 0)
         existing = self.seen.get(key)
         if existing is None and message_id is not None:
@@ -112,10 +137,12 @@ class UsageBook:
             if other is not None and (sidechain or self.seen[other][4] & SIDECHAIN):
                 key, existing = other, self.seen[other]
         if existing is not None and not _replaces(counts, flags, existing):
+            self._last = (key, sidechain, raw)
             return None
         if ts is None or not countable(obj, message, raw):
             return None
         self.seen[key] = [*counts, flags]
+        self._last = (key, sidechain, raw)
         if message_id is not None:
             self.by_message.setdefault(message_id, key)
         model = message.get("model")
