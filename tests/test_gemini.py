@@ -212,6 +212,7 @@ def test_incremental_reads_store_what_one_read_does(
     grown = replay_growing_file(adapter, src, dst, line_cuts(src.read_bytes()), unit, settled=settled)
     once = read_once(adapter, unit, now=os.stat(dst).st_mtime + 100)
     assert grown.snapshot() == once.snapshot()
+    assert (once.session["parent"] is not None) == (rel == CHILD)
 
 
 def test_line_by_line_reads_continue_without_rereading(

@@ -184,8 +184,9 @@ class GeminiAdapter(Adapter):
         """What the file's place says: cwd/project, the parent of a subagent, path, archive."""
         path = Path(unit.path)
         session.path = unit.path
-        parent_id = unit.hints.get("parent") or (path.parent.name if path.parent.name != "chats" else None)
-        project_dir = path.parent.parent if parent_id is None else path.parent.parent.parent
+        nested = path.parent.parent.name == "chats"  # chats/<parent session id>/<id>.jsonl
+        parent_id = unit.hints.get("parent") or (path.parent.name if nested else None)
+        project_dir = path.parent.parent.parent if parent_id else path.parent.parent
         session.cwd = _project_root(project_dir, session.extra.get("project_hash")) or session.cwd
         session.project = project_of(session.cwd)
         if parent_id:
