@@ -58,3 +58,22 @@ class Store:
 
     def snapshot(self) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
         return [self.events[k] for k in sorted(self.events)], dict(self.usage), dict(self.session)
+
+
+def assistant_line(uuid: str, message_id: str | None, request_id: str | None, usage: dict[str, Any], *,
+                   sidechain: bool = False, text: str = "x") -> dict[str, Any]:  # fmt: skip
+    """A 2.1.x ``assistant`` line with one text block."""
+    message: dict[str, Any] = {"role": "assistant", "type": "message", "model": "claude-opus-4-8",
+                               "content": [{"type": "text", "text": text}], "usage": usage}  # fmt: skip
+    if message_id is not None:
+        message["id"] = message_id
+    line: dict[str, Any] = {"type": "assistant", "uuid": uuid, "timestamp": "2026-03-01T10:00:00.000Z",
+                            "sessionId": "s", "version": "2.1.100", "isSidechain": sidechain, "message": message}  # fmt: skip
+    if request_id is not None:
+        line["requestId"] = request_id
+    return line
+
+
+def usage_dict(inp: int, out: int, read: int = 0, write: int = 0, **more: Any) -> dict[str, Any]:
+    return {"input_tokens": inp, "output_tokens": out, "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write, **more}  # fmt: skip

@@ -6,6 +6,7 @@ ccusage@20.0.24 is installed by .ci/run into .ci/node; without it these tests sk
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.claude_code_helpers import assistant_line, usage_dict
 from tests.conftest import REPO
 
 #: Project dirs of claude-code-log written by a peer's Python test generator, not by Claude:
@@ -67,3 +69,30 @@ def test_totals_equal_ccusage_claude_code_log(corpus: Path, tmp_path: Path, benc
 def test_script_reports_equal_totals(corpus: Path, bench: ModuleType, ccusage: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main([str(corpus / "real/claude-2.1.197"), "--ccusage", ccusage]) == 0
     assert '"equal": true' in capsys.readouterr().out
+
+
+def test_dedup_rules_agree_with_ccusage(tmp_path: Path, bench: ModuleType, ccusage: str) -> None:
+    """The edge cases of tests/test_claude_code_usage.py, written as Claude writes JSON."""
+    breakdown = {"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 12}
+    bad_version = assistant_line("k", "m9", "r9", usage_dict(5, 5))
+    bad_version["version"] = "dev"
+    lines = [
+        assistant_line("a", "m1", "r1", usage_dict(10, 1, 100, 5)),
+        assistant_line("b", "m1", "r1", usage_dict(10, 50, 100, 5)),
+        assistant_line("c", "m1", "r1", usage_dict(10, 1, 100, 5)),
+        assistant_line("d", "m2", None, usage_dict(3, 4)),
+        assistant_line("e", "m2", None, usage_dict(3, 4)),
+        assistant_line("f", "m3", "r3", usage_dict(7, 7), sidechain=True),
+        assistant_line("g", "m3", "r3-main", usage_dict(7, 2)),
+        assistant_line("h", "m1", "r1-replay", usage_dict(99, 99), sidechain=True),
+        assistant_line("i", None, None, usage_dict(1, 1)),
+        assistant_line("j", None, None, usage_dict(1, 1)),
+        assistant_line("l", "m5", "r5", usage_dict(1, 2, 3, 999, cache_creation=breakdown)),
+        bad_version,
+    ]
+    path = tmp_path / "projects" / "-w" / "rules.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    result = bench.compare(tmp_path, ccusage)
+    assert result["agtail"]["cache_write_tokens"] == 5 + 42
+    assert {k: result["agtail"][k] for k in bench.FIELDS} == result["ccusage"]

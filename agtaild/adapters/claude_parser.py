@@ -16,7 +16,7 @@ from typing import Any
 from agtaild.adapters import claude_hooks
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.claude_messages import MessageParser
-from agtaild.adapters.claude_state import AGENT_ID, ClaudeState, summarize, uuid_hash
+from agtaild.adapters.claude_state import AGENT_ID, MAX_SEEN_UUIDS, ClaudeState, summarize, uuid_hash
 from agtaild.adapters.claude_subagents import find_spawning_tool_use, read_meta
 from agtaild.adapters.claude_text import command_text, injected_subtype, norm_ts, strip_ansi
 from agtaild.adapters.jsonl import Category
@@ -158,7 +158,8 @@ class ClaudeParser(MessageParser):
                 self.link_parent()
         uuid = obj.get("uuid")
         if uuid is not None and type(uuid) is str and obj.get("type") in _MESSAGE_TYPES:
-            st.seen_uuids.add(uuid_hash(uuid))
+            if len(st.seen_uuids) < MAX_SEEN_UUIDS:
+                st.seen_uuids.add(uuid_hash(uuid))
             if st.unmatched_summaries:
                 summary = st.unmatched_summaries.pop(uuid, None)
                 if summary is not None:

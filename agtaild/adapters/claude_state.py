@@ -24,6 +24,7 @@ AGENT_ID = "claude-code"
 #: Tool uses waiting for a result, and tool names remembered for hooks.
 MAX_PENDING = 512
 MAX_TOOL_NAMES = 512
+MAX_SEEN_UUIDS = 10_000
 #: The first prompt is kept whole up to this many characters.
 FIRST_PROMPT_MAX = 10_000
 
@@ -33,6 +34,7 @@ class ClaudeState(ParserState):
     tool_names: dict[str, str] = msgspec.field(default_factory=dict)
     usage_seen: dict[str, list[int]] = msgspec.field(default_factory=dict)
     usage_by_message: dict[str, str] = msgspec.field(default_factory=dict)
+    usage_totals: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
     custom_title: str | None = None
     ai_title: str | None = None
     summary_title: str | None = None
@@ -40,7 +42,8 @@ class ClaudeState(ParserState):
     first_command: str | None = None
     #: ``summary`` lines whose ``leafUuid`` is not (yet) a message of this file.
     unmatched_summaries: dict[str, str] = msgspec.field(default_factory=dict)
-    #: CRC32 of the uuids of this file's messages (a ``summary`` titles its own leaf only).
+    #: CRC32 of the uuids of this file's first MAX_SEEN_UUIDS messages (a ``summary`` titles
+    #: its own leaf only; such summaries are rare and follow short sessions).
     seen_uuids: set[int] = msgspec.field(default_factory=set)
     boundaries: int = 0
     compact_summaries: int = 0

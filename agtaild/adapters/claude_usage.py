@@ -94,16 +94,24 @@ def countable(obj: dict[str, Any], message: dict[str, Any], raw: dict[str, Any])
     return not (session_id == "" or request_id == "" or message_id == "" or model == "")
 
 
+#: Responses remembered per session. The copies to de-duplicate sit next to each other (split
+#: lines) or close by (sidechain replays); a key seen again after this many newer responses is
+#: re-emitted under the same key, which the index upserts.
+MAX_REMEMBERED = 4096
+
+
 class UsageBook:
     """The per-session memory of counted responses (kept in the parser state).
 
-    ``seen`` maps a key to ``[input, output, cache_read, cache_write, flags]``;
-    ``by_message`` maps a message id to the key it was counted under.
+    ``seen`` maps a key to ``[input, output, cache_read, cache_write, flags]`` (the most recent
+    :data:`MAX_REMEMBERED`); ``by_message`` maps a message id to the key it was counted under;
+    ``totals`` is the session's running sum of the four counts.
     """
 
-    def __init__(self, seen: dict[str, list[int]], by_message: dict[str, str]) -> None:
+    def __init__(self, seen: dict[str, list[int]], by_message: dict[str, str], totals: list[int]) -> None:
         self.seen = seen
         self.by_message = by_message
+        self.totals = totals
         #: (key, sidechain, raw usage) of the last line whose numbers are already in ``seen``.
         self._last: tuple[str, bool, dict[str, Any]] | None = None
 
@@ -134,17 +142,24 @@ class UsageBook:
         existing = self.seen.get(key)
         if existing is None and message_id is not None:
             other = self.by_message.get(message_id)
-            if other is not None and (sidechain or self.seen[other][4] & SIDECHAIN):
-                key, existing = other, self.seen[other]
+            if other is not None:
+                other_entry = self.seen.get(other)
+                if other_entry is not None and (sidechain or other_entry[4] & SIDECHAIN):
+                    key, existing = other, other_entry
         if existing is not None and not _replaces(counts, flags, existing):
             self._last = (key, sidechain, raw)
             return None
         if ts is None or not countable(obj, message, raw):
             return None
+        totals = self.totals
+        for i in range(4):
+            totals[i] += counts[i] - (existing[i] if existing is not None else 0)
         self.seen[key] = [*counts, flags]
         self._last = (key, sidechain, raw)
         if message_id is not None:
             self.by_message.setdefault(message_id, key)
+        _trim(self.seen)
+        _trim(self.by_message)
         model = message.get("model")
         if type(model) is str and raw.get("speed") == "fast":
             model = f"{model}-fast"  # ccusage prices fast mode as its own model name
@@ -159,13 +174,16 @@ class UsageBook:
         return UsageRecord(key=key, ts=ts, model=model, usage=usage)
 
     def total(self) -> Usage:
-        total = Usage(cost_usd=None)
-        for inp, out, cache_read, cache_write, _flags in self.seen.values():
-            total.input_tokens += inp
-            total.output_tokens += out
-            total.cache_read_tokens += cache_read
-            total.cache_write_tokens += cache_write
-        return total.fix_total()
+        inp, out, cache_read, cache_write = self.totals
+        return Usage(
+            input_tokens=inp, output_tokens=out, cache_read_tokens=cache_read, cache_write_tokens=cache_write,
+            cost_usd=None,
+        ).fix_total()
+
+
+def _trim(table: dict[str, Any]) -> None:
+    while len(table) > MAX_REMEMBERED:
+        del table[next(iter(table))]
 
 
 def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[int]) -> bool:
