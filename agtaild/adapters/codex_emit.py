@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from agtaild.adapters.codex_state import DONE_CALLS_KEPT, RECENT_TEXT_KEPT, CodexState
-from agtaild.adapters.codex_text import dedupe_key, epoch_of, is_injected, thread_id_from_filename
+from agtaild.adapters.codex_text import (
+    dedupe_key,
+    epoch_of,
+    is_injected,
+    msgpack_safe,
+    thread_id_from_filename,
+)
 from agtaild.adapters.codex_usage import counted_usage, to_usage
 from agtaild.adapters.jsonl import Category, LineParser
 from agtaild.model import Event, Session, UsageRecord
@@ -106,6 +112,8 @@ class CodexParserBase(LineParser[CodexState]):
         st = self.st
         event.model = st.model
         event.tool_use_id = call_id
+        event.input = msgpack_safe(event.input)
+        event.extra = msgpack_safe(event.extra)
         if call_id and call_id in st.done_calls:  # written again (copied prefix): keep the first
             return "merged"
         if call_id and call_id in st.calls:
@@ -130,7 +138,10 @@ class CodexParserBase(LineParser[CodexState]):
             del st.done_calls[next(iter(st.done_calls))]
 
     def update_call(self, event: Event) -> None:
-        self.emit(event)  # same seq: an upsert of the already emitted tool_use
+        """Re-emit a tool_use under its seq (an upsert) after merging an output or companion."""
+        event.result = msgpack_safe(event.result)
+        event.extra = msgpack_safe(event.extra)
+        self.emit(event)
 
     # -- copied prefixes ----------------------------------------------------------------
     def is_copied_line(self, ts: str | None, writer_thread: str | None) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.codex_emit import CodexParserBase, Line
-from agtaild.adapters.codex_text import as_dict, as_str, content_text, dedupe_key, is_injected
+from agtaild.adapters.codex_text import as_dict, as_str, content_text, dedupe_key, is_injected, msgpack_safe
 from agtaild.adapters.jsonl import Category
 
 CALL_TYPES = frozenset(
@@ -76,6 +76,8 @@ def output_result(output: Any) -> tuple[Any, int | None, dict[str, Any]]:
 
 def handle_response_item(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
     kind = item.get("type")
+    if not isinstance(kind, str):
+        return p.emit_unknown(line, item)
     if kind == "message":
         return _message(p, line, item)
     if kind == "reasoning":
@@ -224,14 +226,14 @@ def compaction(p: CodexParserBase, line: Line, text: str | None, extra: dict[str
     if st.in_compaction and current is not None:
         if text and not current.text:
             current.text = text
-            current.extra.update(extra)
+            current.extra.update(msgpack_safe(extra))
             p.emit(current)
         return "merged"
     st.in_compaction = True
     if not line.copied:
         st.session.compactions += 1
     event = p.new_event(line, "summary", text=text, subtype="compaction")
-    event.extra.update(extra)
+    event.extra.update(msgpack_safe(extra))
     p.emit(event)
     st.compaction_event = event
     return "events"

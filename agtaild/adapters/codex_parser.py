@@ -20,7 +20,7 @@ from agtaild.adapters.codex_emit import CodexParserBase, Line
 from agtaild.adapters.codex_events import handle_event_msg
 from agtaild.adapters.codex_items import RESPONSE_ITEM_TYPES, compaction, handle_response_item
 from agtaild.adapters.codex_links import RolloutLinks, spawn_call_in, total_at
-from agtaild.adapters.codex_text import as_dict, as_str, title_of
+from agtaild.adapters.codex_text import as_dict, as_str, msgpack_safe, title_of
 from agtaild.adapters.codex_usage import usage_record_rows
 from agtaild.adapters.jsonl import Category
 from agtaild.model import ParentRef, Session, project_of
@@ -104,7 +104,7 @@ class CodexParser(CodexParserBase):
         if kind == "session_meta" and st.thread_id is None:
             return False
         writer = None
-        if kind == "token_usage_record" or (kind == "event_msg" and payload.get("type") in _WRITER_TAGGED):
+        if kind == "token_usage_record" or (kind == "event_msg" and str(payload.get("type")) in _WRITER_TAGGED):
             writer = as_str(payload.get("thread_id"))
         if not (st.forked or st.spawn_parent):
             return bool(writer and st.thread_id and writer != st.thread_id)
@@ -116,7 +116,7 @@ class CodexParser(CodexParserBase):
         if "record_type" in obj:
             return "metadata"
         kind = obj.get("type")
-        if kind in RESPONSE_ITEM_TYPES:
+        if isinstance(kind, str) and kind in RESPONSE_ITEM_TYPES:
             return handle_response_item(self, line, obj)
         if kind is None and isinstance(obj.get("id"), str) and self.st.thread_id is None:
             self.st.legacy = True
@@ -142,7 +142,7 @@ class CodexParser(CodexParserBase):
         s.programmatic = s.origin in _PROGRAMMATIC or (isinstance(source, str) and source in _PROGRAMMATIC)
         for key in ("originator", "source", "model_provider", "agent_nickname", "agent_role", "thread_source"):
             if meta.get(key) is not None:
-                s.extra[key] = meta[key]
+                s.extra[key] = msgpack_safe(meta[key])
         spawn = as_dict(as_dict(as_dict(source).get("subagent")).get("thread_spawn"))
         parent = as_str(spawn.get("parent_thread_id"))
         if parent is None and isinstance(source, dict) and "subagent" in source:

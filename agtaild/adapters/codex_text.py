@@ -51,6 +51,22 @@ def as_int(value: Any) -> int:
     return 0
 
 
+_MSGPACK_INT_MIN, _MSGPACK_INT_MAX = -(2**63), 2**64 - 1
+
+
+def msgpack_safe(value: Any) -> Any:
+    """JSON data made storable in the msgpack parser state: integers beyond 64 bits (which
+    only hostile or broken files contain) become their decimal strings."""
+    kind = type(value)
+    if kind is int:
+        return value if _MSGPACK_INT_MIN <= value <= _MSGPACK_INT_MAX else str(value)
+    if kind is dict:
+        return {k: msgpack_safe(v) for k, v in value.items()}
+    if kind is list:
+        return [msgpack_safe(v) for v in value]
+    return value
+
+
 def content_text(content: Any) -> str:
     """Flatten a Responses-API content array (or a plain string) into display text.
 

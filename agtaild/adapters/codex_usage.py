@@ -38,6 +38,8 @@ import msgspec
 from agtaild.adapters.codex_text import as_dict, as_int
 from agtaild.model import Usage
 
+#: No response uses a trillion tokens; larger counts are clamped so running sums stay in int64.
+TOKEN_LIMIT = 2**40
 # Index positions in a counts list.
 INPUT, CACHED, CACHE_WRITE, OUTPUT, REASONING, TOTAL = range(6)
 
@@ -59,11 +61,15 @@ def token_counts(obj: Any) -> list[int] | None:
         u = msgspec.convert(obj, _TokenUsage)
     except msgspec.ValidationError:  # a count that is not an integer: count it as 0
         u = _TokenUsage(
-            *(as_int(obj.get(f)) for f in _TokenUsage.__struct_fields__[:-1]),
+            input_tokens=as_int(obj.get("input_tokens")),
+            cached_input_tokens=as_int(obj.get("cached_input_tokens")),
+            cache_write_input_tokens=as_int(obj.get("cache_write_input_tokens")),
+            output_tokens=as_int(obj.get("output_tokens")),
+            reasoning_output_tokens=as_int(obj.get("reasoning_output_tokens")),
             total_tokens=as_int(obj["total_tokens"]) if "total_tokens" in obj else None,
         )
     total = u.input_tokens + u.output_tokens if u.total_tokens is None else u.total_tokens
-    return [
+    counts = [
         u.input_tokens,
         u.cached_input_tokens,
         u.cache_write_input_tokens,
@@ -71,6 +77,9 @@ def token_counts(obj: Any) -> list[int] | None:
         u.reasoning_output_tokens,
         total,
     ]
+    if any(not -TOKEN_LIMIT <= c <= TOKEN_LIMIT for c in counts):  # nonsense: keep sums storable
+        counts = [max(-TOKEN_LIMIT, min(c, TOKEN_LIMIT)) for c in counts]
+    return counts
 
 
 def difference(after: list[int], before: list[int] | None) -> list[int]:
