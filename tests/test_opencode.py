@@ -177,7 +177,7 @@ def test_running_tool_at_the_end_means_interrupted(adapter: OpenCodeAdapter, db_
     _cut_after_running_tool(db_copy)
     unit = units(adapter, db_copy)[MULTI]
     last_activity = 1795998402765 / 1000.0  # the part's time_updated, the newest row
-    live = adapter.read(unit, None, now=last_activity + 10)
+    live = adapter.read(unit, None, now=last_activity + 1)
     assert live.session.ending is None  # it may still be running
     bash = [e for e in live.events if e.tool == "bash"][-1]
     assert bash.extra["status"] == "running" and bash.result is None and bash.is_error is None

@@ -23,12 +23,15 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.jsondoc import RecordBook
+from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.adapters.stamps import from_epoch, widen
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
-#: A session quiet for this long while a tool still runs (or a reply never completed) was
-#: interrupted; before that it may simply be working.
-STALE_SECONDS = 300.0
+#: A session quiet this long while a tool still runs (or a reply never completed) counts as
+#: interrupted; before that it may simply be working. The index re-reads a unit until its
+#: files have settled for this long and then only when they change, so a longer wait would
+#: never be noticed; a long silent tool shows "interrupted" until its result is written.
+STALE_SECONDS = SETTLE_SECONDS
 TITLE_MAX = 200
 #: Titles OpenCode gives before (or instead of) a generated one.
 _DEFAULT_TITLE = re.compile(r"^(New session|Child session) - \d{4}-\d{2}-\d{2}T")
