@@ -41,6 +41,11 @@ log = logging.getLogger("agtaild.api")
 
 #: Largest request body accepted (JSON-RPC batches, imports send their own limits).
 MAX_BODY = 1 << 20
+#: Request line and header limits for the HTTP parser (aiohttp's default line is 8190 bytes,
+#: less than a URL the API documents as valid). Anything longer is refused by the parser itself
+#: with a plain-text 400, before any handler runs.
+MAX_REQUEST_LINE = 256 * 1024
+MAX_HEADER_FIELD = 16 * 1024
 #: Modules with ``register_routes(app)`` that add endpoints (the sync engineer's import API).
 ROUTE_MODULES: list[str] = ["agtaild.sync.server"]
 

@@ -269,13 +269,13 @@ def build_openapi() -> dict[str, Any]:
             ),
         },
         "servers": [{"url": "http://127.0.0.1:7717"}],
-        "security": [{"bearerAuth": []}, {"cookieAuth": []}],
+        "security": [{"bearer": []}, {"cookie": []}],
         "paths": paths(),
         "components": {
             "schemas": schemas(),
             "securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer", "description": "the token in <data dir>/token"},
-                "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "agtail_session"},
+                "bearer": {"type": "http", "scheme": "bearer", "description": "the token in <data dir>/token"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": "agtail_session"},
             },
         },
     }

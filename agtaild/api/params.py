@@ -18,7 +18,9 @@ from agtaild.errors import UsageError
 from agtaild.model import EVENT_KINDS
 
 MAX_LIMIT = 1000
-MAX_STRING = 4096
+#: Longest accepted string parameter. With every parameter at its longest, percent-encoded
+#: 4-byte characters, a request line stays under app.MAX_REQUEST_LINE.
+MAX_STRING = 1000
 #: since/until as the service reads them (agtaild.index.params.parse_bound): an ISO 8601 date
 #: or date-time (naive = local time), a compact date, or an age such as 30m, 12h, 7d, 2w.
 WHEN_PATTERN = (
