@@ -248,7 +248,7 @@ def snapshot(index_path: Path) -> dict[str, Any]:
         cjk = {
             (path_of[r[0]], r[1]): r[2:]
             for r in db.execute(
-                "SELECT e.session_id, e.seq, c.text, c.tool_input, c.tool_result FROM events_cjk c"
+                "SELECT e.session_id, e.seq, c.text, c.tool_input FROM events_cjk c"
                 " JOIN events e ON e.id = c.rowid"
             )
         }

@@ -41,7 +41,7 @@ class EventRow(msgspec.Struct, array_like=True):
     tool_result: str | None
     moved: bool
     data: bytes
-    cjk: tuple[str | None, str | None, str | None] | None
+    cjk: tuple[str | None, str | None] | None
 
 
 class UsageRow(msgspec.Struct, array_like=True):
@@ -135,7 +135,8 @@ def session_row(session: Session, kind: str, collection: str | None, fallback_ti
 
 def event_row(event: Event) -> EventRow:
     text, tool_input, tool_result, moved = event_columns(event)
-    cjk_parts = (wide_words(text), wide_words(tool_input), wide_words(tool_result))
+    # Tool results (most of the text) are left out of the trigram table: see agtaild.index.text.
+    cjk_parts = (wide_words(text), wide_words(tool_input))
     # The columns hold these; the JSON keeps the key (null) so field order is unchanged.
     event.text = None
     if moved:

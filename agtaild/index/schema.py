@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
@@ -108,7 +108,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
             tokenize="{WORD_TOKENIZER}"
         );
         CREATE VIRTUAL TABLE events_cjk USING fts5(
-            text, tool_input, tool_result,
+            text, tool_input,
             tokenize='trigram'
         );
         CREATE TABLE usage (
@@ -150,6 +150,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA temp_store = MEMORY")
     db.execute("PRAGMA cache_size = -16000")
+    db.execute("PRAGMA journal_size_limit = 67108864")  # a big update must not leave a huge WAL
     if readonly:
         db.execute("PRAGMA query_only = 1")
     return db

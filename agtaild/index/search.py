@@ -90,11 +90,8 @@ def _wide_conditions(query: Query) -> tuple[str | None, list[str]]:
 def _short_sql(alias: str, patterns: list[str]) -> tuple[list[str], list[Any]]:
     where, args = [], []
     for pat in patterns:
-        where.append(
-            f"({alias}.text LIKE ? ESCAPE '\\' OR {alias}.tool_input LIKE ? ESCAPE '\\'"
-            f" OR {alias}.tool_result LIKE ? ESCAPE '\\')"
-        )
-        args += [pat, pat, pat]
+        where.append(f"({alias}.text LIKE ? ESCAPE '\\' OR {alias}.tool_input LIKE ? ESCAPE '\\')")
+        args += [pat, pat]
     return where, args
 
 
@@ -112,6 +109,7 @@ def search(
     where, args = scope.event_sql()
     joins = " JOIN events e ON e.id = {rowid} JOIN sessions s ON s.id = e.session_id"
     weights = ", ".join(str(w) for w in WEIGHTS)
+    cjk_weights = ", ".join(str(w) for w in WEIGHTS[:2])
     wide_expr, short = _wide_conditions(query)
     snippet_sql = "NULL"
     if query.regex is not None:
@@ -146,7 +144,7 @@ def search(
             args += _short_sql("c", short)[1]
     elif wide_expr:
         base = (
-            f"SELECT c.rowid AS id, bm25(events_cjk, {weights}) AS score, NULL AS snip"
+            f"SELECT c.rowid AS id, bm25(events_cjk, {cjk_weights}) AS score, NULL AS snip"
             f" FROM events_cjk c{joins.format(rowid='c.rowid')}"
         )
         where.insert(0, "events_cjk MATCH ?")

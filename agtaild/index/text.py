@@ -6,9 +6,12 @@ Two full-text tables share the event id as rowid:
   message text, the tool input and the tool result. Cheap to build (measured ~3.5× cheaper
   than trigram over the same text, and most of the text is tool output).
 * ``events_cjk`` (trigram): only the whitespace-separated words that contain a non-ASCII
-  character. Scripts written without spaces (Chinese, Japanese, Thai, …) form one long
-  "word" that unicode61 could only find whole; the trigram table finds any substring of it.
-  Only those words pay the trigram price.
+  character, of the message text and the tool input. Scripts written without spaces
+  (Chinese, Japanese, Thai, …) form one long "word" that unicode61 could only find whole;
+  the trigram table finds any substring of it. Only those words pay the trigram price, and
+  tool results are left out of it (they are most of the text; measured, the trigram table
+  over them cost about as much as the whole word index): CJK in a tool's output is found by
+  whole words (the runs between spaces and punctuation), or by prefix in ``prefix`` mode.
 
 Query modes (user text is never passed to FTS5 as syntax — it is always quoted):
 

@@ -24,6 +24,8 @@ import msgspec
 from agtaild.index.prepare import Prepared
 
 _CHUNK = 500
+#: Full-text rows are inserted in batches of about this many characters (see Writer).
+FTS_BATCH_CHARS = 8_000_000
 
 
 class UnitInfo(msgspec.Struct):
@@ -49,12 +51,23 @@ def _chunks(items: Sequence[object], size: int = _CHUNK) -> Iterable[Sequence[ob
 
 
 class Writer:
-    """Owns the write connection for the duration of one update (callers hold the lock)."""
+    """Owns the write connection for the duration of one update (callers hold the lock).
+
+    Full-text rows are buffered and inserted in big batches, after the unit's other
+    statements: FTS5 flushes its in-memory terms to a new segment whenever another write
+    statement starts in the transaction, so inserting them unit by unit, between other
+    statements, writes hundreds of tiny segments and merges them again (measured: most of
+    the indexing time). Their rowids are fresh event ids, so batching never reorders a
+    delete and an insert of the same row.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.next_event_id = 0
         self.touched_keys: set[tuple[str, str]] = set()
+        self._fts: list[tuple[int, str | None, str | None, str | None]] = []
+        self._cjk: list[tuple[int, str | None, str | None]] = []
+        self._pending_chars = 0
 
     # -- transactions ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -65,11 +78,13 @@ class Writer:
         self.touched_keys = set()
 
     def commit(self) -> None:
+        self.flush_fts()
         self.recount(self.touched_keys)
         self.touched_keys = set()
         self.db.execute("COMMIT")
 
     def rollback(self) -> None:
+        self._fts, self._cjk, self._pending_chars = [], [], 0
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
@@ -222,8 +237,9 @@ class Writer:
         first = self.next_event_id
         self.next_event_id += len(prep.events)
         rows = []
-        fts = []
-        cjk = []
+        fts = self._fts
+        cjk = self._cjk
+        chars = 0
         for i, e in enumerate(prep.events):
             eid = first + i
             rows.append(
@@ -242,21 +258,29 @@ class Writer:
             )
             if e.text or e.tool_input or e.tool_result:
                 fts.append((eid, e.text, e.tool_input, e.tool_result))
+                chars += len(e.text or "") + len(e.tool_input or "") + len(e.tool_result or "")
             if e.cjk is not None:
                 cjk.append((eid, *e.cjk))
-        db = self.db
-        db.executemany(
+        self.db.executemany(
             "INSERT INTO events (id, session_id, seq, kind, epoch, text, tool_input, tool_result,"
             " result_moved, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
-        db.executemany(
-            "INSERT INTO events_fts (rowid, text, tool_input, tool_result) VALUES (?, ?, ?, ?)", fts
-        )
-        if cjk:
-            db.executemany(
-                "INSERT INTO events_cjk (rowid, text, tool_input, tool_result) VALUES (?, ?, ?, ?)", cjk
+        self._pending_chars += chars
+        if self._pending_chars >= FTS_BATCH_CHARS:
+            self.flush_fts()
+
+    def flush_fts(self) -> None:
+        """Insert the buffered full-text rows (one statement per table)."""
+        if self._fts:
+            self.db.executemany(
+                "INSERT INTO events_fts (rowid, text, tool_input, tool_result) VALUES (?, ?, ?, ?)", self._fts
             )
+        if self._cjk:
+            self.db.executemany(
+                "INSERT INTO events_cjk (rowid, text, tool_input) VALUES (?, ?, ?)", self._cjk
+            )
+        self._fts, self._cjk, self._pending_chars = [], [], 0
 
     def _upsert_usage(self, session_id: int, agent: str, prep: Prepared) -> None:
         if not prep.usage:
