@@ -294,8 +294,6 @@ class DirectoryDestination:
             mtime_ns = int(entry.mtime * 1e9)
             if mtime_ns > 0:
                 os.utime(name, ns=(mtime_ns, mtime_ns), dir_fd=dfd, follow_symlinks=False)
-            with contextlib.suppress(OSError):
-                os.fsync(dfd)
             if kept_as is not None:
                 kept_as = "/".join([*parts[:-1], kept_as])
             return WriteResult(written=written, kept_as=kept_as)

@@ -176,10 +176,13 @@ class HashCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # A cache: an entry lost in a crash is only hashed again, so no fsync per entry.
+            self._db.execute("PRAGMA synchronous=OFF")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS hashes (path TEXT PRIMARY KEY, key TEXT NOT NULL, sha256 TEXT NOT NULL)"
             )
         self._mem: dict[str, tuple[str, str]] = {}
+        self._committed = time.monotonic()
 
     def get(self, path: str, key: str) -> str | None:
         with self._lock:
@@ -196,7 +199,10 @@ class HashCache:
                 self._db.execute(
                     "INSERT OR REPLACE INTO hashes (path, key, sha256) VALUES (?, ?, ?)", (path, key, digest)
                 )
-                self._db.commit()
+                now = time.monotonic()
+                if now - self._committed > 1.0:
+                    self._db.commit()
+                    self._committed = now
 
     def file_sha256(self, path: str, st: os.stat_result | None = None) -> str:
         st = os.stat(path) if st is None else st
@@ -211,6 +217,7 @@ class HashCache:
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
+                self._db.commit()
                 self._db.close()
                 self._db = None
 
