@@ -170,6 +170,17 @@ def test_unit_paths_round_trip() -> None:
     assert db_files("/a/x.db") == ["/a/x.db", "/a/x.db-wal", "/a/x.db-shm"]
 
 
+def test_odd_characters_in_the_database_path(tmp_path: Path) -> None:
+    folder = tmp_path / "a#b?c%20 d"
+    folder.mkdir()
+    db = folder / "data.sqlite3"
+    make_store(db, {"k": history("x")})
+    adapter = ConversationsAdapter()
+    (unit,) = adapter.discover(db)
+    assert split_unit_path(unit.path) == (str(db), "k")
+    assert adapter.read(unit, None, now=LATER).events[0].text == "x"
+
+
 def test_discover_and_read_with_fingerprint(tmp_path: Path) -> None:
     db = tmp_path / "data.sqlite3"
     make_store(db, {"/src/a": history("one", "two"), "/src/b": "not json"})
