@@ -182,7 +182,6 @@ class HashCache:
                 "CREATE TABLE IF NOT EXISTS hashes (path TEXT PRIMARY KEY, key TEXT NOT NULL, sha256 TEXT NOT NULL)"
             )
         self._mem: dict[str, tuple[str, str]] = {}
-        self._committed = time.monotonic()
 
     def get(self, path: str, key: str) -> str | None:
         with self._lock:
@@ -199,10 +198,7 @@ class HashCache:
                 self._db.execute(
                     "INSERT OR REPLACE INTO hashes (path, key, sha256) VALUES (?, ?, ?)", (path, key, digest)
                 )
-                now = time.monotonic()
-                if now - self._committed > 1.0:
-                    self._db.commit()
-                    self._committed = now
+                self._db.commit()  # at once: other processes share this file (cheap without fsync)
 
     def file_sha256(self, path: str, st: os.stat_result | None = None) -> str:
         st = os.stat(path) if st is None else st
