@@ -146,7 +146,7 @@ _record_types = st.sampled_from(
      "queue-operation", "pr-link", "agent-name", None, "mystery"]
 )  # fmt: skip
 _known_keys = st.sampled_from(
-    ["message", "attachment", "data", "content", "toolUseResult", "subtype", "uuid", "timestamp", "cwd",
+    ["message", "attachment", "data", "content", "toolUseResult", "subtype", "uuid", "timestamp", "cwd", "type",
      "isSidechain", "isMeta", "isCompactSummary", "requestId", "toolUseID", "summary", "leafUuid",
      "hookInfos", "entrypoint", "sessionId", "version"]
 )  # fmt: skip
@@ -161,10 +161,17 @@ _message = st.fixed_dictionaries(
             _json_values | st.sampled_from(["text", "tool_use", "tool_result", "image", "thinking"])), max_size=3),
     },
 )  # fmt: skip
+_nested = st.dictionaries(
+    st.sampled_from(["type", "hookEvent", "hookName", "toolUseID", "command", "content", "agentId", "prompt",
+                     "blockingError", "stdout", "hookInfos", "input_tokens", "output_tokens", "id", "input"]),
+    _json_values | st.sampled_from(["hook_success", "hook_progress", "queued_command", "agent_progress",
+                                    "tool_use", "tool_result", "text", "Stop", "PreToolUse"]),
+    max_size=5,
+)  # fmt: skip
 _records = st.builds(
     lambda kind, fields, message: {"type": kind, **fields, **({"message": message} if message else {})},
     _record_types,
-    st.dictionaries(_known_keys, _json_values, max_size=6),
+    st.dictionaries(_known_keys, _json_values | _nested, max_size=6),
     st.none() | _message,
 )
 _garbage = st.one_of(
@@ -246,3 +253,28 @@ def test_ten_megabyte_lines(tmp_path: Path) -> None:
     assert texts[0] == huge and texts[1] == "after the big lines"
     assert (result.session.bad_lines, result.session.bad_line_numbers) == (1, [2])
     assert result.session.accounting.balanced()
+
+
+def test_numbers_too_big_for_the_state(tmp_path: Path) -> None:
+    """JSON integers beyond 64 bits in a waiting tool input or in usage must not break a read."""
+    root = tmp_path / "projects"
+    path = root / "-p" / "big-int.jsonl"
+    path.parent.mkdir(parents=True)
+    call = {"type": "assistant", "uuid": "a1", "timestamp": "2026-01-01T00:00:01.000Z", "requestId": "r1",
+            "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-8",
+                        "usage": {"input_tokens": 10**30, "output_tokens": 5},
+                        "content": [{"type": "tool_use", "id": "t1", "name": "Calc", "input": {"n": 10**30}}]}}  # fmt: skip
+    path.write_text(json.dumps(call) + "\n")
+    adapter = ClaudeCodeAdapter()
+    unit = find_unit(adapter, root, path)
+    store = Store()
+    store.apply(adapter.read(unit, None, now=SETTLED))
+    assert store.events[0]["input"] == {"n": 10**30}
+    result = {"type": "user", "uuid": "u2", "timestamp": "2026-01-01T00:00:02.000Z",
+              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}}  # fmt: skip
+    with open(path, "a") as fh:
+        fh.write(json.dumps(result) + "\n")
+    store.apply(adapter.read(unit, store.state, now=SETTLED))
+    assert store.events[0]["result"] == "ok"
+    assert store.events[0]["input"] == {"n": str(10**30)}  # the waiting copy kept it as text
+    assert store.usage["m1:r1"]["usage"]["input_tokens"] == 0 and store.usage["m1:r1"]["usage"]["output_tokens"] == 5

@@ -99,3 +99,15 @@ def test_remembered_responses_stay_bounded(tmp_path: Path) -> None:
     result = adapter.read(unit, store.state, now=SETTLED)
     assert not result.reset and [r.key for r in result.usage] == ["new:r"]
     assert result.session.usage.total_tokens == 10 * n + 2
+
+
+def test_resume_replays_share_keys_across_files(corpus: Path) -> None:
+    """dag_resume.jsonl replays dag_simple's prefix (same message ids and request ids) before its
+    own turn: the replayed responses get the same keys, so the index counts them once."""
+    root = corpus / "claude-code/claude-code-log/projects"
+    first = read_path(root, root / "-synthetic-claude-code-log-test-data/dag_simple.jsonl")
+    resumed = read_path(root, root / "-synthetic-claude-code-log-test-data/dag_resume.jsonl")
+    assert [r.key for r in first.usage] == ["b:req_1", "d:req_2"]
+    assert [r.key for r in resumed.usage] == ["b:req_1", "d:req_2", "g:req_3"]
+    everything = {r.key: r.usage.total_tokens for r in [*first.usage, *resumed.usage]}
+    assert sum(everything.values()) == 15 + 23 + 30

@@ -35,8 +35,8 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def tool_from_hook_name(event: str | None, hook_name: Any) -> str | None:
-    if event in TOOL_HOOK_EVENTS and isinstance(hook_name, str) and ":" in hook_name:
+def tool_from_hook_name(event: Any, hook_name: Any) -> str | None:
+    if type(event) is str and event in TOOL_HOOK_EVENTS and isinstance(hook_name, str) and ":" in hook_name:
         return hook_name.split(":", 1)[1] or None
     return None
 

@@ -20,6 +20,7 @@ from agtaild.adapters.claude_state import (
     MAX_TOOL_NAMES,
     ClaudeState,
     remember,
+    storable,
 )
 from agtaild.adapters.claude_text import (
     command_text,
@@ -105,7 +106,7 @@ class MessageParser(LineParser[ClaudeState]):
                 self.new("unknown", obj, line, offset, role="assistant", raw=block)
                 added = True
                 continue
-            btype = block.get("type")
+            btype = block.get("type") if type(block.get("type")) is str else None
             if btype == "text":
                 text = block.get("text")
                 if type(text) is str and text:
@@ -139,7 +140,7 @@ class MessageParser(LineParser[ClaudeState]):
         ev = self.new("tool_use", obj, line, offset, role="assistant", tool=name, input=block.get("input"),
                       tool_use_id=tool_id, model=model, subtype=None if btype == "tool_use" else btype)  # fmt: skip
         if tool_id is not None:
-            remember(self.st.pending, tool_id, ev, MAX_PENDING)
+            remember(self.st.pending, tool_id, storable(ev), MAX_PENDING)
             if name:
                 remember(self.st.tool_names, tool_id, name, MAX_TOOL_NAMES)
 
@@ -210,7 +211,7 @@ class MessageParser(LineParser[ClaudeState]):
         tool_use_result = obj.get("toolUseResult") if results == 1 else None
         added = merged = False
         for block in content:
-            btype = block.get("type") if type(block) is dict else None
+            btype = block.get("type") if type(block) is dict and type(block.get("type")) is str else None
             if btype == "tool_result":
                 if self.tool_result(block, obj, line, offset, tool_use_result):
                     merged = True

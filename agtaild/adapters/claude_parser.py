@@ -43,12 +43,16 @@ METADATA_ATTACHMENTS = frozenset(
         "plan_file_reference", "already_read_file", "todo", "command_permissions",
     }
 )  # fmt: skip
+#: ``system`` subtypes seen in real files (others keep their raw line).
+KNOWN_SYSTEM_SUBTYPES = frozenset(
+    {"compact_boundary", "local_command", "turn_duration", "api_error", "away_summary", "session_start",
+     "api_refusal", "error", "model_refusal_fallback", "informational", "memory_saved"}
+)  # fmt: skip
 #: Progress lines that only stream what a later line records in full.
 TRANSIENT_PROGRESS = frozenset(
     {"bash_progress", "powershell_progress", "agent_progress", "waiting_for_task", "mcp_progress",
      "query_update", "search_results_received", "task_progress"}
 )  # fmt: skip
-_MESSAGE_TYPES = frozenset({"user", "assistant"})
 #: Envelope keys not worth repeating in a system event's ``extra``.
 _ENVELOPE = frozenset(
     {"parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version",
@@ -103,6 +107,8 @@ class ClaudeParser(MessageParser):
             return self.unknown(obj, line, offset)
         self.envelope(obj)
         kind = obj.get("type")
+        if type(kind) is not str:  # a list or dict here would not even be hashable
+            kind = None
         route = self._routes.get(kind)
         if route is not None:
             return route(obj, line, offset)
@@ -157,7 +163,7 @@ class ClaudeParser(MessageParser):
                 st.parent_id = parent
                 self.link_parent()
         uuid = obj.get("uuid")
-        if uuid is not None and type(uuid) is str and obj.get("type") in _MESSAGE_TYPES:
+        if uuid is not None and type(uuid) is str and (obj.get("type") == "user" or obj.get("type") == "assistant"):
             if len(st.seen_uuids) < MAX_SEEN_UUIDS:
                 st.seen_uuids.add(uuid_hash(uuid))
             if st.unmatched_summaries:
@@ -206,7 +212,8 @@ class ClaudeParser(MessageParser):
             for info in claude_hooks.from_stop_summary(obj):
                 self.hook(info, obj.get("toolUseID"), obj, line, offset)
             return "events"
-        extra = {k: v for k, v in obj.items() if k not in _ENVELOPE}
+        known = type(subtype) is str and subtype in KNOWN_SYSTEM_SUBTYPES
+        extra = {k: v for k, v in obj.items() if k not in _ENVELOPE} if known else {}
         if subtype == "compact_boundary":
             self.st.boundaries += 1
             if obj.get("logicalParentUuid"):
@@ -218,17 +225,16 @@ class ClaudeParser(MessageParser):
         elif not text and isinstance(obj.get("error"), dict):
             error = obj["error"]
             text = str(error.get("message") or error.get("type") or "") or None
-        ev = self.new("system", obj, line, offset, text=text, subtype=str(subtype), extra=extra)
-        if subtype not in ("compact_boundary", "local_command", "turn_duration", "api_error",
-                           "away_summary", "session_start", "stop_hook_summary"):  # fmt: skip
-            ev.raw = obj
+        # A subtype this adapter does not know keeps its whole line in ``raw``.
+        self.new("system", obj, line, offset, text=text, subtype=str(subtype), extra=extra,
+                 raw=None if known else obj)  # fmt: skip
         return "events"
 
     def attachment(self, obj: dict[str, Any], line: int, offset: int) -> Category:
         att = obj.get("attachment")
         if not isinstance(att, dict):
             return self.unknown(obj, line, offset)
-        kind = att.get("type")
+        kind = att.get("type") if type(att.get("type")) is str else None
         if isinstance(kind, str) and kind.startswith("hook_"):
             info = claude_hooks.from_attachment(att)
             return self.hook(info, att.get("toolUseID"), obj, line, offset, subtype=kind)
@@ -240,7 +246,7 @@ class ClaudeParser(MessageParser):
 
     def progress(self, obj: dict[str, Any], line: int, offset: int) -> Category:
         data = obj.get("data")
-        kind = data.get("type") if isinstance(data, dict) else None
+        kind = data.get("type") if isinstance(data, dict) and type(data.get("type")) is str else None
         if kind == "hook_progress":
             assert isinstance(data, dict)
             return self.hook(claude_hooks.from_progress(data), obj.get("parentToolUseID"), obj, line, offset,

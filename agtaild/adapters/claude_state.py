@@ -72,6 +72,30 @@ def remember(table: dict[str, Any], key: str, value: Any, limit: int) -> None:
         del table[next(iter(table))]
 
 
+def storable(ev: Event) -> Event:
+    """``ev`` itself when the state can hold it, else a copy whose input it can hold.
+
+    JSON allows integers of any size; msgpack (the state's encoding) stops at 64 bits. A tool
+    input with such a number would make the whole read fail, so the waiting copy gets them as
+    strings (the event emitted now keeps the original).
+    """
+    try:
+        msgspec.msgpack.encode(ev.input)
+    except OverflowError:
+        return msgspec.structs.replace(ev, input=_big_ints_as_text(ev.input))
+    return ev
+
+
+def _big_ints_as_text(value: Any) -> Any:
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _big_ints_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_big_ints_as_text(v) for v in value]
+    return value
+
+
 def summarize(st: ClaudeState, usage_total: Any, plugin_for_prompt: Any) -> Session:
     """Fill the derived summary fields of ``st.session`` (title, ending, parent, …)."""
     s = st.session

@@ -26,8 +26,12 @@ HAS_SPEED = 2
 _SEMVER_PREFIX = re.compile(r"\d+\.\d+\.\d+")
 
 
+#: Larger "counts" are not token counts (and would not fit the state's msgpack encoding).
+_MAX_COUNT = 2**53
+
+
 def _count(value: Any) -> int:
-    return value if type(value) is int and value > 0 else 0
+    return value if type(value) is int and 0 < value < _MAX_COUNT else 0
 
 
 def normalize(raw: dict[str, Any]) -> tuple[int, int, int, int] | None:
@@ -48,7 +52,7 @@ def normalize(raw: dict[str, Any]) -> tuple[int, int, int, int] | None:
         )
     else:
         cache_write = _count(get("cache_creation_input_tokens"))
-    return (inp if inp > 0 else 0), (out if out > 0 else 0), _count(get("cache_read_input_tokens")), cache_write
+    return _count(inp), _count(out), _count(get("cache_read_input_tokens")), cache_write
 
 
 #: Versions already checked against ccusage's semver rule (a session has one or a few).
