@@ -50,3 +50,25 @@ def test_push_to_and_pull_from_a_real_daemon(daemon_b: DaemonProc, tmp_path: Pat
     back = pull(a, daemon_b.url, "desk", token=token)
     assert back["errors"] == []
     assert tree(Path(a.import_dir) / "desk" / "codex") == tree(tmp_path / "b" / "codex")
+
+
+def test_cli_pull_while_the_daemon_runs_gets_indexed(daemon_b: DaemonProc, tmp_path: Path, corpus: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from agtaild import cli
+
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["agtaild.cli.sync"])
+    a = make_machine(tmp_path / "a", corpus, claude=True)
+    share = tmp_path / "share"
+    share.mkdir()
+    push(a, str(share), "laptop")
+    code = cli.main(["--data-dir", str(daemon_b.data_dir), "--only-roots", "sync", "pull", str(share),
+                     "--collection", "laptop"])
+    assert code == 0
+    client = daemon_b.tcp()
+    try:
+        found = wait_until(
+            lambda: client.call("sessions.list", {"collection": "laptop", "limit": 100})["sessions"],
+            60, "the pulled collection to be indexed by the running daemon")
+        assert all(s["imported"] for s in found)
+    finally:
+        client.close()

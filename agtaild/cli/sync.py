@@ -141,12 +141,26 @@ def cmd_export(ctx: Any) -> int:
 
 
 def _refresh_index(ctx: Any) -> None:
-    """Let the index see a pulled collection (best effort: a running daemon also watches)."""
+    """Let the index read a pulled collection: a running daemon adopts the new collection's
+    roots and updates (POST /api/v1/import/refresh); otherwise the in-process index does."""
     from agtaild.errors import AgtailError
 
     ctx._config = None  # the import store may have a new collection: resolve the roots again
     try:
-        backend = ctx.backend()
+        if not ctx.no_daemon:
+            from agtaild.client import Client
+
+            client = Client.discover(ctx.config.data_dir)
+            if client is not None:
+                try:
+                    status, _ = client.request("POST", "/api/v1/import/refresh")
+                finally:
+                    client.close()
+                if status == 200:
+                    return
+        from agtaild.backend import LocalBackend
+
+        backend = LocalBackend(ctx.config)
         try:
             backend.call("index.update", {})
         finally:

@@ -120,3 +120,4 @@ def adopt_new_collections(config: Any) -> list[Any]:
                 config.roots.append(spec)
                 added.append(spec)
     return added
+

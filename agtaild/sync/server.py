@@ -7,6 +7,7 @@ are streamed to disk (never held in memory) and capped by ``max_file_size``.
 
 Routes (documented in docs/sync.md):
   GET  /api/v1/import                           collections of this import store
+  POST /api/v1/import/refresh                   index collections that appeared (after a local pull)
   GET  /api/v1/import/{collection}/state        what the collection holds (sizes, sha256, partials)
   POST /api/v1/import/{collection}/check        refuse a whole manifest before anything is sent
   PUT  /api/v1/import/{collection}/file         one file (header X-Agtail-Write: the write op)
@@ -224,6 +225,11 @@ async def _index_new_files(request: web.Request) -> bool:
     return True
 
 
+async def import_refresh(request: web.Request) -> web.Response:
+    """After a local `agtail sync pull`: read collections that appeared since the start."""
+    return _ok({"indexing": await _index_new_files(request)})
+
+
 async def export_manifest(request: web.Request) -> web.Response:
     srv = _server(request)
     agents = [a for a in request.query.get("agent", "").split(",") if a] or None
@@ -282,6 +288,7 @@ def register_routes(app: web.Application) -> None:
             app.on_cleanup.append(_close)
     r = app.router
     r.add_get(f"{API}/import", list_imports)
+    r.add_post(f"{API}/import/refresh", import_refresh)
     r.add_get(f"{API}/import/{{collection}}/state", import_state)
     r.add_post(f"{API}/import/{{collection}}/check", import_check)
     r.add_put(f"{API}/import/{{collection}}/file", import_file)
@@ -308,6 +315,7 @@ def openapi_paths() -> dict[str, Any]:
     coll = {"name": "collection", "in": "path", "required": True, "schema": {"type": "string"}}
     return {
         f"{API}/import": {"get": op("Imported collections with counts and last sync", "listImports")},
+        f"{API}/import/refresh": {"post": op("Index collections that appeared since the start", "importRefresh")},
         f"{API}/import/{{collection}}/state": {
             "parameters": [coll], "get": op("What a collection holds (size, sha256, partials)", "importState")},
         f"{API}/import/{{collection}}/check": {
