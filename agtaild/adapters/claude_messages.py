@@ -33,7 +33,6 @@ from agtaild.adapters.claude_usage import UsageBook
 from agtaild.adapters.jsonl import Category, LineParser
 from agtaild.model import Event
 
-_TOOL_USE_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _API_ERROR_FIELDS = ("apiErrorStatus", "error", "errorDetails")
 
 
@@ -52,11 +51,11 @@ class MessageParser(LineParser[ClaudeState]):
         uuid = obj.get("uuid")
         parent = obj.get("parentUuid")
         ev = Event(
-            seq=-1,
-            kind=kind,
-            ts=self.line_ts,
-            uuid=uuid if type(uuid) is str else None,
-            parent_uuid=parent if type(parent) is str else None,
+            -1,
+            kind,
+            self.line_ts,
+            uuid=uuid if uuid is None or type(uuid) is str else None,
+            parent_uuid=parent if parent is None or type(parent) is str else None,
             source={"line": line, "offset": offset},
             sidechain=obj.get("isSidechain") is True,
             **fields,
@@ -106,7 +105,7 @@ class MessageParser(LineParser[ClaudeState]):
                 self.new("unknown", obj, line, offset, role="assistant", raw=block)
                 added = True
                 continue
-            btype = block.get("type") if type(block.get("type")) is str else None
+            btype = block.get("type")
             if btype == "text":
                 text = block.get("text")
                 if type(text) is str and text:
@@ -120,7 +119,7 @@ class MessageParser(LineParser[ClaudeState]):
             elif btype == "redacted_thinking":
                 self.new("thinking", obj, line, offset, role="assistant", model=model, subtype="redacted")
                 added = True
-            elif btype in _TOOL_USE_BLOCKS:
+            elif btype == "tool_use" or btype == "server_tool_use" or btype == "mcp_tool_use":
                 self.tool_use(block, btype, obj, line, offset, model)
                 added = True
             elif type(btype) is str and btype.endswith("_tool_result"):
@@ -207,8 +206,10 @@ class MessageParser(LineParser[ClaudeState]):
             return "events" if self.user_text(content, obj, line, offset, meta) else "skipped"
         if not isinstance(content, list):
             return "skipped" if content is None else self.unknown(obj, line, offset)
-        results = sum(1 for b in content if type(b) is dict and b.get("type") == "tool_result")
-        tool_use_result = obj.get("toolUseResult") if results == 1 else None
+        tool_use_result = obj.get("toolUseResult")
+        if tool_use_result is not None and len(content) > 1:  # whose result is it? only if just one
+            results = [b for b in content if type(b) is dict and b.get("type") == "tool_result"]
+            tool_use_result = tool_use_result if len(results) == 1 else None
         added = merged = False
         for block in content:
             btype = block.get("type") if type(block) is dict and type(block.get("type")) is str else None
