@@ -206,3 +206,12 @@ def test_case_insensitive_destination_detected(tmp_path: Path, monkeypatch: pyte
 def test_manifest_struct_roundtrip() -> None:
     m = Manifest(files=[entry("claude-code/a")], collection="c")
     assert m.by_path()["claude-code/a"].size == 1
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    remote = good_remote(tmp_path)
+    local = tmp_path / "imported" / "laptop"
+    rep = transfer(DirectorySource(remote, HashCache(None)), DirectoryDestination(local, HashCache(None)),
+                   LIMITS, dry_run=True)
+    assert rep["pending"] == [{"path": "claude-code/p/ok.jsonl", "action": "new", "bytes": 8}]
+    assert not (tmp_path / "imported").exists()

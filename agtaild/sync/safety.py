@@ -116,8 +116,12 @@ def check_manifest(manifest: Manifest, **kwargs: object) -> None:
 
 
 def is_case_insensitive(directory: Path) -> bool:
-    """Whether the file system holding ``directory`` folds case (macOS and Windows defaults)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Whether the file system holding ``directory`` folds case (macOS and Windows defaults).
+
+    Probes the nearest existing ancestor, so asking creates nothing (a dry run writes nothing).
+    """
+    while not directory.is_dir() and directory.parent != directory:
+        directory = directory.parent
     fd, probe = tempfile.mkstemp(prefix=".agtail-case-probe-", dir=directory)
     os.close(fd)
     try:
