@@ -32,7 +32,8 @@ METADATA_TYPES = frozenset(
         "bridge-session", "atis-latch", "task-summary",
     }
 )  # fmt: skip
-#: Attachments that are context the CLI injects for the model, not conversation.
+#: Attachments that are context the CLI injects for the model, not conversation: the kinds of
+#: FORMATS.md §1.2 and other context kinds of Claude Code (IDE selection, diagnostics, …).
 METADATA_ATTACHMENTS = frozenset(
     {
         "deferred_tools_delta", "mcp_instructions_delta", "agent_listing_delta", "skill_listing",
@@ -43,10 +44,10 @@ METADATA_ATTACHMENTS = frozenset(
         "plan_file_reference", "already_read_file", "todo", "command_permissions",
     }
 )  # fmt: skip
-#: ``system`` subtypes seen in real files (others keep their raw line).
+#: ``system`` subtypes described in FORMATS.md §1.2 (others keep their whole line in ``raw``).
 KNOWN_SYSTEM_SUBTYPES = frozenset(
     {"compact_boundary", "local_command", "turn_duration", "api_error", "away_summary", "session_start",
-     "api_refusal", "error", "model_refusal_fallback", "informational", "memory_saved"}
+     "api_refusal", "error", "model_refusal_fallback"}
 )  # fmt: skip
 #: Progress lines that only stream what a later line records in full.
 TRANSIENT_PROGRESS = frozenset(
