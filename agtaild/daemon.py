@@ -30,7 +30,7 @@ from aiohttp import web
 from agtaild import __version__
 from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
 from agtaild.api.hub import ChangeHub
-from agtaild.api.security import Security, ensure_private_dir, load_or_create_token
+from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
 from agtaild.config import Config, load_config, runtime_dir
 from agtaild.errors import AgtailError, UsageError
 from agtaild.watch import MODES, Watcher
@@ -179,6 +179,11 @@ async def serve(args: argparse.Namespace) -> int:
     sock_path = None if (args.socket or "").lower() == "none" else Path(args.socket or runtime_dir() / "agtaild.sock")
     if listen is None and sock_path is None:
         raise UsageError("nothing to listen on: --listen none and --socket none")
+    if listen is not None and listen[0] not in LOOPBACK_HOSTS:
+        log.warning(
+            "listening on %s: the API is reachable from the network without TLS (the token and "
+            "transcripts cross it in clear); prefer an SSH tunnel to 127.0.0.1", listen[0]
+        )
     token = load_or_create_token(data_dir)
     security = Security(token, allow_hosts=[*args.allow_host, *([listen[0]] if listen else [])])
 
