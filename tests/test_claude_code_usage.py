@@ -64,7 +64,8 @@ def test_cache_writes_and_fast_mode(tmp_path: Path) -> None:
     ])  # fmt: skip
     first, second = result.usage
     assert (first.usage.cache_read_tokens, first.usage.cache_write_tokens) == (3, 42)  # the breakdown, as ccusage
-    assert (second.model, second.usage.cache_write_tokens) == ("claude-opus-4-8-fast", 40)
+    # Fast mode keeps the model's own name: the pricing table prices models, not modes.
+    assert (second.model, second.usage.cache_write_tokens) == ("claude-opus-4-8", 40)
 
 
 def test_lines_ccusage_rejects(tmp_path: Path) -> None:

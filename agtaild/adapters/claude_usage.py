@@ -165,8 +165,6 @@ class UsageBook:
         _trim(self.seen)
         _trim(self.by_message)
         model = message.get("model")
-        if type(model) is str and raw.get("speed") == "fast":
-            model = f"{model}-fast"  # ccusage prices fast mode as its own model name
         usage = Usage(
             input_tokens=counts[0],
             output_tokens=counts[1],
@@ -175,7 +173,7 @@ class UsageBook:
             total_tokens=sum(counts),
             cost_usd=None,
         )
-        return UsageRecord(key=key, ts=ts, model=model, usage=usage)
+        return UsageRecord(key=key, ts=ts, model=model if type(model) is str else None, usage=usage)
 
     def total(self) -> Usage:
         inp, out, cache_read, cache_write = self.totals
