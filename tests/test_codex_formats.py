@@ -65,6 +65,7 @@ def test_pre_envelope_rollout(tmp_path: Path) -> None:
         header,
         {"record_type": "state"},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<user_instructions>\nbe brief\n</user_instructions>"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>"}]},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the failing test"}]},
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Run the tests first"}], "encrypted_content": "gAAA"},
         {"type": "local_shell_call", "id": "lsc_1", "call_id": "call_1", "status": "completed",
@@ -79,8 +80,9 @@ def test_pre_envelope_rollout(tmp_path: Path) -> None:
     assert (s.id, s.started, s.git_branch, s.title) == (header["id"], "2025-08-01T10:00:00.000Z", "dev", "Fix the failing test")
     shell = next(e for e in result.events if e.kind == "tool_use")
     assert (shell.tool, shell.input["command"], shell.result, shell.is_error) == ("local_shell", ["bash", "-lc", "pytest -q"], "1 failed\n", True)
-    assert [e.kind for e in result.events] == ["system", "text", "thinking", "tool_use", "text"]
-    assert (s.accounting.metadata, s.accounting.merged, s.accounting.events) == (3, 1, 5)
+    assert [e.kind for e in result.events] == ["system", "system", "text", "thinking", "tool_use", "text"]
+    assert (s.accounting.metadata, s.accounting.merged, s.accounting.events) == (3, 1, 6)
+    assert (s.cwd, s.project) == ("/home/dev/app", "app")  # only the environment_context names it
     assert s.resumable is False and CodexAdapter().resume(s) is None
 
 

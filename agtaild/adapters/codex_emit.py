@@ -12,7 +12,6 @@ from agtaild.adapters.codex_state import DONE_CALLS_KEPT, RECENT_TEXT_KEPT, Code
 from agtaild.adapters.codex_text import (
     dedupe_key,
     epoch_of,
-    is_injected,
     msgpack_safe,
     thread_id_from_filename,
 )
@@ -93,8 +92,9 @@ class CodexParserBase(LineParser[CodexState]):
         return "events"
 
     def note_prompt(self, line: Line, text: str) -> None:
+        """Remember the first prompt (callers already routed injected context elsewhere)."""
         st = self.st
-        if not text.strip() or is_injected(text):
+        if not text.strip():
             return
         if line.copied:
             if st.first_prompt_copied is None:

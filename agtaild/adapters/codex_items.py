@@ -14,6 +14,7 @@ import msgspec
 from agtaild.adapters.codex_emit import CodexParserBase, Line
 from agtaild.adapters.codex_text import as_dict, as_str, content_text, dedupe_key, is_injected, msgpack_safe
 from agtaild.adapters.jsonl import Category
+from agtaild.model import project_of
 
 CALL_TYPES = frozenset(
     {
@@ -29,6 +30,7 @@ OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "to
 RESPONSE_ITEM_TYPES = frozenset(
     {"message", "reasoning", "ghost_snapshot", "compaction", "compaction_summary"} | CALL_TYPES | OUTPUT_TYPES
 )
+_CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 _EXIT_CODE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
 _json = msgspec.json.Decoder()
 
@@ -102,6 +104,11 @@ def _message(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
     if role in ("developer", "system"):
         return p.emit_system(line, text, "instructions", role=role, uuid=uuid)
     if role == "user" and (is_injected(text) or _provenance_not_user(item)):
+        if p.st.session.cwd is None and text.lstrip().startswith("<environment_context>"):
+            found = _CWD.search(text)  # older rollouts name the cwd only here
+            if found:
+                p.st.session.cwd = found.group(1).strip()
+                p.st.session.project = project_of(p.st.session.cwd)
         return p.emit_system(line, text, "context", role="user", uuid=uuid)
     extra = {"phase": item["phase"]} if isinstance(item.get("phase"), str) else None
     return p.emit_text(line, role, text, uuid=uuid, extra=extra)

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 #: A whole message wrapped in one XML-ish tag (`<environment_context>…</environment_context>`).
 _WRAPPED = re.compile(r"^<([A-Za-z_][\w\-]*)(?:\s[^>]*)?>.*</\1>$", re.DOTALL)
 _IMAGE_TAG = re.compile(r"^</?image(?:\s[^>]*)?>$")
@@ -52,18 +54,29 @@ def as_int(value: Any) -> int:
 
 
 _MSGPACK_INT_MIN, _MSGPACK_INT_MAX = -(2**63), 2**64 - 1
+_msgpack_encode = msgspec.msgpack.Encoder().encode
 
 
 def msgpack_safe(value: Any) -> Any:
     """JSON data made storable in the msgpack parser state: integers beyond 64 bits (which
     only hostile or broken files contain) become their decimal strings."""
+    if type(value) in (dict, list):
+        try:
+            _msgpack_encode(value)
+            return value
+        except OverflowError:
+            pass
+    return _int64_safe(value)
+
+
+def _int64_safe(value: Any) -> Any:
     kind = type(value)
     if kind is int:
         return value if _MSGPACK_INT_MIN <= value <= _MSGPACK_INT_MAX else str(value)
     if kind is dict:
-        return {k: msgpack_safe(v) for k, v in value.items()}
+        return {k: _int64_safe(v) for k, v in value.items()}
     if kind is list:
-        return [msgpack_safe(v) for v in value]
+        return [_int64_safe(v) for v in value]
     return value
 
 
@@ -76,6 +89,10 @@ def content_text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
+    if len(content) == 1:  # the common case: one text part
+        only = content[0]
+        if type(only) is dict and type(only.get("text")) is str and only["text"][:1] not in ("<", " ", "\n"):
+            return str(only["text"])
     parts: list[str] = []
     for item in content:
         if isinstance(item, str):

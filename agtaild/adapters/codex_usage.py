@@ -77,7 +77,7 @@ def token_counts(obj: Any) -> list[int] | None:
         u.reasoning_output_tokens,
         total,
     ]
-    if any(not -TOKEN_LIMIT <= c <= TOKEN_LIMIT for c in counts):  # nonsense: keep sums storable
+    if max(counts) > TOKEN_LIMIT or min(counts) < -TOKEN_LIMIT:  # nonsense: keep sums storable
         counts = [max(-TOKEN_LIMIT, min(c, TOKEN_LIMIT)) for c in counts]
     return counts
 
