@@ -322,3 +322,35 @@ def test_deltas_begins_companions_and_orphans(tmp_path: Path) -> None:
     assert result.events[2].is_error is True and result.events[3].text == "Summary so far"
     assert s.compactions == 2 and s.bad_lines == 2 and s.bad_line_numbers == [14, 15] and s.truncated
     assert (s.accounting.skipped, s.accounting.merged) == (2, 3) and s.accounting.balanced()
+
+
+def test_other_tool_kinds(tmp_path: Path) -> None:
+    image = "iVBORw0KGgo" * 100
+    records = [
+        meta(),
+        env("00:01.000", "response_item", {"type": "web_search_call", "id": "ws_1", "status": "completed",
+                                           "action": {"type": "search", "query": "msgspec raw"}}),
+        env("00:02.000", "response_item", {"type": "tool_search_call", "call_id": "ts_1", "execution": "client",
+                                           "arguments": '{"query": "spawn"}'}),
+        env("00:02.500", "response_item", {"type": "tool_search_output", "call_id": "ts_1",
+                                           "tools": [{"type": "input_text", "text": "multi_agent_v1.spawn_agent"}]}),
+        env("00:03.000", "response_item", {"type": "image_generation_call", "id": "ig_1", "status": "completed",
+                                           "revised_prompt": "a red fox", "result": image}),
+        env("00:04.000", "event_msg", {"type": "item_completed", "thread_id": TID, "turn_id": "t",
+                                       "item": {"type": "CommandExecution", "id": "call_gone", "command": ["ls"],
+                                                "aggregated_output": "a.txt\n", "exit_code": 0, "status": "completed"}}),
+        env("00:05.000", "event_msg", {"type": "item_completed", "thread_id": TID, "turn_id": "t",
+                                       "item": {"type": "Plan", "id": "p1", "text": "1. read\n2. write"}}),
+        env("00:06.000", "event_msg", {"type": "item_completed", "thread_id": TID, "turn_id": "t",
+                                       "item": {"type": "FutureItem", "id": "f1"}}),
+    ]
+    events = read(rollout(tmp_path, records)).events
+    assert [(e.kind, e.tool or e.subtype) for e in events] == [
+        ("tool_use", "web_search"), ("tool_use", "tool_search"), ("tool_use", "image_generation"),
+        ("tool_use", "exec_command"), ("system", "plan"), ("unknown", None)]
+    web, search, picture, orphan = events[:4]
+    assert web.input == {"type": "search", "query": "msgspec raw"} and web.result is None
+    assert search.input == {"query": "spawn"} and search.result == "multi_agent_v1.spawn_agent"
+    assert picture.input == {"revised_prompt": "a red fox"} and image not in str(picture.result)
+    assert orphan.input == {"command": ["ls"]} and orphan.result == "a.txt\n" and orphan.is_error is False
+    assert events[-1].raw["item"]["type"] == "FutureItem"
