@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agtaild.adapters.codex_state import DONE_CALLS_KEPT, RECENT_TEXT_KEPT, CodexState
+from agtaild.adapters.codex_state import DONE_CALLS_KEPT, PENDING_CALLS_KEPT, RECENT_TEXT_KEPT, CodexState
 from agtaild.adapters.codex_text import (
     dedupe_key,
     epoch_of,
@@ -24,14 +24,27 @@ COPY_BATCH_SECONDS = 1.0
 
 
 class Line:
-    """Where one record sits, and whether it belongs to a copied (fork/spawn) prefix."""
+    """Where one record sits, and whether it belongs to a copied (fork/spawn) prefix.
 
-    __slots__ = ("copied", "no", "ts")
+    ``by_batch`` says the only evidence is the fork's copy batch (a timing guess), which a
+    known parent total overrides for usage.
+    """
 
-    def __init__(self, no: int, ts: str | None, copied: bool = False) -> None:
+    __slots__ = ("by_batch", "copied", "no", "ts")
+
+    def __init__(self, no: int, ts: str | None, copied: bool = False, by_batch: bool = False) -> None:
         self.no = no
         self.ts = ts
         self.copied = copied
+        self.by_batch = by_batch
+
+
+def _earlier(ts: str, other: str) -> bool:
+    """ISO timestamps of one shape compare as strings; mixed precision needs parsing."""
+    if len(ts) == len(other):
+        return ts < other
+    a, b = epoch_of(ts), epoch_of(other)
+    return a is not None and b is not None and a < b
 
 
 class CodexParserBase(LineParser[CodexState]):
@@ -122,6 +135,8 @@ class CodexParserBase(LineParser[CodexState]):
         st.in_compaction = False
         if call_id:
             st.calls[call_id] = event
+            while len(st.calls) > PENDING_CALLS_KEPT:  # calls aborted before their output
+                del st.calls[next(iter(st.calls))]
         return "events"
 
     def find_call(self, call_id: str | None) -> Event | None:
@@ -144,8 +159,8 @@ class CodexParserBase(LineParser[CodexState]):
         self.emit(event)
 
     # -- copied prefixes ----------------------------------------------------------------
-    def is_copied_line(self, ts: str | None, writer_thread: str | None) -> bool:
-        """Does this line belong to items copied from another thread (fork or spawn)?
+    def copied_line(self, no: int, ts: str | None, writer_thread: str | None) -> Line:
+        """A Line, marked when it belongs to items copied from another thread (fork or spawn).
 
         Three signals: the writer's thread id (0.17x records carry it), a timestamp older
         than this file's own session_meta (copies that kept their time), and, in a fork,
@@ -154,21 +169,18 @@ class CodexParserBase(LineParser[CodexState]):
         """
         st = self.st
         if writer_thread and st.thread_id and writer_thread != st.thread_id:
-            return True
-        if ts and st.meta_ts and ts < st.meta_ts:
-            return True
+            return Line(no, ts, True)
+        if ts and st.meta_ts and _earlier(ts, st.meta_ts):
+            return Line(no, ts, True)
         if not st.copy_open:
-            return False
+            return Line(no, ts)
         when = epoch_of(ts)
-        if when is None:
-            return True
-        if st.copy_batch_start is None:
+        if st.copy_batch_start is None and when is not None:
             st.copy_batch_start = when
-            return True
-        if when - st.copy_batch_start <= COPY_BATCH_SECONDS:
-            return True
+        if when is None or (st.copy_batch_start is not None and when - st.copy_batch_start <= COPY_BATCH_SECONDS):
+            return Line(no, ts, True, by_batch=True)
         st.copy_open = False
-        return False
+        return Line(no, ts)
 
     # -- usage --------------------------------------------------------------------------
     def count_usage(
@@ -180,13 +192,15 @@ class CodexParserBase(LineParser[CodexState]):
     ) -> Category:
         st = self.st
         copied = line.copied
-        if st.fork_baseline is not None and not st.baseline_passed:
-            # The parent's total at fork time is known: exactly the rows up to it are copies.
-            if total is not None and total[-1] <= st.fork_baseline:
-                copied = True
-            else:
-                st.baseline_passed = True
-                copied = False
+        if st.fork_baseline is not None:
+            # The parent's total at fork time is known: exactly the rows up to it are copies
+            # (this replaces the timing guess; the other signals still hold).
+            copied = copied and not line.by_batch
+            if not st.baseline_passed:
+                if total is not None and total[-1] <= st.fork_baseline:
+                    copied = True
+                else:
+                    st.baseline_passed = True
         counts = counted_usage(total, last, st.prev_total, copied=copied)
         if total is not None:
             st.prev_total = total

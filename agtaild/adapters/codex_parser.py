@@ -67,7 +67,7 @@ class CodexParser(CodexParserBase):
     def _record(self, obj: dict[str, Any], no: int) -> Category:
         st = self.st
         ts = as_str(obj.get("timestamp"))
-        if ts and (st.last_ts is None or ts > st.last_ts):
+        if ts and ts[:4].isdigit() and (st.last_ts is None or ts > st.last_ts):
             st.last_ts = ts
         kind = obj.get("type")
         if "payload" not in obj:
@@ -75,7 +75,7 @@ class CodexParser(CodexParserBase):
         payload = obj.get("payload")
         if not isinstance(payload, dict) or not isinstance(kind, str):
             return self.emit_unknown(Line(no, ts), obj)
-        line = Line(no, ts, self._copied(kind, payload, ts))
+        line = self._line(no, kind, payload, ts)
         if kind == "response_item":
             return handle_response_item(self, line, payload)
         if kind == "event_msg":
@@ -97,18 +97,17 @@ class CodexParser(CodexParserBase):
             return "metadata"
         return self.emit_unknown(line, obj)
 
-    def _copied(self, kind: str, payload: dict[str, Any], ts: str | None) -> bool:
+    def _line(self, no: int, kind: str, payload: dict[str, Any], ts: str | None) -> Line:
         st = self.st
-        if not (st.forked or st.spawn_parent or kind == "token_usage_record"):
-            return False
-        if kind == "session_meta" and st.thread_id is None:
-            return False
         writer = None
         if kind == "token_usage_record" or (kind == "event_msg" and str(payload.get("type")) in _WRITER_TAGGED):
             writer = as_str(payload.get("thread_id"))
         if not (st.forked or st.spawn_parent):
-            return bool(writer and st.thread_id and writer != st.thread_id)
-        return self.is_copied_line(ts, writer)
+            copied = bool(writer and st.thread_id and writer != st.thread_id)
+            return Line(no, ts, copied)
+        if kind == "session_meta" and st.thread_id is None:
+            return Line(no, ts)
+        return self.copied_line(no, ts, writer)
 
     def _bare(self, obj: dict[str, Any], no: int, ts: str | None) -> Category:
         """A pre-envelope line: header, state marker, or a bare ResponseItem."""

@@ -17,6 +17,8 @@ from agtaild.model import Event
 #: Calls whose output arrived are kept a little longer for late companions
 #: (`exec_command_end`, `item_completed`) written after the output.
 DONE_CALLS_KEPT = 8
+#: Calls still waiting for an output, at most (an aborted turn leaves its calls open forever).
+PENDING_CALLS_KEPT = 64
 #: Dedupe keys kept at most (they are also cleared at every turn start).
 RECENT_TEXT_KEPT = 64
 
