@@ -119,7 +119,7 @@ def feed_lines(parser: LineParser[Any], lines: Iterable[tuple[bytes, int]]) -> N
         acct.lines += 1
         try:
             obj = decode_line(raw)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # too deeply nested = bad line too
             parser.bad(st.line_no, offset, raw)
             continue
         category = parser.record(obj, st.line_no, offset)
@@ -158,7 +158,7 @@ def parse_tail(parser: LineParser[Any], tail: bytes, offset: int) -> None:
         return
     try:
         decode_line(tail)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # too deeply nested = bad line too
         st.line_no += 1
         st.session.accounting.lines += 1
         parser.bad(st.line_no, offset, tail)
