@@ -177,6 +177,22 @@ def test_ten_megabyte_lines(tmp_path: Path) -> None:
     assert (result.session.accounting.events, result.session.accounting.merged) == (1, 1)
 
 
+def test_deeply_nested_lines(tmp_path: Path) -> None:
+    deep_args = "[" * 800 + "]" * 800
+    lines = [
+        b'{"timestamp": "2026-03-01T10:00:00Z", "type": "session_meta", "payload": {"id": "deep"}}',
+        json.dumps({"timestamp": "2026-03-01T10:00:01Z", "type": "response_item",
+                    "payload": {"type": "function_call", "name": "f", "arguments": deep_args, "call_id": "c"}}).encode(),
+        b'{"timestamp": "2026-03-01T10:00:02Z", "type": "response_item", "payload": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b"[" * 100_000,
+    ]
+    data = b"\n".join(lines) + b"\n"
+    result = read_bytes(tmp_path, data)
+    assert_sound(result, data)
+    assert result.session.bad_line_numbers == [3, 4]  # deeper than the decoder goes: bad lines
+    assert result.events[0].tool == "f"
+
+
 def test_parser_state_round_trips_through_msgpack(tmp_path: Path) -> None:
     adapter = CodexAdapter()
     unit = next(u for u in adapter.discover(SAMPLE.parent.parent.parent.parent) if u.path == str(SAMPLE))

@@ -45,17 +45,17 @@ def decode_arguments(arguments: Any) -> Any:
         return arguments
 
 
-def output_result(output: Any) -> tuple[Any, int | None, dict[str, Any]]:
+def output_result(output: Any, depth: int = 0) -> tuple[Any, int | None, dict[str, Any]]:
     """(result, exit code, extras) of a call output in any of its encodings.
 
     Strings are either JSON ``{"output", "metadata": {"exit_code", …}}`` or text with an
     ``Exit code: N`` / ``Process exited with code N`` header; arrays hold content items.
     """
     extras: dict[str, Any] = {}
-    if isinstance(output, dict):  # FunctionCallOutputPayload serialized as an object
+    if isinstance(output, dict) and depth < 2:  # FunctionCallOutputPayload as an object
         success = output.get("success")
         body = output.get("content", output.get("output"))
-        result, code, extras = output_result(body)
+        result, code, extras = output_result(body, depth + 1)
         if success is False and code is None:
             code = 1
         return result, code, extras

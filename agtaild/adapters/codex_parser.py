@@ -57,7 +57,9 @@ class CodexParser(CodexParserBase):
             return self.emit_unknown(Line(line, None), obj)
         try:
             return self._record(obj, line)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, msgspec.ValidationError) as exc:
+        except (
+            KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, msgspec.ValidationError
+        ) as exc:
             # A record shaped in a way this reader did not foresee: keep it, say why.
             event = self.new_event(Line(line, as_str(obj.get("timestamp"))), "unknown", raw=obj)
             event.extra["error"] = f"{type(exc).__name__}: {exc}"

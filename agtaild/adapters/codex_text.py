@@ -66,7 +66,10 @@ def msgpack_safe(value: Any) -> Any:
             return value
         except OverflowError:
             pass
-    return _int64_safe(value)
+    try:
+        return _int64_safe(value)
+    except RecursionError:  # big integers inside absurdly deep nesting: say so, keep going
+        return "[value not kept: nested too deeply]"
 
 
 def _int64_safe(value: Any) -> Any:
