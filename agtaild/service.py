@@ -24,8 +24,6 @@ from agtaild.errors import NotFound, UsageError
 from agtaild.index import schema
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
-from agtaild.resume import resume_command
-from agtaild.store.archive import after_read_hook
 
 Method = Callable[["Service", dict[str, Any]], dict[str, Any]]
 
@@ -36,7 +34,7 @@ class Service:
         self.workers = workers
         #: Called after each native unit is read and stored: (adapter, unit, root). The archive
         #: mirror appends its copy function here, so every native file read is mirrored.
-        self.after_native_read: list[Callable[..., None]] = [after_read_hook(config)]
+        self.after_native_read: list[Callable[..., None]] = [_archive_hook(config)]
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -351,6 +349,27 @@ def index_update(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     return svc.update_index(full=bool(p.flag("full")))
 
 
+def _archive_hook(config: Config) -> Callable[..., None]:
+    """The archive mirror (agtaild.store.archive), imported when the first unit is read:
+    the read-only commands never pay for importing the sync machinery."""
+    hook: list[Callable[..., None]] = []
+
+    def mirror(adapter: Any, unit: Any, root: Any) -> None:
+        if not hook:
+            from agtaild.store.archive import after_read_hook
+
+            hook.append(after_read_hook(config))
+        hook[0](adapter, unit, root)
+
+    return mirror
+
+
+def _resume_command(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.resume import resume_command
+
+    return resume_command(svc, params)
+
+
 METHODS: dict[str, Method] = {
     "sessions.list": sessions_list,
     "sessions.get": sessions_get,
@@ -359,5 +378,5 @@ METHODS: dict[str, Method] = {
     "stats": stats,
     "agents.list": agents_list,
     "index.update": index_update,
-    "resume.command": resume_command,
+    "resume.command": _resume_command,
 }

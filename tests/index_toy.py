@@ -27,6 +27,8 @@ from agtaild.adapters.base import Unit
 from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.model import Event, Session, Usage, UsageRecord
 
+REPO_TESTS = Path(__file__).resolve().parent
+
 
 class ToyState(ParserState):
     tools: dict[str, int] = msgspec.field(default_factory=dict)
@@ -230,11 +232,12 @@ def snapshot(index_path: Path) -> dict[str, Any]:
                 started,
                 activity,
                 prog,
+                arch,
                 title,
                 json.loads(data),
             )
-            for sid, agent, ssid, kind, coll, cwd, project, started, activity, prog, title, data in db.execute(
-                "SELECT id, agent, sid, kind, collection, cwd, project, started, activity, programmatic, title,"
+            for sid, agent, ssid, kind, coll, cwd, project, started, activity, prog, arch, title, data in db.execute(
+                "SELECT id, agent, sid, kind, collection, cwd, project, started, activity, programmatic, archived, title,"
                 " data FROM sessions"
             )
         }

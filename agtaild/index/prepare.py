@@ -65,6 +65,7 @@ class SessionRow(msgspec.Struct, array_like=True):
     started: float | None
     activity: float
     programmatic: bool
+    archived: bool
     title: str | None
     data: bytes
 
@@ -128,6 +129,7 @@ def session_row(session: Session, kind: str, collection: str | None, fallback_ti
         started=started,
         activity=activity,
         programmatic=session.programmatic,
+        archived=session.archived,
         title=session.title,
         data=_json.encode(session),
     )

@@ -62,7 +62,8 @@ class SessionFilter(msgspec.Struct):
             where.append(f"{a}.programmatic = ?")
             args.append(int(self.programmatic))
         if self.archived is not None:
-            where.append(f"{a}.kind {'=' if self.archived else '!='} 'archive'")
+            where.append(f"{a}.archived = ?")
+            args.append(int(self.archived))
         return where, args
 
 

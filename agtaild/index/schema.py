@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
@@ -82,6 +82,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
             started REAL,
             activity REAL NOT NULL,         -- last activity (epoch): list order
             programmatic INTEGER NOT NULL,
+            archived INTEGER NOT NULL,      -- kept by agtail's archive, or archived by the agent
             title TEXT,
             data BLOB NOT NULL              -- the Session, JSON
         );

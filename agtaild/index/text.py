@@ -133,6 +133,8 @@ class Query(msgspec.Struct):
 def compile_query(q: str, mode: str = "phrase") -> Query:
     if mode == "regex":
         return Query(mode=mode, regex=q)
+    # FTS5 reads its query as a C string: a NUL would end it inside the quotes.
+    q = q.replace("\x00", " ")
     runs: list[list[str]] = []
     wide: list[str] = []
     current: list[str] = []

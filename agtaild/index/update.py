@@ -131,8 +131,8 @@ class Updater:
                 self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
                 continue
             for unit in units:
-                if root.kind == "archive":
-                    unit.archived = True
+                # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
+                # sessions under an agtail archive root are tagged from the root's kind instead.
                 try:
                     rel = adapter.relative_path(unit, unit.path)
                 except Exception:

@@ -154,13 +154,14 @@ class Writer:
             s.started,
             s.activity,
             int(s.programmatic),
+            int(s.archived),
             s.title,
             s.data,
         )
         if srow is None:
             session_id = db.execute(
                 "INSERT INTO sessions (agent, sid, kind, collection, cwd, project, started, activity,"
-                " programmatic, title, data, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " programmatic, archived, title, data, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " RETURNING id",
                 (*svalues, file_id),
             ).fetchone()[0]
@@ -168,7 +169,7 @@ class Writer:
             session_id = srow[0]
             db.execute(
                 "UPDATE sessions SET agent = ?, sid = ?, kind = ?, collection = ?, cwd = ?, project = ?,"
-                " started = ?, activity = ?, programmatic = ?, title = ?, data = ? WHERE id = ?",
+                " started = ?, activity = ?, programmatic = ?, archived = ?, title = ?, data = ? WHERE id = ?",
                 (*svalues, session_id),
             )
         if prep.reset:

@@ -1,0 +1,272 @@
+"""Human-readable output: tables, transcripts, highlighted snippets. (``--json`` skips all this.)
+
+Colour only when stdout is a terminal and ``NO_COLOR`` is not set. Times are shown in the
+local zone; long texts are abbreviated (``show --full`` prints them whole).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TextIO
+
+from agtaild.index.text import MARK_END, MARK_START
+
+
+class Style:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        stream = stream or sys.stdout
+        self.on = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on and text else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def cyan(self, text: str) -> str:
+        return self._wrap("36", text)
+
+    def red(self, text: str) -> str:
+        return self._wrap("31", text)
+
+    def mark(self, snippet: str) -> str:
+        """Turn the «» highlight markers of a snippet into colour (kept as-is without colour)."""
+        if not self.on:
+            return snippet
+        return snippet.replace(MARK_START, "\x1b[1;33m").replace(MARK_END, "\x1b[0m")
+
+
+def local_time(value: str | float | None, *, seconds: bool = False) -> str:
+    """An ISO timestamp or epoch as local 'YYYY-MM-DD HH:MM' ('-' when unknown)."""
+    if value is None or value == "":
+        return "-"
+    try:
+        if isinstance(value, (int, float)):
+            dt = datetime.fromtimestamp(value).astimezone()
+        else:
+            dt = datetime.fromisoformat(value)
+            dt = dt.astimezone() if dt.tzinfo else dt
+    except (ValueError, OverflowError, OSError):
+        return str(value)[:16]
+    return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def clock(value: str | None) -> str:
+    full = local_time(value, seconds=True)
+    return full[11:] if len(full) >= 19 else "--:--:--"
+
+
+def tokens(n: int | None) -> str:
+    if not n:
+        return "0"
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def cost(value: float | None) -> str:
+    return "?" if value is None else f"${value:,.2f}"
+
+
+def one_line(text: Any, width: int) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+
+
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str], right: Sequence[int] = ()) -> str:
+    """Aligned columns; the last column is left free (titles run on)."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row[:-1]):
+            widths[i] = max(widths[i], len(cell))
+    lines = []
+    for row in [list(headers), *[list(r) for r in rows]]:
+        cells = []
+        for i, cell in enumerate(row):
+            if i == len(row) - 1:
+                cells.append(cell)
+            elif i in right:
+                cells.append(cell.rjust(widths[i]))
+            else:
+                cells.append(cell.ljust(widths[i]))
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def short_id(sid: str) -> str:
+    """Enough of an id to type as a prefix (subagent ids share a long "agent-" start)."""
+    return sid[:14] if sid.startswith("agent-") else sid[:8]
+
+
+def session_ref(s: dict[str, Any], short: bool = True) -> str:
+    sid = str(s.get("id", ""))
+    return f"{s.get('agent')}:{short_id(sid) if short else sid}"
+
+
+def session_table(sessions: list[dict[str, Any]]) -> str:
+    rows = []
+    for s in sessions:
+        flags = "".join(
+            flag
+            for flag, on in (("I", s.get("imported")), ("A", s.get("archived")), ("P", s.get("programmatic")))
+            if on
+        )
+        rows.append(
+            [
+                local_time(s.get("ended") or s.get("started") or s.get("mtime")),
+                str(s.get("agent") or ""),
+                short_id(str(s.get("id") or "")),
+                one_line(s.get("project") or "-", 24),
+                str(s.get("messages") or 0),
+                flags or "",
+                one_line(s.get("title") or s.get("first_prompt") or "", 80),
+            ]
+        )
+    return table(rows, ["LAST ACTIVE", "AGENT", "ID", "PROJECT", "MSGS", "", "TITLE"], right=(4,))
+
+
+def session_header(s: dict[str, Any], style: Style) -> str:
+    u = s.get("usage") or {}
+    bits = [
+        s.get("cwd") or "-",
+        *([f"({s['git_branch']})"] if s.get("git_branch") else []),
+        "·",
+        ", ".join(s.get("models") or []) or "-",
+        "·",
+        f"{local_time(s.get('started'))} → {local_time(s.get('ended'))}",
+        "·",
+        f"{s.get('messages') or 0} messages",
+        "·",
+        f"{tokens(u.get('total_tokens'))} tokens {cost(u.get('cost_usd'))}",
+    ]
+    tags = [
+        t
+        for t, on in (
+            ("imported", s.get("imported")),
+            ("archived", s.get("archived")),
+            ("truncated", s.get("truncated")),
+            ("programmatic", s.get("programmatic")),
+        )
+        if on
+    ]
+    if s.get("collection"):
+        tags.append(f"collection {s['collection']}")
+    head = f"{style.bold(session_ref(s, short=False))}  {s.get('title') or ''}".rstrip()
+    return "\n".join([head, style.dim(" ".join(bits) + (f" · {', '.join(tags)}" if tags else ""))])
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in (
+            "command",
+            "cmd",
+            "file_path",
+            "path",
+            "pattern",
+            "query",
+            "url",
+            "description",
+            "prompt",
+        ):
+            if isinstance(value.get(key), (str, list)):
+                inner = value[key]
+                return " ".join(inner) if isinstance(inner, list) else inner
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> list[str]:
+    lines = text.strip("\n").splitlines() or [""]
+    shown = lines if max_lines is None else lines[:max_lines]
+    out = [indent + (line if max_lines is None else one_line(line, width)) for line in shown]
+    if max_lines is not None and len(lines) > max_lines:
+        out.append(f"{indent}… ({len(lines) - max_lines} more lines)")
+    return out
+
+
+def transcript(
+    session: dict[str, Any], events: list[dict[str, Any]], style: Style, *, full: bool = False
+) -> str:
+    """A readable transcript: who said what, tool calls with their (abbreviated) results."""
+    out = [session_header(session, style), ""]
+    text_lines = None if full else 40
+    tool_lines = None if full else 6
+    for ev in events:
+        kind = ev.get("kind")
+        when = style.dim(f"[{clock(ev.get('ts'))}] #{ev.get('seq')}")
+        role = ev.get("role") or ""
+        if kind == "text":
+            out.append(f"{when} {style.bold(role or 'message')}")
+            out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
+        elif kind == "thinking":
+            out.append(f"{when} {style.dim('thinking')}")
+            out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
+        elif kind == "tool_use":
+            head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(_compact(ev.get('input')), 160)}"
+            out.append(head)
+            if ev.get("text"):
+                out += _block(ev["text"], "  ", text_lines)
+            result = ev.get("result")
+            if result is not None:
+                body = result if isinstance(result, str) else _compact(result)
+                mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
+                lines = _block(body, "    ", tool_lines)
+                out.append(f"{mark} {lines[0].strip()}")
+                out += lines[1:]
+        elif kind == "tool_result":
+            out.append(f"{when} {style.cyan('⎿ result')}")
+            out += _block(_compact(ev.get("result")), "    ", tool_lines)
+        elif kind == "hook":
+            hook = ev.get("hook") or {}
+            desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
+            out.append(f"{when} {style.dim('hook ' + one_line(desc, 160))}")
+            if hook.get("text") or ev.get("text"):
+                out += [
+                    style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)
+                ]
+        elif kind in ("summary", "system"):
+            label = kind + (f"/{ev['subtype']}" if ev.get("subtype") else "")
+            out.append(f"{when} {style.dim(label)} {style.dim(one_line(ev.get('text'), 200))}")
+        else:
+            raw = ev.get("raw")
+            out.append(
+                f"{when} {style.dim(str(kind))} {style.dim(one_line(_compact(raw) if raw else ev.get('text'), 160))}"
+            )
+    return "\n".join(out)
+
+
+def hits(doc: dict[str, Any], style: Style) -> str:
+    out = []
+    for hit in doc.get("hits", []):
+        s, ev = hit["session"], hit["event"]
+        where = f"{session_ref(s)}  #{ev.get('seq')} {ev.get('kind')}" + (
+            f"/{ev['role']}" if ev.get("role") else ""
+        )
+        meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  {one_line(s.get('title'), 60)}"
+        out.append(f"{style.bold(where)}  {style.dim(meta)}")
+        out.append("    " + style.mark(hit.get("snippet") or ""))
+    return "\n".join(out)
+
+
+USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
+
+
+def stats_table(doc: dict[str, Any], by: str) -> str:
+    rows = []
+    for r in doc.get("rows", []):
+        rows.append(
+            [*(f"{r.get(c, 0):,}" for c in USAGE_COLUMNS), cost(r.get("cost_usd")), str(r.get("key"))]
+        )
+    t = doc.get("totals") or {}
+    rows.append([*(f"{t.get(c, 0):,}" for c in USAGE_COLUMNS), cost(t.get("cost_usd")), "TOTAL"])
+    headers = ["INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", by.upper()]
+    return table(rows, headers, right=(0, 1, 2, 3, 4, 5))

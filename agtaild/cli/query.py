@@ -1,0 +1,372 @@
+"""`agtail index | reindex | list | search | show | stats`: the index from the command line.
+
+Every command asks the backend (a running agtaild, else the service in-process). In-process,
+the index is first brought up to date with the native files (cheap when nothing changed:
+one stat per file), so answers are never stale; a daemon keeps its index current itself.
+``--no-update`` answers from the index as it is.
+
+Heavy modules are imported inside the handlers: `agtail --help` and `agtail list` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from agtaild.errors import UsageError
+
+#: The CONTRACT keys of `agtail index --json`; extensions follow them.
+INDEX_KEYS = ("sessions", "events", "files", "bad_lines", "seconds")
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    for name, full, text in (
+        ("index", False, "bring the index up to date with the agents' files (incremental)"),
+        ("reindex", True, "rebuild the index from scratch"),
+    ):
+        p = sub.add_parser(name, parents=[common], help=text, description=text[0].upper() + text[1:] + ".")
+        p.add_argument(
+            "--changes", action="store_true", help="also list each added, updated or removed session"
+        )
+        p.set_defaults(func=cmd_index, full=full)
+
+    p = sub.add_parser(
+        "list",
+        parents=[common],
+        help="list sessions, most recently active first",
+        description="List sessions, most recently active first.",
+    )
+    _session_filters(p)
+    p.add_argument(
+        "-q", "--query", metavar="TEXT", help="only sessions with an event matching TEXT (a phrase)"
+    )
+    p.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="how many sessions (default 50, at most 1000)"
+    )
+    p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
+    _no_update(p)
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser(
+        "search",
+        parents=[common],
+        help="full-text search over every session",
+        description="Search message text, thinking, tool input and tool results. The query is "
+        "literal text (quotes, *, -, NEAR are just characters); CJK text matches as a substring.",
+    )
+    p.add_argument(
+        "query", nargs="+", metavar="QUERY", help="the text to find (several words are one phrase)"
+    )
+    p.add_argument("--agent", metavar="A", help="only this agent's sessions")
+    p.add_argument("--kind", metavar="K", help="only events of this kind (text, thinking, tool_use, …)")
+    p.add_argument("--session", metavar="AGENT:ID", help="only this session (ID may be a unique prefix)")
+    p.add_argument("--cwd", metavar="P", help="only sessions in directory P or below")
+    p.add_argument("--project", metavar="NAME", help="only sessions of this project (last part of the cwd)")
+    p.add_argument("--since", metavar="WHEN", help="only events at or after WHEN (date, time or age like 7d)")
+    p.add_argument("--until", metavar="WHEN", help="only events before WHEN (a date includes that day)")
+    p.add_argument(
+        "--mode",
+        choices=("phrase", "prefix", "words", "regex"),
+        default="phrase",
+        help="phrase (default): the words in order; prefix: the last word may be unfinished; "
+        "words: all words, any order; regex: a Python regular expression (a slow scan)",
+    )
+    p.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="how many hits (default 20, at most 1000)"
+    )
+    p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
+    _no_update(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser(
+        "show",
+        parents=[common],
+        help="print a session's transcript",
+        description="Print a session and all its events, read from the index.",
+    )
+    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
+    p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
+    p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
+    _no_update(p)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "stats",
+        parents=[common],
+        help="tokens and cost by day, model, agent, project or session",
+        description="Tokens and cost; each API response is counted once across all files.",
+    )
+    p.add_argument(
+        "--by",
+        choices=("day", "model", "agent", "project", "session"),
+        default="day",
+        help="how to group (default day)",
+    )
+    p.add_argument("--agent", metavar="A", help="only this agent")
+    p.add_argument("--project", metavar="NAME", help="only this project")
+    p.add_argument("--since", metavar="WHEN", help="from this day or time (date, time or age like 7d)")
+    p.add_argument("--until", metavar="WHEN", help="up to this day (included) or time")
+    _no_update(p)
+    p.set_defaults(func=cmd_stats)
+
+
+def _session_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agent", metavar="A", help="only this agent's sessions")
+    p.add_argument("--cwd", metavar="P", help="only sessions in directory P or below")
+    p.add_argument("--project", metavar="NAME", help="only sessions of this project (last part of the cwd)")
+    p.add_argument("--since", metavar="WHEN", help="active at or after WHEN (date, time or age like 7d)")
+    p.add_argument("--until", metavar="WHEN", help="started before WHEN (a date includes that day)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--imported", dest="imported", action="store_const", const=True, help="only imported sessions"
+    )
+    g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
+    p.add_argument("--collection", metavar="C", help="only sessions imported into collection C")
+    p.add_argument("--archived", action="store_const", const=True, help="only sessions kept by the archive")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--programmatic",
+        dest="programmatic",
+        action="store_const",
+        const=True,
+        help="only SDK-driven sessions",
+    )
+    g.add_argument(
+        "--interactive",
+        dest="programmatic",
+        action="store_const",
+        const=False,
+        help="only sessions a person drove",
+    )
+
+
+def _no_update(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-update",
+        action="store_true",
+        help="answer from the index as it is, without checking the files first (in-process only)",
+    )
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _local_service(backend: Any) -> Any:
+    return getattr(backend, "service", None)
+
+
+def open_backend(ctx: Any, *, update: bool = True) -> Any:
+    """The backend; in-process, with the index brought up to date first."""
+    backend = ctx.backend()
+    service = _local_service(backend)
+    if service is not None and update and not getattr(ctx.args, "no_update", False):
+        bar = ProgressBar("indexing")
+        try:
+            report = service.update_index(progress=bar)
+        finally:
+            bar.close()
+        _warn_errors(ctx, report)
+    return backend
+
+
+def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
+    errors = report.get("errors") or []
+    for err in errors[:5]:
+        ctx.err(f"agtail: warning: {err.get('path') or err.get('agent')}: {err.get('error')}")
+    if len(errors) > 5:
+        ctx.err(f"agtail: warning: … and {len(errors) - 5} more unreadable units")
+
+
+def cmd_index(ctx: Any) -> int:
+    backend = ctx.backend()
+    try:
+        service = _local_service(backend)
+        if service is not None:
+            bar = ProgressBar("reindexing" if ctx.args.full else "indexing")
+            try:
+                report = service.update_index(full=ctx.args.full, progress=bar)
+            finally:
+                bar.close()
+        else:
+            report = backend.call("index.update", {"full": ctx.args.full})
+    finally:
+        backend.close()
+    _warn_errors(ctx, report)
+    changed = report.get("changed") or []
+    counts = {a: sum(1 for c in changed if c.get("action") == a) for a in ("added", "updated", "removed")}
+    doc = {k: report.get(k) for k in INDEX_KEYS}
+    doc.update({"read": report.get("read"), **counts, "errors": report.get("errors") or []})
+    if ctx.args.changes:
+        doc["changed"] = changed
+    if ctx.json:
+        ctx.out_json(doc)
+        return 0
+    print(
+        f"{doc['sessions']} sessions, {doc['events']} events, {doc['files']} files, {doc['bad_lines']} bad lines"
+        f" — {counts['added']} added, {counts['updated']} updated, {counts['removed']} removed"
+        f" in {doc['seconds']:.2f} s"
+    )
+    if ctx.args.changes:
+        for c in changed:
+            print(f"{c['action']:<8} {c['agent']}:{c['id']}  {c['path']}")
+    return 0
+
+
+def _common_params(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            params[name] = value
+    if params.get("cwd"):
+        params["cwd"] = os.path.abspath(os.path.expanduser(params["cwd"]))
+    return params
+
+
+def _limit(args: argparse.Namespace) -> int:
+    if not 1 <= args.limit <= 1000:
+        raise UsageError("--limit must be between 1 and 1000")
+    return int(args.limit)
+
+
+def cmd_list(ctx: Any) -> int:
+    from agtaild.cli import format as fmt
+
+    params = _common_params(
+        ctx.args,
+        (
+            "agent",
+            "cwd",
+            "project",
+            "since",
+            "until",
+            "imported",
+            "collection",
+            "archived",
+            "programmatic",
+            "cursor",
+        ),
+    )
+    params["limit"] = _limit(ctx.args)
+    if ctx.args.query:
+        params["q"] = ctx.args.query
+    backend = open_backend(ctx)
+    try:
+        doc = backend.call("sessions.list", params)
+    finally:
+        backend.close()
+    if ctx.json:
+        ctx.out_json(doc)
+        return 0
+    if not doc["sessions"]:
+        ctx.err("agtail: no sessions match")
+        return 0
+    print(fmt.session_table(doc["sessions"]))
+    if doc.get("next"):
+        ctx.err(f"agtail: more: --cursor {doc['next']}")
+    return 0
+
+
+def cmd_search(ctx: Any) -> int:
+    from agtaild.cli import format as fmt
+
+    params = _common_params(
+        ctx.args, ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor")
+    )
+    params["q"] = " ".join(ctx.args.query)
+    params["limit"] = _limit(ctx.args)
+    backend = open_backend(ctx)
+    try:
+        doc = backend.call("search", params)
+    finally:
+        backend.close()
+    if ctx.json:
+        ctx.out_json(doc)
+        return 0
+    if not doc["hits"]:
+        ctx.err("agtail: no matches")
+        return 0
+    print(fmt.hits(doc, fmt.Style()))
+    if doc.get("next"):
+        ctx.err(f"agtail: more: --cursor {doc['next']}")
+    return 0
+
+
+def split_ref(ref: str) -> tuple[str, str]:
+    agent, sep, sid = ref.partition(":")
+    if not sep or not agent or not sid:
+        raise UsageError(f"expected AGENT:ID (e.g. claude-code:2c4d36d7), got {ref!r}")
+    return agent, sid
+
+
+def cmd_show(ctx: Any) -> int:
+    from agtaild.cli import format as fmt
+
+    agent, sid = split_ref(ctx.args.session)
+    ref: dict[str, Any] = {"agent": agent, "id": sid}
+    if ctx.args.collection:
+        ref["collection"] = ctx.args.collection
+    backend = open_backend(ctx)
+    try:
+        session = backend.call("sessions.get", ref)["session"]
+        # The resolved session, exactly (a prefix or a native/imported choice is made once).
+        exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
+        events: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = backend.call(
+                "events.list", {**exact, "limit": 5000, **({"cursor": cursor} if cursor else {})}
+            )
+            events.extend(page["events"])
+            cursor = page.get("next")
+            if not cursor:
+                break
+    finally:
+        backend.close()
+    if ctx.json:
+        ctx.out_json({"session": session, "events": events})
+        return 0
+    print(fmt.transcript(session, events, fmt.Style(), full=ctx.args.full))
+    return 0
+
+
+def cmd_stats(ctx: Any) -> int:
+    from agtaild.cli import format as fmt
+
+    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until"))
+    backend = open_backend(ctx)
+    try:
+        doc = backend.call("stats", params)
+    finally:
+        backend.close()
+    if ctx.json:
+        ctx.out_json(doc)
+        return 0
+    print(fmt.stats_table(doc, ctx.args.by))
+    return 0
