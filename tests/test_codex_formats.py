@@ -343,14 +343,26 @@ def test_other_tool_kinds(tmp_path: Path) -> None:
                                        "item": {"type": "Plan", "id": "p1", "text": "1. read\n2. write"}}),
         env("00:06.000", "event_msg", {"type": "item_completed", "thread_id": TID, "turn_id": "t",
                                        "item": {"type": "FutureItem", "id": "f1"}}),
+        env("00:07.000", "response_item", {"type": "function_call", "name": "mcp__docs__search",
+                                           "arguments": '{"q": "zstd"}', "call_id": "m1"}),
+        env("00:07.500", "event_msg", {"type": "mcp_tool_call_end", "call_id": "m1",
+                                       "invocation": {"server": "docs", "tool": "search", "arguments": {"q": "zstd"}},
+                                       "result": {"Ok": {"content": [{"type": "text", "text": "3 hits"}], "isError": False}}}),
+        env("00:08.000", "event_msg", {"type": "mcp_tool_call_end", "call_id": "m2",
+                                       "invocation": {"server": "docs", "tool": "fetch", "arguments": {"url": "x"}},
+                                       "result": {"Err": "tool call failed: timeout"}}),
     ]
     events = read(rollout(tmp_path, records)).events
     assert [(e.kind, e.tool or e.subtype) for e in events] == [
         ("tool_use", "web_search"), ("tool_use", "tool_search"), ("tool_use", "image_generation"),
-        ("tool_use", "exec_command"), ("system", "plan"), ("unknown", None)]
+        ("tool_use", "exec_command"), ("system", "plan"), ("unknown", None),
+        ("tool_use", "mcp__docs__search"), ("tool_use", "mcp__docs__fetch")]
     web, search, picture, orphan = events[:4]
     assert web.input == {"type": "search", "query": "msgspec raw"} and web.result is None
     assert search.input == {"query": "spawn"} and search.result == "multi_agent_v1.spawn_agent"
     assert picture.input == {"revised_prompt": "a red fox"} and image not in str(picture.result)
     assert orphan.input == {"command": ["ls"]} and orphan.result == "a.txt\n" and orphan.is_error is False
-    assert events[-1].raw["item"]["type"] == "FutureItem"
+    assert events[5].raw["item"]["type"] == "FutureItem"
+    search_docs, fetch_docs = events[6:]
+    assert (search_docs.result, search_docs.is_error, search_docs.extra["mcp"]["server"]) == ("3 hits", False, "docs")
+    assert (fetch_docs.input, fetch_docs.result, fetch_docs.is_error) == ({"url": "x"}, "tool call failed: timeout", True)

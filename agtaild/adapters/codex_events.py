@@ -197,9 +197,19 @@ def _patch_end(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Categ
 
 
 def _mcp_end(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Category:
-    result, code, _ = output_result(payload.get("result"))
+    """`result` is Rust's ``Result``: ``{"Ok": {content, isError}}`` or ``{"Err": message}``."""
+    outcome = as_dict(payload.get("result"))
+    if "Ok" in outcome:
+        ok = as_dict(outcome["Ok"])
+        result: Any = content_text(ok.get("content"))
+        code: int | None = 1 if ok.get("isError") is True else 0
+    elif "Err" in outcome:
+        result, code = outcome["Err"], 1
+    else:
+        result, code, _ = output_result(payload.get("result"))
     invocation = as_dict(payload.get("invocation"))
-    merged = _merge_companion(p, as_str(payload.get("call_id")), result=result, extra={"mcp": invocation})
+    failed = None if code is None else code != 0
+    merged = _merge_companion(p, as_str(payload.get("call_id")), result=result, failed=failed, extra={"mcp": invocation})
     tool = f"mcp__{invocation.get('server')}__{invocation.get('tool')}"
     return merged or _orphan_tool(p, line, tool, invocation.get("arguments"), result, code)
 
