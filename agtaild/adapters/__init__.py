@@ -38,7 +38,7 @@ def register(adapter: Adapter) -> None:
 def _load(spec: str) -> Adapter:
     module_name, _, cls_name = spec.partition(":")
     cls = getattr(importlib.import_module(module_name), cls_name)
-    return cls()  # type: ignore[no-any-return]
+    return cls()
 
 
 @lru_cache(maxsize=1)
