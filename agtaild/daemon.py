@@ -60,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll-interval", type=float, default=10.0, metavar="SECONDS", help="polling period (default 10)")
     p.add_argument("--rescan-interval", type=float, default=600.0, metavar="SECONDS",
                    help="full rescan period, the safety net for missed events (default 600)")
-    p.add_argument("--debounce", type=float, default=0.1, metavar="SECONDS",
-                   help="quiet time before a changed file is re-read (default 0.1)")
+    p.add_argument("--debounce", type=float, default=0.05, metavar="SECONDS",
+                   help="quiet time before a changed file is re-read (default 0.05)")
     p.add_argument("--log-level", default=os.environ.get("AGTAIL_LOG_LEVEL", "info"),
                    choices=["debug", "info", "warning", "error"], help="(env: AGTAIL_LOG_LEVEL)")
     return p

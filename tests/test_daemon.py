@@ -227,3 +227,31 @@ def test_parse_listen(value: str, expected: Any) -> None:
 def test_parse_listen_refuses(value: str) -> None:
     with pytest.raises(UsageError):
         parse_listen(value)
+
+
+def test_tail_follows_in_process_without_a_daemon(tmp_path: Path) -> None:
+    import threading
+
+    from agtaild.cli import tail
+
+    root = copy_claude(tmp_path / "claude")
+    sid = "6d4f83c7-6fe0-45b4-ae36-deb6afbc2e5e"
+    ctx = _ctx(tmp_path / "data", [f"claude-code={root}"], True, no_daemon=True, session=f"claude-code:{sid}",
+               follow=True, lines=2, interval=0.2)
+    seen: list[dict[str, Any]] = []
+    done = threading.Event()
+
+    def out_json(doc: Any) -> None:
+        seen.append(doc)
+        if "gannet" in (doc.get("text") or ""):
+            done.set()
+            raise KeyboardInterrupt
+
+    ctx.out_json = out_json
+    thread = threading.Thread(target=lambda: _run_quietly(tail.run, ctx), daemon=True)
+    thread.start()
+    wait_until(lambda: len(seen) >= 2, 30, "the last events")
+    append(root / "-tmp-rt-claude-home-src-demo-app" / f"{sid}.jsonl", claude_user_line(sid, "an in-process gannet")[0])
+    assert done.wait(20), seen[-3:]
+    thread.join(10)
+    assert not thread.is_alive()

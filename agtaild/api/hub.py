@@ -56,7 +56,13 @@ class ChangeHub:
             self._n += 1
             count += 1
             self._ring.append(
-                Change(self._n, str(c.get("agent", "")), str(c.get("id", "")), str(c.get("path", "")), str(c.get("action", "updated")))
+                Change(
+                    self._n,
+                    str(c.get("agent") or ""),
+                    str(c.get("id") or ""),
+                    str(c.get("path") or ""),
+                    str(c.get("action") or "updated"),
+                )
             )
         if count:
             async with self._cond:

@@ -35,6 +35,8 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many past events to show (default 20)")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="in-process -f only: how often to re-read the file (default 1)")
+    p.add_argument("--no-update", action="store_true",
+                   help="answer from the index as it is, without checking the files first (in-process only)")
     p.set_defaults(func=run)
 
 
@@ -61,6 +63,8 @@ def last_events(backend: Any, session: dict[str, Any], n: int) -> list[dict[str,
     cursor = None
     while True:
         params: dict[str, Any] = {"agent": session["agent"], "id": session["id"], "limit": 1000}
+        if session.get("path"):
+            params["path"] = session["path"]  # exactly this copy (native or an imported one)
         if cursor:
             params["cursor"] = cursor
         doc = backend.call("events.list", params)
@@ -101,6 +105,9 @@ def run(ctx: Any) -> int:
     if args.lines < 0:
         raise UsageError("-n must be 0 or more")
     backend = ctx.backend()
+    service = getattr(backend, "service", None)  # in-process: nobody else keeps the index current
+    if service is not None and not getattr(args, "no_update", False):
+        service.update_index()
     try:
         session = pick_session(backend, args.session)
         events = last_events(backend, session, args.lines)
