@@ -152,6 +152,20 @@ class Client:
         status, raw = self.request("GET", "/api/v1" + path + _query(params), timeout=timeout)
         return _document(status, raw)
 
+    def post(self, path: str, doc: Any = None) -> dict[str, Any]:
+        """POST a JSON document to a REST path (under /api/v1); raises ApiError."""
+        body = json.dumps(doc).encode() if doc is not None else b""
+        status, raw = self.request("POST", "/api/v1" + path, body, headers={"Content-Type": "application/json"})
+        return _document(status, raw)
+
+    def login_url(self) -> str:
+        """A one-time link that logs a browser into the viewer (valid 10 minutes, one use)."""
+        path = self.post("/login-link")["path"]
+        base = self.url or self.info.get("url")
+        if not base:
+            raise ApiError("unreachable", "this agtaild does not listen on TCP (--listen none): no browser can reach it")
+        return str(base).rstrip("/") + path
+
     def health(self, *, timeout: float | None = None) -> dict[str, Any]:
         return self.get("/health", timeout=timeout)
 

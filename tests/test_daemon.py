@@ -255,3 +255,41 @@ def test_tail_follows_in_process_without_a_daemon(tmp_path: Path) -> None:
     assert done.wait(20), seen[-3:]
     thread.join(10)
     assert not thread.is_alive()
+
+
+AGTAIL = [sys.executable, "-c", "import sys; from agtaild.cli import main; sys.exit(main())"]
+
+
+def test_agtail_open_prints_a_one_time_login_link(tmp_path: Path, daemons: list[DaemonProc]) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    d = make(daemons, tmp_path).start()
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    proc = subprocess.run(
+        [*AGTAIL, "--data-dir", str(d.data_dir), "open", "--print"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    url = proc.stdout.strip()
+    assert url.startswith(d.url + "/login?code=") and d.token not in url
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    conn.request("GET", f"{parts.path}?{parts.query}")
+    resp = conn.getresponse()
+    resp.read()
+    assert resp.status == 303 and "HttpOnly" in (resp.getheader("Set-Cookie") or "")
+    cookie = (resp.getheader("Set-Cookie") or "").split(";")[0]
+    conn.request("GET", "/api/v1/agents", headers={"Cookie": cookie})
+    resp = conn.getresponse()
+    assert resp.status == 200 and json.loads(resp.read())["ok"] is True
+    conn.request("GET", f"{parts.path}?{parts.query}")  # used once already
+    resp = conn.getresponse()
+    resp.read()
+    assert resp.status == 401
+    d.stop()
+    gone = subprocess.run(
+        [*AGTAIL, "--data-dir", str(d.data_dir), "open", "--print"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert gone.returncode == 1 and "not running" in gone.stderr

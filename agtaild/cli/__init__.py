@@ -22,6 +22,7 @@ from agtaild.errors import AgtailError
 COMMAND_MODULES: list[str] = [
     "agtaild.cli.query",
     "agtaild.cli.tail",
+    "agtaild.cli.open",
     "agtaild.cli.resume",
     "agtaild.cli.sync",
     "agtaild.cli.doctor",
