@@ -268,6 +268,13 @@ def snapshot(index_path: Path) -> dict[str, Any]:
                 " reasoning, total, long_ctx, counted FROM usage"
             )
         }
+        rollup = sorted(
+            (path_of[r[0]], *r[1:])
+            for r in db.execute(
+                "SELECT session_id, agent, day, model, long_ctx, input, output, cache_read, cache_write, reasoning"
+                " FROM usage_rollup"
+            )
+        )
         files = {
             r[0]: r[1:]
             for r in db.execute(
@@ -284,6 +291,7 @@ def snapshot(index_path: Path) -> dict[str, Any]:
         "cjk": cjk,
         "orphans": orphans,
         "usage": usage,
+        "rollup": rollup,
         "files": files,
         "parts": parts,
     }

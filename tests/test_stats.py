@@ -99,6 +99,14 @@ def test_filters(svc: Service) -> None:
         svc.call("stats", {"since": "last tuesday"})
 
 
+def test_precise_time_bounds_read_the_responses(svc: Service) -> None:
+    # 10:30 on the 2nd: k2 (10:00) is before it, k3 (11:00) after; the rollup cannot split a day.
+    doc = svc.call("stats", {"by": "model", "since": "2026-03-02T10:30:00+00:00"})
+    assert {r["key"]: r["total_tokens"] for r in doc["rows"]} == {"mystery-model-9": 10}
+    until = svc.call("stats", {"by": "model", "until": "2026-03-02T10:30:00+00:00"})
+    assert {r["key"] for r in until["rows"]} == {SONNET, "gpt-5-codex"}
+
+
 def test_session_usage_counts_its_own_file(svc: Service) -> None:
     b = svc.call("sessions.get", {"agent": "toy", "id": "B"})["session"]
     assert b["usage"]["input_tokens"] == 51  # its own copy of k1 and k3

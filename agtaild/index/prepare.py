@@ -32,30 +32,15 @@ class Job(msgspec.Struct, array_like=True):
     now: float | None = None
 
 
-class EventRow(msgspec.Struct, array_like=True):
-    seq: int
-    kind: str
-    epoch: float | None
-    text: str | None
-    tool_input: str | None
-    tool_result: str | None
-    moved: bool
-    data: bytes
-    cjk: tuple[str | None, str | None] | None
-
-
-class UsageRow(msgspec.Struct, array_like=True):
-    key: str
-    epoch: float | None
-    day: str | None
-    model: str | None
-    input: int
-    output: int
-    cache_read: int
-    cache_write: int
-    reasoning: int
-    total: int
-    long_ctx: bool
+#: An ``events`` row as the writer binds it, in column order (plain tuples: the writer hands
+#: them to executemany as they are decoded, without a Python loop over events):
+#: (seq, kind, epoch, text, tool_input, tool_result, result_moved, data).
+EventRow = tuple[int, str, float | None, str | None, str | None, str | None, int, bytes]
+#: A trigram row: (index of its event in ``Prepared.events``, text words, tool input words).
+CjkRow = tuple[int, str | None, str | None]
+#: A ``usage`` row: (key, epoch, day, model, input, output, cache_read, cache_write,
+#: reasoning, total, long_ctx).
+UsageRow = tuple[str, float | None, str | None, str | None, int, int, int, int, int, int, int]
 
 
 class SessionRow(msgspec.Struct, array_like=True):
@@ -78,7 +63,9 @@ class Prepared(msgspec.Struct):
     state: bytes | None = None
     session: SessionRow | None = None
     events: list[EventRow] = msgspec.field(default_factory=list)
+    cjk: list[CjkRow] = msgspec.field(default_factory=list)
     usage: list[UsageRow] = msgspec.field(default_factory=list)
+    chars: int = 0  # characters of text to index (the writer batches full-text inserts by it)
     seconds: float = 0.0
 
 
@@ -137,41 +124,52 @@ def session_row(session: Session, kind: str, collection: str | None, fallback_ti
 
 def event_row(event: Event) -> EventRow:
     text, tool_input, tool_result, moved = event_columns(event)
-    # Tool results (most of the text) are left out of the trigram table: see agtaild.index.text.
-    cjk_parts = (wide_words(text), wide_words(tool_input))
     # The columns hold these; the JSON keeps the key (null) so field order is unchanged.
     event.text = None
     if moved:
         event.result = None
-    return EventRow(
-        seq=event.seq,
-        kind=event.kind,
-        epoch=parse_time(event.ts),
-        text=text,
-        tool_input=tool_input,
-        tool_result=tool_result,
-        moved=moved,
-        data=_json.encode(event),
-        cjk=cjk_parts if any(cjk_parts) else None,
+    return (
+        event.seq,
+        event.kind,
+        parse_time(event.ts),
+        text,
+        tool_input,
+        tool_result,
+        int(moved),
+        _json.encode(event),
     )
+
+
+def cjk_rows(events: list[EventRow]) -> list[CjkRow]:
+    """Words in other scripts of the text and tool input (tool results are left out of the
+    trigram table: see agtaild.index.text)."""
+    rows: list[CjkRow] = []
+    for i, e in enumerate(events):
+        text, tool_input = e[3], e[4]
+        if (text and not text.isascii()) or (tool_input and not tool_input.isascii()):
+            words = (wide_words(text), wide_words(tool_input))
+            if words[0] or words[1]:
+                rows.append((i, *words))
+    return rows
 
 
 def usage_row(record: UsageRecord) -> UsageRow:
     u = record.usage
     epoch = parse_time(record.ts)
     total = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
-    return UsageRow(
-        key=record.key,
-        epoch=epoch,
-        day=local_day(epoch),
-        model=record.model,
-        input=u.input_tokens,
-        output=u.output_tokens,
-        cache_read=u.cache_read_tokens,
-        cache_write=u.cache_write_tokens,
-        reasoning=u.reasoning_tokens,
-        total=total,
-        long_ctx=u.input_tokens + u.cache_read_tokens + u.cache_write_tokens > LONG_CONTEXT_TOKENS,
+    long_ctx = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens > LONG_CONTEXT_TOKENS
+    return (
+        record.key,
+        epoch,
+        local_day(epoch),
+        record.model,
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
+        total,
+        int(long_ctx),
     )
 
 
@@ -192,14 +190,17 @@ def prepare(job: Job) -> Prepared:
         at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
         return Prepared(path=path, error=f"{type(exc).__name__}: {exc}{at}")
     session = result.session
+    events = [event_row(e) for e in result.events]
     return Prepared(
         path=path,
         # A read without a state is a read from scratch, whatever the adapter says.
         reset=result.reset or job.state is None,
         state=result.state,
         session=session_row(session, job.kind, job.collection, now),
-        events=[event_row(e) for e in result.events],
+        events=events,
+        cjk=cjk_rows(events),
         usage=[usage_row(r) for r in result.usage],
+        chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
         seconds=time.perf_counter() - started,
     )
 

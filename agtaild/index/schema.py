@@ -11,7 +11,9 @@ Two kinds of change, two mechanisms (the habit of simonw/llm):
 Tables: ``files`` (one row per session unit: fingerprint + the adapter's continuation state),
 ``sessions``, ``events`` (the FTS tables are keyed on ``events.id``, an explicit INTEGER
 PRIMARY KEY, which VACUUM never renumbers), ``usage`` (one row per API response; ``counted``
-marks the one copy of each response that stats count) and ``meta``.
+marks the one copy of each response that stats count), ``usage_rollup`` (the counted usage
+summed per session, day and model, kept current by the writer: stats read a few thousand rows
+instead of every response) and ``meta``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
@@ -130,8 +132,20 @@ def m001_initial(db: sqlite3.Connection) -> None:
             counted INTEGER NOT NULL DEFAULT 0
         );
         CREATE UNIQUE INDEX usage_session_key ON usage(session_id, key);
+        CREATE TABLE usage_rollup (         -- counted usage summed per session, day, model: stats
+            session_id INTEGER NOT NULL,
+            agent TEXT NOT NULL,
+            day TEXT,
+            model TEXT,
+            long_ctx INTEGER NOT NULL,
+            input INTEGER NOT NULL,
+            output INTEGER NOT NULL,
+            cache_read INTEGER NOT NULL,
+            cache_write INTEGER NOT NULL,
+            reasoning INTEGER NOT NULL
+        );
+        CREATE INDEX usage_rollup_session ON usage_rollup(session_id);
         CREATE INDEX usage_agent_key ON usage(agent, key);
-        CREATE INDEX usage_counted_day ON usage(counted, day);
         """,
     )
 
@@ -184,9 +198,22 @@ def drop_everything(db: sqlite3.Connection) -> None:
             db.execute(f'DROP {typ.upper()} IF EXISTS "{name}"')
 
 
+def up_to_date(db: sqlite3.Connection) -> bool:
+    """Checked without a write transaction: opening the index for a query must not take the
+    write lock (or wait for a writer)."""
+    try:
+        applied = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:
+        return False
+    return stored_version(db) == INDEX_VERSION and all(m.__name__ in applied for m in MIGRATIONS)
+
+
 def migrate(db: sqlite3.Connection) -> bool:
     """Bring the schema up to date; returns True when the index was (re)created empty."""
-    db.execute("PRAGMA journal_mode = WAL")
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        db.execute("PRAGMA journal_mode = WAL")
+    if up_to_date(db):
+        return False
     db.execute("BEGIN IMMEDIATE")
     try:
         version = stored_version(db)

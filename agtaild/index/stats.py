@@ -40,8 +40,12 @@ def stats(
     imported: bool | None = None,
     collection: str | None = None,
 ) -> dict[str, Any]:
+    # The rollup (counted usage per session, day and model) answers everything but bounds
+    # finer than a day, which need the individual responses.
+    precise = (since is not None and since.day is None) or (until is not None and until.day is None)
+    table = "usage u" if precise else "usage_rollup u"
     needs_session = by in ("project", "session") or project or imported is not None or collection
-    where = ["u.counted = 1"]
+    where = ["u.counted = 1"] if precise else ["1"]
     args: list[Any] = []
     if agent:
         where.append("u.agent = ?")
@@ -65,7 +69,7 @@ def stats(
     extra = ", s.title" if by == "session" else ", NULL"
     sql = (
         f"SELECT {_KEY_SQL[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
-        f" sum(u.cache_write), sum(u.reasoning){extra} FROM usage u{join} WHERE {' AND '.join(where)}"
+        f" sum(u.cache_write), sum(u.reasoning){extra} FROM {table}{join} WHERE {' AND '.join(where)}"
         " GROUP BY k, u.model, u.long_ctx"
     )
     rows: dict[str, dict[str, Any]] = {}

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -36,7 +36,7 @@ from agtaild.index.writer import UnitInfo, Writer
 #: Read in worker processes when an update has more than this many bytes to read.
 POOL_THRESHOLD_BYTES = 16 << 20
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
-COMMIT_SECONDS = 1.0
+COMMIT_SECONDS = 5.0
 
 Progress = Callable[[int, int], None]
 #: Called after each native unit was read and stored: (adapter, unit, root). The archive
@@ -54,7 +54,6 @@ class Stored(NamedTuple):
     kind: str
     collection: str | None
     fingerprint: bytes
-    state: bytes | None
     settled: int
     size: int | None
 
@@ -63,7 +62,16 @@ class Candidate(msgspec.Struct):
     adapter: Any
     unit: Unit
     root: RootSpec
-    rel: str
+    rel: str | None = None
+
+    def rel_path(self) -> str:
+        """The unit's path relative to its root (the archive mirrors native files by it)."""
+        if self.rel is None:
+            try:
+                self.rel = str(self.adapter.relative_path(self.unit, self.unit.path))
+            except Exception:
+                self.rel = self.unit.path
+        return self.rel
 
 
 def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], float]:
@@ -130,19 +138,20 @@ class Updater:
             except Exception as exc:
                 self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
                 continue
-            for unit in units:
-                # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
-                # sessions under an agtail archive root are tagged from the root's kind instead.
-                try:
-                    rel = adapter.relative_path(unit, unit.path)
-                except Exception:
-                    rel = unit.path
-                found.append(Candidate(adapter=adapter, unit=unit, root=root, rel=rel))
-        natives = {(c.root.agent, c.rel) for c in found if c.root.kind == "native"}
+            # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
+            # sessions under an agtail archive root are tagged from the root's kind instead.
+            found.extend(Candidate(adapter=adapter, unit=unit, root=root) for unit in units)
+        # Relative paths cost a relpath each: computed only for agents with archived units.
+        archived_agents = {c.root.agent for c in found if c.root.kind == "archive"}
+        natives = {
+            (c.root.agent, c.rel_path())
+            for c in found
+            if c.root.kind == "native" and c.root.agent in archived_agents
+        }
         seen: set[str] = set()
         out = []
         for c in found:
-            if c.root.kind == "archive" and (c.root.agent, c.rel) in natives:
+            if c.root.kind == "archive" and (c.root.agent, c.rel_path()) in natives:
                 continue  # the native file still exists: the archive copy stays hidden
             if c.unit.path in seen:
                 continue  # overlapping roots: the first root listed wins
@@ -179,7 +188,7 @@ class Updater:
         candidates = self._discover(roots)
         stored: dict[str, Stored] = {}
         for row in db.execute(
-            "SELECT path, id, agent, root, kind, collection, fingerprint, state, settled, size FROM files"
+            "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"
         ):
             if agents is None or row[2] in agents:
                 stored[row[0]] = Stored(*row[1:])
@@ -197,7 +206,9 @@ class Updater:
             )
             if same_place and old is not None and old.fingerprint == fp and old.settled:
                 continue
-            state = old.state if same_place and old is not None else None
+            state = None
+            if same_place and old is not None:  # continue where the last read stopped
+                state = db.execute("SELECT state FROM files WHERE id = ?", (old.id,)).fetchone()[0]
             # A file written in the last seconds may be mid-write: read it again next time
             # even if it does not change (its last line may then be complete, or truncated).
             info = UnitInfo(
@@ -206,7 +217,7 @@ class Updater:
                 root=c.root.path,
                 kind=c.root.kind,
                 collection=c.root.collection,
-                rel=c.rel,
+                rel=c.rel_path(),
                 files=list(c.unit.files or [c.unit.path]),
                 fingerprint=fp,
                 main=main,
@@ -222,6 +233,17 @@ class Updater:
         changed: list[dict[str, Any]] = []
         by_path = {c.unit.path: c for c in candidates}
 
+        if not jobs and not gone:  # nothing changed: no write transaction at all
+            report = totals(db)
+            report.update(
+                seconds=round(time.perf_counter() - started, 3), read=0, changed=[], errors=self.errors
+            )
+            return report
+        # The after-read hooks (the archive mirror: copying and hashing files) run on their own
+        # thread, overlapping the inserts; the update waits for them before it reports.
+        hooks = (
+            ThreadPoolExecutor(1, thread_name_prefix="agtail-after-read") if self.after_native_read else None
+        )
         writer.begin()
         last_commit = time.perf_counter()
         try:
@@ -234,18 +256,21 @@ class Updater:
             total = len(jobs)
             for done, (info, prep) in enumerate(self._read_all(jobs), start=1):
                 self._store(writer, info, prep, changed)
-                if info.kind == "native" and prep.error is None and not prep.missing:
-                    self._after_read(by_path[info.path])
+                if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
+                    hooks.submit(self._after_read, by_path[info.path])
                 if progress is not None:
                     progress(done, total)
                 if time.perf_counter() - last_commit > COMMIT_SECONDS:
                     writer.commit()
                     writer.begin()
                     last_commit = time.perf_counter()
-            writer.commit()
+            writer.commit(final=True)
         except BaseException:
             writer.rollback()
             raise
+        finally:
+            if hooks is not None:
+                hooks.shutdown(wait=True)
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
         report["read"] = len(jobs)

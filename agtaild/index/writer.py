@@ -25,7 +25,9 @@ from agtaild.index.prepare import Prepared
 
 _CHUNK = 500
 #: Full-text rows are inserted in batches of about this many characters (see Writer).
-FTS_BATCH_CHARS = 8_000_000
+FTS_BATCH_CHARS = 4_000_000
+#: Events with something to index; the same condition inserts and deletes full-text rows.
+HAS_TEXT = "(text IS NOT NULL OR tool_input IS NOT NULL OR tool_result IS NOT NULL)"
 
 
 class UnitInfo(msgspec.Struct):
@@ -53,38 +55,66 @@ def _chunks(items: Sequence[object], size: int = _CHUNK) -> Iterable[Sequence[ob
 class Writer:
     """Owns the write connection for the duration of one update (callers hold the lock).
 
-    Full-text rows are buffered and inserted in big batches, after the unit's other
-    statements: FTS5 flushes its in-memory terms to a new segment whenever another write
-    statement starts in the transaction, so inserting them unit by unit, between other
-    statements, writes hundreds of tiny segments and merges them again (measured: most of
-    the indexing time). Their rowids are fresh event ids, so batching never reorders a
-    delete and an insert of the same row.
+    Full-text rows are inserted in big batches, after the units' other statements: FTS5
+    flushes its in-memory terms to a new segment whenever another write statement starts in
+    the transaction, so inserting them unit by unit, between other statements, writes
+    hundreds of tiny segments and merges them again (measured: most of the indexing time).
+    A batch is copied inside SQLite from the events just inserted (``INSERT … SELECT``), so no
+    text passes through Python twice.
+
+    Event ids are assigned by SQLite (max + 1) while this writer holds the write lock, so the
+    events of one update form one contiguous, growing range.
     """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
-        self.next_event_id = 0
         self.touched_keys: set[tuple[str, str]] = set()
-        self._fts: list[tuple[int, str | None, str | None, str | None]] = []
         self._cjk: list[tuple[int, str | None, str | None]] = []
+        self._fts_from: int | None = None  # first event id not yet in the full-text tables
         self._pending_chars = 0
+        self._marked = False
+        self._recount_all = False
+        self._session_id = 0
+        self._agent = ""
+        self.touched_sessions: set[int] = set()  # their usage_rollup rows are recomputed
+        # Per-unit constants for executemany: the rows come from the worker as they are.
+        db.create_function("agtail_session", 0, lambda: self._session_id)
+        db.create_function("agtail_agent", 0, lambda: self._agent)
 
     # -- transactions ---------------------------------------------------------------------
     def begin(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")
-        # Explicit ids (the FTS rowids) are assigned here, under the write lock, so that a
-        # second writer process can never hand out the same id.
-        self.next_event_id = (self.db.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
-        self.touched_keys = set()
+        if (
+            not self._marked
+            and self.db.execute("SELECT 1 FROM meta WHERE key = 'recount_pending'").fetchone()
+        ):
+            self._recount_all = True  # an earlier update died between its commits and its recount
 
-    def commit(self) -> None:
+    def commit(self, *, final: bool = False) -> None:
+        """Commit; usage is re-counted once, in the ``final`` commit of an update.
+
+        Re-counting per batch cost as much as the usage inserts themselves; instead the first
+        batch that changes usage also records ``recount_pending``, in the same transaction,
+        so a crash before the final commit makes the next update re-count everything.
+        """
         self.flush_fts()
-        self.recount(self.touched_keys)
-        self.touched_keys = set()
+        if final:
+            if self._recount_all or len(self.touched_keys) > 20_000:
+                self.recount(None)
+                self.refresh_rollup(None)
+            elif self.touched_keys or self.touched_sessions:
+                self.recount(self.touched_keys)
+                self.refresh_rollup(self.touched_sessions)
+            self.db.execute("DELETE FROM meta WHERE key = 'recount_pending'")
+            self.touched_keys, self.touched_sessions = set(), set()
+            self._marked = self._recount_all = False
+        elif (self.touched_keys or self.touched_sessions) and not self._marked:
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('recount_pending', '1')")
+            self._marked = True
         self.db.execute("COMMIT")
 
     def rollback(self) -> None:
-        self._fts, self._cjk, self._pending_chars = [], [], 0
+        self._cjk, self._fts_from, self._pending_chars = [], None, 0
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
@@ -94,7 +124,7 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        for table in ("events", "usage", "sessions", "file_parts", "files"):
+        for table in ("events", "usage", "usage_rollup", "sessions", "file_parts", "files"):
             db.execute(f"DELETE FROM {table}")
 
     # -- one unit -------------------------------------------------------------------------
@@ -172,10 +202,11 @@ class Writer:
                 " started = ?, activity = ?, programmatic = ?, archived = ?, title = ?, data = ? WHERE id = ?",
                 (*svalues, session_id),
             )
+        self.touched_sessions.add(session_id)
         if prep.reset:
             self._drop_session_rows(session_id)
         else:
-            self._drop_events_by_seq(session_id, [e.seq for e in prep.events])
+            self._drop_events_by_seq(session_id, [e[0] for e in prep.events])
         self._insert_events(session_id, prep)
         self._upsert_usage(session_id, info.agent, prep)
         return action
@@ -194,6 +225,7 @@ class Writer:
         if srow is not None:
             self._drop_session_rows(srow[0])
             db.execute("DELETE FROM sessions WHERE id = ?", (srow[0],))
+            self.touched_sessions.add(srow[0])
         db.execute("DELETE FROM file_parts WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
@@ -202,8 +234,9 @@ class Writer:
         db = self.db
         db.execute(
             "INSERT INTO events_fts (events_fts, rowid, text, tool_input, tool_result)"
-            " SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE session_id = ?",
-            (session_id,),
+            " SELECT 'delete', id, text, tool_input, tool_result FROM events"
+            f" WHERE session_id = ? AND {HAS_TEXT} AND id < ?",
+            (session_id, self._indexed_below()),
         )
         db.execute(
             "DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE session_id = ?)",
@@ -226,8 +259,9 @@ class Writer:
             args = (session_id, *part)
             db.execute(
                 "INSERT INTO events_fts (events_fts, rowid, text, tool_input, tool_result)"
-                f" SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE {where}",
-                args,
+                f" SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE {where} AND {HAS_TEXT}"
+                " AND id < ?",
+                (*args, self._indexed_below()),
             )
             db.execute(f"DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE {where})", args)
             db.execute(f"DELETE FROM events WHERE {where}", args)
@@ -235,84 +269,58 @@ class Writer:
     def _insert_events(self, session_id: int, prep: Prepared) -> None:
         if not prep.events:
             return
-        first = self.next_event_id
-        self.next_event_id += len(prep.events)
-        rows = []
-        fts = self._fts
-        cjk = self._cjk
-        chars = 0
-        for i, e in enumerate(prep.events):
-            eid = first + i
-            rows.append(
-                (
-                    eid,
-                    session_id,
-                    e.seq,
-                    e.kind,
-                    e.epoch,
-                    e.text,
-                    e.tool_input,
-                    e.tool_result,
-                    int(e.moved),
-                    e.data,
-                )
-            )
-            if e.text or e.tool_input or e.tool_result:
-                fts.append((eid, e.text, e.tool_input, e.tool_result))
-                chars += len(e.text or "") + len(e.tool_input or "") + len(e.tool_result or "")
-            if e.cjk is not None:
-                cjk.append((eid, *e.cjk))
-        self.db.executemany(
-            "INSERT INTO events (id, session_id, seq, kind, epoch, text, tool_input, tool_result,"
-            " result_moved, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+        db = self.db
+        first = (db.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
+        if self._fts_from is None:
+            self._fts_from = first
+        self._session_id = session_id
+        db.executemany(
+            "INSERT INTO events (session_id, seq, kind, epoch, text, tool_input, tool_result, result_moved, data)"
+            " VALUES (agtail_session(), ?, ?, ?, ?, ?, ?, ?, ?)",
+            prep.events,
         )
-        self._pending_chars += chars
+        self._cjk.extend((first + i, text, tool_input) for i, text, tool_input in prep.cjk)
+        self._pending_chars += prep.chars
         if self._pending_chars >= FTS_BATCH_CHARS:
             self.flush_fts()
 
+    def _indexed_below(self) -> int:
+        """Events from this id on are not in the full-text index yet (their insert is pending:
+        deleting such an event just drops it from the pending batch)."""
+        return self._fts_from if self._fts_from is not None else 1 << 62
+
     def flush_fts(self) -> None:
-        """Insert the buffered full-text rows (one statement per table)."""
-        if self._fts:
-            self.db.executemany(
-                "INSERT INTO events_fts (rowid, text, tool_input, tool_result) VALUES (?, ?, ?, ?)", self._fts
+        """Index the events inserted since the last flush (one statement per table)."""
+        if self._fts_from is not None:
+            self.db.execute(
+                "INSERT INTO events_fts (rowid, text, tool_input, tool_result)"
+                f" SELECT id, text, tool_input, tool_result FROM events WHERE id >= ? AND {HAS_TEXT}",
+                (self._fts_from,),
             )
         if self._cjk:
             self.db.executemany(
-                "INSERT INTO events_cjk (rowid, text, tool_input) VALUES (?, ?, ?)", self._cjk
+                "INSERT INTO events_cjk (rowid, text, tool_input)"
+                " SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM events WHERE id = ?1)",
+                self._cjk,
             )
-        self._fts, self._cjk, self._pending_chars = [], [], 0
+        self._cjk, self._fts_from, self._pending_chars = [], None, 0
 
     def _upsert_usage(self, session_id: int, agent: str, prep: Prepared) -> None:
         if not prep.usage:
             return
+        self._session_id = session_id
+        self._agent = agent
         self.db.executemany(
             "INSERT INTO usage (session_id, agent, key, epoch, day, model, input, output, cache_read,"
-            " cache_write, reasoning, total, long_ctx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " cache_write, reasoning, total, long_ctx)"
+            " VALUES (agtail_session(), agtail_agent(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (session_id, key) DO UPDATE SET epoch = excluded.epoch, day = excluded.day,"
             " model = excluded.model, input = excluded.input, output = excluded.output,"
             " cache_read = excluded.cache_read, cache_write = excluded.cache_write,"
             " reasoning = excluded.reasoning, total = excluded.total, long_ctx = excluded.long_ctx",
-            [
-                (
-                    session_id,
-                    agent,
-                    u.key,
-                    u.epoch,
-                    u.day,
-                    u.model,
-                    u.input,
-                    u.output,
-                    u.cache_read,
-                    u.cache_write,
-                    u.reasoning,
-                    u.total,
-                    int(u.long_ctx),
-                )
-                for u in prep.usage
-            ],
+            prep.usage,
         )
-        self.touched_keys.update((agent, u.key) for u in prep.usage)
+        self.touched_keys.update((agent, u[0]) for u in prep.usage)
 
     # -- usage de-duplication -------------------------------------------------------------
     def recount(self, keys: set[tuple[str, str]] | None) -> None:
@@ -343,4 +351,30 @@ class Writer:
             ))
             WHERE {scope.replace("u.", "")}
             """
+        )
+
+    def refresh_rollup(self, sessions: set[int] | None) -> None:
+        """Recompute ``usage_rollup`` for these sessions, and for every session holding a copy
+        of a key just re-counted (None: all of it). Runs after ``recount``."""
+        db = self.db
+        columns = (
+            "SELECT session_id, agent, day, model, long_ctx, sum(input), sum(output), sum(cache_read),"
+            " sum(cache_write), sum(reasoning) FROM usage WHERE counted = 1"
+        )
+        group = " GROUP BY session_id, agent, day, model, long_ctx"
+        if sessions is None:
+            db.execute("DELETE FROM usage_rollup")
+            db.execute(f"INSERT INTO usage_rollup {columns}{group}")
+            return
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS _affected (session_id INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM _affected")
+        db.executemany("INSERT OR IGNORE INTO _affected VALUES (?)", [(s,) for s in sessions])
+        if self.touched_keys:
+            db.execute(
+                "INSERT OR IGNORE INTO _affected SELECT session_id FROM usage"
+                " WHERE (agent, key) IN (SELECT agent, key FROM _recount)"
+            )
+        db.execute("DELETE FROM usage_rollup WHERE session_id IN (SELECT session_id FROM _affected)")
+        db.execute(
+            f"INSERT INTO usage_rollup {columns} AND session_id IN (SELECT session_id FROM _affected){group}"
         )

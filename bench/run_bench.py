@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""The index figures of bench/RESULTS.md, measured in one run against what a user would
+otherwise run (ccusage, grep). Every agtail figure is a whole CLI process (start-up included,
+`--no-daemon`, in-process index), unless a row says "in-process".
+
+Usage: bench/run_bench.py [--work DIR] [--mb 200] [--small-mb 50] [--big-mb 50] [--repeat 3]
+                          [--out bench/RESULTS.md]
+
+Corpora come from ../shared/bench/gen_corpus.py (deterministic, seed 1) and are generated
+into --work when missing; the 50 MB single session is built with the same generator.
+ccusage 20.0.24 must be installed at .ci/node/node_modules/.bin/ccusage (as CI does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_BENCH = REPO.parent / "shared" / "bench"
+CCUSAGE = REPO / ".ci/node/node_modules/.bin/ccusage"
+RUSAGE = Path(__file__).resolve().parent / "cli_rusage.py"
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def p95(xs: list[float]) -> float:
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+class Bench:
+    def __init__(self, work: Path, repeat: int) -> None:
+        self.work = work
+        self.repeat = repeat
+        self.home = Path(tempfile.mkdtemp(prefix="agtail-bench-home-"))
+        # PYTHONDONTWRITEBYTECODE is dropped: an installed package has its .pyc files, and
+        # compiling every module on every start would be measured as start-up.
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("AGTAIL_", "CLAUDE_", "CODEX_")) and k != "PYTHONDONTWRITEBYTECODE"
+        }
+        self.env.update({"HOME": str(self.home), "TZ": "UTC", "XDG_DATA_HOME": str(self.home / "share")})
+
+    # -- running things -------------------------------------------------------------------
+    def timed(
+        self, argv: list[str], env: dict[str, str] | None = None, stdout: Any = subprocess.PIPE
+    ) -> tuple[float, str]:
+        t = time.perf_counter()
+        proc = subprocess.run(argv, env=env or self.env, stdout=stdout, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t
+        if proc.returncode not in (0, 1) or (proc.returncode == 1 and argv[0] != "grep"):
+            raise RuntimeError(f"{argv[:4]}… exited {proc.returncode}: {proc.stderr[-2000:]}")
+        return wall, proc.stdout if stdout is subprocess.PIPE else ""
+
+    def agtail(self, data: Path, roots: list[str], *args: str) -> tuple[float, Any, dict[str, float]]:
+        out = self.work / "rusage.json"
+        argv = [sys.executable, str(RUSAGE), str(out), "--no-daemon", "--data-dir", str(data), "--only-roots"]
+        for r in roots:
+            argv += ["--root", r]
+        wall, stdout = self.timed([*argv, "--json", *args])
+        return wall, json.loads(stdout), json.loads(out.read_text())
+
+    # -- corpora --------------------------------------------------------------------------
+    def corpus(self, name: str, mb: float) -> tuple[Path, dict[str, Any]]:
+        path = self.work / name
+        summary = self.work / f"{name}.json"
+        if not summary.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            out = subprocess.run(
+                [sys.executable, str(SHARED_BENCH / "gen_corpus.py"), str(path), "--mb", str(mb)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            summary.write_text(out)
+        return path, json.loads(summary.read_text())
+
+    def big_session(self, mb: float) -> Path:
+        """One Claude Code session of about ``mb`` MB (the generator's shapes, many turns)."""
+        sys.path.insert(0, str(SHARED_BENCH))
+        import gen_corpus  # type: ignore[import-not-found]
+
+        root = self.work / f"big{int(mb)}" / "claude" / "projects"
+        target = root / "-home-dev-src-big" / "0b1c2d3e-4f50-4617-8899-aabbccddeeff.jsonl"
+        if not target.exists() or target.stat().st_size < mb * 0.9 * 2**20:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            rng = random.Random(7)
+            t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+            gen_corpus.claude_session(rng, str(target), "/home/dev/src/big", t0, int(mb * 78), None, None)
+        old = time.time() - 3600  # settled: written an hour ago
+        os.utime(target, (old, old))
+        return target
+
+    @staticmethod
+    def roots(corpus: Path) -> list[str]:
+        return [f"claude-code={corpus / 'claude' / 'projects'}", f"codex={corpus / 'codex' / 'sessions'}"]
+
+    # -- figures --------------------------------------------------------------------------
+    def ccusage(self, corpus: Path) -> dict[str, Any]:
+        env = {**self.env, "CLAUDE_CONFIG_DIR": str(corpus / "claude"), "CODEX_HOME": str(corpus / "codex")}
+        walls, docs = [], {}
+        for _ in range(self.repeat + 1):  # the first run warms the page cache
+            w1, claude = self.timed([str(CCUSAGE), "claude", "daily", "--offline", "--json"], env)
+            w2, codex = self.timed([str(CCUSAGE), "codex", "daily", "--offline", "--json"], env)
+            walls.append(w1 + w2)
+            docs = {"claude": json.loads(claude)["totals"], "codex": json.loads(codex)["totals"]}
+        t = {
+            k: docs["claude"].get(k, 0) + docs["codex"].get(k, 0)
+            for k in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
+        }
+        return {"seconds": median(walls[1:]), "runs": walls[1:], "totals": t}
+
+    def cold_index(self, corpus: Path, tag: str) -> dict[str, Any]:
+        walls, last = [], {}
+        for i in range(self.repeat):
+            data = self.work / f"data-{tag}"
+            shutil.rmtree(data, ignore_errors=True)
+            wall, report, usage = self.agtail(data, self.roots(corpus), "index")
+            walls.append(wall)
+            last = {"report": report, "rusage": usage}
+            if i == 0:
+                assert report["errors"] == [], report["errors"][:3]
+        return {"seconds": median(walls), "runs": walls, **last}
+
+    def append_figure(self, big: Path) -> dict[str, Any]:
+        data = self.work / "data-session"
+        root = [f"claude-code={big.parent.parent}"]
+        colds, cold_inner = [], []
+        for _ in range(self.repeat):
+            shutil.rmtree(data, ignore_errors=True)
+            wall, report, _ = self.agtail(data, root, "index")
+            colds.append(wall)
+            cold_inner.append(report["seconds"])
+        appends, append_inner, daemon = [], [], []
+        line = {
+            "type": "user",
+            "message": {"role": "user", "content": "one more appended line"},
+            "uuid": "",
+            "parentUuid": None,
+            "sessionId": big.stem,
+            "cwd": "/home/dev/src/big",
+            "timestamp": "2026-03-30T00:00:00.000Z",
+            "isSidechain": False,
+            "userType": "external",
+        }
+        for i in range(self.repeat):
+            line["uuid"] = f"00000000-0000-4000-8000-{i:012d}"
+            with open(big, "a") as fh:
+                fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+            old = time.time() - 60
+            os.utime(big, (old, old))
+            wall, report, _ = self.agtail(data, root, "index")
+            assert report["read"] == 1, report
+            appends.append(wall)
+            append_inner.append(report["seconds"])
+        # The daemon's path: its watcher hands the changed file to update_index.
+        sys.path.insert(0, str(REPO))
+        from agtaild.config import load_config
+        from agtaild.service import Service
+
+        os.environ["TZ"] = "UTC"
+        svc = Service(load_config(data_dir=str(data), root_options=root, only_roots=True))
+        try:
+            svc.update_index()  # the daemon has been running: its modules are loaded
+            for i in range(self.repeat):
+                line["uuid"] = f"00000000-0000-4000-9000-{i:012d}"
+                with open(big, "a") as fh:
+                    fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+                old = time.time() - 60
+                os.utime(big, (old, old))
+                t = time.perf_counter()
+                svc.update_index(only_paths=[str(big)])
+                daemon.append(time.perf_counter() - t)
+        finally:
+            svc.close()
+        return {
+            "size_mb": big.stat().st_size / 2**20,
+            "cold_cli": median(colds),
+            "cold_inner": median(cold_inner),
+            "append_cli": median(appends),
+            "append_inner": median(append_inner),
+            "append_daemon": median(daemon),
+        }
+
+    def stats_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
+        walls, stale = [], []
+        doc: dict[str, Any] = {}
+        for _ in range(self.repeat + 1):
+            w, doc, _ = self.agtail(data, self.roots(corpus), "stats")
+            walls.append(w)
+            w2, _, _ = self.agtail(data, self.roots(corpus), "stats", "--no-update")
+            stale.append(w2)
+        return {"seconds": median(walls[1:]), "no_update": median(stale[1:]), "totals": doc["totals"]}
+
+    def search_figure(self, corpus: Path, data: Path, needles: list[str]) -> dict[str, Any]:
+        grep = []
+        for needle in needles[:5]:
+            self.timed(["grep", "-rF", "-l", needle, str(corpus)])  # warm
+            grep.append(self.timed(["grep", "-rF", "-l", needle, str(corpus)])[0])
+        queries: list[list[str]] = [[n] for n in needles[:20]]
+        queries += [[w] for w in ("session", "parser", "trigram", "checksum", "daemon", "rsync")]
+        queries += [
+            ["fails because"],
+            ["refactor the parser"],
+            ["token usage cost"],
+            ["import store collection"],
+        ]
+        queries += [["テスト"], ["索引"], ["調べて"], ["原因"], ["修正 して"]]
+        queries += [
+            ["trig", "--mode", "prefix"],
+            ["needle00", "--mode", "prefix"],
+            ["cost model", "--mode", "words"],
+        ]
+        queries += [
+            ["session", "--agent", "codex"],
+            ["parser", "--kind", "thinking"],
+            ["watcher", "--kind", "tool_use"],
+        ]
+        queries += [[needles[0], "--agent", "claude-code"], ["sqlite fts5"], ["debounce inotify"]]
+        queries += [["timeout retry"], ["launchd"], ["yield"], ["manifest conflict"], ["xyzzy-not-there"]]
+        queries = queries[:50]
+        walls, found = [], {}
+        for q in queries:
+            w, doc, _ = self.agtail(data, self.roots(corpus), "search", "--no-update", *q)
+            walls.append(w)
+            found[" ".join(q)] = len(doc["hits"])
+        rare = []
+        for needle in needles[:5]:
+            w, doc, _ = self.agtail(data, self.roots(corpus), "search", needle)
+            rare.append(w)
+            assert len({h["session"]["id"] for h in doc["hits"]}) == 1, (needle, doc["hits"][:2])
+        return {
+            "grep": median(grep),
+            "rare": median(rare),
+            "p50": median(walls),
+            "p95": p95(walls),
+            "queries": len(queries),
+            "zero_hits": sorted(q for q, n in found.items() if n == 0),
+        }
+
+    def list_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
+        walls, stale = [], []
+        for _ in range(self.repeat + 1):
+            walls.append(self.agtail(data, self.roots(corpus), "list", "--limit", "50")[0])
+            stale.append(self.agtail(data, self.roots(corpus), "list", "--limit", "50", "--no-update")[0])
+        return {"seconds": median(walls[1:]), "no_update": median(stale[1:])}
+
+    def startup(self) -> dict[str, float]:
+        agtail = str(Path(sys.executable).parent / "agtail")
+        bare = [self.timed([sys.executable, "-c", "pass"])[0] for _ in range(5)]
+        helps = [self.timed([agtail, "--help"])[0] for _ in range(5)]
+        return {"python": median(bare), "help": median(helps)}
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "agtail-bench"))
+    ap.add_argument("--mb", type=float, default=200)
+    ap.add_argument("--small-mb", type=float, default=50)
+    ap.add_argument("--big-mb", type=float, default=50)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "RESULTS.md"))
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    b = Bench(work, a.repeat)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "agtaild")], check=True)
+    started = time.time()
+    load_before = load_average()
+    big_corpus, big_summary = b.corpus(f"c{int(a.mb)}", a.mb)
+    small_corpus, _ = b.corpus(f"c{int(a.small_mb)}", a.small_mb)
+    big_session = b.big_session(a.big_mb)
+    r: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    r["corpus"] = {k: big_summary[k] for k in ("sessions", "lines", "bytes")}
+    r["startup"] = b.startup()
+    r["ccusage"] = b.ccusage(big_corpus)
+    r["cold"] = b.cold_index(big_corpus, "big")
+    r["cold_small"] = b.cold_index(small_corpus, "small")
+    r["append"] = b.append_figure(big_session)
+    r["stats"] = b.stats_figure(big_corpus, work / "data-big")
+    r["search"] = b.search_figure(big_corpus, work / "data-big", big_summary["needles"])
+    r["list_big"] = b.list_figure(big_corpus, work / "data-big")
+    r["list_small"] = b.list_figure(small_corpus, work / "data-small")
+    r["load"] = {"before": load_before, "after": load_average()}
+    r["seconds"] = time.time() - started
+    r["env"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
+    (work / "results.json").write_text(json.dumps(r, indent=1))
+    from results_md import render  # type: ignore[import-not-found]
+
+    Path(a.out).write_text(render(r))
+    print(json.dumps(r, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.exit(main())
