@@ -67,12 +67,6 @@ def test_no_5xx_and_no_schema_violations(daemon: DaemonProc, mode: str) -> None:
     run()
 
 
-@pytest.mark.xfail(
-    reason="known: GET /api/v1/export/manifest answers 500 'database is locked' after 30 s, because "
-    "agtaild/sync/manifest.py HashCache.put leaves a write transaction open for up to a second after the "
-    "archive mirror's last put (reported to the sync engineer)",
-    strict=False,
-)
 def test_sync_endpoints_never_5xx(daemon: DaemonProc) -> None:
     """The sync engineer's endpoints document only their 200s, so only the 5xx rule applies."""
     schema, auth = _schema(daemon)
