@@ -170,7 +170,18 @@ def watch_roots(config: Config) -> list[tuple[str, str]]:
     return roots
 
 
+def check_intervals(args: argparse.Namespace) -> None:
+    """Timers the writer and watcher run on: a zero or negative one would spin."""
+    if args.rescan_interval < 10:
+        raise UsageError("--rescan-interval must be at least 10 seconds (it is the safety net, not the watcher)")
+    if args.poll_interval < 0.1:
+        raise UsageError("--poll-interval must be at least 0.1 seconds")
+    if not 0 <= args.debounce <= 60:
+        raise UsageError("--debounce must be between 0 and 60 seconds")
+
+
 async def serve(args: argparse.Namespace) -> int:
+    check_intervals(args)
     config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
     data_dir = Path(config.data_dir)
     ensure_private_dir(data_dir)

@@ -293,3 +293,13 @@ def test_agtail_open_prints_a_one_time_login_link(tmp_path: Path, daemons: list[
         capture_output=True, text=True, timeout=60, env=env,
     )
     assert gone.returncode == 1 and "not running" in gone.stderr
+
+
+@pytest.mark.parametrize("option", [["--rescan-interval", "0"], ["--poll-interval", "0"], ["--debounce", "-1"]])
+def test_timers_that_would_spin_are_refused(tmp_path: Path, option: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agtaild.daemon", "--data-dir", str(tmp_path / "d"), "--socket", "none",
+         "--listen", "127.0.0.1:0", "--only-roots", *option],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and option[0] in proc.stderr

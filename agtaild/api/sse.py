@@ -59,11 +59,11 @@ async def _open(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-async def _last_seq(ctx: ApiContext, agent: str, sid: str) -> int:
+async def _last_seq(ctx: ApiContext, exact: dict[str, Any]) -> int:
     """The seq of the session's last event (-1 when it has none), paging with the keyset cursor."""
     last, cursor = -1, None
     while True:
-        params: dict[str, Any] = {"agent": agent, "id": sid, "limit": 1000}
+        params: dict[str, Any] = {**exact, "limit": 1000}
         if cursor:
             params["cursor"] = cursor
         doc = await ctx.call("events.list", params)
@@ -85,6 +85,9 @@ async def follow(request: web.Request) -> web.StreamResponse:
     hub_pos = hub.last  # taken before reading: nothing published from here on can be missed
     session = (await ctx.call("sessions.get", {"agent": params["agent"], "id": params["id"]}))["session"]
     agent, sid = session["agent"], session["id"]
+    exact: dict[str, Any] = {"agent": agent, "id": sid}
+    if session.get("path"):
+        exact["path"] = session["path"]  # this copy of the session, not another with the same id
     after: int
     header = request.headers.get("Last-Event-ID", "").strip()
     if header:
@@ -94,17 +97,17 @@ async def follow(request: web.Request) -> web.StreamResponse:
     elif "after_seq" in params or "after" in params:
         after = int(params["after_seq"] if "after_seq" in params else params["after"])
     else:
-        after = await _last_seq(ctx, agent, sid)
+        after = await _last_seq(ctx, exact)
     resp = await _open(request)
     hub.subscribers += 1
     known: tuple[Any, ...] | None = None  # identity of the last event delivered
     try:
         while True:
-            if after >= 0 and not await _still_there(ctx, agent, sid, after, known):
+            if after >= 0 and not await _still_there(ctx, exact, after, known):
                 await resp.write(_frame("reset", {"reason": "the session was truncated or replaced"}))
                 after, known = -1, None
             while True:
-                doc = await ctx.call("events.list", {"agent": agent, "id": sid, "after_seq": after, "limit": PAGE})
+                doc = await ctx.call("events.list", {**exact, "after_seq": after, "limit": PAGE})
                 for ev in doc["events"]:
                     await resp.write(_frame("event", ev, str(ev["seq"])))
                     after, known = int(ev["seq"]), _identity(ev)
@@ -131,10 +134,10 @@ async def follow(request: web.Request) -> web.StreamResponse:
         hub.subscribers -= 1
 
 
-async def _still_there(ctx: ApiContext, agent: str, sid: str, seq: int, known: tuple[Any, ...] | None) -> bool:
+async def _still_there(ctx: ApiContext, exact: dict[str, Any], seq: int, known: tuple[Any, ...] | None) -> bool:
     """Is the last delivered event still the same event? If not, the file was rewritten."""
     try:
-        doc = await ctx.call("events.list", {"agent": agent, "id": sid, "after_seq": seq - 1, "limit": 1})
+        doc = await ctx.call("events.list", {**exact, "after_seq": seq - 1, "limit": 1})
     except Exception:
         return True  # a transient read problem must not look like a reset; the next wake retries
     events = doc["events"]
