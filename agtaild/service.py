@@ -100,7 +100,7 @@ class Service:
             if row is not None:
                 from agtaild.index.writer import Writer
 
-                self._db.execute("UPDATE usage SET day = agtail_local_day(epoch)")
+                self._db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '')")
                 Writer(self._db).refresh_rollup(None)
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
             self._db.execute("COMMIT")

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ def median(xs: list[float]) -> float:
 
 def p95(xs: list[float]) -> float:
     ordered = sorted(xs)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 class Bench:
@@ -101,7 +101,7 @@ class Bench:
         if not target.exists() or target.stat().st_size < mb * 0.9 * 2**20:
             target.parent.mkdir(parents=True, exist_ok=True)
             rng = random.Random(7)
-            t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+            t0 = datetime(2026, 3, 1, tzinfo=UTC)
             gen_corpus.claude_session(rng, str(target), "/home/dev/src/big", t0, int(mb * 78), None, None)
         old = time.time() - 3600  # settled: written an hour ago
         os.utime(target, (old, old))
@@ -293,7 +293,7 @@ def main() -> int:
     big_corpus, big_summary = b.corpus(f"c{int(a.mb)}", a.mb)
     small_corpus, _ = b.corpus(f"c{int(a.small_mb)}", a.small_mb)
     big_session = b.big_session(a.big_mb)
-    r: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    r: dict[str, Any] = {"started": datetime.now(UTC).isoformat(timespec="seconds")}
     r["corpus"] = {k: big_summary[k] for k in ("sessions", "lines", "bytes")}
     r["startup"] = b.startup()
     r["ccusage"] = b.ccusage(big_corpus)

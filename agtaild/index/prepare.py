@@ -40,7 +40,7 @@ EventRow = tuple[int, str, float | None, str | None, str | None, str | None, int
 CjkRow = tuple[int, str | None, str | None]
 #: A ``usage`` row: (key, epoch, day, model, input, output, cache_read, cache_write,
 #: reasoning, total, long_ctx).
-UsageRow = tuple[str, float | None, str | None, str | None, int, int, int, int, int, int, int]
+UsageRow = tuple[str, float | None, str, str | None, int, int, int, int, int, int, int]
 
 
 class SessionRow(msgspec.Struct, array_like=True):
@@ -161,7 +161,7 @@ def usage_row(record: UsageRecord) -> UsageRow:
     return (
         record.key,
         epoch,
-        local_day(epoch),
+        local_day(epoch) or "",
         record.model,
         u.input_tokens,
         u.output_tokens,

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
@@ -120,7 +120,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
             agent TEXT NOT NULL,
             key TEXT NOT NULL,
             epoch REAL,
-            day TEXT,                       -- local calendar day of epoch (see meta 'tz')
+            day TEXT NOT NULL,              -- local calendar day of epoch (see meta 'tz'); '' unknown
             model TEXT,
             input INTEGER NOT NULL,
             output INTEGER NOT NULL,
@@ -132,6 +132,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
             counted INTEGER NOT NULL DEFAULT 0
         );
         CREATE UNIQUE INDEX usage_session_key ON usage(session_id, key);
+        CREATE INDEX usage_session_day ON usage(session_id, day);
         CREATE TABLE usage_rollup (         -- counted usage summed per session, day, model: stats
             session_id INTEGER NOT NULL,
             agent TEXT NOT NULL,

@@ -77,7 +77,7 @@ def stats(
     titles: dict[str, str | None] = {}
     totals = empty_usage()
     for key, model, long_ctx, inp, outp, cr, cw, rs, title in db.execute(sql, args):
-        k = key if key is not None else UNKNOWN
+        k = key if key else UNKNOWN
         cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
         add_usage(rows.setdefault(k, empty_usage()), inp, outp, cr, cw, rs, cost)
         add_usage(totals, inp, outp, cr, cw, rs, cost)
