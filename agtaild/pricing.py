@@ -18,7 +18,6 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,8 @@ import msgspec
 from agtaild.errors import UsageError
 
 _FIELDS = ("input", "output", "cache_write", "cache_read")
+#: The table shipped with the package (package data, see pyproject.toml).
+SHIPPED = Path(__file__).resolve().parent / "data" / "pricing.json"
 
 
 class Rates(msgspec.Struct, frozen=True):
@@ -157,7 +158,7 @@ def user_pricing_path(data_dir: str | None, env: Mapping[str, str] | None = None
 
 @lru_cache(maxsize=8)
 def _load(user_path: str | None, user_mtime: float | None) -> PriceTable:
-    shipped = json.loads(resources.files("agtaild").joinpath("data/pricing.json").read_text("utf-8"))
+    shipped = json.loads(SHIPPED.read_text("utf-8"))
     models, aliases = parse_table(shipped, "agtaild/data/pricing.json")
     if user_path is not None:
         try:

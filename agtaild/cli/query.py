@@ -256,8 +256,6 @@ def _limit(args: argparse.Namespace) -> int:
 
 
 def cmd_list(ctx: Any) -> int:
-    from agtaild.cli import format as fmt
-
     params = _common_params(
         ctx.args,
         (
@@ -287,6 +285,8 @@ def cmd_list(ctx: Any) -> int:
     if not doc["sessions"]:
         ctx.err("agtail: no sessions match")
         return 0
+    from agtaild.cli import format as fmt
+
     print(fmt.session_table(doc["sessions"]))
     if doc.get("next"):
         ctx.err(f"agtail: more: --cursor {doc['next']}")
@@ -294,8 +294,6 @@ def cmd_list(ctx: Any) -> int:
 
 
 def cmd_search(ctx: Any) -> int:
-    from agtaild.cli import format as fmt
-
     params = _common_params(
         ctx.args, ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor")
     )
@@ -312,6 +310,8 @@ def cmd_search(ctx: Any) -> int:
     if not doc["hits"]:
         ctx.err("agtail: no matches")
         return 0
+    from agtaild.cli import format as fmt
+
     print(fmt.hits(doc, fmt.Style()))
     if doc.get("next"):
         ctx.err(f"agtail: more: --cursor {doc['next']}")
@@ -326,8 +326,6 @@ def split_ref(ref: str) -> tuple[str, str]:
 
 
 def cmd_show(ctx: Any) -> int:
-    from agtaild.cli import format as fmt
-
     agent, sid = split_ref(ctx.args.session)
     ref: dict[str, Any] = {"agent": agent, "id": sid}
     if ctx.args.collection:
@@ -352,13 +350,13 @@ def cmd_show(ctx: Any) -> int:
     if ctx.json:
         ctx.out_json({"session": session, "events": events})
         return 0
+    from agtaild.cli import format as fmt
+
     print(fmt.transcript(session, events, fmt.Style(), full=ctx.args.full))
     return 0
 
 
 def cmd_stats(ctx: Any) -> int:
-    from agtaild.cli import format as fmt
-
     params = _common_params(ctx.args, ("by", "agent", "project", "since", "until"))
     backend = open_backend(ctx)
     try:
@@ -368,5 +366,7 @@ def cmd_stats(ctx: Any) -> int:
     if ctx.json:
         ctx.out_json(doc)
         return 0
+    from agtaild.cli import format as fmt
+
     print(fmt.stats_table(doc, ctx.args.by))
     return 0
