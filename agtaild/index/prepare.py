@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from agtaild.adapters.base import Unit
+from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
 from agtaild.model import Event, Session, UsageRecord, project_of
 
@@ -136,7 +137,7 @@ def event_row(event: Event) -> EventRow:
         tool_input,
         tool_result,
         int(moved),
-        _json.encode(event),
+        encode_event(event),
     )
 
 

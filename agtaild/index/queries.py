@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from agtaild.errors import NotFound, UsageError
+from agtaild.index.codec import decode_event
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.pricing import PriceTable
 
@@ -200,7 +201,7 @@ def resolve_session(
 
 
 def event_doc(data: bytes, text: str | None, tool_result: str | None, moved: int) -> dict[str, Any]:
-    doc: dict[str, Any] = _decode(data)
+    doc = decode_event(data)
     doc["text"] = text
     if moved:
         doc["result"] = tool_result

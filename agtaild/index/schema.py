@@ -23,7 +23,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agtaild.index.codec import event_layout
+
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
+#: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
 INDEX_VERSION = 5
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
@@ -199,6 +202,20 @@ def drop_everything(db: sqlite3.Connection) -> None:
             db.execute(f'DROP {typ.upper()} IF EXISTS "{name}"')
 
 
+def stored_layout(db: sqlite3.Connection) -> str | None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'event_layout'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return str(row[0]) if row else None
+
+
+def current(db: sqlite3.Connection) -> bool:
+    """Were the stored rows written in today's format (INDEX_VERSION, and the Event layout
+    that agtaild.index.codec stores events by)?"""
+    return stored_version(db) == INDEX_VERSION and stored_layout(db) == event_layout()
+
+
 def up_to_date(db: sqlite3.Connection) -> bool:
     """Checked without a write transaction: opening the index for a query must not take the
     write lock (or wait for a writer)."""
@@ -206,7 +223,7 @@ def up_to_date(db: sqlite3.Connection) -> bool:
         applied = {row[0] for row in db.execute("SELECT name FROM _migrations")}
     except sqlite3.OperationalError:
         return False
-    return stored_version(db) == INDEX_VERSION and all(m.__name__ in applied for m in MIGRATIONS)
+    return current(db) and all(m.__name__ in applied for m in MIGRATIONS)
 
 
 def migrate(db: sqlite3.Connection) -> bool:
@@ -217,12 +234,11 @@ def migrate(db: sqlite3.Connection) -> bool:
         return False
     db.execute("BEGIN IMMEDIATE")
     try:
-        version = stored_version(db)
         has_tables = db.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'"
         ).fetchone()[0]
         rebuilt = False
-        if has_tables and version != INDEX_VERSION:
+        if has_tables and not current(db):
             drop_everything(db)
             rebuilt = True
         done = _applied(db)
@@ -237,6 +253,7 @@ def migrate(db: sqlite3.Connection) -> bool:
         db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)", (str(INDEX_VERSION),)
         )
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('event_layout', ?)", (event_layout(),))
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
