@@ -209,12 +209,7 @@ class JsonlAdapter(Adapter):
                     feed_lines(parser, lines)
                     buf = buf[used:]
                     buf_start += used
-        committed = Continuation(
-            offset=buf_start,
-            dev=st.st_dev,
-            ino=st.st_ino,
-            parser=msgspec.msgpack.encode(parser.st),
-        )
+        committed = self._continuation(parser, st, buf_start)
         if buf and settled:
             parse_tail(parser, buf, buf_start)
         session = parser.finish(settled=settled)
@@ -227,9 +222,20 @@ class JsonlAdapter(Adapter):
             session=session,
             events=events,
             usage=usage,
-            state=msgspec.msgpack.encode(committed),
+            state=msgspec.msgpack.encode(committed) if committed is not None else None,
             reset=cont is None,
         )
+
+    @staticmethod
+    def _continuation(parser: LineParser[Any], st: os.stat_result, offset: int) -> Continuation | None:
+        """The state to continue from, or None when the parser's state cannot be saved (e.g. a
+        record carried an integer wider than 64 bits into it): the next read then starts over,
+        which costs time but loses nothing."""
+        try:
+            saved = msgspec.msgpack.encode(parser.st)
+        except (OverflowError, TypeError, ValueError):
+            return None
+        return Continuation(offset=offset, dev=st.st_dev, ino=st.st_ino, parser=saved)
 
     @staticmethod
     def _can_continue(fh: Any, st: os.stat_result, cont: Continuation) -> bool:
