@@ -8,7 +8,8 @@ page the user visits. So over TCP:
   which defeats DNS rebinding: the attacker's page can point its name at 127.0.0.1 but the
   browser still sends the attacker's name as Host;
 * an ``Origin`` header, when present, must be one of those hosts too (cross-site requests);
-* every endpoint but ``GET /api/v1/health`` and ``GET /login`` needs the token, as
+* every endpoint but ``GET /api/v1/health``, ``GET /login`` and the viewer's static shell
+  (``/`` and ``/web/*``: the same bytes for everyone, no transcript data) needs the token, as
   ``Authorization: Bearer <token>`` or the HttpOnly SameSite=Strict cookie that the one-time
   login link sets (as Jupyter does).
 
@@ -40,7 +41,12 @@ COOKIE_NAME = "agtail_session"
 LOGIN_CODE_TTL = 600.0
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost", "localhost.localdomain"})
 #: Paths that answer without a token over TCP (Host/Origin are still checked).
-PUBLIC_PATHS = frozenset({"/api/v1/health", "/login"})
+#: The viewer's shell is public so that a visitor without the cookie sees its sign-in screen
+#: (which says how to get a login link) rather than a bare JSON 401; every byte of data it
+#: shows comes from /api/v1, which stays behind the token.
+PUBLIC_PATHS = frozenset(
+    {"/api/v1/health", "/login", "/", "/web/app.js", "/web/style.css", "/web/favicon.svg"}
+)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
