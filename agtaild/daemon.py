@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="full rescan period, the safety net for missed events (default 600)")
     p.add_argument("--debounce", type=float, default=0.05, metavar="SECONDS",
                    help="quiet time before a changed file is re-read (default 0.05)")
+    p.add_argument("--no-archive", action="store_true",
+                   help="do not mirror native files into <data dir>/archive (env: AGTAIL_ARCHIVE=0); "
+                   "sessions an agent deletes are then lost")
     p.add_argument("--log-level", default=os.environ.get("AGTAIL_LOG_LEVEL", "info"),
                    choices=["debug", "info", "warning", "error"], help="(env: AGTAIL_LOG_LEVEL)")
     return p
@@ -183,6 +186,8 @@ def check_intervals(args: argparse.Namespace) -> None:
 async def serve(args: argparse.Namespace) -> int:
     check_intervals(args)
     config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
+    if args.no_archive:
+        config.archive = False
     data_dir = Path(config.data_dir)
     ensure_private_dir(data_dir)
     lock_fd = lock_data_dir(data_dir)

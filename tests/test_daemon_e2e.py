@@ -152,7 +152,8 @@ def test_deletion_keeps_the_session_from_the_archive(daemon: DaemonProc) -> None
             WITHIN,
             "the session to be archived",
         )
-        assert session["resumable"] is False or session["archived"]
+        assert session["resumable"] is False
+        assert unix.call("search", {"q": "Japanese", "session": f"claude-code:{DELETE_SID}"})["hits"]
     finally:
         changes.close()
 
@@ -205,3 +206,26 @@ def test_tcp_needs_the_token_and_a_loopback_host(daemon: DaemonProc) -> None:
     with pytest.raises(ApiError) as err:
         daemon.tcp().get("/sessions/claude-code/no-such-session")
     assert err.value.status == 404 and err.value.code == "not_found"
+
+
+def test_no_archive_mirrors_nothing_and_a_deleted_session_goes(tmp_path: Path) -> None:
+    roots = {"claude-code": copy_claude(tmp_path / "claude")}
+    d = DaemonProc(tmp_path, roots, extra=["--no-archive"])
+    try:
+        d.start()
+        unix = d.unix()
+        assert unix.call("sessions.get", {"agent": "claude-code", "id": DELETE_SID})["session"]
+        archive = d.data_dir / "archive"
+        assert not archive.exists() or not any(p.is_file() for p in archive.rglob("*"))
+        session_file(d, DELETE_SID).unlink()
+
+        def gone() -> bool:
+            try:
+                unix.call("sessions.get", {"agent": "claude-code", "id": DELETE_SID})
+            except ApiError:
+                return True
+            return False
+
+        wait_until(gone, WITHIN, "the deleted session to leave the index")
+    finally:
+        d.cleanup()
