@@ -98,10 +98,10 @@ class Service:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             if row is not None:
-                from agtaild.index.writer import Writer
+                from agtaild.index.usage import refresh_rollup
 
                 self._db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '')")
-                Writer(self._db).refresh_rollup(None)
+                refresh_rollup(self._db, None)
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
             self._db.execute("COMMIT")
         except BaseException:

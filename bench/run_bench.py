@@ -94,7 +94,7 @@ class Bench:
     def big_session(self, mb: float) -> Path:
         """One Claude Code session of about ``mb`` MB (the generator's shapes, many turns)."""
         sys.path.insert(0, str(SHARED_BENCH))
-        import gen_corpus  # type: ignore[import-not-found]
+        import gen_corpus
 
         root = self.work / f"big{int(mb)}" / "claude" / "projects"
         target = root / "-home-dev-src-big" / "0b1c2d3e-4f50-4617-8899-aabbccddeeff.jsonl"
@@ -137,6 +137,73 @@ class Bench:
             if i == 0:
                 assert report["errors"] == [], report["errors"][:3]
         return {"seconds": median(walls), "runs": walls, **last}
+
+    def breakdown(self, corpus: Path) -> dict[str, float]:
+        """Where the cold index's CPU goes: the adapters alone, then the writer's statements."""
+        sys.path.insert(0, str(REPO))
+        from agtaild.adapters import get_adapter
+        from agtaild.config import load_config
+        from agtaild.service import Service
+
+        t = time.process_time()
+        for agent, sub in (("claude-code", "claude/projects"), ("codex", "codex/sessions")):
+            adapter = get_adapter(agent)
+            for unit in adapter.discover(corpus / sub):
+                adapter.read(unit, None, now=time.time())
+        parts = {"adapters": time.process_time() - t}
+        data = self.work / "data-breakdown"
+        shutil.rmtree(data, ignore_errors=True)
+        config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
+        config.archive = False
+        svc = Service(config)
+        real = svc._db
+        spent: dict[str, float] = {}
+
+        def kind(sql: str) -> str:
+            s = " ".join(sql.split())
+            if "events_fts" in s or "events_cjk" in s:
+                return "fts"
+            if s.startswith("INSERT INTO events"):
+                return "events"
+            return "commit" if s.startswith("COMMIT") else "other_sql"
+
+        class Timed:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+            def execute(self, sql: str, *args: Any) -> Any:
+                t = time.process_time()
+                try:
+                    return real.execute(sql, *args)
+                finally:
+                    spent[kind(sql)] = spent.get(kind(sql), 0.0) + time.process_time() - t
+
+            def executemany(self, sql: str, *args: Any) -> Any:
+                t = time.process_time()
+                try:
+                    return real.executemany(sql, *args)
+                finally:
+                    spent[kind(sql)] = spent.get(kind(sql), 0.0) + time.process_time() - t
+
+        svc._db = Timed()  # type: ignore[assignment]
+        t = time.process_time()
+        try:
+            svc.update_index()
+        finally:
+            svc._db = real
+            svc.close()
+        parts.update(spent)
+        parts["writer_total"] = time.process_time() - t
+        return parts
+
+    def cold_index_env(self, corpus: Path, extra: dict[str, str]) -> dict[str, Any]:
+        """The cold index again, with ``extra`` in the environment (e.g. the archive off)."""
+        saved = self.env
+        self.env = {**saved, **extra}
+        try:
+            return self.cold_index(corpus, "env")
+        finally:
+            self.env = saved
 
     def append_figure(self, big: Path) -> dict[str, Any]:
         data = self.work / "data-session"
@@ -233,7 +300,19 @@ class Bench:
             ["watcher", "--kind", "tool_use"],
         ]
         queries += [[needles[0], "--agent", "claude-code"], ["sqlite fts5"], ["debounce inotify"]]
-        queries += [["timeout retry"], ["launchd"], ["yield"], ["manifest conflict"], ["xyzzy-not-there"]]
+        queries += [["timeout retry"], ["launchd"], ["yield"], ["manifest conflict"], ["rename truncate"]]
+        queries += [
+            ["失敗", "--kind", "text"],
+            ["cache read write"],
+            ["json rpc daemon"],
+            ["assert expected actual"],
+        ]
+        queries += [
+            ["push pull", "--mode", "words"],
+            ["hook subagent tool"],
+            ["lambda yield", "--agent", "codex"],
+        ]
+        queries += [["xyzzy-not-there"]]
         queries = queries[:50]
         walls, found = [], {}
         for q in queries:
@@ -254,6 +333,52 @@ class Bench:
             "zero_hits": sorted(q for q, n in found.items() if n == 0),
         }
 
+    def in_process(self, big: Path, small: Path, needles: list[str]) -> dict[str, Any]:
+        """What the daemon does per request (no process start-up): the service on the index."""
+        sys.path.insert(0, str(REPO))
+        from agtaild.config import Config
+        from agtaild.service import Service
+
+        def timed(svc: Service, method: str, params: dict[str, Any], n: int = 5) -> float:
+            svc.call(method, params)  # warm: the daemon has served requests before
+            runs = []
+            for _ in range(n):
+                t = time.perf_counter()
+                svc.call(method, params)
+                runs.append(time.perf_counter() - t)
+            return median(runs)
+
+        out: dict[str, Any] = {}
+        for name, data in (("big", big), ("small", small)):
+            svc = Service(Config(data_dir=str(data), roots=[], archive=False))
+            try:
+                out[f"list_{name}"] = timed(svc, "sessions.list", {"limit": 50})
+                if name == "big":
+                    out["stats_day"] = timed(svc, "stats", {"by": "day"})
+                    out["stats_session"] = timed(svc, "stats", {"by": "session"})
+                    out["rare"] = median([timed(svc, "search", {"q": n}, 3) for n in needles[:10]])
+                    mixed = [
+                        "session",
+                        "fails because",
+                        "テスト",
+                        "索引",
+                        "token usage cost",
+                        "parser",
+                        "trigram",
+                        "needle0",
+                        "調べて",
+                        "import store collection",
+                    ]
+                    lat = [timed(svc, "search", {"q": q}, 3) for q in mixed]
+                    lat += [
+                        timed(svc, "search", {"q": q, "mode": "prefix"}, 3)
+                        for q in ("trig", "sess", "needle00")
+                    ]
+                    out["search_p50"], out["search_p95"] = median(lat), p95(lat)
+            finally:
+                svc.close()
+        return out
+
     def list_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
         walls, stale = [], []
         for _ in range(self.repeat + 1):
@@ -263,9 +388,20 @@ class Bench:
 
     def startup(self) -> dict[str, float]:
         agtail = str(Path(sys.executable).parent / "agtail")
-        bare = [self.timed([sys.executable, "-c", "pass"])[0] for _ in range(5)]
-        helps = [self.timed([agtail, "--help"])[0] for _ in range(5)]
-        return {"python": median(bare), "help": median(helps)}
+
+        def best(argv: list[str]) -> float:
+            return median([self.timed(argv)[0] for _ in range(5)])
+
+        py = sys.executable
+        return {
+            "python": best([py, "-c", "pass"]),
+            "msgspec_sqlite": best([py, "-c", "import msgspec, sqlite3"]),
+            "config": best(
+                [py, "-c", "from agtaild.config import load_config; load_config(only_roots=True)"]
+            ),
+            "cli_frame": best([py, "-c", "from agtaild.cli import build_parser; build_parser()"]),
+            "help": best([agtail, "--help"]),
+        }
 
 
 def load_average() -> str:
@@ -304,11 +440,14 @@ def main() -> int:
     r["search"] = b.search_figure(big_corpus, work / "data-big", big_summary["needles"])
     r["list_big"] = b.list_figure(big_corpus, work / "data-big")
     r["list_small"] = b.list_figure(small_corpus, work / "data-small")
+    r["in_process"] = b.in_process(work / "data-big", work / "data-small", big_summary["needles"])
+    r["cold_no_archive"] = b.cold_index_env(big_corpus, {"AGTAIL_ARCHIVE": "0"})
+    r["breakdown"] = b.breakdown(big_corpus)
     r["load"] = {"before": load_before, "after": load_average()}
     r["seconds"] = time.time() - started
     r["env"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
     (work / "results.json").write_text(json.dumps(r, indent=1))
-    from results_md import render  # type: ignore[import-not-found]
+    from results_md import render
 
     Path(a.out).write_text(render(r))
     print(json.dumps(r, indent=1))

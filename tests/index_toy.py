@@ -172,6 +172,9 @@ def sample_lines(sid: str, n: int = 3, *, word: str = "alpha") -> list[str]:
                 **{"in": 10, "out": 20, "cr": 30, "cw": 40},
             )
         )
+    # A record the adapter does not map: an event with no text at all (still indexed: an FTS5
+    # table over external content must hold every content row).
+    lines.append(toy_line(t="mystery", payload={"n": n}))
     return lines
 
 

@@ -27,7 +27,7 @@ from agtaild.index.codec import event_layout
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.

@@ -22,12 +22,11 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from agtaild.index.prepare import Prepared
+from agtaild.index.usage import recount, refresh_rollup
 
 _CHUNK = 500
 #: Full-text rows are inserted in batches of about this many characters (see Writer).
 FTS_BATCH_CHARS = 4_000_000
-#: Events with something to index; the same condition inserts and deletes full-text rows.
-HAS_TEXT = "(text IS NOT NULL OR tool_input IS NOT NULL OR tool_result IS NOT NULL)"
 
 
 class UnitInfo(msgspec.Struct):
@@ -102,11 +101,13 @@ class Writer:
         self.flush_fts()
         if final:
             if self._recount_all or len(self.touched_keys) > 20_000:
-                self.recount(None)
-                self.refresh_rollup(None)
+                recount(self.db, None)
+                refresh_rollup(self.db, None)
             elif self.touched_keys or self.rollup_sessions or self.rollup_days:
-                self.recount(self.touched_keys)
-                self.refresh_rollup(self.rollup_sessions)
+                recount(self.db, self.touched_keys)
+                refresh_rollup(
+                    self.db, self.rollup_sessions, self.rollup_days, recounted=bool(self.touched_keys)
+                )
             self.db.execute("DELETE FROM meta WHERE key = 'recount_pending'")
             self.touched_keys, self.rollup_sessions, self.rollup_days = set(), set(), set()
             self._marked = self._recount_all = False
@@ -237,7 +238,7 @@ class Writer:
         self._flush_before_deleting(session_id)
         db.execute(
             "INSERT INTO events_fts (events_fts, rowid, text, tool_input, tool_result)"
-            f" SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE session_id = ? AND {HAS_TEXT}",
+            " SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE session_id = ?",
             (session_id,),
         )
         db.execute(
@@ -263,7 +264,7 @@ class Writer:
             args = (session_id, *part)
             db.execute(
                 "INSERT INTO events_fts (events_fts, rowid, text, tool_input, tool_result)"
-                f" SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE {where} AND {HAS_TEXT}",
+                f" SELECT 'delete', id, text, tool_input, tool_result FROM events WHERE {where}",
                 args,
             )
             db.execute(f"DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE {where})", args)
@@ -303,7 +304,7 @@ class Writer:
         if self._fts_from is not None:
             self.db.execute(
                 "INSERT INTO events_fts (rowid, text, tool_input, tool_result)"
-                f" SELECT id, text, tool_input, tool_result FROM events WHERE id >= ? AND {HAS_TEXT}",
+                " SELECT id, text, tool_input, tool_result FROM events WHERE id >= ?",
                 (self._fts_from,),
             )
         if self._cjk:
@@ -341,73 +342,3 @@ class Writer:
             prep.usage,
         )
         self.touched_keys.update((agent, u[0]) for u in prep.usage)
-
-    # -- usage de-duplication -------------------------------------------------------------
-    def recount(self, keys: set[tuple[str, str]] | None) -> None:
-        """Re-elect the counted copy of each (agent, key) given (None: of every key)."""
-        db = self.db
-        if keys is not None and not keys:
-            return
-        if keys is None:
-            scope = "1"
-        else:
-            db.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS _recount (agent TEXT, key TEXT, PRIMARY KEY (agent, key))"
-            )
-            db.execute("DELETE FROM _recount")
-            db.executemany("INSERT OR IGNORE INTO _recount (agent, key) VALUES (?, ?)", list(keys))
-            scope = "(u.agent, u.key) IN (SELECT agent, key FROM _recount)"
-        db.execute(
-            f"""
-            UPDATE usage SET counted = (id IN (
-                SELECT id FROM (
-                    SELECT u.id AS id, row_number() OVER (
-                        PARTITION BY u.agent, u.key
-                        ORDER BY u.total DESC, s.started IS NULL, s.started, f.path, u.id
-                    ) AS rn
-                    FROM usage u JOIN sessions s ON s.id = u.session_id JOIN files f ON f.id = s.file_id
-                    WHERE {scope}
-                ) WHERE rn = 1
-            ))
-            WHERE {scope.replace("u.", "")}
-            """
-        )
-
-    def refresh_rollup(self, sessions: set[int] | None) -> None:
-        """Recompute ``usage_rollup`` (None: all of it). Runs after ``recount``: besides the
-        sessions and (session, day) groups this update changed, every group holding a copy of
-        a re-counted key is recomputed (its ``counted`` flag may have moved)."""
-        db = self.db
-        columns = (
-            "SELECT u.session_id, u.agent, u.day, u.model, u.long_ctx, sum(u.input), sum(u.output),"
-            " sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
-        )
-        group = " GROUP BY u.session_id, u.agent, u.day, u.model, u.long_ctx"
-        if sessions is None:
-            db.execute("DELETE FROM usage_rollup")
-            db.execute(f"INSERT INTO usage_rollup {columns} FROM usage u WHERE u.counted = 1{group}")
-            return
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS _rs (session_id INTEGER PRIMARY KEY)")
-        db.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS _rd (session_id INTEGER, day TEXT, PRIMARY KEY (session_id, day))"
-        )
-        db.execute("DELETE FROM _rs")
-        db.execute("DELETE FROM _rd")
-        db.executemany("INSERT INTO _rs VALUES (?)", [(s,) for s in sessions])
-        db.executemany("INSERT OR IGNORE INTO _rd VALUES (?, ?)", list(self.rollup_days))
-        if self.touched_keys:
-            db.execute(
-                "INSERT OR IGNORE INTO _rd SELECT session_id, day FROM usage"
-                " WHERE (agent, key) IN (SELECT agent, key FROM _recount)"
-            )
-        db.execute("DELETE FROM _rd WHERE session_id IN (SELECT session_id FROM _rs)")
-        db.execute("DELETE FROM usage_rollup WHERE session_id IN (SELECT session_id FROM _rs)")
-        db.execute("DELETE FROM usage_rollup WHERE (session_id, day) IN (SELECT session_id, day FROM _rd)")
-        db.execute(
-            f"INSERT INTO usage_rollup {columns} FROM _rs r JOIN usage u ON u.session_id = r.session_id"
-            f" WHERE u.counted = 1{group}"
-        )
-        db.execute(
-            f"INSERT INTO usage_rollup {columns} FROM _rd d JOIN usage u ON u.session_id = d.session_id"
-            f" AND u.day = d.day WHERE u.counted = 1{group}"
-        )

@@ -1,0 +1,86 @@
+"""Counting each API response once, and the per-session rollup that stats read.
+
+Resume replays and imported copies repeat responses, so exactly one usage row per
+(agent, key) has ``counted = 1``: the largest, then the earliest session, then the smallest
+path — a choice that never depends on the order files were read in. ``usage_rollup`` holds the
+counted usage summed per (session, agent, day, model, long-context flag).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+
+def recount(db: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> None:
+    """Re-elect the counted copy of each (agent, key) given (None: of every key)."""
+    if keys is not None and not keys:
+        return
+    if keys is None:
+        scope = "1"
+    else:
+        db.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS _recount (agent TEXT, key TEXT, PRIMARY KEY (agent, key))"
+        )
+        db.execute("DELETE FROM _recount")
+        db.executemany("INSERT OR IGNORE INTO _recount (agent, key) VALUES (?, ?)", list(keys))
+        scope = "(u.agent, u.key) IN (SELECT agent, key FROM _recount)"
+    db.execute(
+        f"""
+        UPDATE usage SET counted = (id IN (
+            SELECT id FROM (
+                SELECT u.id AS id, row_number() OVER (
+                    PARTITION BY u.agent, u.key
+                    ORDER BY u.total DESC, s.started IS NULL, s.started, f.path, u.id
+                ) AS rn
+                FROM usage u JOIN sessions s ON s.id = u.session_id JOIN files f ON f.id = s.file_id
+                WHERE {scope}
+            ) WHERE rn = 1
+        ))
+        WHERE {scope.replace("u.", "")}
+        """
+    )
+
+
+def refresh_rollup(
+    db: sqlite3.Connection,
+    sessions: set[int] | None,
+    days: Iterable[tuple[int, str]] = (),
+    recounted: bool = False,
+) -> None:
+    """Recompute ``usage_rollup`` (None: all of it). Runs after ``recount``: besides the
+    sessions and (session, day) groups this update changed, every group holding a copy of
+    a re-counted key is recomputed (its ``counted`` flag may have moved)."""
+    columns = (
+        "SELECT u.session_id, u.agent, u.day, u.model, u.long_ctx, sum(u.input), sum(u.output),"
+        " sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    )
+    group = " GROUP BY u.session_id, u.agent, u.day, u.model, u.long_ctx"
+    if sessions is None:
+        db.execute("DELETE FROM usage_rollup")
+        db.execute(f"INSERT INTO usage_rollup {columns} FROM usage u WHERE u.counted = 1{group}")
+        return
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS _rs (session_id INTEGER PRIMARY KEY)")
+    db.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS _rd (session_id INTEGER, day TEXT, PRIMARY KEY (session_id, day))"
+    )
+    db.execute("DELETE FROM _rs")
+    db.execute("DELETE FROM _rd")
+    db.executemany("INSERT INTO _rs VALUES (?)", [(s,) for s in sessions])
+    db.executemany("INSERT OR IGNORE INTO _rd VALUES (?, ?)", list(days))
+    if recounted:
+        db.execute(
+            "INSERT OR IGNORE INTO _rd SELECT session_id, day FROM usage"
+            " WHERE (agent, key) IN (SELECT agent, key FROM _recount)"
+        )
+    db.execute("DELETE FROM _rd WHERE session_id IN (SELECT session_id FROM _rs)")
+    db.execute("DELETE FROM usage_rollup WHERE session_id IN (SELECT session_id FROM _rs)")
+    db.execute("DELETE FROM usage_rollup WHERE (session_id, day) IN (SELECT session_id, day FROM _rd)")
+    db.execute(
+        f"INSERT INTO usage_rollup {columns} FROM _rs r JOIN usage u ON u.session_id = r.session_id"
+        f" WHERE u.counted = 1{group}"
+    )
+    db.execute(
+        f"INSERT INTO usage_rollup {columns} FROM _rd d JOIN usage u ON u.session_id = d.session_id"
+        f" AND u.day = d.day WHERE u.counted = 1{group}"
+    )
