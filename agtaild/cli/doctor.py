@@ -9,9 +9,7 @@ it is. It also reports tools sync uses (rsync, fzf) and leftovers of interrupted
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,8 @@ def _check(name: str, status: str, message: str) -> dict[str, str]:
 
 def _read_json(path: Path) -> Any:
     try:
+        import json
+
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
@@ -99,6 +99,8 @@ def import_checks(config: Any) -> list[dict[str, str]]:
 
 
 def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]:
+    import shutil
+
     from agtaild.store.archive import archive_usage
 
     env = dict(os.environ) if env is None else env

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
-import subprocess
 import sys
 from typing import Any
 
@@ -46,6 +43,10 @@ def _resume_info(ctx: Any, agent: str, sid: str) -> dict[str, Any]:
 
 
 def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
+    import shutil
+    import signal
+    import subprocess
+
     if print_only:
         ctx.out_json({k: info.get(k) for k in ("agent", "id", "cwd", "cwd_exists", "argv")})
         return 0
@@ -101,6 +102,8 @@ def _recent(ctx: Any) -> list[dict[str, Any]]:
 
 
 def _choose_fzf(lines: list[str], query: str) -> str | None:
+    import subprocess
+
     proc = subprocess.run(
         ["fzf", "--delimiter=\t", "--with-nth=2..", "--prompt=session> ", f"--query={query}", "--no-multi"],
         input="\n".join(lines), text=True, stdout=subprocess.PIPE, check=False,
@@ -132,6 +135,8 @@ def _choose_prompt(lines: list[str], query: str) -> str | None:
 
 
 def cmd_pick(ctx: Any) -> int:
+    import shutil
+
     from agtaild.resume import split_ref
 
     sessions = _recent(ctx)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,8 @@ def parse_size(text: str) -> int:
 
 
 def default_collection() -> str:
+    import socket
+
     name = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname().split(".")[0]).strip(".-")
     return name or "this-machine"
 
