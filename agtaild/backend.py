@@ -84,13 +84,14 @@ def daemon_backend(ctx: Any) -> Backend | None:
 
     from agtaild.client import Client, read_state
 
-    config = ctx.config
-    info = read_state(config.data_dir)
-    if info is None or Path(str(info.get("data_dir", ""))) != Path(config.data_dir):
+    data_dir = ctx.resolved_data_dir
+    info = read_state(data_dir)
+    if info is None or Path(str(info.get("data_dir", ""))) != Path(data_dir):
         return None
-    if (ctx.root_options or ctx.only_roots) and not _same_roots(info.get("roots"), config.roots):
+    # Roots are resolved (which imports every adapter) only when the command names its own.
+    if (ctx.root_options or ctx.only_roots) and not _same_roots(info.get("roots"), ctx.config.roots):
         return None
-    client = Client.discover(config.data_dir)
+    client = Client.discover(data_dir)
     return DaemonBackend(client) if client is not None else None
 
 

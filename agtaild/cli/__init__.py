@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agtaild import __version__
@@ -40,6 +41,16 @@ class Context:
         self.no_daemon: bool = bool(getattr(args, "no_daemon", False))
         self.json: bool = bool(getattr(args, "json", False))
         self._config: Any = None
+
+    @property
+    def resolved_data_dir(self) -> str:
+        """The data dir alone, without resolving roots (which imports every adapter)."""
+        if self._config is not None:
+            return str(self._config.data_dir)
+        from agtaild.config import default_data_dir
+
+        path = Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()
+        return str(path.resolve())
 
     @property
     def config(self) -> Any:
