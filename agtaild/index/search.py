@@ -41,7 +41,8 @@ class SearchScope(SessionFilter):
     event_since: TimeBound | None = None
     event_until: TimeBound | None = None
 
-    def event_sql(self) -> tuple[list[str], list[Any]]:
+    def event_sql(self) -> tuple[list[str], list[Any], bool]:
+        """Conditions on ``e`` (events) and ``s`` (sessions), and whether ``s`` is used."""
         where, args = SessionFilter(
             agent=self.agent,
             cwd=self.cwd,
@@ -51,6 +52,7 @@ class SearchScope(SessionFilter):
             programmatic=self.programmatic,
             archived=self.archived,
         ).sql("s")
+        uses_sessions = bool(where)
         if self.kind:
             where.append("e.kind = ?")
             args.append(self.kind)
@@ -63,7 +65,7 @@ class SearchScope(SessionFilter):
         if self.event_until is not None:
             where.append("e.epoch < ?")
             args.append(self.event_until.epoch)
-        return where, args
+        return where, args, uses_sessions
 
 
 @lru_cache(maxsize=64)
@@ -104,68 +106,62 @@ def search(
     limit: int,
     after: tuple[float, int] | None,
 ) -> dict[str, Any]:
+    """One page of hits. Only the tables a filter needs are joined, and snippets are made for
+    the page alone: ranking a common word touches every event that has it."""
     if query.empty:
         return {"hits": [], "next": None}
-    where, args = scope.event_sql()
-    joins = " JOIN events e ON e.id = {rowid} JOIN sessions s ON s.id = e.session_id"
-    weights = ", ".join(str(w) for w in WEIGHTS)
-    cjk_weights = ", ".join(str(w) for w in WEIGHTS[:2])
+    where, args, uses_sessions = scope.event_sql()
     wide_expr, short = _wide_conditions(query)
-    snippet_sql = "NULL"
     if query.regex is not None:
         try:
             _compiled(query.regex)
         except re.error as exc:
             raise UsageError(f"search: parameter 'q' is not a valid regular expression: {exc}") from None
-        base = (
-            "SELECT e.id, -e.id AS score, NULL AS snip FROM events e JOIN sessions s ON s.id = e.session_id"
-        )
+        table, rowid, score = "events e", "e.id", "-e.id"
         where.append(
             "(agtail_regexp(?, e.text) OR agtail_regexp(?, e.tool_input) OR agtail_regexp(?, e.tool_result))"
         )
         args += [query.regex] * 3
-    elif query.words:
-        snippet_sql = f"snippet(events_fts, -1, '{MARK_START}', '{MARK_END}', '{ELLIPSIS}', {SNIPPET_TOKENS})"
-        base = (
-            f"SELECT f.rowid AS id, bm25(events_fts, {weights}) AS score, {snippet_sql} AS snip"
-            f" FROM events_fts f{joins.format(rowid='f.rowid')}"
-        )
-        where.insert(0, "events_fts MATCH ?")
-        args.insert(0, query.words)
-        if wide_expr:
-            where.append("e.id IN (SELECT rowid FROM events_cjk WHERE events_cjk MATCH ?)")
-            args.append(wide_expr)
-        if short:
-            where.append(
-                "e.id IN (SELECT c.rowid FROM events_cjk c WHERE "
-                + " AND ".join(_short_sql("c", short)[0])
-                + ")"
-            )
-            args += _short_sql("c", short)[1]
-    elif wide_expr:
-        base = (
-            f"SELECT c.rowid AS id, bm25(events_cjk, {cjk_weights}) AS score, NULL AS snip"
-            f" FROM events_cjk c{joins.format(rowid='c.rowid')}"
-        )
-        where.insert(0, "events_cjk MATCH ?")
-        args.insert(0, wide_expr)
-        w, a = _short_sql("c", short)
-        where += w
-        args += a
+        joined = True
     else:
-        base = f"SELECT c.rowid AS id, -c.rowid AS score, NULL AS snip FROM events_cjk c{joins.format(rowid='c.rowid')}"
-        w, a = _short_sql("c", short)
-        where += w
-        args += a
-    sql = f"{base} WHERE {' AND '.join(where)}"
-    outer = f"SELECT id, score, snip FROM ({sql})"
+        if query.words:
+            table, rowid = "events_fts f", "f.rowid"
+            score = f"bm25(events_fts, {', '.join(map(str, WEIGHTS))})"
+            match = [("events_fts MATCH ?", query.words)]
+            if wide_expr:
+                match.append(
+                    ("f.rowid IN (SELECT rowid FROM events_cjk WHERE events_cjk MATCH ?)", wide_expr)
+                )
+            if short:
+                cond, cargs = _short_sql("c", short)
+                where.append(f"f.rowid IN (SELECT c.rowid FROM events_cjk c WHERE {' AND '.join(cond)})")
+                args += cargs
+        else:
+            table, rowid = "events_cjk c", "c.rowid"
+            score = f"bm25(events_cjk, {', '.join(map(str, WEIGHTS[:2]))})" if wide_expr else "-c.rowid"
+            match = [("events_cjk MATCH ?", wide_expr)] if wide_expr else []
+            cond, cargs = _short_sql("c", short)
+            where += cond
+            args += cargs
+        where = [m for m, _ in match] + where
+        args = [v for _, v in match] + args
+        joined = bool(scope.kind or scope.session_id is not None or scope.event_since or scope.event_until)
+        joined = joined or uses_sessions
+    joins = ""
+    if joined and table != "events e":
+        joins += f" JOIN events e ON e.id = {rowid}"
+    if uses_sessions:
+        joins += " JOIN sessions s ON s.id = e.session_id"
     if after is not None:
-        outer += " WHERE score > ? OR (score = ? AND id > ?)"
+        where.append("(score > ? OR (score = ? AND id > ?))")
         args += [after[0], after[0], after[1]]
-    outer += " ORDER BY score, id LIMIT ?"
+    sql = (
+        f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins}"
+        f" WHERE {' AND '.join(where) or '1'} ORDER BY score, id LIMIT ?"
+    )
     args.append(limit + 1)
     try:
-        rows = db.execute(outer, args).fetchall()
+        rows = db.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:
         # Quoting makes syntax errors impossible; anything else here is a real fault.
         raise UsageError(f"search: the query could not be run: {exc}") from None
@@ -175,6 +171,19 @@ def search(
         "hits": _hits(db, pricing, query, rows),
         "next": encode_cursor("search", rows[-1][1], rows[-1][0]) if more and rows else None,
     }
+
+
+def _fts_snippets(db: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
+    if not query.words or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    snippet = f"snippet(events_fts, -1, '{MARK_START}', '{MARK_END}', '{ELLIPSIS}', {SNIPPET_TOKENS})"
+    return dict(
+        db.execute(
+            f"SELECT rowid, {snippet} FROM events_fts WHERE events_fts MATCH ? AND rowid IN ({marks})",
+            [query.words, *ids],
+        ).fetchall()
+    )
 
 
 def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any]) -> list[dict[str, Any]]:
@@ -191,10 +200,12 @@ def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[
         )
     }
     sessions = load_sessions(db, pricing, sorted({e[0] for e in events.values()}))
+    snippets = _fts_snippets(db, query, ids)
     pattern = _compiled(query.regex) if query.regex is not None else None
     hits = []
-    for eid, _score, snip in rows:
+    for eid, _score in rows:
         session_id, data, text, tool_input, tool_result, moved = events[eid]
+        snip = snippets.get(eid)
         if snip:
             snippet = clean_snippet(snip)
         else:
