@@ -7,6 +7,8 @@ from typing import Any
 
 
 def _ms(seconds: float) -> str:
+    if seconds < 0.01:
+        return f"{seconds * 1000:.1f} ms"
     return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
 
