@@ -147,8 +147,9 @@ def _notes(r: dict[str, Any]) -> list[str]:
         f"entry points) {_ms(su['config'])}, building the CLI parser (every command module) "
         f"{_ms(su['cli_frame'])}. ccusage / 20 is {_ms(cc['seconds'] / 20)} and grep / 20 is "
         f"{_ms(r['search']['grep'] / 20)}: less than the interpreter's own start. The index answers far "
-        "inside those budgets (the in-process rows: what agtaild does per request), so the CLI figures "
-        "are met through the daemon's API, not by a fresh process. A thinner CLI path (no adapter "
+        "inside those budgets (the in-process rows: the service call agtaild makes per request; the "
+        "daemon's socket round trip is not measured here), but a fresh Python process cannot. A "
+        "thinner CLI path (no adapter "
         "imports for read-only commands; no `importlib.metadata` scan unless plugins are installed) "
         "would take most of the config cost off; those modules belong to the registry and the CLI "
         "frame.",
