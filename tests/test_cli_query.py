@@ -219,3 +219,10 @@ def test_list_does_not_import_the_daemon_stack(corpus: Path, tmp_path: Path) -> 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+
+
+def test_the_cli_highlights_the_markers_the_api_sends() -> None:
+    from agtaild.cli import format as fmt
+    from agtaild.index import text
+
+    assert (fmt.MARK_START, fmt.MARK_END) == (text.MARK_START, text.MARK_END)
