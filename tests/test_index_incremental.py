@@ -260,3 +260,43 @@ def test_removed_and_changed_are_reported(tmp_path: Path, toy_registry: ToyAdapt
         assert third["sessions"] == 2
     finally:
         svc.close()
+
+
+def test_a_unit_thought_new_but_already_stored_is_updated(tmp_path: Path, toy_registry: ToyAdapter) -> None:
+    from agtaild.adapters.base import Unit
+    from agtaild.index.prepare import Job, prepare
+    from agtaild.index.update import Candidate, fingerprint
+    from agtaild.index.writer import UnitInfo, Writer
+
+    root = tmp_path / "root"
+    a = make_corpus(root)
+    svc = Service(toy_config(tmp_path, root))
+    try:
+        svc.update_index()
+        before = current(svc)
+        db = svc._db
+        info_row = db.execute("SELECT unit, fingerprint FROM files WHERE path = ?", (str(a),)).fetchone()
+        unit = msgspec.msgpack.decode(info_row[0], type=Unit)
+        fp, main, _ = fingerprint([str(a)])
+        info = UnitInfo(
+            path=str(a),
+            agent="toy",
+            root=str(root),
+            kind="native",
+            collection=None,
+            rel=Candidate(adapter=toy_registry, unit=unit, root=svc.config.roots[0]).rel_path(),
+            files=[str(a)],
+            fingerprint=fp,
+            main=main,
+            unit=info_row[0],
+            read_at=0.0,
+            settled=True,
+            new=True,
+        )
+        writer = Writer(db)
+        writer.begin()
+        assert writer.apply(info, prepare(Job("toy", unit, None, "native", None))) == "updated"
+        writer.commit(final=True)
+        assert current(svc) == before
+    finally:
+        svc.close()

@@ -224,6 +224,8 @@ class Updater:
                 unit=_msgpack.encode(c.unit),
                 read_at=now,
                 settled=now - newest >= SETTLE_SECONDS,
+                file_id=old.id if old is not None else None,
+                new=old is None,
             )
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))

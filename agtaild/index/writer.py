@@ -44,6 +44,8 @@ class UnitInfo(msgspec.Struct):
     unit: bytes
     read_at: float
     settled: bool
+    file_id: int | None = None  # its row in ``files`` when the update found one
+    new: bool = False  # the update found no row for it (so none is looked up)
 
 
 def _chunks(items: Sequence[object], size: int = _CHUNK) -> Iterable[Sequence[object]]:
@@ -134,7 +136,11 @@ class Writer:
     def apply(self, info: UnitInfo, prep: Prepared) -> str:
         """Store a read unit; returns "added" or "updated"."""
         db = self.db
-        row = db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()
+        row: tuple[int] | None = None
+        if info.file_id is not None:
+            row = (info.file_id,)
+        elif not info.new:
+            row = db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()
         dev, ino, size, mtime_ns = info.main
         values = (
             info.agent,
@@ -153,12 +159,15 @@ class Writer:
             int(info.settled),
         )
         if row is None:
-            file_id = db.execute(
-                "INSERT INTO files (agent, root, kind, collection, rel, dev, ino, size, mtime_ns,"
-                " fingerprint, unit, state, read_at, settled, path)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (*values, info.path),
-            ).fetchone()[0]
+            try:
+                file_id = db.execute(
+                    "INSERT INTO files (agent, root, kind, collection, rel, dev, ino, size, mtime_ns,"
+                    " fingerprint, unit, state, read_at, settled, path)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (*values, info.path),
+                ).fetchone()[0]
+            except sqlite3.IntegrityError:  # stored after all (outside the update's scope)
+                return self.apply(msgspec.structs.replace(info, new=False), prep)
             action = "added"
         else:
             file_id = row[0]
@@ -176,7 +185,12 @@ class Writer:
         )
         assert prep.session is not None
         s = prep.session
-        srow = db.execute("SELECT id FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
+        # A new file has no session yet: nothing to look up, nothing to drop.
+        srow = (
+            None
+            if row is None
+            else db.execute("SELECT id FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
+        )
         svalues = (
             info.agent,
             s.sid,
@@ -207,7 +221,8 @@ class Writer:
             )
         if prep.reset:
             self.rollup_sessions.add(session_id)
-            self._drop_session_rows(session_id)
+            if srow is not None:
+                self._drop_session_rows(session_id)
         else:
             self._drop_events_by_seq(session_id, [e[0] for e in prep.events])
         self._insert_events(session_id, prep)
