@@ -127,5 +127,5 @@ def test_verify_reports_a_damaged_copy(two: tuple[Config, Config], tmp_path: Pat
     assert len(rep["conflicts"]) == 1 and verify(b, collection="laptop")["clean"]
     local = tree(Path(b.import_dir) / "laptop" / "claude-code")
     kept = {k: v for k, v in local.items() if ".agtail-conflict-" in k}
-    assert len(kept) == 1 and list(kept.values())[0].endswith(b"corrupted\n")
+    assert len(kept) == 1 and next(iter(kept.values())).endswith(b"corrupted\n")
     assert {k: v for k, v in local.items() if k not in kept} == tree(share / "laptop" / "claude-code")
