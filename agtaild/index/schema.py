@@ -33,6 +33,13 @@ INDEX_VERSION = 6
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
 WORD_TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
 
+#: The page size of a new index. 16 KiB pages: tool results span fewer overflow pages and
+#: full-text segments fewer leaves (measured: the writer's CPU for a cold index of the 200 MB
+#: corpus fell by ~12% against 4 KiB; 32 KiB was no better). Only a new, empty file takes it.
+PAGE_SIZE = 16384
+#: FTS5's in-memory term buffer per table (see m002_fts_bulk).
+FTS_HASH_BYTES = 16 << 20
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -154,7 +161,21 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_initial]
+def m002_fts_bulk(db: sqlite3.Connection) -> None:
+    """Full-text settings for big batches (stored in each table's ``_config``).
+
+    ``hashsize``: FTS5 writes its in-memory terms out as a new segment whenever they exceed
+    this (default 1 MB); the writer inserts about FTS_BATCH_CHARS characters per statement,
+    so a bigger buffer writes fewer, larger segments. ``automerge``: merge segments 16 at a
+    time instead of 4, so each posting is copied fewer times while the index grows (queries
+    meet a few more segments). Measured on the 200 MB corpus: about 0.8 s less writer CPU.
+    """
+    for table in ("events_fts", "events_cjk"):
+        db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS_HASH_BYTES})")
+        db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 16)")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk]
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -228,6 +249,8 @@ def up_to_date(db: sqlite3.Connection) -> bool:
 
 def migrate(db: sqlite3.Connection) -> bool:
     """Bring the schema up to date; returns True when the index was (re)created empty."""
+    if db.execute("PRAGMA page_count").fetchone()[0] == 0:
+        db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before WAL: only an empty file takes it
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode = WAL")
     if up_to_date(db):
