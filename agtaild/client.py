@@ -5,6 +5,10 @@ It speaks HTTP/1.1 over the unix socket (no token needed: file permissions prote
 (with the token), keeps one connection alive, calls JSON-RPC methods, reads REST documents and
 follows Server-Sent Events. Not thread-safe: one Client per thread.
 
+Requests and answers go over a small HTTP/1.1 exchange on a plain socket; http.client is
+imported only to follow a stream. (The `agtail` CLI imports this module on every command
+against a daemon, and importing http.client would cost more than the command itself.)
+
     from agtaild.client import Client
     c = Client.discover("~/.local/share/agtail")          # socket first, then TCP
     c.call("search", {"q": "flaky test", "limit": 5})
@@ -14,16 +18,17 @@ follows Server-Sent Events. Not thread-safe: one Client per thread.
 
 from __future__ import annotations
 
-import http.client
 import itertools
 import json
 import os
 import socket
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import http.client
 
 STATE_FILE = "agtaild.json"
 
@@ -46,27 +51,26 @@ class Unreachable(ApiError):
         super().__init__("unreachable", message)
 
 
-@dataclass
 class SseEvent:
-    event: str
-    data: Any
-    id: str | None
+    """One Server-Sent Event: its ``event`` name, its ``data`` (parsed JSON when it is JSON)
+    and its ``id``."""
 
+    __slots__ = ("data", "event", "id")
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float | None) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
+    def __init__(self, event: str, data: Any, id: str | None) -> None:
+        self.event = event
+        self.data = data
+        self.id = id
 
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
+    def __repr__(self) -> str:
+        return f"SseEvent(event={self.event!r}, data={self.data!r}, id={self.id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SseEvent):
+            return NotImplemented
+        return (self.event, self.data, self.id) == (other.event, other.data, other.id)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as a dataclass)
 
 
 class Client:
@@ -79,7 +83,7 @@ class Client:
         self.url = url
         self.token = token
         self.timeout = timeout
-        self._conn: http.client.HTTPConnection | None = None
+        self._conn: _Connection | None = None
         self._ids = itertools.count(1)
         #: The daemon's agtaild.json when found by discover().
         self.info: dict[str, Any] = {}
@@ -109,16 +113,13 @@ class Client:
         return None
 
     # -- requests -------------------------------------------------------------------------
-    def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
+    def _connection(self) -> _Connection:
         if self._conn is None:
             if self.socket_path:
-                self._conn = _UnixConnection(self.socket_path, timeout)
+                self._conn = _Connection(self.socket_path, "localhost", 80)
             else:
-                parts = urllib.parse.urlsplit(self.url or "")
-                if parts.scheme != "http" or not parts.hostname:
-                    raise ValueError(f"expected an http:// URL, got {self.url!r}")
-                self._conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-        self._conn.timeout = timeout
+                host, port = _host_port(self.url)
+                self._conn = _Connection(None, host, port)
         return self._conn
 
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -133,18 +134,19 @@ class Client:
     ) -> tuple[int, bytes]:
         """One HTTP exchange on the kept-alive connection (reconnecting once if it went stale)."""
         for attempt in (1, 2):
-            conn = self._connection(self.timeout if timeout is None else timeout)
+            conn = self._connection()
             try:
-                conn.request(method, path, body=body, headers=self._headers(headers))
-                resp = conn.getresponse()
-                return resp.status, resp.read()
+                return conn.exchange(method, path, body, self._headers(headers), self.timeout if timeout is None else timeout)
             except (ConnectionRefusedError, FileNotFoundError) as err:
                 self.close()
                 raise Unreachable(f"agtaild does not answer at {self.socket_path or self.url}: {err}") from None
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            except (BrokenPipeError, ConnectionResetError):  # a kept-alive connection the daemon closed
                 self.close()
                 if attempt == 2:
                     raise
+            except BaseException:
+                self.close()  # whatever was half read, the next request starts on a new connection
+                raise
         raise AssertionError("unreachable")
 
     def get(self, path: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> dict[str, Any]:
@@ -187,8 +189,7 @@ class Client:
     def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> EventStream:
         """Server-Sent Events from ``path`` (under /api/v1), on a connection of its own.
         Iterate it; ``close()`` (from any thread) ends it."""
-        stream_client = Client(socket_path=self.socket_path, url=self.url, token=self.token, timeout=self.timeout)
-        conn = stream_client._connection(None)  # no read timeout: the server sends keep-alives
+        conn = _http_connection(self.socket_path, self.url)  # no read timeout: the server sends keep-alives
         headers = self._headers({"Accept": "text/event-stream"})
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
@@ -196,13 +197,13 @@ class Client:
             conn.request("GET", "/api/v1" + path + _query(params), headers=headers)
             resp = conn.getresponse()
         except (ConnectionRefusedError, FileNotFoundError) as err:
-            stream_client.close()
+            conn.close()
             raise Unreachable(f"agtaild does not answer: {err}") from None
         if resp.status != 200:
             body = resp.read()
-            stream_client.close()
+            conn.close()
             _document(resp.status, body)
-        return EventStream(stream_client, resp)
+        return EventStream(conn, resp)
 
     def follow(self, agent: str, session_id: str, *, after_seq: int | None = None) -> Iterator[dict[str, Any]]:
         """New events of one session as they are written. Ends when the session is removed;
@@ -227,12 +228,14 @@ class Client:
 class EventStream:
     """An open SSE response: iterate for SseEvents; close() from any thread ends it."""
 
-    def __init__(self, client: Client, resp: http.client.HTTPResponse) -> None:
-        self._client = client
+    def __init__(self, conn: http.client.HTTPConnection, resp: http.client.HTTPResponse) -> None:
+        self._conn = conn
         self._resp = resp
         self.last_event_id: str | None = None
 
     def __iter__(self) -> Iterator[SseEvent]:
+        import http.client  # already loaded: the stream was opened with it
+
         self._iterating = True
         try:
             for ev in _parse_sse(self._resp):
@@ -243,27 +246,218 @@ class EventStream:
             return  # closed under us, or the daemon went away: the stream is over
         finally:
             self._iterating = False
-            self._client.close()
+            self._conn.close()
 
     _iterating = False
 
     def close(self) -> None:
         """End the stream. From another thread this only shuts the socket down, which wakes
         the reader; the reader closes the connection itself (closing it here would race)."""
-        sock = getattr(self._client._conn, "sock", None)
+        sock = getattr(self._conn, "sock", None)
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
         if not self._iterating:
-            self._client.close()
+            self._conn.close()
 
     def __enter__(self) -> EventStream:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: Limits on what the daemon may answer, as http.client has them.
+_MAXLINE = 65536
+_MAXHEADERS = 100
+
+
+class _Connection:
+    """One kept-alive HTTP/1.1 connection to agtaild (its unix socket, or TCP), written with
+    the socket module alone: importing http.client (and the email package under it) takes
+    longer than a CLI command against a running daemon takes to run.
+
+    It sends what http.client sent (Host, Accept-Encoding: identity, Content-Length, then
+    the caller's headers) and reads an answer by Content-Length, chunked, or up to the close.
+    The daemon closing a kept-alive connection before answering is a ConnectionResetError (the
+    caller retries once, as with http.client's RemoteDisconnected); anything else that is not
+    HTTP is a ConnectionError.
+    """
+
+    def __init__(self, socket_path: str | None, host: str, port: int) -> None:
+        self.socket_path = socket_path
+        self.address = (host, port)
+        self.host_header = _host_header(host, port)
+        self.sock: socket.socket | None = None
+        self._file: BinaryIO | None = None
+
+    def connect(self, timeout: float | None) -> None:
+        if self.socket_path:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            try:
+                sock.connect(self.socket_path)
+            except OSError:
+                sock.close()
+                raise
+        else:
+            sock = socket.create_connection(self.address, timeout)
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        self.sock = sock
+        self._file = sock.makefile("rb")
+
+    def exchange(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float | None
+    ) -> tuple[int, bytes]:
+        """Send one request, read its answer → (status, body)."""
+        head = _request_head(method, path, body, headers, self.host_header)
+        if self.sock is None:
+            self.connect(timeout)
+        assert self.sock is not None and self._file is not None
+        self.sock.settimeout(timeout)  # each request its own (a kept-alive socket keeps the last one)
+        self.sock.sendall(head + body if body else head)
+        fp = self._file
+        while True:
+            line = fp.readline(_MAXLINE + 1)
+            if not line:
+                raise ConnectionResetError("agtaild closed the connection without answering")
+            version, status = _status_line(line)
+            fields = _header_fields(fp)
+            if status != 100:  # 100 Continue: the real answer follows
+                break
+        conn = fields.get("connection", "").lower()
+        close = "close" in conn or (version == "HTTP/1.0" and "keep-alive" not in conn)
+        length = fields.get("content-length", "")
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            data = b""
+        elif fields.get("transfer-encoding", "").lower() == "chunked":
+            data = _read_chunked(fp)
+        elif _is_number(length):
+            data = fp.read(int(length))
+            if len(data) < int(length):
+                raise ConnectionError(f"agtaild closed the connection mid-answer ({len(data)} of {length} bytes)")
+        else:
+            data, close = fp.read(), True
+        if close:
+            self.close()
+        return status, data
+
+    def close(self) -> None:
+        file, sock = self._file, self.sock
+        self._file = self.sock = None
+        if file is not None:
+            file.close()
+        if sock is not None:
+            sock.close()
+
+
+def _host_header(host: str, port: int) -> str:
+    """The Host header http.client sends for (host, port)."""
+    try:
+        name = host.encode("ascii").decode("ascii")
+    except UnicodeEncodeError:
+        name = host.encode("idna").decode("ascii")
+    if ":" in name:  # an IPv6 address: bracketed, without its zone
+        name = "[" + name.partition("%")[0] + "]"
+    return name if port == 80 else f"{name}:{port}"
+
+
+def _request_head(method: str, path: str, body: bytes | None, headers: dict[str, str], host: str) -> bytes:
+    """The request line and headers, as http.client wrote them (ValueError where it refused)."""
+    if any(ch <= " " or ch == "\x7f" for ch in method + path):
+        raise ValueError(f"cannot send {method} {path!r}: spaces or control characters")
+    given = {name.lower() for name in headers}
+    fields = []
+    if "host" not in given:
+        fields.append(f"Host: {host}")
+    if "accept-encoding" not in given:
+        fields.append("Accept-Encoding: identity")
+    if "content-length" not in given and (body is not None or method in ("POST", "PUT", "PATCH")):
+        fields.append(f"Content-Length: {len(body or b'')}")
+    for name, value in headers.items():
+        if not name or any(ch in "\r\n: " for ch in name) or "\r" in value or "\n" in value:
+            raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
+        fields.append(f"{name}: {value}")
+    return f"{method} {path} HTTP/1.1\r\n".encode("ascii") + "".join(f + "\r\n" for f in fields).encode("latin-1") + b"\r\n"
+
+
+def _status_line(line: bytes) -> tuple[str, int]:
+    """b"HTTP/1.1 200 OK\\r\\n" → ("HTTP/1.1", 200)."""
+    parts = line.decode("latin-1").split(None, 2)
+    if len(line) > _MAXLINE or len(parts) < 2 or not parts[0].startswith("HTTP/") or not _is_number(parts[1]):
+        raise ConnectionError(f"agtaild answered something that is not HTTP: {line[:100]!r}")
+    return parts[0], int(parts[1])
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _header_fields(fp: BinaryIO) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for _ in range(_MAXHEADERS + 1):
+        line = fp.readline(_MAXLINE + 1)
+        if len(line) > _MAXLINE:
+            raise ConnectionError("agtaild answered a header line that is too long")
+        if line in (b"\r\n", b"\n", b""):
+            return fields
+        name, _, value = line.decode("latin-1").partition(":")
+        fields[name.strip().lower()] = value.strip()
+    raise ConnectionError(f"agtaild answered more than {_MAXHEADERS} headers")
+
+
+def _read_chunked(fp: BinaryIO) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        line = fp.readline(_MAXLINE + 1)
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise ConnectionError(f"agtaild closed the connection mid-answer (chunk size {line[:40]!r})") from None
+        if size == 0:
+            break
+        chunk = fp.read(size)
+        if len(chunk) < size or fp.read(2) != b"\r\n":
+            raise ConnectionError("agtaild closed the connection mid-answer (a chunk is cut short)")
+        chunks.append(chunk)
+    _header_fields(fp)  # trailers, if any
+    return b"".join(chunks)
+
+
+def _host_port(url: str | None) -> tuple[str, int]:
+    parts = urllib.parse.urlsplit(url or "")
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"expected an http:// URL, got {url!r}")
+    return parts.hostname, parts.port or 80
+
+
+def _http_connection(socket_path: str | None, url: str | None) -> http.client.HTTPConnection:
+    """An http.client connection without a read timeout, for a stream: http.client is imported
+    here, so only a command that follows pays for it."""
+    import http.client
+
+    if not socket_path:
+        host, port = _host_port(url)
+        return http.client.HTTPConnection(host, port, timeout=None)
+    path = socket_path
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(path)
+            except OSError:
+                sock.close()
+                raise
+            self.sock = sock
+
+    return UnixConnection("localhost", timeout=None)
 
 
 def _parse_sse(resp: http.client.HTTPResponse) -> Iterator[SseEvent]:

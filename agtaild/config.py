@@ -1,8 +1,8 @@
 """Where things live: the data dir, the runtime dir, and the session roots to read.
 
 Data dir: ``--data-dir``, else ``$AGTAIL_DATA_DIR``, else the platform user data dir
-(``$XDG_DATA_HOME/agtail`` on Linux). The import store and the archive live below it and are
-read by the same adapters as the native roots (they mirror each agent's session root).
+(``$XDG_DATA_HOME/agtail`` on Linux; see dirs.py). The import store and the archive live below it
+and are read by the same adapters as the native roots (they mirror each agent's session root).
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import msgspec
 
+# The dirs live in dirs.py (no msgspec, no platformdirs: the CLI finds a daemon with it alone).
+from agtaild.dirs import APP as APP
+from agtaild.dirs import default_data_dir as default_data_dir
+from agtaild.dirs import runtime_dir as runtime_dir
 from agtaild.errors import UsageError
-
-APP = "agtail"
 
 
 class RootSpec(msgspec.Struct, frozen=True):
@@ -45,27 +47,6 @@ class Config(msgspec.Struct):
     @property
     def archive_dir(self) -> Path:
         return Path(self.data_dir) / "archive"
-
-
-def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("AGTAIL_DATA_DIR"):
-        return Path(env["AGTAIL_DATA_DIR"]).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir(APP, appauthor=False))
-
-
-def runtime_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where the daemon's unix socket lives (a 0700 directory)."""
-    env = os.environ if env is None else env
-    if env.get("AGTAIL_RUNTIME_DIR"):
-        return Path(env["AGTAIL_RUNTIME_DIR"]).expanduser()
-    if env.get("XDG_RUNTIME_DIR"):
-        return Path(env["XDG_RUNTIME_DIR"]) / APP
-    import platformdirs
-
-    return Path(platformdirs.user_runtime_dir(APP, appauthor=False))
 
 
 def parse_root_option(value: str) -> tuple[str, str]:

@@ -4,6 +4,12 @@ Each command lives in a small module under ``agtaild/cli/`` that exposes
 ``register(subparsers, common)``; this file only builds the parser, resolves the global
 options into a :class:`Context` and maps errors to exit codes (errors.py). Heavy imports
 happen inside the command handlers, so `agtail --help` starts fast.
+
+Start-up is part of every command's time, so a read command against a running daemon imports
+only the standard library's socket and json beside argparse: the data dir comes from
+agtaild.dirs (no platformdirs), the client speaks HTTP itself (no http.client), JSON is
+written with the json module when that gives msgspec's bytes (no msgspec), and only the
+command module named on the command line is registered. tests/test_cli_startup.py holds it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,23 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.doctor",
 ]
 
+#: The module that registers each command, so that a command line naming one builds only
+#: that module's parsers (all of them cost ~10 ms). A test keeps it in step with the modules.
+COMMANDS: dict[str, str] = {
+    **dict.fromkeys(("index", "reindex", "list", "search", "show", "stats"), "agtaild.cli.query"),
+    "tail": "agtaild.cli.tail",
+    "open": "agtaild.cli.open",
+    "resume": "agtaild.cli.resume",
+    "pick": "agtaild.cli.resume",
+    **dict.fromkeys(("export", "sync", "collections"), "agtaild.cli.sync"),
+    "doctor": "agtaild.cli.doctor",
+}
+
+#: Global options that take a value (and the flags that do not), as the command line may give
+#: them before the command.
+_VALUE_OPTIONS = ("--data-dir", "--root")
+_FLAG_OPTIONS = ("--only-roots", "--no-daemon", "--json")
+
 
 class Context:
     """The resolved global options, handed to every command handler."""
@@ -47,7 +70,7 @@ class Context:
         """The data dir alone, without resolving roots (which imports every adapter)."""
         if self._config is not None:
             return str(self._config.data_dir)
-        from agtaild.config import default_data_dir
+        from agtaild.dirs import default_data_dir  # not agtaild.config: that imports msgspec
 
         path = Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()
         return str(path.resolve())
@@ -69,13 +92,83 @@ class Context:
         return open_backend(self)
 
     def out_json(self, doc: Any) -> None:
-        import msgspec
-
-        sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
+        sys.stdout.buffer.write(json_bytes(doc) + b"\n")
         sys.stdout.flush()
 
     def err(self, message: str) -> None:
         print(message, file=sys.stderr)
+
+
+def json_bytes(doc: Any) -> bytes:
+    """``msgspec.json.encode(doc)``, byte for byte.
+
+    Against a daemon, msgspec is not loaded and the document is plain JSON data (it was
+    just parsed), so the standard library writes it, unless it cannot guarantee the same
+    bytes; importing msgspec would cost more than the rest of such a command.
+    """
+    if "msgspec" not in sys.modules:
+        fast = stdlib_json_bytes(doc)
+        if fast is not None:
+            return fast
+    import msgspec
+
+    return msgspec.json.encode(doc)
+
+
+def stdlib_json_bytes(doc: Any) -> bytes | None:
+    """``doc`` (JSON data: dicts with str keys, lists, str, int, float, bool, None) as msgspec
+    writes it, with the json module; None when that is not certain.
+
+    Both write compact UTF-8 with the same string escapes; they differ on floats in exponent
+    form (json ``1e-05``, ``1e+16``; msgspec ``0.00001``, ``1e16``), on what is not plain JSON
+    data (structs, dates, NaN: json refuses them) and, with older msgspec, on integers beyond
+    64 bits. So the answer is None when json refuses, or when the text holds what may be such
+    a number: one in exponent form, or of 19 digits or more, after ``:``, ``,`` or ``[``. (The
+    same text inside a string is a false alarm, which only costs importing msgspec.)
+    """
+    import json
+    import re
+
+    try:
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    if re.search(r"(?:^|[:,\[])-?(?:\d+(?:\.\d+)?e[-+]\d|\d{19})", text):
+        return None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: let msgspec say what it says about it
+        return None
+
+
+def help_width() -> int:
+    """The width argparse lays help out in: ``shutil.get_terminal_size().columns - 2``,
+    without importing shutil (argparse imports it for every argument added; ~4 ms)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if len(args) < 4 and kwargs.get("width") is None:
+            kwargs["width"] = help_width()
+        super().__init__(*args, **kwargs)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with :func:`help_width`; its subparsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
@@ -84,7 +177,7 @@ def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
     On subcommands the defaults are SUPPRESS so a value given before the command is not
     overwritten by the subparser's default.
     """
-    p = argparse.ArgumentParser(add_help=False)
+    p = _Parser(add_help=False)
     d = argparse.SUPPRESS if for_subcommand else None
     g = p.add_argument_group("global options")
     g.add_argument(
@@ -121,8 +214,29 @@ def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command a command line names, when that is certain: only global options (spelt
+    out in full) come before it. None otherwise (help, --version, no command, an abbreviated
+    or unknown option, an unknown command), and then every command is built."""
+    args = iter(argv)
+    for arg in args:
+        if arg in _VALUE_OPTIONS:
+            next(args, None)
+        elif arg in _FLAG_OPTIONS or arg.startswith(tuple(o + "=" for o in _VALUE_OPTIONS)):
+            continue
+        else:
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; given the command line, of only the command module it
+    names when it surely names one (the parse is the same: no other command is involved)."""
+    modules = COMMAND_MODULES
+    command = command_named(argv) if argv is not None else None
+    if command is not None and COMMANDS[command] in modules:
+        modules = [COMMANDS[command]]
+    parser = _Parser(
         prog="agtail",
         description="Find, read, follow and keep the sessions of your AI coding agents.",
         parents=[_common_options(False)],
@@ -130,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agtail {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common_options(True)
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(sub, common)
     return parser
 
@@ -139,7 +253,8 @@ Handler = Callable[[Context], int | None]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "func", None)
     if handler is None:

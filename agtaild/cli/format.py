@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
-from agtaild.index.text import MARK_END, MARK_START
+#: The highlight markers in search snippets, as the API sends them (agtaild.index.text makes
+#: them; importing it here would load msgspec and the model into every CLI command).
+MARK_START = "«"
+MARK_END = "»"
 
 
 class Style:
