@@ -226,3 +226,22 @@ def test_the_cli_highlights_the_markers_the_api_sends() -> None:
     from agtaild.index import text
 
     assert (fmt.MARK_START, fmt.MARK_END) == (text.MARK_START, text.MARK_END)
+
+
+def test_short_ids_in_a_listing_are_unique_prefixes() -> None:
+    from agtaild.cli.format import short_id, unique_short_ids
+
+    rows = [
+        {"agent": "pi", "id": "01a229d9-3f00-7000-8000-000000000001"},
+        {"agent": "pi", "id": "01a229d9-26aa-7000-8000-000000000002"},
+        {"agent": "pi", "id": "01a229d9-21bb-7000-8000-000000000003"},
+        {"agent": "codex", "id": "01a229d9-3f00-7000-8000-0000000000ff"},
+        {"agent": "claude-code", "id": "agent-a36efb2a1231c41e2"},
+    ]
+    shorts = unique_short_ids(rows)
+    assert shorts[:3] == ["01a229d9-3", "01a229d9-26", "01a229d9-21"]
+    assert shorts[3] == "01a229d9"  # alone among codex rows: 8 characters are enough
+    assert shorts[4] == "agent-a36efb2a"
+    for row, short in zip(rows, shorts, strict=True):
+        assert row["id"].startswith(short)
+    assert short_id("abc") == "abc"

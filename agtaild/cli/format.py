@@ -104,9 +104,23 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str], right: Sequence
     return "\n".join(lines)
 
 
-def short_id(sid: str) -> str:
-    """Enough of an id to type as a prefix (subagent ids share a long "agent-" start)."""
-    return sid[:14] if sid.startswith("agent-") else sid[:8]
+def short_id(sid: str, others: Sequence[str] = ()) -> str:
+    """Enough of an id to type as a prefix (subagent ids share a long "agent-" start): at
+    least 8 characters, more when ``others`` (ids shown beside it) share that start — time-
+    ordered ids (UUIDv7, pi's, OpenCode's) often agree on their first 8 characters."""
+    n = 14 if sid.startswith("agent-") else 8
+    rivals = [o for o in others if o != sid]
+    while n < len(sid) and any(o.startswith(sid[:n]) for o in rivals):
+        n += 1
+    return sid[:n]
+
+
+def unique_short_ids(sessions: Sequence[dict[str, Any]]) -> list[str]:
+    """A short id per session, unique among the shown sessions of the same agent."""
+    by_agent: dict[str, list[str]] = {}
+    for s in sessions:
+        by_agent.setdefault(str(s.get("agent")), []).append(str(s.get("id") or ""))
+    return [short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))]) for s in sessions]
 
 
 def session_ref(s: dict[str, Any], short: bool = True) -> str:
@@ -114,19 +128,26 @@ def session_ref(s: dict[str, Any], short: bool = True) -> str:
     return f"{s.get('agent')}:{short_id(sid) if short else sid}"
 
 
+_FLAGS = (("I", "imported", "imported"), ("A", "archived", "archived"), ("P", "programmatic", "programmatic (SDK/script)"))
+
+
+def flag_legend(sessions: Sequence[dict[str, Any]]) -> str:
+    """What the flag letters shown in this listing mean (empty when none is shown)."""
+    shown = [f"{letter} {words}" for letter, key, words in _FLAGS if any(s.get(key) for s in sessions)]
+    return ("flags: " + ", ".join(shown)) if shown else ""
+
+
 def session_table(sessions: list[dict[str, Any]]) -> str:
+    """One row a session. Flags: I imported, A archived (deleted by its agent, kept by
+    agtail), P programmatic (driven by an SDK or script, not typed by a person)."""
     rows = []
-    for s in sessions:
-        flags = "".join(
-            flag
-            for flag, on in (("I", s.get("imported")), ("A", s.get("archived")), ("P", s.get("programmatic")))
-            if on
-        )
+    for s, sid in zip(sessions, unique_short_ids(sessions), strict=True):
+        flags = "".join(letter for letter, key, _ in _FLAGS if s.get(key))
         rows.append(
             [
                 local_time(s.get("ended") or s.get("started") or s.get("mtime")),
                 str(s.get("agent") or ""),
-                short_id(str(s.get("id") or "")),
+                sid,
                 one_line(s.get("project") or "-", 24),
                 str(s.get("messages") or 0),
                 flags or "",

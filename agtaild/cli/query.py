@@ -288,6 +288,9 @@ def cmd_list(ctx: Any) -> int:
     from agtaild.cli import format as fmt
 
     print(fmt.session_table(doc["sessions"]))
+    legend = fmt.flag_legend(doc["sessions"])
+    if legend:
+        ctx.err(legend)
     if doc.get("next"):
         ctx.err(f"agtail: more: --cursor {doc['next']}")
     return 0
