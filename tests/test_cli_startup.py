@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -223,6 +224,7 @@ class RawServer:
     def close(self) -> None:
         self.sock.close()
         self.thread.join(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def ok(body: bytes, *extra: str) -> bytes:
