@@ -449,7 +449,15 @@ def main() -> int:
     (work / "results.json").write_text(json.dumps(r, indent=1))
     from results_md import render
 
-    Path(a.out).write_text(render(r))
+    out = Path(a.out)
+    text = render(r)
+    # The daemon figures (bench/bench_daemon.py) are written by hand into the same page:
+    # keep that block when the rest is regenerated.
+    old = out.read_text() if out.exists() else ""
+    start, end = old.find("<!-- bench_daemon:start"), old.find("<!-- bench_daemon:end -->")
+    if 0 <= start < end:
+        text = text.rstrip("\n") + "\n\n" + old[start : end + len("<!-- bench_daemon:end -->")] + "\n"
+    out.write_text(text)
     print(json.dumps(r, indent=1))
     return 0
 
