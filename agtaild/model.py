@@ -92,6 +92,18 @@ class Accounting(msgspec.Struct):
     def balanced(self) -> bool:
         return self.events + self.merged + self.metadata + self.skipped + self.bad == self.lines
 
+    def count(self, category: str) -> None:
+        """Book one line (or row) under ``category``: events, merged, metadata or skipped."""
+        self.lines += 1
+        if category == "events":
+            self.events += 1
+        elif category == "merged":
+            self.merged += 1
+        elif category == "metadata":
+            self.metadata += 1
+        else:
+            self.skipped += 1
+
 
 class ParentRef(msgspec.Struct):
     agent: str

@@ -25,7 +25,7 @@ import msgspec
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.gemini_replay import NeedsFullRead, Replay, ReplayState
 from agtaild.adapters.jsondoc import read_document
-from agtaild.adapters.jsonl import SETTLE_SECONDS, decode_line, split_lines
+from agtaild.adapters.jsonl import SETTLE_SECONDS, decode_line, same_file_continues, split_lines
 from agtaild.model import ParentRef, Session, project_of
 
 _decoder = msgspec.json.Decoder()
@@ -294,10 +294,4 @@ def _decode_continuation(state: bytes | None) -> _Continuation | None:
 
 
 def _can_continue(fh: Any, st: os.stat_result, cont: _Continuation) -> bool:
-    """The same file (device, inode), not shorter, and the saved offset ends a line."""
-    if (st.st_dev, st.st_ino) != (cont.dev, cont.ino) or st.st_size < cont.offset:
-        return False
-    if cont.offset == 0:
-        return True
-    fh.seek(cont.offset - 1)
-    return bool(fh.read(1) == b"\n")
+    return same_file_continues(fh, st, cont.dev, cont.ino, cont.offset)

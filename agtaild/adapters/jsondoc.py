@@ -101,16 +101,7 @@ class RecordBook:
         self._usage[record.key] = record
 
     def count(self, category: Category) -> None:
-        acct = self.session.accounting
-        acct.lines += 1
-        if category == "events":
-            acct.events += 1
-        elif category == "merged":
-            acct.merged += 1
-        elif category == "metadata":
-            acct.metadata += 1
-        else:
-            acct.skipped += 1
+        self.session.accounting.count(category)
 
     def bad(self, number: int) -> None:
         """A record that could not be decoded; ``number`` is its 1-based position (or row)."""

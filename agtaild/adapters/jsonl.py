@@ -116,21 +116,13 @@ def feed_lines(parser: LineParser[Any], lines: Iterable[tuple[bytes, int]]) -> N
         st.line_no += 1
         if not raw.strip():
             continue
-        acct.lines += 1
         try:
             obj = decode_line(raw)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # too deeply nested = bad line too
+            acct.lines += 1
             parser.bad(st.line_no, offset, raw)
             continue
-        category = parser.record(obj, st.line_no, offset)
-        if category == "events":
-            acct.events += 1
-        elif category == "merged":
-            acct.merged += 1
-        elif category == "metadata":
-            acct.metadata += 1
-        else:
-            acct.skipped += 1
+        acct.count(parser.record(obj, st.line_no, offset))
 
 
 def split_lines(data: bytes, base: int) -> tuple[list[tuple[bytes, int]], int]:
@@ -239,9 +231,15 @@ class JsonlAdapter(Adapter):
 
     @staticmethod
     def _can_continue(fh: Any, st: os.stat_result, cont: Continuation) -> bool:
-        if (st.st_dev, st.st_ino) != (cont.dev, cont.ino) or st.st_size < cont.offset:
-            return False
-        if cont.offset == 0:
-            return True
-        fh.seek(cont.offset - 1)
-        return bool(fh.read(1) == b"\n")
+        return same_file_continues(fh, st, cont.dev, cont.ino, cont.offset)
+
+
+def same_file_continues(fh: Any, st: os.stat_result, dev: int, ino: int, offset: int) -> bool:
+    """Whether a read saved at ``offset`` of file (dev, ino) can go on in the open file ``fh``:
+    the same file (device, inode), not shorter, and the saved offset ends a line."""
+    if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < offset:
+        return False
+    if offset == 0:
+        return True
+    fh.seek(offset - 1)
+    return bool(fh.read(1) == b"\n")
