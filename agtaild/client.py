@@ -25,7 +25,9 @@ import socket
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
+
+from agtaild.http_wire import Connection
 
 if TYPE_CHECKING:
     import http.client
@@ -83,7 +85,7 @@ class Client:
         self.url = url
         self.token = token
         self.timeout = timeout
-        self._conn: _Connection | None = None
+        self._conn: Connection | None = None
         self._ids = itertools.count(1)
         #: The daemon's agtaild.json when found by discover().
         self.info: dict[str, Any] = {}
@@ -113,13 +115,13 @@ class Client:
         return None
 
     # -- requests -------------------------------------------------------------------------
-    def _connection(self) -> _Connection:
+    def _connection(self) -> Connection:
         if self._conn is None:
             if self.socket_path:
-                self._conn = _Connection(self.socket_path, "localhost", 80)
+                self._conn = Connection(self.socket_path, "localhost", 80)
             else:
                 host, port = _host_port(self.url)
-                self._conn = _Connection(None, host, port)
+                self._conn = Connection(None, host, port)
         return self._conn
 
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -267,166 +269,6 @@ class EventStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-#: Limits on what the daemon may answer, as http.client has them.
-_MAXLINE = 65536
-_MAXHEADERS = 100
-
-
-class _Connection:
-    """One kept-alive HTTP/1.1 connection to agtaild (its unix socket, or TCP), written with
-    the socket module alone: importing http.client (and the email package under it) takes
-    longer than a CLI command against a running daemon takes to run.
-
-    It sends what http.client sent (Host, Accept-Encoding: identity, Content-Length, then
-    the caller's headers) and reads an answer by Content-Length, chunked, or up to the close.
-    The daemon closing a kept-alive connection before answering is a ConnectionResetError (the
-    caller retries once, as with http.client's RemoteDisconnected); anything else that is not
-    HTTP is a ConnectionError.
-    """
-
-    def __init__(self, socket_path: str | None, host: str, port: int) -> None:
-        self.socket_path = socket_path
-        self.address = (host, port)
-        self.host_header = _host_header(host, port)
-        self.sock: socket.socket | None = None
-        self._file: BinaryIO | None = None
-
-    def connect(self, timeout: float | None) -> None:
-        if self.socket_path:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)
-            try:
-                sock.connect(self.socket_path)
-            except OSError:
-                sock.close()
-                raise
-        else:
-            sock = socket.create_connection(self.address, timeout)
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        self.sock = sock
-        self._file = sock.makefile("rb")
-
-    def exchange(
-        self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float | None
-    ) -> tuple[int, bytes]:
-        """Send one request, read its answer → (status, body)."""
-        head = _request_head(method, path, body, headers, self.host_header)
-        if self.sock is None:
-            self.connect(timeout)
-        assert self.sock is not None and self._file is not None
-        self.sock.settimeout(timeout)  # each request its own (a kept-alive socket keeps the last one)
-        self.sock.sendall(head + body if body else head)
-        fp = self._file
-        while True:
-            line = fp.readline(_MAXLINE + 1)
-            if not line:
-                raise ConnectionResetError("agtaild closed the connection without answering")
-            version, status = _status_line(line)
-            fields = _header_fields(fp)
-            if status != 100:  # 100 Continue: the real answer follows
-                break
-        conn = fields.get("connection", "").lower()
-        close = "close" in conn or (version == "HTTP/1.0" and "keep-alive" not in conn)
-        length = fields.get("content-length", "")
-        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-            data = b""
-        elif fields.get("transfer-encoding", "").lower() == "chunked":
-            data = _read_chunked(fp)
-        elif _is_number(length):
-            data = fp.read(int(length))
-            if len(data) < int(length):
-                raise ConnectionError(f"agtaild closed the connection mid-answer ({len(data)} of {length} bytes)")
-        else:
-            data, close = fp.read(), True
-        if close:
-            self.close()
-        return status, data
-
-    def close(self) -> None:
-        file, sock = self._file, self.sock
-        self._file = self.sock = None
-        if file is not None:
-            file.close()
-        if sock is not None:
-            sock.close()
-
-
-def _host_header(host: str, port: int) -> str:
-    """The Host header http.client sends for (host, port)."""
-    try:
-        name = host.encode("ascii").decode("ascii")
-    except UnicodeEncodeError:
-        name = host.encode("idna").decode("ascii")
-    if ":" in name:  # an IPv6 address: bracketed, without its zone
-        name = "[" + name.partition("%")[0] + "]"
-    return name if port == 80 else f"{name}:{port}"
-
-
-def _request_head(method: str, path: str, body: bytes | None, headers: dict[str, str], host: str) -> bytes:
-    """The request line and headers, as http.client wrote them (ValueError where it refused)."""
-    if any(ch <= " " or ch == "\x7f" for ch in method + path):
-        raise ValueError(f"cannot send {method} {path!r}: spaces or control characters")
-    given = {name.lower() for name in headers}
-    fields = []
-    if "host" not in given:
-        fields.append(f"Host: {host}")
-    if "accept-encoding" not in given:
-        fields.append("Accept-Encoding: identity")
-    if "content-length" not in given and (body is not None or method in ("POST", "PUT", "PATCH")):
-        fields.append(f"Content-Length: {len(body or b'')}")
-    for name, value in headers.items():
-        if not name or any(ch in "\r\n: " for ch in name) or "\r" in value or "\n" in value:
-            raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
-        fields.append(f"{name}: {value}")
-    return f"{method} {path} HTTP/1.1\r\n".encode("ascii") + "".join(f + "\r\n" for f in fields).encode("latin-1") + b"\r\n"
-
-
-def _status_line(line: bytes) -> tuple[str, int]:
-    """b"HTTP/1.1 200 OK\\r\\n" → ("HTTP/1.1", 200)."""
-    parts = line.decode("latin-1").split(None, 2)
-    if len(line) > _MAXLINE or len(parts) < 2 or not parts[0].startswith("HTTP/") or not _is_number(parts[1]):
-        raise ConnectionError(f"agtaild answered something that is not HTTP: {line[:100]!r}")
-    return parts[0], int(parts[1])
-
-
-def _is_number(text: str) -> bool:
-    return text.isascii() and text.isdigit()
-
-
-def _header_fields(fp: BinaryIO) -> dict[str, str]:
-    fields: dict[str, str] = {}
-    for _ in range(_MAXHEADERS + 1):
-        line = fp.readline(_MAXLINE + 1)
-        if len(line) > _MAXLINE:
-            raise ConnectionError("agtaild answered a header line that is too long")
-        if line in (b"\r\n", b"\n", b""):
-            return fields
-        name, _, value = line.decode("latin-1").partition(":")
-        fields[name.strip().lower()] = value.strip()
-    raise ConnectionError(f"agtaild answered more than {_MAXHEADERS} headers")
-
-
-def _read_chunked(fp: BinaryIO) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        line = fp.readline(_MAXLINE + 1)
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise ConnectionError(f"agtaild closed the connection mid-answer (chunk size {line[:40]!r})") from None
-        if size == 0:
-            break
-        chunk = fp.read(size)
-        if len(chunk) < size or fp.read(2) != b"\r\n":
-            raise ConnectionError("agtaild closed the connection mid-answer (a chunk is cut short)")
-        chunks.append(chunk)
-    _header_fields(fp)  # trailers, if any
-    return b"".join(chunks)
 
 
 def _host_port(url: str | None) -> tuple[str, int]:
