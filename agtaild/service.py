@@ -124,10 +124,16 @@ class Service:
         only_paths: Iterable[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
-        """Bring the index up to date with the native files (see agtaild.index.update)."""
+        """Bring the index up to date with the native files (see agtaild.index.update).
+
+        Collections that appeared in the import store since the roots were resolved (files
+        copied in by hand, a pull by another process) become roots first, so a long-running
+        daemon reads them without a restart."""
         from agtaild.index.update import Updater
+        from agtaild.store.imports import adopt_new_collections
 
         with self._write_lock:
+            adopt_new_collections(self.config)
             updater = Updater(
                 self._db, self.config, workers=self.workers, after_native_read=self.after_native_read
             )

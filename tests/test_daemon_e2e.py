@@ -229,3 +229,22 @@ def test_no_archive_mirrors_nothing_and_a_deleted_session_goes(tmp_path: Path) -
         wait_until(gone, WITHIN, "the deleted session to leave the index")
     finally:
         d.cleanup()
+
+
+def test_a_collection_copied_into_the_import_store_by_hand_is_read(daemon: DaemonProc) -> None:
+    """No sync command, no restart: the watcher sees the new collection and the index adopts it."""
+    new_id = str(uuid.uuid4())
+    source = session_file(daemon, APPEND_SID).read_text().splitlines(keepends=True)[:6]
+    target = daemon.data_dir / "imported" / "laptop" / "claude-code" / PROJECT / f"{new_id}.jsonl"
+    target.parent.mkdir(parents=True)
+    staging = daemon.base / f"{new_id}.tmp"
+    staging.write_text("".join(line.replace(APPEND_SID, new_id) for line in source))
+    os.replace(staging, target)
+    unix = daemon.unix()
+
+    def imported() -> dict | None:
+        found = unix.call("sessions.list", {"imported": True, "collection": "laptop", "limit": 50})["sessions"]
+        return next((s for s in found if s["id"] == new_id), None)
+
+    session = wait_until(imported, WITHIN, "the hand-copied collection to be indexed")
+    assert session["collection"] == "laptop" and session["resumable"] is False

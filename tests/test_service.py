@@ -264,7 +264,9 @@ def test_an_index_version_change_rebuilds(layout: dict[str, Path], toy_registry:
     svc = Service(config)
     try:
         assert svc.call("sessions.list", {})["sessions"] == []  # dropped: a derivative
-        assert svc.update_index()["sessions"] == 3
+        # 3 native sessions, and the laptop collection's copy: the import store's collections
+        # are adopted as roots by every update, whether or not the config named them.
+        assert svc.update_index()["sessions"] == 4
         db = sqlite3.connect(config.index_path)
         assert schema.stored_version(db) == schema.INDEX_VERSION
         names = [r[0] for r in db.execute("SELECT name FROM _migrations")]
