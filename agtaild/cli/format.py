@@ -187,7 +187,8 @@ def session_header(s: dict[str, Any], style: Style) -> str:
     return "\n".join([head, style.dim(" ".join(bits) + (f" · {', '.join(tags)}" if tags else ""))])
 
 
-def _compact(value: Any) -> str:
+def compact_input(value: Any) -> str:
+    """A tool input as a person reads it: the command, path or query alone when it has one."""
     if isinstance(value, dict):
         for key in (
             "command",
@@ -235,20 +236,20 @@ def transcript(
             out.append(f"{when} {style.dim('thinking')}")
             out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
         elif kind == "tool_use":
-            head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(_compact(ev.get('input')), 160)}"
+            head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
             out.append(head)
             if ev.get("text"):
                 out += _block(ev["text"], "  ", text_lines)
             result = ev.get("result")
             if result is not None:
-                body = result if isinstance(result, str) else _compact(result)
+                body = result if isinstance(result, str) else compact_input(result)
                 mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
                 lines = _block(body, "    ", tool_lines)
                 out.append(f"{mark} {lines[0].strip()}")
                 out += lines[1:]
         elif kind == "tool_result":
             out.append(f"{when} {style.cyan('⎿ result')}")
-            out += _block(_compact(ev.get("result")), "    ", tool_lines)
+            out += _block(compact_input(ev.get("result")), "    ", tool_lines)
         elif kind == "hook":
             hook = ev.get("hook") or {}
             desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
@@ -263,7 +264,7 @@ def transcript(
         else:
             raw = ev.get("raw")
             out.append(
-                f"{when} {style.dim(str(kind))} {style.dim(one_line(_compact(raw) if raw else ev.get('text'), 160))}"
+                f"{when} {style.dim(str(kind))} {style.dim(one_line(compact_input(raw) if raw else ev.get('text'), 160))}"
             )
     return "\n".join(out)
 

@@ -93,11 +93,11 @@ def format_event(ev: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
-    import json
+    from agtaild.cli.format import compact_input
 
     if value is None:
         return ""
-    return json.dumps(value, ensure_ascii=False)[:160]
+    return compact_input(value)[:160]
 
 
 def run(ctx: Any) -> int:
