@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from agtaild.adapters.base import Unit
 from agtaild.adapters.claude_code import ClaudeCodeAdapter
-from tests.claude_code_helpers import SETTLED, Store, find_unit
+from tests.claude_code_helpers import SETTLED, find_unit
+from tests.replay_helpers import Store
 
 CASES = {
     # file (relative to the corpus) → cut after every N lines

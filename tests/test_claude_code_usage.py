@@ -8,7 +8,8 @@ from typing import Any
 
 from agtaild.adapters.claude_code import ClaudeCodeAdapter
 from agtaild.adapters.claude_usage import MAX_REMEMBERED
-from tests.claude_code_helpers import SETTLED, Store, assistant_line, find_unit, read_path, usage_dict
+from tests.claude_code_helpers import SETTLED, assistant_line, find_unit, read_path, usage_dict
+from tests.replay_helpers import Store
 
 SPOTTER = "claude-code/spotter/projects"
 SPOTTER_MAIN = "-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
