@@ -6,7 +6,10 @@ data, so an adapter's default roots point into the temporary HOME.
 
 from __future__ import annotations
 
+import os
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +50,24 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"the shared corpus is missing at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    """Headless Chromium driven over the DevTools protocol (tests/web_cdp.py)."""
+    from tests.web_cdp import Browser
+
+    b = Browser()
+    try:
+        await b.start()
+        yield b
+    finally:
+        await b.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where browser tests put screenshots (AGTAIL_WEB_SHOTS keeps them)."""
+    target = Path(os.environ.get("AGTAIL_WEB_SHOTS") or tmp_path / "shots")
+    target.mkdir(parents=True, exist_ok=True)
+    return target

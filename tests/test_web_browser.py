@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import os
 import threading
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -319,23 +317,6 @@ async def site(aiohttp_server: Any) -> Site:
     app = create_app(service, methods=METHODS, security=Security(TOKEN), hub=hub, readers=2)
     server = await aiohttp_server(app, host="127.0.0.1")
     return Site(server, service, hub)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    b = Browser()
-    try:
-        await b.start()
-        yield b
-    finally:
-        await b.close()
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    target = Path(os.environ.get("AGTAIL_WEB_SHOTS") or tmp_path / "shots")
-    target.mkdir(parents=True, exist_ok=True)
-    return target
 
 
 async def login(browser: Browser, site: Site, hash_: str = "") -> None:

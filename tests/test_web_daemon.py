@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,23 +178,6 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
         yield d
     finally:
         d.stop()
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    b = Browser()
-    try:
-        await b.start()
-        yield b
-    finally:
-        await b.close()
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    target = Path(os.environ.get("AGTAIL_WEB_SHOTS") or tmp_path / "shots")
-    target.mkdir(parents=True, exist_ok=True)
-    return target
 
 
 def unexpected(errors: list[str]) -> list[str]:
