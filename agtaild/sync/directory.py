@@ -27,6 +27,7 @@ from agtaild.sync.manifest import (
     Manifest,
     hash_stream,
     load_manifest,
+    read_range,
     write_manifest,
 )
 from agtaild.sync.safety import (
@@ -196,14 +197,10 @@ class DirectorySource:
 
     def read(self, path: str, offset: int, length: int) -> Iterator[bytes]:
         with os.fdopen(self._open(path), "rb") as fh:
-            fh.seek(offset)
-            left = length
-            while left > 0:
-                block = fh.read(min(CHUNK, left))
-                if not block:
-                    raise TransferError(f"{path} in {self.root} shrank while being read; run the sync again")
-                left -= len(block)
-                yield block
+            try:
+                yield from read_range(fh, offset, length)
+            except EOFError:
+                raise TransferError(f"{path} in {self.root} shrank while being read; run the sync again") from None
 
     def close(self) -> None:
         pass

@@ -22,7 +22,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -151,6 +153,19 @@ def hash_stream(fh: object, length: int | None = None) -> tuple[str, int]:
         h.update(block)
         done += len(block)
     return h.hexdigest(), done
+
+
+def read_range(fh: Any, offset: int, length: int) -> Iterator[bytes]:
+    """``length`` bytes of an open file from ``offset``, in CHUNK blocks; raises EOFError when
+    the file ends first (it shrank since its size was taken)."""
+    fh.seek(offset)
+    left = length
+    while left > 0:
+        block = fh.read(min(CHUNK, left))
+        if not block:
+            raise EOFError
+        left -= len(block)
+        yield block
 
 
 def sha256_file(path: str | Path, length: int | None = None) -> str:

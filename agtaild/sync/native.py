@@ -23,7 +23,15 @@ from typing import Any
 import msgspec
 
 from agtaild.errors import Refused
-from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, Manifest, hash_stream, now_iso, stat_key
+from agtaild.sync.manifest import (
+    FileEntry,
+    HashCache,
+    Manifest,
+    hash_stream,
+    now_iso,
+    read_range,
+    stat_key,
+)
 from agtaild.sync.safety import path_problem
 from agtaild.sync.transfer import TransferError
 
@@ -195,14 +203,10 @@ class LocalFilesSource:
 
     def read(self, path: str, offset: int, length: int) -> Iterator[bytes]:
         with self._open(path) as fh:
-            fh.seek(offset)
-            left = length
-            while left > 0:
-                block = fh.read(min(CHUNK, left))
-                if not block:
-                    raise TransferError(f"{path} shrank here while being sent; run the sync again")
-                left -= len(block)
-                yield block
+            try:
+                yield from read_range(fh, offset, length)
+            except EOFError:
+                raise TransferError(f"{path} shrank here while being sent; run the sync again") from None
 
     def close(self) -> None:
         if self._tmpdir is not None:
