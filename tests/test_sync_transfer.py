@@ -181,3 +181,29 @@ def test_pull_from_directory_collection_into_another(native: Path, tmp_path: Pat
     rep = transfer(DirectorySource(remote, HashCache(None)), DirectoryDestination(local, HashCache(None)), LIMITS)
     assert (rep["appended"], rep["bytes"]) == (1, len(lines(1, start=100)))
     assert os.listdir(local / "claude-code" / "proj") == ["s1.jsonl"]
+
+
+def test_read_range_yields_exactly_the_range_and_stops_on_a_short_file(tmp_path: Path) -> None:
+    import io
+
+    from agtaild.sync.manifest import CHUNK, read_range
+
+    data = bytes(range(256)) * (CHUNK // 128)  # two chunks' worth
+    assert b"".join(read_range(io.BytesIO(data), 100, CHUNK + 50)) == data[100 : 100 + CHUNK + 50]
+    with pytest.raises(EOFError):
+        b"".join(read_range(io.BytesIO(data[:500]), 100, 1000))
+
+
+def test_a_file_that_shrank_during_a_pull_is_a_transfer_error(tmp_path: Path) -> None:
+    from agtaild.sync.transfer import TransferError
+
+    root = tmp_path / "share"
+    (root / "claude-code").mkdir(parents=True)
+    (root / "claude-code" / "s.jsonl").write_bytes(b'{"a":1}\n' * 10)
+    cache = HashCache(None)
+    try:
+        source = DirectorySource(root, cache)
+        with pytest.raises(TransferError, match="shrank"):
+            b"".join(source.read("claude-code/s.jsonl", 0, 1000))
+    finally:
+        cache.close()
