@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus"
+#: Sample agent files in native layouts, vendored from the steering repo (tests/corpus/PROVENANCE.md).
+CORPUS = REPO / "tests" / "corpus"
 
 _AGENT_ENV = (
     "CLAUDE_CONFIG_DIR",
@@ -48,7 +48,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 @pytest.fixture
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.fail(f"the shared corpus is missing at {CORPUS}")
+        pytest.fail(f"the sample corpus is missing at {CORPUS}")
     return CORPUS
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from agtaild.client import Client, SseEvent
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = REPO / "tests" / "corpus"
 CLAUDE_REAL = CORPUS / "real" / "claude-2.1.197" / "projects"
 CODEX_REAL = CORPUS / "real" / "codex-0.171.0" / "sessions"
 

@@ -1,5 +1,5 @@
 """Gemini CLI adapter: facts checked by eye on the real 0.61.0 recordings, the synthetic JSONL
-log and the legacy JSON document in ../shared/corpus/."""
+log and the legacy JSON document in tests/corpus/."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """OpenCode adapter: facts checked by eye on the real 1.18.33 database and the synthetic
-database and JSON tree in ../shared/corpus/opencode/."""
+database and JSON tree in tests/corpus/opencode/."""
 
 from __future__ import annotations
 

@@ -205,7 +205,7 @@ def damage_database(path: Path, draw: Callable[[Any], Any]) -> None:
                 conn.execute(
                     f"UPDATE {quote_ident(table)} SET {quote_ident(column)}=? WHERE rowid=?", (new, rowid)
                 )
-            except sqlite3.Error:
+            except (sqlite3.Error, OverflowError):  # OverflowError: an int past SQLite's 64 bits
                 continue
         conn.commit()
     finally:

@@ -170,7 +170,7 @@ class Daemon:
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     if not CLAUDE_ROOT.is_dir():
-        pytest.fail(f"the shared corpus is missing at {CLAUDE_ROOT}")
+        pytest.fail(f"the sample corpus is missing at {CLAUDE_ROOT}")
     d = Daemon(tmp_path_factory.mktemp("web-daemon"))
     try:
         d.start()

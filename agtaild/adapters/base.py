@@ -69,11 +69,11 @@ class Adapter:
     env_vars: ClassVar[tuple[str, ...]] = ()
     #: What `--root AGENT=PATH` expects, in words.
     root_help: ClassVar[str] = ""
-    #: Format versions this adapter was tested on (fixtures in ../shared/corpus).
+    #: Format versions this adapter was tested on (fixtures in tests/corpus).
     formats_tested: ClassVar[tuple[str, ...]] = ()
     #: True when read() can continue from a saved state (append-only formats).
     incremental: ClassVar[bool] = False
-    #: Sample session roots for this adapter, relative to ../shared/corpus (used by the
+    #: Sample session roots for this adapter, relative to tests/corpus (used by the
     #: registry-wide test that reads every adapter's samples and feeds it garbage).
     sample_roots: ClassVar[tuple[str, ...]] = ()
 
