@@ -10,7 +10,7 @@
 
 Usage (from the repo root):
     .venv/bin/python bench/bench_daemon.py --work /tmp/agtd-bench [--mb 200] [--only load,append,idle]
-The corpus comes from ../shared/bench/gen_corpus.py and is reused when already generated.
+The corpus comes from bench/gen_corpus.py and is reused when already generated.
 Prints one JSON document; bench/RESULTS.md records the numbers.
 """
 
@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 from agtaild.client import ApiError, Client  # noqa: E402
 from tests.daemon_proc import DaemonProc, SseCollector, append, claude_user_line, wait_until  # noqa: E402
 
-GEN = REPO.parent / "shared" / "bench" / "gen_corpus.py"
+GEN = REPO / "bench" / "gen_corpus.py"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How fast the Claude Code adapter reads a corpus: every unit below a projects root, from scratch.
 
-Make a corpus with ``python ../shared/bench/gen_corpus.py /tmp/bench --mb 50`` and run
+Make a corpus with ``python bench/gen_corpus.py /tmp/bench --mb 50`` and run
 ``python bench/claude_read_speed.py /tmp/bench/claude/projects``. Prints wall and CPU seconds
 (best of ``--repeat``) and MB/s, next to the cost of only splitting and JSON-decoding the same
 bytes, which no JSONL adapter can go below.

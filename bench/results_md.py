@@ -175,7 +175,7 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "",
         "## Method",
         "",
-        "* Corpora: `../shared/bench/gen_corpus.py OUT --mb 200` and `--mb 50` (seed 1); the single large "
+        "* Corpora: `bench/gen_corpus.py OUT --mb 200` and `--mb 50` (seed 1); the single large "
         "session is written by the same generator with many turns. The page cache is warm (each "
         "command runs once before it is timed).",
         "* ccusage 20.0.24 (`.ci/node`): `ccusage claude daily --offline --json` + `ccusage codex daily "

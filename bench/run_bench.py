@@ -6,7 +6,7 @@ otherwise run (ccusage, grep). Every agtail figure is a whole CLI process (start
 Usage: bench/run_bench.py [--work DIR] [--mb 200] [--small-mb 50] [--big-mb 50] [--repeat 3]
                           [--out bench/RESULTS.md]
 
-Corpora come from ../shared/bench/gen_corpus.py (deterministic, seed 1) and are generated
+Corpora come from bench/gen_corpus.py (deterministic, seed 1) and are generated
 into --work when missing; the 50 MB single session is built with the same generator.
 ccusage 20.0.24 must be installed at .ci/node/node_modules/.bin/ccusage (as CI does).
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import sqlite3
 import statistics
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_BENCH = REPO.parent / "shared" / "bench"
+GEN = REPO / "bench" / "gen_corpus.py"
 CCUSAGE = REPO / ".ci/node/node_modules/.bin/ccusage"
 RUSAGE = Path(__file__).resolve().parent / "cli_rusage.py"
 
@@ -83,7 +82,7 @@ class Bench:
         if not summary.exists():
             shutil.rmtree(path, ignore_errors=True)
             out = subprocess.run(
-                [sys.executable, str(SHARED_BENCH / "gen_corpus.py"), str(path), "--mb", str(mb)],
+                [sys.executable, str(GEN), str(path), "--mb", str(mb)],
                 check=True,
                 capture_output=True,
                 text=True,
@@ -93,16 +92,16 @@ class Bench:
 
     def big_session(self, mb: float) -> Path:
         """One Claude Code session of about ``mb`` MB (the generator's shapes, many turns)."""
-        sys.path.insert(0, str(SHARED_BENCH))
-        import gen_corpus
-
-        root = self.work / f"big{int(mb)}" / "claude" / "projects"
-        target = root / "-home-dev-src-big" / "0b1c2d3e-4f50-4617-8899-aabbccddeeff.jsonl"
+        root = self.work / f"big{int(mb)}"
+        target = (
+            root / "claude" / "projects" / "-home-dev-src-big" / "0b1c2d3e-4f50-4617-8899-aabbccddeeff.jsonl"
+        )
         if not target.exists() or target.stat().st_size < mb * 0.9 * 2**20:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            rng = random.Random(7)
-            t0 = datetime(2026, 3, 1, tzinfo=UTC)
-            gen_corpus.claude_session(rng, str(target), "/home/dev/src/big", t0, int(mb * 78), None, None)
+            subprocess.run(
+                [sys.executable, str(GEN), str(root), "--one-session", "--mb", str(mb)],
+                check=True,
+                capture_output=True,
+            )
         old = time.time() - 3600  # settled: written an hour ago
         os.utime(target, (old, old))
         return target
