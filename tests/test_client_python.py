@@ -329,9 +329,16 @@ def test_the_package_needs_only_the_standard_library(daemon: DaemonProc) -> None
     assert doc["n"] >= 10 and doc["other"] == []
 
 
+def needs_modern_setuptools() -> None:
+    """Wheels are built offline with this venv's setuptools (the dev extra asks for >= 77: the
+    license field of PEP 639, and bdist_wheel built in)."""
+    setuptools = pytest.importorskip("setuptools")
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        pytest.skip(f"setuptools {setuptools.__version__} is older than the dev extra asks (>= 77): run make setup")
+
+
 def test_its_pyproject_builds_a_wheel_without_dependencies(tmp_path: Path) -> None:
-    pytest.importorskip("setuptools")
-    pytest.importorskip("wheel")
+    needs_modern_setuptools()
     src = tmp_path / "src"  # a copy: building writes build/ and *.egg-info next to the sources
     shutil.copytree(PKG, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(src)],
@@ -345,3 +352,25 @@ def test_its_pyproject_builds_a_wheel_without_dependencies(tmp_path: Path) -> No
     assert not any(n.startswith("agtaild") for n in names)
     meta = next(n for n in names if n.endswith("METADATA"))
     assert "Requires-Dist" not in zipfile.ZipFile(wheel).read(meta).decode()
+
+
+def test_agtails_own_wheel_carries_the_client_and_the_service_templates(tmp_path: Path) -> None:
+    """`pip install .` / `pipx install .` of agtail installs agtail_client too (one source)."""
+    needs_modern_setuptools()
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    skip = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    shutil.copytree(REPO / "agtaild", src / "agtaild", ignore=skip)
+    shutil.copytree(PKG, src / "clients" / "python", ignore=skip)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(src)],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import zipfile
+
+    (wheel,) = tmp_path.glob("agtaild-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"agtail_client/__init__.py", "agtail_client/wire.py", "agtail_client/py.typed", "agtaild/client.py",
+            "agtaild/data/service/agtaild.service.in", "agtaild/data/service/dev.agtail.agtaild.plist.in"} <= names
+    assert not any(n.startswith(("clients/", "examples/")) for n in names)
