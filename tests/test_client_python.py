@@ -234,19 +234,30 @@ def test_follow_gives_new_events_and_resumes_with_last_event_id(daemon: DaemonPr
 
 
 @pytest.mark.slow
-def test_follow_reconnects_across_a_daemon_restart(tmp_path: Path) -> None:
-    d = DaemonProc(tmp_path, {"claude-code": copy_claude(tmp_path / "claude")})
+def test_follow_reconnects_across_a_daemon_restart_on_another_port(tmp_path: Path) -> None:
+    """TCP only (--socket none) on a free port: the restarted daemon listens elsewhere, and
+    the client finds it again through agtaild.json, resuming after the last event it gave."""
+    d = DaemonProc(tmp_path, {"claude-code": copy_claude(tmp_path / "claude")}, extra=["--socket", "none"],
+                   socket_path=tmp_path / "unused.sock")
+
+    def start() -> None:
+        d.start(wait_indexed=False)
+        wait_until(lambda: (d.tcp().health().get("index") or {}).get("updates", 0) >= 1, 60, "the first scan")
+
     try:
-        d.start()
+        start()
         path, sid = live_session(d, "7e571111")
         c = Client.connect(d.data_dir)
+        assert c.socket_path is None
         follower = Follower(c.follow("claude-code", sid, after_seq=-1, reconnect=True))
         assert follower.next()["seq"] == 0
+        first_url = d.url
         d.stop()
         append(path, claude_user_line(sid, "written while agtaild was down")[0])
-        d.start()
+        start()
         ev = follower.next(60)
         assert ev["seq"] == 1 and "while agtaild was down" in ev["text"]  # resumed after seq 0
+        assert c.url == d.url != first_url
     finally:
         d.cleanup()
 

@@ -161,7 +161,8 @@ class Client(Transport):
         ``after_seq=-1`` sends the whole session first; ``last_event_id`` (the last seq seen,
         as text) resumes a stream, missing nothing. When the daemon goes away this raises
         Unreachable, unless ``reconnect``: then it tries again (for about 15 s, see
-        RECONNECT_DELAYS) and resumes after the last event it gave. If the file is truncated
+        RECONNECT_DELAYS; a client from connect() also reads agtaild.json again, in case the
+        daemon came back on another port) and resumes after the last event it gave. If the file is truncated
         or replaced, the events start again from the first (seqs repeat).
         """
         path = f"/sessions/{urllib.parse.quote(agent, safe='')}/{urllib.parse.quote(session_id, safe='')}/follow"
@@ -170,11 +171,12 @@ class Client(Transport):
         while True:
             try:
                 stream = self.stream(path, params, last_event_id=last_event_id)
-            except Unreachable:
+            except (Unreachable, OSError):
                 if not reconnect or failures >= len(RECONNECT_DELAYS):
                     raise
                 time.sleep(RECONNECT_DELAYS[failures])
                 failures += 1
+                self.rediscover()  # when found through a data dir: the daemon may have moved
                 continue
             with stream:
                 for ev in stream:

@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import urllib.parse
+from pathlib import Path
 from typing import Any, TypeVar
 
 from agtail_client.discovery import read_state, read_token, resolve_data_dir
@@ -43,6 +44,8 @@ class Transport:
         self._ids = itertools.count(1)
         #: The daemon's agtaild.json when found by discover().
         self.info: dict[str, Any] = {}
+        #: The data dir discover() found it through (to find it again after a restart).
+        self.data_dir: Path | None = None
 
     # -- finding the daemon ---------------------------------------------------------------
     @classmethod
@@ -69,8 +72,22 @@ class Transport:
                 client.close()
                 continue
             client.info = info
+            client.data_dir = directory
             return client
         return None
+
+    def rediscover(self) -> bool:
+        """Find the daemon again through the data dir it was found by (a restarted daemon may
+        listen on another TCP port); False when none answers (or it was not discovered)."""
+        if self.data_dir is None:
+            return False
+        fresh = type(self).discover(self.data_dir, timeout=self.timeout)
+        if fresh is None:
+            return False
+        self.close()
+        self.socket_path, self.url, self.token, self.info = fresh.socket_path, fresh.url, fresh.token, fresh.info
+        fresh.close()
+        return True
 
     @classmethod
     def connect(cls: type[T], data_dir: str | os.PathLike[str] | None = None, *, timeout: float = 30.0) -> T:
