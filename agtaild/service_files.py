@@ -66,7 +66,6 @@ def installation(
             raise UsageError(f"--root expects AGENT=PATH, got {option!r}")
         argv += ["--root", f"{agent}={Path(path).expanduser().absolute()}"]
     env = {"PYTHONUNBUFFERED": "1", **moved_roots_env(environ, adapter_env)}
-    env.pop("AGTAIL_DATA_DIR", None)  # --data-dir says it
     return Installation(argv=argv, env=env, data_dir=data_dir, log_path=log_path)
 
 

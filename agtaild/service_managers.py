@@ -53,7 +53,11 @@ def run(argv: list[str], *, capture: bool = True, check: bool = True) -> subproc
     proc = subprocess.run([exe, *argv[1:]], capture_output=capture, text=True, check=False)
     if check and proc.returncode != 0:
         said = ((proc.stderr or "") + (proc.stdout or "")).strip() if capture else ""
-        raise AgtailError(f"`{' '.join(argv)}` failed (exit {proc.returncode}){': ' + said if said else ''}")
+        hint = ""
+        if "Failed to connect to bus" in said:
+            hint = ("\nthere is no systemd user manager here (a container, or a session without one): run agtaild "
+                    "yourself, or log in normally (`loginctl enable-linger $USER` keeps one running)")
+        raise AgtailError(f"`{' '.join(argv)}` failed (exit {proc.returncode}){': ' + said if said else ''}{hint}")
     return proc
 
 

@@ -222,6 +222,7 @@ def test_a_failing_or_missing_systemctl_is_a_clear_error(env: Env, capsys: pytes
     assert env.agtail("install", "--manager", "systemd") == 1
     err = capsys.readouterr().err
     assert "systemctl --user daemon-reload` failed (exit 1): Failed to connect to bus" in err
+    assert "no systemd user manager here" in err
     assert env.unit.exists()  # written: the user can start it once a user manager runs
     (env.bin / "systemctl").unlink()
     assert env.agtail("status", "--manager", "systemd") == 1
@@ -251,3 +252,9 @@ def test_launchd_install_status_logs_uninstall(env: Env, capsys: pytest.CaptureF
     assert env.calls() == [["tail", "-n", "10", str(log)]]
     assert env.agtail("uninstall", "--manager", "launchd") == 0
     assert env.calls() == [["launchctl", "bootout", target]] and not env.plist.exists()
+
+
+def test_install_refuses_an_unknown_agent_before_writing_anything(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["--data-dir", str(env.data), "--root", "claud=/x", "service", "install", "--manager", "systemd"])
+    assert code == 2 and "unknown agent 'claud'" in capsys.readouterr().err
+    assert not env.unit.exists() and env.calls() == []

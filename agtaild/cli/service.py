@@ -54,14 +54,18 @@ def run(ctx: Any) -> int:
 def _install(ctx: Any, manager: Any, data_dir: Path) -> int:
     from agtaild import __version__
     from agtaild.adapters import all_adapters
+    from agtaild.errors import AgtailError, UsageError
     from agtaild.service_files import installation, launchd_plist, systemd_unit
 
-    adapter_env = [var for adapter in all_adapters() for var in adapter.env_vars]
+    adapters = all_adapters()
+    adapter_env = [var for adapter in adapters for var in adapter.env_vars]
+    for option in ctx.root_options:  # the daemon would refuse to start on an unknown agent
+        agent = option.partition("=")[0]
+        if agent not in {a.id for a in adapters}:
+            raise UsageError(f"--root {option}: unknown agent {agent!r} (known: {', '.join(sorted(a.id for a in adapters))})")
     log_path = str(getattr(manager, "log_path", ""))
     inst = installation(str(data_dir), os.environ, adapter_env, ctx.root_options, ctx.only_roots, log_path)
     if not Path(inst.argv[0]).exists() and not ctx.args.dry_run:
-        from agtaild.errors import AgtailError
-
         raise AgtailError(f"{inst.argv[0]} does not exist: agtaild is not installed next to {sys.executable}")
     text = launchd_plist(inst, __version__) if manager.name == "launchd" else systemd_unit(inst, __version__)
     note = f"agtaild runs as a {manager.name} service ({manager.path}); `agtail service status` shows it"
