@@ -233,6 +233,18 @@ def test_follow_gives_new_events_and_resumes_with_last_event_id(daemon: DaemonPr
     assert isinstance(whole.next(), StopIteration)
 
 
+def test_changes_say_reset_then_what_changed(daemon: DaemonProc) -> None:
+    c = Client.connect(daemon.data_dir)
+    changes = Follower(c.changes(agent="claude-code", last_event_id="not-this-run-0"))
+    assert changes.next() == {"action": "reset"}  # missed changes: list again
+    path, sid = live_session(daemon, "c4a9e111")
+    while True:
+        change = changes.next()
+        if change.get("id") == sid:
+            break
+    assert change["agent"] == "claude-code" and change["path"] == str(path) and change["action"]
+
+
 @pytest.mark.slow
 def test_follow_reconnects_across_a_daemon_restart_on_another_port(tmp_path: Path) -> None:
     """TCP only (--socket none) on a free port: the restarted daemon listens elsewhere, and
