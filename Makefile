@@ -19,13 +19,13 @@ start: setup
 
 ## Run the whole test suite (lint + types + tests).
 test: setup
-	$(BIN)/ruff check agtaild tests bench
+	$(BIN)/ruff check agtaild tests bench clients
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: setup
-	$(BIN)/ruff check agtaild tests bench
-	$(BIN)/ruff format --check agtaild tests bench || true
+	$(BIN)/ruff check agtaild tests bench clients
+	$(BIN)/ruff format --check agtaild tests bench clients || true
 	$(BIN)/mypy
 
 clean:

@@ -39,7 +39,7 @@ class DaemonBackend:
         self.client = client
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
-        from agtaild.client import ApiError, Unreachable
+        from agtail_client import ApiError, Unreachable
 
         try:
             return self.client.call(method, params)
@@ -82,7 +82,7 @@ def daemon_backend(ctx: Any) -> Backend | None:
     """
     from pathlib import Path
 
-    from agtaild.client import Client, read_state
+    from agtail_client import Client, read_state
 
     data_dir = ctx.resolved_data_dir
     info = read_state(data_dir)

@@ -33,7 +33,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agtaild.client import ApiError, Client  # noqa: E402
+from agtail_client import ApiError, Client  # noqa: E402
 from tests.daemon_proc import DaemonProc, SseCollector, append, claude_user_line, wait_until  # noqa: E402
 
 GEN = REPO / "bench" / "gen_corpus.py"

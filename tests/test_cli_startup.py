@@ -25,8 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agtail_client import ApiError, Client
 from agtaild import cli, dirs
-from agtaild.client import ApiError, Client
 from tests.daemon_proc import DaemonProc, copy_claude
 
 AGTAIL = [sys.executable, "-X", "importtime", "-c", "import sys; from agtaild.cli import main; sys.exit(main())"]
@@ -104,7 +104,7 @@ def test_read_commands_against_the_daemon_import_nothing_heavy(daemon: DaemonPro
     for name, proc in runs.items():
         assert proc.returncode == 0, (name, proc.stderr.decode()[-3000:])
         modules = imported(proc.stderr.decode())
-        assert "agtaild.client" in modules, name  # it did ask the daemon
+        assert "agtail_client" in modules, name  # it did ask the daemon
         assert heavy(modules) == [], name
     expect_json(runs["list --json"], page)
     expect_json(runs["search --json"], hits)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.client import ApiError
+from agtail_client import ApiError
 from tests.daemon_proc import (
     DaemonProc,
     SseCollector,

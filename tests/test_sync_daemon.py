@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.client import ApiError
+from agtail_client import ApiError
 from agtaild.sync.remote import pull, push
 from tests.daemon_proc import DaemonProc, copy_codex, wait_until
 from tests.synctools import make_machine, tree

@@ -25,7 +25,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Any) -> int:
-    from agtaild.client import ApiError, Client
+    from agtail_client import ApiError, Client
 
     client = Client.discover(ctx.config.data_dir)
     if client is None:

@@ -149,7 +149,7 @@ def _refresh_index(ctx: Any) -> None:
     ctx._config = None  # the import store may have a new collection: resolve the roots again
     try:
         if not ctx.no_daemon:
-            from agtaild.client import Client
+            from agtail_client import Client
 
             client = Client.discover(ctx.config.data_dir)
             if client is not None:

@@ -145,7 +145,7 @@ def _last_seq(backend: Any, session: dict[str, Any]) -> int:
 
 def _follow_daemon(ctx: Any, backend: Any, session: dict[str, Any], after: int) -> None:
     """Follow over SSE; reconnect (resuming after the last seq) if the daemon restarts."""
-    from agtaild.client import ApiError
+    from agtail_client import ApiError
 
     failures = 0
     while True:

@@ -1,4 +1,4 @@
-"""HTTP/1.1 over one socket, with the socket module alone, for the CLI's calls to agtaild.
+"""HTTP/1.1 over one socket, with the socket module alone, for every call to agtaild.
 
 Importing http.client (and the email package under it) takes longer than a CLI command
 against a running daemon takes to run, so plain request/response calls go through here;
