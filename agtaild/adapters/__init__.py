@@ -24,6 +24,8 @@ BUILTIN: list[str] = [
     "agtaild.adapters.pi:OhMyPiAdapter",
     "agtaild.adapters.grok:GrokAdapter",
     "agtaild.adapters.kiro:KiroAdapter",
+    # adapters-c: Cursor, Copilot CLI, Copilot Chat (VS Code), Droid, Kimi, Amp
+    "agtaild.adapters.copilot_cli:CopilotCliAdapter",
 ]
 
 _extra: list[Adapter] = []
