@@ -26,6 +26,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.kiro:KiroAdapter",
     # adapters-c: Cursor, Copilot CLI, Copilot Chat (VS Code), Droid, Kimi, Amp
     "agtaild.adapters.copilot_cli:CopilotCliAdapter",
+    "agtaild.adapters.droid:DroidAdapter",
 ]
 
 _extra: list[Adapter] = []
