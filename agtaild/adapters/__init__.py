@@ -27,6 +27,7 @@ BUILTIN: list[str] = [
     # adapters-c: Cursor, Copilot CLI, Copilot Chat (VS Code), Droid, Kimi, Amp
     "agtaild.adapters.copilot_cli:CopilotCliAdapter",
     "agtaild.adapters.droid:DroidAdapter",
+    "agtaild.adapters.kimi:KimiAdapter",
 ]
 
 _extra: list[Adapter] = []
