@@ -28,6 +28,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.copilot_cli:CopilotCliAdapter",
     "agtaild.adapters.droid:DroidAdapter",
     "agtaild.adapters.kimi:KimiAdapter",
+    "agtaild.adapters.cursor:CursorAdapter",
 ]
 
 _extra: list[Adapter] = []
