@@ -14,7 +14,14 @@ from agtaild.adapters.base import Unit
 from agtaild.adapters.cursor import CursorAdapter
 from agtaild.adapters.cursor_store import decode_meta, proto_fields
 from agtaild.model import Session
-from tests.cursor_store_maker import SAMPLE_ID, SAMPLE_MESSAGES, SAMPLE_WORKSPACE, make_store, sample_path, tree_node
+from tests.cursor_store_maker import (
+    SAMPLE_ID,
+    SAMPLE_MESSAGES,
+    SAMPLE_WORKSPACE,
+    make_store,
+    sample_path,
+    tree_node,
+)
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 
 FIX = "cursor/agent-sessions"
