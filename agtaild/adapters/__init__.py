@@ -29,6 +29,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.droid:DroidAdapter",
     "agtaild.adapters.kimi:KimiAdapter",
     "agtaild.adapters.cursor:CursorAdapter",
+    "agtaild.adapters.amp:AmpAdapter",
 ]
 
 _extra: list[Adapter] = []
