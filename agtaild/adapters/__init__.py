@@ -30,6 +30,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.kimi:KimiAdapter",
     "agtaild.adapters.cursor:CursorAdapter",
     "agtaild.adapters.amp:AmpAdapter",
+    "agtaild.adapters.copilot_vscode:CopilotVscodeAdapter",
 ]
 
 _extra: list[Adapter] = []
