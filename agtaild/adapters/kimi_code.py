@@ -22,8 +22,9 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, Unit
+from agtaild.adapters.epoch_iso import millis_iso
 from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
-from agtaild.adapters.stamps import from_epoch, widen
+from agtaild.adapters.stamps import widen
 from agtaild.model import Event, ParentRef, Session, Usage, UsageRecord, project_of
 
 MAX_PENDING = 500
@@ -90,7 +91,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             self._event(line, None, "unknown", raw=obj)
             return "events"
         kind: str = obj["type"]
-        ts = from_epoch(obj.get("time"), unit="ms")
+        ts = millis_iso(obj.get("time"))
         s = self.st.session
         if kind == "metadata":
             s.extra["protocol_version"] = obj.get("protocol_version")

@@ -17,8 +17,9 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.epoch_iso import seconds_iso
 from agtaild.adapters.jsonl import Category, LineParser, ParserState
-from agtaild.adapters.stamps import from_epoch, widen
+from agtaild.adapters.stamps import widen
 from agtaild.model import Event, Session, Usage, UsageRecord
 
 MAX_PENDING = 500
@@ -84,7 +85,7 @@ class KimiWireParser(LineParser[KimiState]):
         kind: str = msg["type"]
         raw_payload = msg.get("payload")
         payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
-        ts = from_epoch(obj.get("timestamp"), unit="s")
+        ts = seconds_iso(obj.get("timestamp"))
         s = self.st.session
         s.started, s.ended = widen(s.started, s.ended, ts)
         if kind != "ContentPart":
