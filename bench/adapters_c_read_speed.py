@@ -77,8 +77,15 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     cur = next((CORPUS / "cursor/agent-sessions/projects").glob("Users-*/agent-transcripts/*/*.jsonl"))
     repeat_jsonl(cur, work / "cursor/projects/p/agent-transcripts/t.jsonl", mb, head=0)
     out["cursor agent transcript"] = (CursorAdapter(), work / "cursor")
+    # blobs are content-addressed: each copy gets its own text so that none collapse
     one = len(json.dumps(SAMPLE_MESSAGES).encode())
-    make_store(work / "cstore/chats/b/s/store.db", "s", SAMPLE_MESSAGES * max(1, int(mb * 1e6 / one)), workspace="/w")
+    copies = max(1, int(mb * 1e6 / one))
+    messages = [
+        {**m, "content": f"{m['content']} #{i}"} if isinstance(m["content"], str) else {**m, "id": f"{i}"}
+        for i in range(copies)
+        for m in SAMPLE_MESSAGES[1:]
+    ]
+    make_store(work / "cstore/chats/b/s/store.db", "s", messages, workspace="/w")
     out["cursor store.db"] = (CursorAdapter(), work / "cstore")
     amp = next((CORPUS / "amp/synthetic-agtail/.local/share/amp/threads").glob("T-5f*.json"))
     repeat_doc(amp, work / "amp/T-5f2c9a1e-8b3d-4c7a-9e1f-2a3b4c5d6e7f.json", mb, "messages")
@@ -112,7 +119,10 @@ def measure(adapter: Adapter, root: Path, repeat: int) -> dict[str, float]:
         events = sum(len(adapter.read(u, None, now=later).events) for u in units)
         best = min(best, time.perf_counter() - start)
     mb = size / 1e6
-    return {"units": len(units), "mb": round(mb, 2), "events": events, "wall_s": round(best, 3), "mb_per_s": round(mb / best, 1)}
+    return {
+        "units": len(units), "mb": round(mb, 2), "events": events, "wall_s": round(best, 3),
+        "mb_per_s": round(mb / best, 1), "events_per_s": round(events / best),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,8 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, (adapter, root) in formats.items():
             rows[name] = run(adapter, root)
         ref = rows["claude-code (reference)"]["mb_per_s"]
+        ref_events = rows["claude-code (reference)"]["events_per_s"]
         for row in rows.values():
             row["vs_claude"] = round(row["mb_per_s"] / ref, 2)
+            row["events_vs_claude"] = round(row["events_per_s"] / ref_events, 2)
         print(json.dumps({"load_avg": os.getloadavg()[0], "formats": rows}, indent=1))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -19,7 +19,6 @@ import msgspec
 
 from agtaild.adapters.epoch_iso import seconds_iso
 from agtaild.adapters.jsonl import Category, LineParser, ParserState
-from agtaild.adapters.stamps import widen
 from agtaild.model import Event, Session, Usage, UsageRecord
 
 MAX_PENDING = 500
@@ -34,6 +33,9 @@ class KimiState(ParserState):
     title_prompt: str | None = None
     outcome: str | None = None
     turn_open: bool = False
+    #: The earliest and latest line timestamps (epoch seconds), formatted once in finish().
+    first_epoch: float | None = None
+    last_epoch: float | None = None
 
 
 def _str(value: Any) -> str | None:
@@ -85,15 +87,20 @@ class KimiWireParser(LineParser[KimiState]):
         kind: str = msg["type"]
         raw_payload = msg.get("payload")
         payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
-        ts = seconds_iso(obj.get("timestamp"))
-        s = self.st.session
-        s.started, s.ended = widen(s.started, s.ended, ts)
+        st = self.st
+        epoch = obj.get("timestamp")
+        if isinstance(epoch, int | float) and not isinstance(epoch, bool) and epoch == epoch:
+            if st.first_epoch is None or epoch < st.first_epoch:
+                st.first_epoch = float(epoch)
+            if st.last_epoch is None or epoch > st.last_epoch:
+                st.last_epoch = float(epoch)
         if kind != "ContentPart":
-            self.st.last_part = None
+            st.last_part = None
         if kind in _SKIPPED:
             if kind == "TurnEnd":
-                self.st.turn_open = False
+                st.turn_open = False
             return "skipped"
+        ts = seconds_iso(epoch)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             return handler(self, payload, line, ts)
@@ -209,6 +216,8 @@ class KimiWireParser(LineParser[KimiState]):
     def finish(self, *, settled: bool) -> Session:
         st = self.st
         s = st.session
+        s.started = seconds_iso(st.first_epoch) if st.first_epoch is not None else None
+        s.ended = seconds_iso(st.last_epoch) if st.last_epoch is not None else None
         s.first_prompt = st.title_prompt
         s.ending = st.outcome
         if s.ending is None and settled and (st.pending or st.turn_open):
