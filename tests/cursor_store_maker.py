@@ -96,8 +96,72 @@ def sample_path(corpus: Path) -> Path:
     return corpus / "cursor/synthetic-agtail/.cursor/chats" / bucket / SAMPLE_ID / "store.db"
 
 
-if __name__ == "__main__":  # regenerates the corpus sample
-    target = sample_path(Path(__file__).parent / "corpus")
+
+
+# -- the IDE's global state.vscdb (FORMATS-longtail §1c) --------------------------------------
+IDE_COMPOSER = "c0a1b2c3-d4e5-4f60-8172-93a4b5c6d7e8"
+IDE_LEGACY = "1e2f3a4b-5c6d-4e7f-8091-a2b3c4d5e6f7"
+IDE_EMPTY = "99999999-8888-4777-8666-555555555555"
+
+
+def make_vscdb(db: Path) -> None:
+    """A global state.vscdb with a modern composer (headers + bubble rows, one stale bubble),
+    a legacy composer (inline ``conversation``) and an empty one."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, Any] = {}
+    bubbles = [
+        {"_v": 3, "bubbleId": "b1", "type": 1, "text": "Why does the watcher miss renames?", "createdAt": "2026-03-06T10:00:00.000Z"},
+        {"_v": 3, "bubbleId": "b2", "type": 2, "text": "It only listens for modify events.", "thinking": {"text": "Check the event mask."},
+         "createdAt": "2026-03-06T10:00:05.000Z", "modelInfo": {"modelName": "claude-4-sonnet"},
+         "tokenCount": {"inputTokens": 5200, "outputTokens": 310}},
+        {"_v": 3, "bubbleId": "b3", "type": 2, "text": "",
+         "toolFormerData": {"toolCallId": "tool_1", "name": "read_file", "status": "completed",
+                            "rawArgs": "{\"target_file\": \"src/watch.py\"}", "result": "{\"contents\": \"MASK = IN_MODIFY\"}"},
+         "createdAt": "2026-03-06T10:00:07.000Z", "tokenCount": {"inputTokens": 5600, "outputTokens": 40}},
+        {"_v": 3, "bubbleId": "b4", "type": 1, "text": "Add IN_MOVED_TO to the mask", "createdAt": "2026-03-06T10:01:00.000Z"},
+        {"_v": 3, "bubbleId": "b5", "type": 2, "text": "Added `IN_MOVED_TO`; renames are seen now.",
+         "createdAt": "2026-03-06T10:01:09.000Z", "modelInfo": {"modelName": "claude-4-sonnet"},
+         "tokenCount": {"inputTokens": 6100, "outputTokens": 120}},
+    ]
+    for b in bubbles:
+        rows[f"bubbleId:{IDE_COMPOSER}:{b['bubbleId']}"] = b
+    rows[f"bubbleId:{IDE_COMPOSER}:old"] = {"_v": 3, "bubbleId": "old", "type": 2, "text": "an earlier draft"}
+    rows[f"composerData:{IDE_COMPOSER}"] = {
+        "_v": 10, "composerId": IDE_COMPOSER, "name": "Watcher misses renames", "createdAt": 1772791200000,
+        "lastUpdatedAt": 1772791270000, "status": "completed", "unifiedMode": "agent",
+        "modelConfig": {"modelName": "claude-4-sonnet", "maxMode": False},
+        "fullConversationHeadersOnly": [{"bubbleId": b["bubbleId"], "type": b["type"]} for b in bubbles],
+    }
+    rows[f"composerData:{IDE_LEGACY}"] = {
+        "composerId": IDE_LEGACY, "name": "Explain the config loader", "createdAt": 1772704800000,
+        "conversation": [
+            {"bubbleId": "l1", "type": 1, "text": "What does load_config() merge?"},
+            {"bubbleId": "l2", "type": 2, "text": "Defaults, then the user file, then environment overrides."},
+        ],
+    }
+    rows[f"composerData:{IDE_EMPTY}"] = {"_v": 10, "composerId": IDE_EMPTY, "fullConversationHeadersOnly": []}
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn.execute("INSERT INTO ItemTable VALUES ('cursorAuth/cachedSignUpType', 'Auth_0')")
+    conn.executemany(
+        "INSERT INTO cursorDiskKV VALUES (?, ?)",
+        sorted((k, json.dumps(v, ensure_ascii=False)) for k, v in rows.items()),
+    )
+    conn.commit()
+    conn.close()
+
+
+def vscdb_path(corpus: Path) -> Path:
+    return corpus / "cursor/synthetic-agtail/.config/Cursor/User/globalStorage/state.vscdb"
+
+
+if __name__ == "__main__":  # regenerates the corpus samples
+    corpus = Path(__file__).parent / "corpus"
+    target = sample_path(corpus)
     target.unlink(missing_ok=True)
     make_store(target, SAMPLE_ID, SAMPLE_MESSAGES, workspace=SAMPLE_WORKSPACE)
-    print(target)
+    ide = vscdb_path(corpus)
+    ide.unlink(missing_ok=True)
+    make_vscdb(ide)
+    print(target, ide)

@@ -47,7 +47,7 @@ def test_discovery_layouts(adapter: CursorAdapter, corpus: Path) -> None:
     assert set(units) == {NESTED, NESTED_CHILD, FLAT, PARENT, CHILD}  # the store joins its transcript
     assert any(f.endswith("store.db") for f in units[NESTED].files)
     assert {u.hints["id"] for u in adapter.discover(corpus / FIX / "projects")} == set(units)
-    assert adapter.default_roots({}, Path("/h")) == [Path("/h/.cursor")]
+    assert adapter.default_roots({}, Path("/h"))[0] == Path("/h/.cursor")
 
 
 def test_transcript_with_its_chat_store(adapter: CursorAdapter, corpus: Path) -> None:
@@ -146,3 +146,59 @@ def test_unreadable_store_does_not_lose_the_transcript(adapter: CursorAdapter, c
     store.write_bytes(b"not a database at all")
     res = read_all(adapter, home)[NESTED]
     assert len(res.events) == 8 and res.session.title == "run ls command"  # type: ignore[attr-defined]
+
+
+IDE = "cursor/synthetic-agtail/.config/Cursor/User/globalStorage"
+
+
+def test_ide_composers_from_state_vscdb(adapter: CursorAdapter, corpus: Path, tmp_path: Path) -> None:
+    from tests.cursor_store_maker import IDE_COMPOSER, IDE_EMPTY, IDE_LEGACY
+
+    units = list(adapter.discover(corpus / IDE))
+    assert sorted(u.path.rsplit("#", 1)[1] for u in units) == sorted([IDE_COMPOSER, IDE_LEGACY])  # not the empty one
+    assert IDE_EMPTY not in {u.path for u in units}
+    res = {u.path.rsplit("#", 1)[1]: adapter.read(u, None, now=LATER) for u in units}
+    s = res[IDE_COMPOSER].session
+    assert (s.title, s.models, s.started, s.ended) == (
+        "Watcher misses renames", ["claude-4-sonnet"], "2026-03-06T10:00:00.000Z", "2026-03-06T10:01:10.000Z",
+    )
+    events = res[IDE_COMPOSER].events
+    assert [(e.kind, e.role) for e in events] == [
+        ("text", "user"), ("thinking", "assistant"), ("text", "assistant"), ("tool_use", "assistant"),
+        ("text", "user"), ("text", "assistant"),
+    ]
+    tool = events[3]
+    assert tool.tool == "read_file" and tool.input == {"target_file": "src/watch.py"} and tool.is_error is False
+    assert (s.usage.input_tokens, s.usage.output_tokens) == (5200 + 5600 + 6100, 310 + 40 + 120)
+    assert s.accounting.balanced() and s.accounting.skipped == 1  # the stale "old" bubble
+    assert adapter.resume(s) is None and not s.resumable
+    legacy = res[IDE_LEGACY]
+    assert legacy.events[0].text == "What does load_config() merge?"
+    # unchanged rows: the next read returns the saved summary without events
+    unit = next(u for u in units if u.path.endswith(IDE_COMPOSER))
+    first = adapter.read(unit, None, now=LATER)
+    again = adapter.read(unit, first.state, now=LATER)
+    assert not again.reset and again.events == [] and again.session.title == "Watcher misses renames"
+
+
+def test_ide_roots_only_under_the_cursor_host(adapter: CursorAdapter, tmp_path: Path) -> None:
+    roots = adapter.default_roots({}, tmp_path)
+    assert roots[0] == tmp_path / ".cursor"
+    assert tmp_path / ".config/Cursor/User/globalStorage" in roots
+    assert all("Code" not in str(r) for r in roots)
+
+
+def test_ide_sample_is_what_the_maker_writes(corpus: Path, tmp_path: Path) -> None:
+    from tests.cursor_store_maker import make_vscdb, vscdb_path
+
+    fresh = tmp_path / "state.vscdb"
+    make_vscdb(fresh)
+
+    def rows(db: Path) -> list[tuple[object, ...]]:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT key, value FROM cursorDiskKV ORDER BY key").fetchall()
+        finally:
+            conn.close()
+
+    assert rows(fresh) == rows(vscdb_path(corpus))

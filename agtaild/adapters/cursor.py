@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit
+from agtaild.adapters.cursor_ide import CursorIdeReader
 from agtaild.adapters.cursor_store import apply_meta, read_meta, read_store
 from agtaild.adapters.cursor_transcript import CursorTranscriptParser
 from agtaild.adapters.jsondoc import RecordBook
@@ -28,6 +29,7 @@ from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.resume_ids import safe_id
 from agtaild.adapters.sqlite_db import existing_files, reading
 from agtaild.adapters.stamps import from_epoch
+from agtaild.adapters.vscode_hosts import user_dirs
 from agtaild.errors import AgtailError
 from agtaild.model import ParentRef, Session, project_of
 
@@ -36,16 +38,34 @@ class CursorAdapter(JsonlAdapter):
     id: ClassVar[str] = "cursor"
     name: ClassVar[str] = "Cursor"
     env_vars: ClassVar[tuple[str, ...]] = ()
-    root_help: ClassVar[str] = "Cursor's home folder (~/.cursor: projects/*/agent-transcripts and chats/*/*/store.db)"
-    formats_tested: ClassVar[tuple[str, ...]] = ("agent-transcripts JSONL (peer fixtures)", "chats store.db (peer fixture)")
-    sample_roots: ClassVar[tuple[str, ...]] = ("cursor/agent-sessions", "cursor/synthetic-agtail/.cursor")
+    root_help: ClassVar[str] = (
+        "Cursor's home folder (~/.cursor: projects/*/agent-transcripts and chats/*/*/store.db), "
+        "or the IDE's globalStorage/state.vscdb"
+    )
+    formats_tested: ClassVar[tuple[str, ...]] = (
+        "agent-transcripts JSONL (peer fixtures)",
+        "chats store.db (peer fixture, hand-made)",
+        "IDE state.vscdb composers (hand-made)",
+    )
+    sample_roots: ClassVar[tuple[str, ...]] = (
+        "cursor/agent-sessions",
+        "cursor/synthetic-agtail/.cursor",
+        "cursor/synthetic-agtail/.config/Cursor/User/globalStorage",
+    )
     Parser = CursorTranscriptParser
 
+    def __init__(self) -> None:
+        self.ide = CursorIdeReader()
+
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [home / ".cursor"]
+        ide = [user / "globalStorage" for user in user_dirs(env, home) if user.parent.name == "Cursor"]
+        return [home / ".cursor", *ide]
 
     # -- discovery ------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
+        if self.ide.databases(root):
+            yield from self.ide.discover(root)
+            return
         projects, chats = _layout(root)
         stores = _stores(chats)
         seen: set[str] = set()
@@ -87,6 +107,8 @@ class CursorAdapter(JsonlAdapter):
 
     # -- reading --------------------------------------------------------------------------
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
+        if _is_ide(unit):
+            return self.ide.read(unit, state, now=now)
         if unit.path.endswith("store.db"):
             return self._read_store(unit)
         result = super().read(unit, state, now=now)
@@ -135,6 +157,8 @@ class CursorAdapter(JsonlAdapter):
         return book.result()
 
     def native_files(self, unit: Unit) -> list[str]:
+        if _is_ide(unit):
+            return self.ide.native_files(unit)
         return [f for f in unit.files if os.path.exists(f)]
 
     def resume(self, session: Session) -> ResumeCommand | None:
@@ -145,6 +169,11 @@ class CursorAdapter(JsonlAdapter):
         if sid is None:
             return None
         return ResumeCommand(argv=["cursor-agent", "--resume", sid], cwd=session.cwd)
+
+
+def _is_ide(unit: Unit) -> bool:
+    db, sep, _ = unit.path.rpartition("#")
+    return bool(sep) and db.endswith(".vscdb")
 
 
 def _layout(root: Path) -> tuple[Path, Path]:
