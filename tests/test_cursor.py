@@ -202,3 +202,10 @@ def test_ide_sample_is_what_the_maker_writes(corpus: Path, tmp_path: Path) -> No
             conn.close()
 
     assert rows(fresh) == rows(vscdb_path(corpus))
+
+
+def test_ide_database_root_mirrors_flat(adapter: CursorAdapter, corpus: Path) -> None:
+    db = corpus / IDE / "state.vscdb"
+    unit = next(iter(adapter.discover(db)))
+    assert adapter.relative_path(unit, str(db)) == "state.vscdb"
+    assert [adapter.relative_path(unit, f) for f in adapter.native_files(unit)] == ["state.vscdb"]

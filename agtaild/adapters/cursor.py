@@ -161,6 +161,13 @@ class CursorAdapter(JsonlAdapter):
             return self.ide.native_files(unit)
         return [f for f in unit.files if os.path.exists(f)]
 
+    def relative_path(self, unit: Unit, file: str) -> str:
+        """A ``state.vscdb`` given as the root itself mirrors as ``state.vscdb`` (+ WAL files),
+        which :meth:`discover` finds again inside the mirror folder."""
+        if os.path.isfile(unit.root):
+            return os.path.basename(file)
+        return os.path.relpath(file, unit.root)
+
     def resume(self, session: Session) -> ResumeCommand | None:
         """CLI chats only (they have a chat store); IDE composers and subagents cannot be."""
         if session.parent is not None or not session.extra.get("cli_chat"):
