@@ -209,3 +209,24 @@ def test_ide_database_root_mirrors_flat(adapter: CursorAdapter, corpus: Path) ->
     unit = next(iter(adapter.discover(db)))
     assert adapter.relative_path(unit, str(db)) == "state.vscdb"
     assert [adapter.relative_path(unit, f) for f in adapter.native_files(unit)] == ["state.vscdb"]
+
+
+def test_older_text_transcript(adapter: CursorAdapter, corpus: Path, tmp_path: Path) -> None:
+    root = corpus / "cursor/synthetic-agtail/.cursor"
+    res = {u.hints["id"]: u for u in adapter.discover(root)}
+    unit = res["3c2b1a09-8f7e-4d6c-9b5a-493827161504"]
+    out = adapter.read(unit, None, now=LATER)
+    assert [(e.kind, e.role) for e in out.events] == [
+        ("text", "user"), ("thinking", "assistant"), ("text", "assistant"), ("tool_use", "assistant"), ("text", "assistant"),
+    ]
+    grep = out.events[3]
+    assert grep.tool == "Grep" and grep.input == "pattern: archive\npath: tests"
+    assert grep.result == "tests/test_archive.py\ntests/test_archive_index.py"
+    assert out.session.title == "Which tests cover the archive command?" and out.session.accounting.lines == 2
+    # a .jsonl of the same id wins over the .txt
+    home = tmp_path / ".cursor"
+    shutil.copytree(root, home)
+    folder = next(home.glob("projects/*/agent-transcripts"))
+    shutil.copy(folder / "0f1e2d3c-4b5a-4697-8877-665544332211.jsonl", folder / "3c2b1a09-8f7e-4d6c-9b5a-493827161504.jsonl")
+    paths = [Path(u.path).name for u in adapter.discover(home) if "3c2b1a09" in u.path]
+    assert paths == ["3c2b1a09-8f7e-4d6c-9b5a-493827161504.jsonl"]

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit
 from agtaild.adapters.cursor_ide import CursorIdeReader
 from agtaild.adapters.cursor_store import apply_meta, read_meta, read_store
+from agtaild.adapters.cursor_text import read_text_transcript
 from agtaild.adapters.cursor_transcript import CursorTranscriptParser
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import JsonlAdapter
@@ -84,9 +85,12 @@ class CursorAdapter(JsonlAdapter):
             entries = sorted(folder.iterdir())
         except OSError:
             return
+        names = {e.name for e in entries}
         for entry in entries:
             if entry.suffix == ".jsonl" and entry.is_file():
                 yield self._unit(entry, entry.stem, slug_dir.name, root, stores)
+            elif entry.suffix == ".txt" and entry.is_file() and not {f"{entry.stem}.jsonl", entry.stem} & names:
+                yield self._unit(entry, entry.stem, slug_dir.name, root, stores)  # the older text form
             elif entry.is_dir() and (entry / f"{entry.name}.jsonl").is_file():
                 yield self._unit(entry / f"{entry.name}.jsonl", entry.name, slug_dir.name, root, stores)
                 for child in sorted((entry / "subagents").glob("*.jsonl")):
@@ -111,8 +115,21 @@ class CursorAdapter(JsonlAdapter):
             return self.ide.read(unit, state, now=now)
         if unit.path.endswith("store.db"):
             return self._read_store(unit)
-        result = super().read(unit, state, now=now)
-        s = result.session
+        text = unit.path.endswith(".txt")
+        result = self._read_text(unit) if text else super().read(unit, state, now=now)
+        self._complete(result.session, unit)
+        return result
+
+    def _read_text(self, unit: Unit) -> ReadResult:
+        book = RecordBook(Session(agent=self.id, id=str(unit.hints.get("id", "")), path=unit.path))
+        read_text_transcript(Path(unit.path), book)
+        book.session.mtime = os.stat(unit.path).st_mtime
+        if unit.archived:
+            book.session.archived = True
+        return book.result()
+
+    def _complete(self, s: Session, unit: Unit) -> None:
+        """What the transcript's place and its chat store say about it."""
         meta: dict[str, Any] = {}
         store = unit.hints.get("store")
         if isinstance(store, str):
@@ -133,7 +150,6 @@ class CursorAdapter(JsonlAdapter):
         if isinstance(parent, str):
             s.parent = ParentRef(agent=self.id, id=parent)
             s.resumable = False
-        return result
 
     def _read_store(self, unit: Unit) -> ReadResult:
         book = RecordBook(Session(agent=self.id, id=str(unit.hints.get("id", "")), path=unit.path))
