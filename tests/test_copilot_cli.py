@@ -12,7 +12,7 @@ import pytest
 
 from agtaild.adapters.base import Unit
 from agtaild.adapters.copilot_cli import CopilotCliAdapter
-from agtaild.adapters.copilot_events import shutdown_metrics
+from agtaild.adapters.copilot_values import shutdown_metrics
 from agtaild.model import Session, Usage
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

@@ -23,6 +23,14 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.copilot_values import (
+    arguments,
+    copilot_usage,
+    payload,
+    shutdown_metrics,
+    title_of,
+    tool_outcome,
+)
 from agtaild.adapters.jsonl import Category, LineParser, ParserState
 from agtaild.adapters.stamps import norm_iso, widen
 from agtaild.model import Event, HookInfo, Session, Usage, UsageRecord, project_of
@@ -66,62 +74,6 @@ class CopilotState(ParserState):
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def copilot_usage(raw: Any) -> Usage | None:
-    """Copilot's token counts → the Anthropic convention (input without cache reads/writes)."""
-    if not isinstance(raw, dict):
-        return None
-    cache_read = _int(raw.get("cacheReadTokens"))
-    cache_write = _int(raw.get("cacheWriteTokens"))
-    usage = Usage(
-        input_tokens=max(_int(raw.get("inputTokens")) - cache_read - cache_write, 0),
-        output_tokens=_int(raw.get("outputTokens")),
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-        reasoning_tokens=_int(raw.get("reasoningTokens")),
-    ).fix_total()
-    return None if usage.is_zero() else usage
-
-
-def shutdown_metrics(data: dict[str, Any]) -> dict[str, tuple[int, Usage]]:
-    """model → (request count, usage) of a ``session.shutdown``'s ``modelMetrics``; the usage
-    sits in ``usage`` (1.0.x) or flat beside ``requests`` (older builds)."""
-    metrics = data.get("modelMetrics")
-    out: dict[str, tuple[int, Usage]] = {}
-    for model, entry in metrics.items() if isinstance(metrics, dict) else ():
-        if not isinstance(model, str) or not isinstance(entry, dict):
-            continue
-        usage = copilot_usage(entry.get("usage") if isinstance(entry.get("usage"), dict) else entry)
-        requests = entry.get("requests")
-        count = _int(requests.get("count")) if isinstance(requests, dict) else _int(requests)
-        if usage is not None:
-            out[model] = (count, usage)
-    details = data.get("tokenDetails")
-    if not out and isinstance(details, dict):
-        # 1.0.7x: session totals by kind, without a per-model split.
-        def tokens(name: str) -> int:
-            entry = details.get(name)
-            return _int(entry.get("tokenCount")) if isinstance(entry, dict) else 0
-
-        usage = copilot_usage(
-            {
-                "inputTokens": tokens("input"),
-                "outputTokens": tokens("output"),
-                "cacheReadTokens": tokens("cache_read"),
-                "cacheWriteTokens": tokens("cache_write"),
-            }
-        )
-        model = _str(data.get("currentModel")) or "unknown"
-        entry = metrics.get(model) if isinstance(metrics, dict) else None
-        requests = entry.get("requests") if isinstance(entry, dict) else None
-        if usage is not None:
-            out[model] = (_int(requests), usage)
-    return out
 
 
 class CopilotParser(LineParser[CopilotState]):
@@ -206,14 +158,14 @@ class CopilotParser(LineParser[CopilotState]):
     def _resume(self, b: _Base) -> Category:
         self._context(b.data)
         self.st.outcome = None
-        self._event(b, "system", subtype="session.resume", text="session resumed", extra=_payload(b.data))
+        self._event(b, "system", subtype="session.resume", text="session resumed", extra=payload(b.data))
         return "events"
 
     def _model_change(self, b: _Base) -> Category:
         model = _str(b.data.get("newModel"))
         if not (b.obj.get("agentId") or b.data.get("parentToolCallId")):
             self._model(model)
-        self._event(b, "system", subtype="session.model_change", model=model, text=f"model: {model}", extra=_payload(b.data))
+        self._event(b, "system", subtype="session.model_change", model=model, text=f"model: {model}", extra=payload(b.data))
         return "events"
 
     def _error(self, b: _Base) -> Category:
@@ -224,13 +176,13 @@ class CopilotParser(LineParser[CopilotState]):
             subtype="session.error",
             text=_str(b.data.get("message")),
             is_error=True,
-            extra=_payload(b.data, drop=("message",)),
+            extra=payload(b.data, drop=("message",)),
         )
         return "events"
 
     def _abort(self, b: _Base) -> Category:
         self.st.outcome = "interrupted"
-        self._event(b, "system", subtype="abort", text=_str(b.data.get("reason")) or "aborted", extra=_payload(b.data))
+        self._event(b, "system", subtype="abort", text=_str(b.data.get("reason")) or "aborted", extra=payload(b.data))
         return "events"
 
     def _compaction(self, b: _Base) -> Category:
@@ -241,13 +193,13 @@ class CopilotParser(LineParser[CopilotState]):
             "summary",
             subtype="session.compaction_complete",
             text=_str(b.data.get("summaryContent")),
-            extra=_payload(b.data, drop=("summaryContent",)),
+            extra=payload(b.data, drop=("summaryContent",)),
         )
         return "events"
 
     def _system(self, b: _Base, kind: str) -> Category:
         text = _str(b.data.get("message")) or _str(b.data.get("content"))
-        self._event(b, "system", subtype=kind, text=text, extra=_payload(b.data, drop=("message", "content")))
+        self._event(b, "system", subtype=kind, text=text, extra=payload(b.data, drop=("message", "content")))
         return "events"
 
     def _system_message(self, b: _Base) -> Category:
@@ -259,7 +211,7 @@ class CopilotParser(LineParser[CopilotState]):
         hinput: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         hook = HookInfo(event=_str(b.data.get("hookType")), tool=_str(hinput.get("toolName")))
         kind = str(b.obj.get("type"))
-        self._event(b, "hook", subtype=kind, hook=hook, extra=_payload(b.data))
+        self._event(b, "hook", subtype=kind, hook=hook, extra=payload(b.data))
         return "events"
 
     def _shutdown(self, b: _Base) -> Category:
@@ -333,7 +285,7 @@ class CopilotParser(LineParser[CopilotState]):
             extra = {k: req[k] for k in ("intentionSummary", "toolTitle") if _str(req.get(k))}
             ev = self._event(
                 b, "tool_use", role="assistant", model=model, tool=_str(req.get("name")),
-                input=_arguments(req.get("arguments")), tool_use_id=call_id, extra=extra,
+                input=arguments(req.get("arguments")), tool_use_id=call_id, extra=extra,
             )
             first = first or ev
             if call_id:
@@ -366,13 +318,13 @@ class CopilotParser(LineParser[CopilotState]):
         call = self.st.pending.get(call_id) if call_id else None
         if call is not None:
             if call.input is None:
-                call.input = _arguments(b.data.get("arguments"))
+                call.input = arguments(b.data.get("arguments"))
             call.extra["started"] = b.ts
             self.emit(call)
             return "merged"
         ev = self._event(
             b, "tool_use", role="assistant", tool=_str(b.data.get("toolName")),
-            input=_arguments(b.data.get("arguments")), tool_use_id=call_id, model=_str(b.data.get("model")),
+            input=arguments(b.data.get("arguments")), tool_use_id=call_id, model=_str(b.data.get("model")),
         )
         if call_id:
             self._pend(call_id, ev)
@@ -381,7 +333,7 @@ class CopilotParser(LineParser[CopilotState]):
     def _tool_complete(self, b: _Base) -> Category:
         d = b.data
         call_id = _str(d.get("toolCallId"))
-        result, is_error, extra = _tool_outcome(d)
+        result, is_error, extra = tool_outcome(d)
         call = self.st.pending.pop(call_id, None) if call_id else None
         if call is not None:
             call.result = result
@@ -401,7 +353,7 @@ class CopilotParser(LineParser[CopilotState]):
         name = _str(b.data.get("agentDisplayName")) or _str(b.data.get("agentName"))
         ev = self._event(
             b, "system", subtype=kind, text=f"{kind}: {name}" if name else kind,
-            tool_use_id=call_id, model=_str(b.data.get("model")), extra=_payload(b.data),
+            tool_use_id=call_id, model=_str(b.data.get("model")), extra=payload(b.data),
         )
         ev.extra.setdefault("agent_id", agent_id)
         return "events"
@@ -410,7 +362,7 @@ class CopilotParser(LineParser[CopilotState]):
     def finish(self, *, settled: bool) -> Session:
         st = self.st
         s = st.session
-        s.title = _title(st.title_prompt)
+        s.title = title_of(st.title_prompt)
         s.ending = st.outcome
         if s.ending is None and settled and any(not e.sidechain for e in st.pending.values()):
             s.ending = "interrupted"  # killed while a tool ran: no completion, no shutdown
@@ -434,59 +386,6 @@ class _Base:
         self.ts = ts
         self.obj = obj
         self.data = data
-
-
-def _payload(data: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if k not in drop}
-
-
-def _arguments(value: Any) -> Any:
-    """Tool arguments are an object, or a JSON string in some builds."""
-    if isinstance(value, str):
-        try:
-            return msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            return value
-    return value
-
-
-def _tool_outcome(d: dict[str, Any]) -> tuple[Any, bool, dict[str, Any]]:
-    """(result text, is_error, extra) of a ``tool.execution_complete``. A shell command that
-    exited non-zero is reported with ``success: true``: the exit code decides then."""
-    extra: dict[str, Any] = {}
-    result: Any = None
-    raw = d.get("result")
-    if isinstance(raw, dict):
-        result = raw.get("content")
-        if raw.get("detailedContent") not in (None, "", result):
-            extra["detailed"] = raw["detailedContent"]
-    elif raw is not None:
-        result = raw
-    error = d.get("error")
-    if isinstance(error, dict):
-        result = result if result is not None else error.get("message")
-        extra["error"] = error
-    elif isinstance(error, str):
-        result = result if result is not None else error
-    shell = d.get("shellExecution")
-    code = shell.get("exitCode") if isinstance(shell, dict) else None
-    if isinstance(code, int) and not isinstance(code, bool):
-        extra["exit_code"] = code
-    is_error = d.get("success") is False or (isinstance(code, int) and code != 0)
-    for k in ("fileEdits", "toolTelemetry"):
-        if d.get(k):
-            extra[k] = d[k]
-    return result, is_error, extra
-
-
-def _title(prompt: str | None) -> str | None:
-    if not prompt:
-        return None
-    for line in prompt.splitlines():
-        line = line.strip()
-        if line:
-            return line if len(line) <= 200 else line[:199] + "…"
-    return None
 
 
 _HANDLERS: dict[str, Any] = {
