@@ -83,3 +83,8 @@ def test_show_of_a_missing_session_exits_4(cli_args: list[str]) -> None:
 
 def test_corpus_is_where_the_tests_expect_it() -> None:
     assert (Path(CORPUS) / "PROVENANCE.md").is_file()
+
+
+def test_adapters_c_agents_have_samples() -> None:
+    """Cursor, Copilot CLI, Copilot Chat (VS Code), Droid, Kimi and Amp (branch adapters-c)."""
+    assert {"cursor", "copilot-cli", "copilot-vscode", "droid", "kimi", "amp"} <= set(AGENTS)

@@ -24,6 +24,13 @@ BUILTIN: list[str] = [
     "agtaild.adapters.pi:OhMyPiAdapter",
     "agtaild.adapters.grok:GrokAdapter",
     "agtaild.adapters.kiro:KiroAdapter",
+    # adapters-c: Cursor, Copilot CLI, Copilot Chat (VS Code), Droid, Kimi, Amp
+    "agtaild.adapters.copilot_cli:CopilotCliAdapter",
+    "agtaild.adapters.droid:DroidAdapter",
+    "agtaild.adapters.kimi:KimiAdapter",
+    "agtaild.adapters.cursor:CursorAdapter",
+    "agtaild.adapters.amp:AmpAdapter",
+    "agtaild.adapters.copilot_vscode:CopilotVscodeAdapter",
 ]
 
 _extra: list[Adapter] = []
