@@ -27,9 +27,11 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
+from agtaild.fsnames import from_text, to_text, unit_text
 from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
 from agtaild.index.writer import UnitInfo, Writer
 
@@ -82,14 +84,32 @@ def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], flo
     for i, path in enumerate(files):
         try:
             st = os.stat(path)
-            entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             newest = max(newest, st.st_mtime)
         except OSError:
-            entry = (path, 0, 0, -1, 0)
+            entry = (to_text(path), 0, 0, -1, 0)
         parts.append(entry)
         if i == 0:
             main = entry[1:]
     return _msgpack.encode(parts), main, newest
+
+
+def _gone(text_path: str) -> bool:
+    """True only when the file is known not to exist (ENOENT/ENOTDIR)."""
+    try:
+        os.stat(from_text(text_path))
+    except OSError as exc:
+        return exc.errno in scan.GONE_ERRNOS
+    return False
+
+
+def _main_file(encoded: bytes) -> str | None:
+    """The first file of a stored fingerprint (the unit's main file), if it decodes."""
+    try:
+        parts = msgspec.msgpack.decode(encoded)
+        return str(parts[0][0]) if parts and parts[0] else None
+    except (msgspec.DecodeError, IndexError, TypeError):
+        return None
 
 
 def _root_contains(root: str, path: str) -> bool:
@@ -116,6 +136,9 @@ class Updater:
         self.after_native_read = after_native_read if after_native_read is not None else []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
+        #: Paths discovery could not look at (a root, a folder, an entry): stored units at or
+        #: below them are kept as they are, never taken as deleted.
+        self.unsure: set[str] = set()
 
     # -- discovery ------------------------------------------------------------------------
     def _adapter(self, agent: str) -> Adapter | None:
@@ -128,16 +151,31 @@ class Updater:
             return None
 
     def _discover(self, roots: list[RootSpec]) -> list[Candidate]:
+        """Every unit under ``roots``; what could not be looked at is recorded in
+        ``self.errors`` and ``self.unsure`` (paths whose stored units must be kept)."""
         found: list[Candidate] = []
         for root in roots:
             adapter = self._adapter(root.agent)
-            if adapter is None or not os.path.exists(root.path):
+            if adapter is None:
+                self.unsure.add(to_text(root.path))
                 continue
             try:
-                units = list(adapter.discover(Path(root.path)))
-            except Exception as exc:
-                self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
+                os.stat(root.path)
+            except OSError as exc:
+                if exc.errno not in scan.GONE_ERRNOS:  # there, but not readable: keep its units
+                    self.unsure.add(to_text(root.path))
+                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
                 continue
+            with scan.collecting() as problems:
+                try:
+                    units = list(adapter.discover(Path(root.path)))
+                except Exception as exc:
+                    self.unsure.add(to_text(root.path))
+                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
+                    units = []
+            for problem in problems:
+                self.unsure.add(to_text(problem.path))
+                self.errors.append({"path": to_text(problem.path), "agent": root.agent, "error": problem.error})
             # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
             # sessions under an agtail archive root are tagged from the root's kind instead.
             found.extend(Candidate(adapter=adapter, unit=unit, root=root) for unit in units)
@@ -178,6 +216,7 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
+        self.unsure = set()
         db = self.db
         writer = Writer(db)
         if full:
@@ -194,10 +233,12 @@ class Updater:
                 stored[row[0]] = Stored(*row[1:])
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
+        unchanged: set[str] = set()
         now = time.time()
         for c in candidates:
+            key = to_text(c.unit.path)
             fp, main, newest = fingerprint(c.unit.files or [c.unit.path])
-            old = stored.get(c.unit.path)
+            old = stored.get(key)
             same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
                 c.root.agent,
                 c.root.path,
@@ -205,23 +246,25 @@ class Updater:
                 c.root.collection,
             )
             if same_place and old is not None and old.fingerprint == fp and old.settled:
+                unchanged.add(key)
                 continue
             state = None
             if same_place and old is not None:  # continue where the last read stopped
                 state = db.execute("SELECT state FROM files WHERE id = ?", (old.id,)).fetchone()[0]
             # A file written in the last seconds may be mid-write: read it again next time
             # even if it does not change (its last line may then be complete, or truncated).
+            text_unit = unit_text(c.unit)
             info = UnitInfo(
-                path=c.unit.path,
+                path=key,
                 agent=c.root.agent,
                 root=c.root.path,
                 kind=c.root.kind,
                 collection=c.root.collection,
-                rel=c.rel_path(),
-                files=list(c.unit.files or [c.unit.path]),
+                rel=to_text(c.rel_path()),
+                files=list(text_unit.files or [key]),
                 fingerprint=fp,
                 main=main,
-                unit=_msgpack.encode(c.unit),
+                unit=_msgpack.encode(text_unit),
                 read_at=now,
                 settled=now - newest >= SETTLE_SECONDS,
                 file_id=old.id if old is not None else None,
@@ -230,10 +273,14 @@ class Updater:
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
 
-        seen = {c.unit.path for c in candidates}
-        gone = [(path, old.id, old.agent) for path, old in stored.items() if path not in seen]
+        seen = {info.path for info, _job, _cost in jobs} | unchanged
+        gone = [
+            (path, old.id, old.agent)
+            for path, old in stored.items()
+            if path not in seen and self._known_gone(path, old, roots)
+        ]
         changed: list[dict[str, Any]] = []
-        by_path = {c.unit.path: c for c in candidates}
+        by_path = {to_text(c.unit.path): c for c in candidates}
 
         if not jobs and not gone:  # nothing changed: no write transaction at all
             report = totals(db)
@@ -280,10 +327,35 @@ class Updater:
         report["errors"] = self.errors
         return report
 
+    def _known_gone(self, path: str, old: Stored, roots: list[RootSpec]) -> bool:
+        """Whether a stored unit that discovery did not find may be removed: only when its
+        file is known to be gone (ENOENT), or it is still there but no longer belongs to a
+        scanned root (the roots changed, the agent no longer counts it). A unit whose file
+        could not be looked at (EACCES, ELOOP, EIO …), or that lies under a folder
+        discovery could not read, is kept as it is: a read error is never a deletion."""
+        main = _main_file(old.fingerprint) or path
+        for unsure in self.unsure:
+            below = unsure.rstrip(os.sep) + os.sep
+            if any(p == unsure or p.startswith(below) for p in (path, main)):
+                return False
+        try:
+            os.stat(from_text(main))
+        except OSError as exc:
+            if exc.errno in scan.GONE_ERRNOS:
+                return True
+            self.errors.append({"path": path, "agent": old.agent, "error": f"kept: {exc.strerror}"})
+            return False
+        return True
+
     def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
         if prep.error is not None:
             self.errors.append({"path": info.path, "agent": info.agent, "error": prep.error})
             self.log(f"could not read {info.path}: {prep.error}")
+            return
+        if prep.missing and not _gone(info.files[0] if info.files else info.path):
+            # The read met ENOENT, but the unit's own file is there (a sidecar vanished, a
+            # race): keep what is stored; the next update reads it again.
+            self.errors.append({"path": info.path, "agent": info.agent, "error": "a file vanished while read"})
             return
         if prep.missing or prep.session is None:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError
+from agtaild.fsnames import to_text
 from agtaild.sync.directory import DirectoryDestination, write_all
-from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, open_hash_cache, stat_key
+from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, stat_key, sync_state_dir
 from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
 from agtaild.sync.safety import check_not_native, open_dir, path_problem
 from agtaild.sync.transfer import WriteOp
@@ -39,13 +40,24 @@ BOUNDARY_WINDOW = 64 * 1024
 _RECORD = "archived:"
 
 
+class TextKeyHashCache(HashCache):
+    """The sync hash cache, keyed by the text form of paths (agtaild.fsnames): a native file
+    whose name is not UTF-8 is archived like any other."""
+
+    def get(self, path: str, key: str) -> str | None:
+        return super().get(to_text(path), key)
+
+    def put(self, path: str, key: str, digest: str) -> None:
+        super().put(to_text(path), key, digest)
+
+
 class Archiver:
     """Mirrors native files into the archive; one per data dir (it keeps a hash cache)."""
 
     def __init__(self, config: Any, cache: HashCache | None = None) -> None:
         self.config = config
         self.root = Path(config.archive_dir)
-        self.cache = cache if cache is not None else open_hash_cache(config.data_dir)
+        self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
         self.dest = DirectoryDestination(self.root, self.cache)
         self._lock = threading.Lock()
         native = [r.path for r in config.roots if r.kind == "native"]
@@ -81,8 +93,8 @@ class Archiver:
                     self._mirror_file(local, report)
                 except (AgtailError, OSError) as exc:
                     msg = exc.message if isinstance(exc, AgtailError) else str(exc)
-                    log.warning("archive: %s: %s", local.path, msg)
-                    report["errors"].append({"path": local.path, "message": msg})
+                    log.warning("archive: %s: %s", to_text(local.path), msg)
+                    report["errors"].append({"path": to_text(local.path), "message": to_text(msg)})
         return report
 
     def _mirror_file(self, local: LocalFile, report: dict[str, Any]) -> None:
