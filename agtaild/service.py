@@ -11,6 +11,7 @@ connection (thread-local), and SQLite's WAL mode means a reader never waits for 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -20,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.config import Config
-from agtaild.errors import NotFound, UsageError
-from agtaild.index import schema
+from agtaild.errors import AgtailError, NotFound, UsageError
+from agtaild.index.keeper import IndexKeeper
 from agtaild.index.params import Params
+from agtaild.index.storage import DiskFull, disk_full_message, problem_of
 from agtaild.model import EVENT_KINDS
 
 Method = Callable[["Service", dict[str, Any]], dict[str, Any]]
@@ -40,30 +42,35 @@ class Service:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
-        path = config.index_path
-        new_dir = not path.parent.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if new_dir:
-            os.chmod(path.parent, 0o700)  # transcripts hold secrets; so does their index
-        fresh = not path.exists()
-        self._db = schema.connect(path)
-        if fresh:
-            os.chmod(path, 0o600)
-        with self._write_lock:
-            schema.migrate(self._db)
-            self._check_timezone()
+        self.index = IndexKeeper(Path(config.data_dir), config.index_path)
+        if not self.index.read_only:
+            with self._write_lock:
+                self._check_timezone()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The writer connection (reopened by the keeper after a repair)."""
+        return self.index.db
 
     # -- plumbing -------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
         if self._closed:
             raise RuntimeError("the service is closed")
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None and getattr(self._local, "generation", 0) != self.index.generation:
+            with self._readers_lock:
+                if db in self._readers:
+                    self._readers.remove(db)
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+            db = None
         if db is None:
             from agtaild.index.search import install_functions
 
-            db = schema.connect(self.config.index_path, readonly=True)
+            db = self.index.reader()
             install_functions(db)
             self._local.db = db
+            self._local.generation = self.index.generation
             with self._readers_lock:
                 self._readers.append(db)
         return db
@@ -115,7 +122,25 @@ class Service:
             raise NotFound(
                 f"no method {method!r}; methods: {', '.join(sorted(METHODS))}", data={"method": method}
             )
-        return handler(self, dict(params or {}))
+        if self.index.replaced():
+            self._repair("replaced")
+        try:
+            return handler(self, dict(params or {}))
+        except sqlite3.DatabaseError as exc:
+            problem = problem_of(exc)
+            if self.index.read_only or problem not in ("corrupt", "missing"):
+                raise
+            self._repair("replaced" if self.index.replaced() else problem, exc)
+            return handler(self, dict(params or {}))
+
+    def _repair(self, why: str, exc: BaseException | None = None) -> None:
+        """A new index in place of a damaged or vanished one, filled from the transcripts."""
+        with self._write_lock:
+            if why == "replaced" and not self.index.replaced():
+                return  # another thread repaired it while we waited
+            self.index.repair(why, exc)
+            self._check_timezone()
+            self._run_update(full=False, only_paths=None, progress=None)
 
     def update_index(
         self,
@@ -126,18 +151,69 @@ class Service:
     ) -> dict[str, Any]:
         """Bring the index up to date with the native files (see agtaild.index.update).
 
+        A read-only index is not updated (the report says so in ``errors``); an index that
+        was deleted, replaced or found damaged is rebuilt first (agtaild.index.keeper).
+
         Collections that appeared in the import store since the roots were resolved (files
         copied in by hand, a pull by another process) become roots first, so a long-running
         daemon reads them without a restart."""
+
+        if self.index.read_only:
+            if full:
+                raise AgtailError(f"cannot rebuild the index: {self.index.message}")
+            return self._not_updated()
+        with self._write_lock:
+            if self.index.replaced():
+                self.index.repair("replaced")
+                self._check_timezone()
+            elif full and (bad := self.index.quick_check()) is not None:
+                self.index.repair("corrupt", bad)
+                self._check_timezone()
+            try:
+                return self._run_update(full=full, only_paths=only_paths, progress=progress)
+            except sqlite3.DatabaseError as exc:
+                if problem_of(exc) not in ("corrupt", "missing"):
+                    raise
+                self.index.repair("replaced" if self.index.replaced() else problem_of(exc) or "corrupt", exc)
+                self._check_timezone()
+                return self._run_update(full=False, only_paths=None, progress=progress)
+
+    def _run_update(
+        self, *, full: bool, only_paths: Iterable[str] | None, progress: Callable[[int, int], None] | None
+    ) -> dict[str, Any]:
+        """One update under the write lock; a full disk becomes DiskFull (the index is left as
+        the last commit wrote it, and the next update goes on from there)."""
         from agtaild.index.update import Updater
         from agtaild.store.imports import adopt_new_collections
 
-        with self._write_lock:
-            adopt_new_collections(self.config)
-            updater = Updater(
-                self._db, self.config, workers=self.workers, after_native_read=self.after_native_read
-            )
-            return updater.run(full=full, only_paths=only_paths, progress=progress)
+        adopt_new_collections(self.config)
+        updater = Updater(self._db, self.config, workers=self.workers, after_native_read=self.after_native_read)
+        try:
+            report = updater.run(full=full, only_paths=only_paths, progress=progress)
+        except sqlite3.OperationalError as exc:
+            if problem_of(exc) != "full":
+                raise
+            message = disk_full_message(Path(self.config.data_dir), updater.bytes_left + self._index_bytes() // 4)
+            self.index.state, self.index.message = "disk_full", message
+            raise DiskFull(message) from None
+        if self.index.state == "disk_full":
+            self.index.state, self.index.message = "ok", "space was freed; the index is up to date again"
+        return report
+
+    def _index_bytes(self) -> int:
+        try:
+            return self.config.index_path.stat().st_size
+        except OSError:
+            return 0
+
+    def _not_updated(self) -> dict[str, Any]:
+        """The report of an update that could not run (read-only index)."""
+        from agtaild.index.update import totals
+
+        report = totals(self._reader())
+        report.update(seconds=0.0, read=0, changed=[],
+                      errors=[{"path": self.config.data_dir, "agent": "", "error": self.index.message or "read-only"}])
+        return report
 
     def close(self) -> None:
         self._closed = True
@@ -149,7 +225,7 @@ class Service:
             except sqlite3.Error:
                 pass
         with self._write_lock:
-            self._db.close()
+            self.index.close()
 
 
 # -- methods ------------------------------------------------------------------------------
