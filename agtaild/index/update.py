@@ -139,7 +139,7 @@ class Updater:
         #: Paths discovery could not look at (a root, a folder, an entry): stored units at or
         #: below them are kept as they are, never taken as deleted.
         self.unsure: set[str] = set()
-        #: Bytes of transcripts the running update has still to read (what a full disk is
+        #: Bytes of transcripts the running update has not committed yet (what a full disk is
         #: short of, roughly: the index holds about as much as it reads).
         self.bytes_left = 0
 
@@ -306,10 +306,10 @@ class Updater:
                     {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed"}
                 )
             total = len(jobs)
-            self.bytes_left = sum(cost for _info, _job, cost in jobs)
+            self.bytes_left = to_read = sum(cost for _info, _job, cost in jobs)
             costs = {info.path: cost for info, _job, cost in jobs}
             for done, (info, prep) in enumerate(self._read_all(jobs), start=1):
-                self.bytes_left -= costs.get(info.path, 0)
+                to_read -= costs.get(info.path, 0)
                 self._store(writer, info, prep, changed)
                 if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
                     hooks.submit(self._after_read, by_path[info.path])
@@ -317,6 +317,7 @@ class Updater:
                     progress(done, total)
                 if time.perf_counter() - last_commit > COMMIT_SECONDS:
                     writer.commit()
+                    self.bytes_left = to_read
                     writer.begin()
                     last_commit = time.perf_counter()
             writer.commit(final=True)
