@@ -222,7 +222,12 @@ async def serve(args: argparse.Namespace) -> int:
     state: dict[str, Any] = {}
 
     def health() -> dict[str, Any]:
-        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status()}
+        storage = service.index.status()
+        if service.index.replaced():  # deleted or swapped under us: say so, and rebuild now
+            storage.update(state="rebuilding", message="the index file was deleted or replaced; rebuilding it")
+            writer.note((), gone_dirs=(str(config.index_path),))
+        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
+                "storage": storage}
 
     app = create_app(
         service,
