@@ -191,9 +191,17 @@ class Updater:
         }
         seen: set[str] = set()
         out = []
+        native_roots: dict[str, list[str]] = {}
+        for r in roots:
+            if r.kind == "native":
+                native_roots.setdefault(r.agent, []).append(r.path)
         for c in found:
             if c.root.kind == "archive" and (c.root.agent, c.rel_path()) in natives:
                 continue  # the native file still exists: the archive copy stays hidden
+            if c.root.kind == "archive" and self.unsure and any(
+                self._is_unsure(to_text(os.path.join(r, c.rel_path()))) for r in native_roots.get(c.root.agent, ())
+            ):
+                continue  # the native file could not be looked at: it is kept, so is this hidden
             if c.unit.path in seen:
                 continue  # overlapping roots: the first root listed wins
             seen.add(c.unit.path)
@@ -334,6 +342,10 @@ class Updater:
         report["errors"] = self.errors
         return report
 
+    def _is_unsure(self, path: str) -> bool:
+        """Is ``path`` (text form) at or below a path discovery could not look at?"""
+        return any(path == u or path.startswith(u.rstrip(os.sep) + os.sep) for u in self.unsure)
+
     def _known_gone(self, path: str, old: Stored, roots: list[RootSpec]) -> bool:
         """Whether a stored unit that discovery did not find may be removed: only when its
         file is known to be gone (ENOENT), or it is still there but no longer belongs to a
@@ -341,10 +353,8 @@ class Updater:
         could not be looked at (EACCES, ELOOP, EIO …), or that lies under a folder
         discovery could not read, is kept as it is: a read error is never a deletion."""
         main = _main_file(old.fingerprint) or path
-        for unsure in self.unsure:
-            below = unsure.rstrip(os.sep) + os.sep
-            if any(p == unsure or p.startswith(below) for p in (path, main)):
-                return False
+        if self._is_unsure(path) or self._is_unsure(main):
+            return False
         try:
             os.stat(from_text(main))
         except OSError as exc:
