@@ -537,7 +537,7 @@ class HealthWatch:
 
 
 def test_live_daemon_survives_hostile_files_and_index_damage(tmp_path: Path, projects: Path) -> None:
-    daemon = DaemonProc(tmp_path, {"claude-code": projects}, extra=["--watch", "poll", "--poll-interval", "0.2", "--debounce", "0.2"])
+    daemon = DaemonProc(tmp_path, {"claude-code": projects}, extra=["--watch", "off"])
     daemon.start()
     try:
         client = daemon.unix()
@@ -574,6 +574,18 @@ def test_live_daemon_survives_hostile_files_and_index_damage(tmp_path: Path, pro
             assert hits["hits"], hits
             storage = client.health()["storage"]
             assert storage["state"] == "ok" and any(r["event"] == "rebuilt" for r in storage["repairs"]), storage
+            # Then random bytes over the file (its pages checkpointed first, so that the bytes
+            # on disk are the ones read); `reindex` finds the damage: set aside, rebuilt.
+            index = daemon.data_dir / "index.sqlite3"
+            with sqlite3.connect(index) as db:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            _scribble(index, 0, index.stat().st_size)
+            report = client.call("index.update", {"full": True})
+            assert report["sessions"] == len(before) + 1, report
+            assert ids() == before | {"raw\\xfe"}
+            aside = [p for p in daemon.data_dir.iterdir() if p.name.startswith("index.sqlite3.corrupt-")]
+            assert aside, sorted(p.name for p in daemon.data_dir.iterdir())
+            assert any("damaged" in r["message"] for r in client.health()["storage"]["repairs"])
         assert not watch.failures, watch.failures[:3]
         assert watch.slowest < 1.0, f"health took {watch.slowest:.2f}s"
         archive = daemon.data_dir / "archive" / "claude-code" / PROJECT

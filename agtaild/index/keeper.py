@@ -149,11 +149,18 @@ class IndexKeeper:
         self.events = [*self.events, {"at": time.time(), "event": state, "message": message}][-_KEPT_EVENTS:]
 
     def quick_check(self) -> BaseException | None:
-        """``PRAGMA quick_check`` (a full pass over the file): the error, or None when sound."""
+        """``PRAGMA quick_check`` (a full pass over the file) on a new connection, so that
+        pages cached by the long-lived ones do not hide damage on disk: the error, or None."""
         try:
-            rows = self.db.execute("PRAGMA quick_check(1)").fetchall()
+            db = schema.connect(self.path, readonly=True)
         except sqlite3.DatabaseError as exc:
             return exc
+        try:
+            rows = db.execute("PRAGMA quick_check(1)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return exc
+        finally:
+            db.close()
         if rows and rows[0][0] != "ok":
             return sqlite3.DatabaseError(f"quick_check: {rows[0][0]}")
         return None
