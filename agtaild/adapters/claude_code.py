@@ -5,6 +5,7 @@ Layouts read (FORMATS.md §1.1): one JSONL file per session; 2.1.x subagents in
 under ``subagents/workflows/<run>/``); 2.0.x subagents as flat ``agent-<id>.jsonl`` files next
 to the sessions; 1.0.x subagents inline in the session file (``isSidechain``), kept there.
 Every subagent file is its own session, linked to its parent session and spawning tool use.
+Project folders may sit at any depth below the root (``projects/backup-2025/<project>/``).
 The project dir name is a lossy encoding of the cwd and is never decoded: cwd comes from the
 lines. Line parsing lives in :mod:`claude_parser` and :mod:`claude_messages`.
 """
