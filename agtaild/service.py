@@ -12,19 +12,17 @@ connection (thread-local), and SQLite's WAL mode means a reader never waits for 
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from agtaild.config import Config
-from agtaild.errors import AgtailError, NotFound, UsageError
+from agtaild.errors import NotFound, UsageError
 from agtaild.index.keeper import IndexKeeper
 from agtaild.index.params import Params
-from agtaild.index.storage import DiskFull, disk_full_message, problem_of
+from agtaild.index.storage import problem_of
 from agtaild.model import EVENT_KINDS
 
 Method = Callable[["Service", dict[str, Any]], dict[str, Any]]
@@ -93,28 +91,6 @@ class Service:
             )
         return agent
 
-    def _check_timezone(self) -> None:
-        """Usage rows store their local calendar day; a new time zone recomputes them."""
-        zone = f"{time.tzname}|{time.timezone}|{time.altzone}|{os.environ.get('TZ', '')}"
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'tz'").fetchone()
-        if row is not None and row[0] == zone:
-            return
-        from agtaild.index.prepare import local_day
-
-        self._db.create_function("agtail_local_day", 1, local_day)
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            if row is not None:
-                from agtaild.index.usage import refresh_rollup
-
-                self._db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '')")
-                refresh_rollup(self._db, None)
-            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-
     # -- the interface --------------------------------------------------------------------
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         handler = METHODS.get(method)
@@ -134,13 +110,14 @@ class Service:
             return handler(self, dict(params or {}))
 
     def _repair(self, why: str, exc: BaseException | None = None) -> None:
-        """A new index in place of a damaged or vanished one, filled from the transcripts."""
-        with self._write_lock:
-            if why == "replaced" and not self.index.replaced():
-                return  # another thread repaired it while we waited
-            self.index.repair(why, exc)
-            self._check_timezone()
-            self._run_update(full=False, only_paths=None, progress=None)
+        from agtaild.index import upkeep
+
+        upkeep.repair(self, why, exc)
+
+    def _check_timezone(self) -> None:
+        from agtaild.index import upkeep
+
+        upkeep.check_timezone(self._db)
 
     def update_index(
         self,
@@ -149,71 +126,11 @@ class Service:
         only_paths: Iterable[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
-        """Bring the index up to date with the native files (see agtaild.index.update).
+        """Bring the index up to date with the native files (see agtaild.index.update and,
+        for a read-only, vanished or damaged index, agtaild.index.upkeep)."""
+        from agtaild.index import upkeep
 
-        A read-only index is not updated (the report says so in ``errors``); an index that
-        was deleted, replaced or found damaged is rebuilt first (agtaild.index.keeper).
-
-        Collections that appeared in the import store since the roots were resolved (files
-        copied in by hand, a pull by another process) become roots first, so a long-running
-        daemon reads them without a restart."""
-
-        if self.index.read_only:
-            if full:
-                raise AgtailError(f"cannot rebuild the index: {self.index.message}")
-            return self._not_updated()
-        with self._write_lock:
-            if self.index.replaced():
-                self.index.repair("replaced")
-                self._check_timezone()
-            elif full and (bad := self.index.quick_check()) is not None:
-                self.index.repair("corrupt", bad)
-                self._check_timezone()
-            try:
-                return self._run_update(full=full, only_paths=only_paths, progress=progress)
-            except sqlite3.DatabaseError as exc:
-                if problem_of(exc) not in ("corrupt", "missing"):
-                    raise
-                self.index.repair("replaced" if self.index.replaced() else problem_of(exc) or "corrupt", exc)
-                self._check_timezone()
-                return self._run_update(full=False, only_paths=None, progress=progress)
-
-    def _run_update(
-        self, *, full: bool, only_paths: Iterable[str] | None, progress: Callable[[int, int], None] | None
-    ) -> dict[str, Any]:
-        """One update under the write lock; a full disk becomes DiskFull (the index is left as
-        the last commit wrote it, and the next update goes on from there)."""
-        from agtaild.index.update import Updater
-        from agtaild.store.imports import adopt_new_collections
-
-        adopt_new_collections(self.config)
-        updater = Updater(self._db, self.config, workers=self.workers, after_native_read=self.after_native_read)
-        try:
-            report = updater.run(full=full, only_paths=only_paths, progress=progress)
-        except sqlite3.OperationalError as exc:
-            if problem_of(exc) != "full":
-                raise
-            message = disk_full_message(Path(self.config.data_dir), updater.bytes_left + self._index_bytes() // 4)
-            self.index.state, self.index.message = "disk_full", message
-            raise DiskFull(message) from None
-        if self.index.state == "disk_full":
-            self.index.state, self.index.message = "ok", "space was freed; the index is up to date again"
-        return report
-
-    def _index_bytes(self) -> int:
-        try:
-            return self.config.index_path.stat().st_size
-        except OSError:
-            return 0
-
-    def _not_updated(self) -> dict[str, Any]:
-        """The report of an update that could not run (read-only index)."""
-        from agtaild.index.update import totals
-
-        report = totals(self._reader())
-        report.update(seconds=0.0, read=0, changed=[],
-                      errors=[{"path": self.config.data_dir, "agent": "", "error": self.index.message or "read-only"}])
-        return report
+        return upkeep.update(self, full=full, only_paths=only_paths, progress=progress)
 
     def close(self) -> None:
         self._closed = True

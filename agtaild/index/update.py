@@ -5,13 +5,14 @@ watcher's ``only_paths`` — every root of the agents those paths belong to), co
 unit's file fingerprints (dev, inode, size, mtime) with the stored ones, reads only what
 changed (an append costs the appended bytes: the adapter continues from its saved state; a
 shrunk or replaced file is read again from the start — the adapter decides, and says so with
-``reset``), and removes units that are gone.
+``reset``), and removes units that are gone — only those whose file is known to be gone,
+never on a read error (agtaild.index.discovery).
 
 Reading is the CPU-heavy part, so big updates run it in worker processes while this process
 inserts; a window of in-flight jobs bounds memory. Small updates read in-process.
 
-Archive units are ignored while the native file they mirror (same agent, same path relative
-to its root) still exists under a native root, so a session is never listed twice.
+File paths are stored in their lossless text form (agtaild.fsnames): a file name that is not
+UTF-8 is indexed like any other.
 """
 
 from __future__ import annotations
@@ -22,16 +23,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
-from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
-from agtaild.fsnames import from_text, to_text, unit_text
+from agtaild.fsnames import to_text, unit_text
+from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
 from agtaild.index.writer import UnitInfo, Writer
 
@@ -60,22 +60,6 @@ class Stored(NamedTuple):
     size: int | None
 
 
-class Candidate(msgspec.Struct):
-    adapter: Any
-    unit: Unit
-    root: RootSpec
-    rel: str | None = None
-
-    def rel_path(self) -> str:
-        """The unit's path relative to its root (the archive mirrors native files by it)."""
-        if self.rel is None:
-            try:
-                self.rel = str(self.adapter.relative_path(self.unit, self.unit.path))
-            except Exception:
-                self.rel = self.unit.path
-        return self.rel
-
-
 def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], float]:
     """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime)."""
     parts: _fingerprint_type = []
@@ -92,24 +76,6 @@ def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], flo
         if i == 0:
             main = entry[1:]
     return _msgpack.encode(parts), main, newest
-
-
-def _gone(text_path: str) -> bool:
-    """True only when the file is known not to exist (ENOENT/ENOTDIR)."""
-    try:
-        os.stat(from_text(text_path))
-    except OSError as exc:
-        return exc.errno in scan.GONE_ERRNOS
-    return False
-
-
-def _main_file(encoded: bytes) -> str | None:
-    """The first file of a stored fingerprint (the unit's main file), if it decodes."""
-    try:
-        parts = msgspec.msgpack.decode(encoded)
-        return str(parts[0][0]) if parts and parts[0] else None
-    except (msgspec.DecodeError, IndexError, TypeError):
-        return None
 
 
 def _root_contains(root: str, path: str) -> bool:
@@ -136,78 +102,11 @@ class Updater:
         self.after_native_read = after_native_read if after_native_read is not None else []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
-        #: Paths discovery could not look at (a root, a folder, an entry): stored units at or
-        #: below them are kept as they are, never taken as deleted.
-        self.unsure: set[str] = set()
         #: Bytes of transcripts the running update has not committed yet (what a full disk is
         #: short of, roughly: the index holds about as much as it reads).
         self.bytes_left = 0
 
     # -- discovery ------------------------------------------------------------------------
-    def _adapter(self, agent: str) -> Adapter | None:
-        from agtaild.adapters import get_adapter
-
-        try:
-            return get_adapter(agent)
-        except Exception as exc:
-            self.errors.append({"path": "", "agent": agent, "error": f"no adapter: {exc}"})
-            return None
-
-    def _discover(self, roots: list[RootSpec]) -> list[Candidate]:
-        """Every unit under ``roots``; what could not be looked at is recorded in
-        ``self.errors`` and ``self.unsure`` (paths whose stored units must be kept)."""
-        found: list[Candidate] = []
-        for root in roots:
-            adapter = self._adapter(root.agent)
-            if adapter is None:
-                self.unsure.add(to_text(root.path))
-                continue
-            try:
-                os.stat(root.path)
-            except OSError as exc:
-                if exc.errno not in scan.GONE_ERRNOS:  # there, but not readable: keep its units
-                    self.unsure.add(to_text(root.path))
-                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
-                continue
-            with scan.collecting() as problems:
-                try:
-                    units = list(adapter.discover(Path(root.path)))
-                except Exception as exc:
-                    self.unsure.add(to_text(root.path))
-                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
-                    units = []
-            for problem in problems:
-                self.unsure.add(to_text(problem.path))
-                self.errors.append({"path": to_text(problem.path), "agent": root.agent, "error": problem.error})
-            # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
-            # sessions under an agtail archive root are tagged from the root's kind instead.
-            found.extend(Candidate(adapter=adapter, unit=unit, root=root) for unit in units)
-        # Relative paths cost a relpath each: computed only for agents with archived units.
-        archived_agents = {c.root.agent for c in found if c.root.kind == "archive"}
-        natives = {
-            (c.root.agent, c.rel_path())
-            for c in found
-            if c.root.kind == "native" and c.root.agent in archived_agents
-        }
-        seen: set[str] = set()
-        out = []
-        native_roots: dict[str, list[str]] = {}
-        for r in roots:
-            if r.kind == "native":
-                native_roots.setdefault(r.agent, []).append(r.path)
-        for c in found:
-            if c.root.kind == "archive" and (c.root.agent, c.rel_path()) in natives:
-                continue  # the native file still exists: the archive copy stays hidden
-            if c.root.kind == "archive" and self.unsure and any(
-                self._is_unsure(to_text(os.path.join(r, c.rel_path()))) for r in native_roots.get(c.root.agent, ())
-            ):
-                continue  # the native file could not be looked at: it is kept, so is this hidden
-            if c.unit.path in seen:
-                continue  # overlapping roots: the first root listed wins
-            seen.add(c.unit.path)
-            out.append(c)
-        return out
-
     def _scope(self, only_paths: Iterable[str] | None) -> tuple[list[RootSpec], set[str] | None]:
         """The roots to scan, and the agents whose stored units are in scope (None: all)."""
         roots = list(self.config.roots)
@@ -227,7 +126,7 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
-        self.unsure = set()
+        found = Discovery(self.errors)
         db = self.db
         writer = Writer(db)
         if full:
@@ -235,7 +134,7 @@ class Updater:
             writer.wipe()
             writer.commit()
         roots, agents = self._scope(only_paths)
-        candidates = self._discover(roots)
+        candidates = found.candidates(roots)
         stored: dict[str, Stored] = {}
         for row in db.execute(
             "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"
@@ -288,7 +187,7 @@ class Updater:
         gone = [
             (path, old.id, old.agent)
             for path, old in stored.items()
-            if path not in seen and self._known_gone(path, old, roots)
+            if path not in seen and found.known_gone(path, old.agent, old.fingerprint)
         ]
         changed: list[dict[str, Any]] = []
         by_path = {to_text(c.unit.path): c for c in candidates}
@@ -342,34 +241,12 @@ class Updater:
         report["errors"] = self.errors
         return report
 
-    def _is_unsure(self, path: str) -> bool:
-        """Is ``path`` (text form) at or below a path discovery could not look at?"""
-        return any(path == u or path.startswith(u.rstrip(os.sep) + os.sep) for u in self.unsure)
-
-    def _known_gone(self, path: str, old: Stored, roots: list[RootSpec]) -> bool:
-        """Whether a stored unit that discovery did not find may be removed: only when its
-        file is known to be gone (ENOENT), or it is still there but no longer belongs to a
-        scanned root (the roots changed, the agent no longer counts it). A unit whose file
-        could not be looked at (EACCES, ELOOP, EIO …), or that lies under a folder
-        discovery could not read, is kept as it is: a read error is never a deletion."""
-        main = _main_file(old.fingerprint) or path
-        if self._is_unsure(path) or self._is_unsure(main):
-            return False
-        try:
-            os.stat(from_text(main))
-        except OSError as exc:
-            if exc.errno in scan.GONE_ERRNOS:
-                return True
-            self.errors.append({"path": path, "agent": old.agent, "error": f"kept: {exc.strerror}"})
-            return False
-        return True
-
     def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
         if prep.error is not None:
             self.errors.append({"path": info.path, "agent": info.agent, "error": prep.error})
             self.log(f"could not read {info.path}: {prep.error}")
             return
-        if prep.missing and not _gone(info.files[0] if info.files else info.path):
+        if prep.missing and not gone(info.files[0] if info.files else info.path):
             # The read met ENOENT, but the unit's own file is there (a sidecar vanished, a
             # race): keep what is stored; the next update reads it again.
             self.errors.append({"path": info.path, "agent": info.agent, "error": "a file vanished while read"})
