@@ -594,3 +594,31 @@ def test_live_daemon_survives_hostile_files_and_index_damage(tmp_path: Path, pro
         assert any(p.name.startswith(target.name + ".agtail-conflict-") for p in archive.iterdir())
     finally:
         daemon.cleanup()
+
+
+def test_live_daemon_on_a_full_disk(tmp_path: Path, corpus: Path, mounts: list[Path]) -> None:
+    """The data dir fills up under the daemon: it stays up, /health says disk_full with the
+    data dir named, and once there is room the next update completes the index."""
+    small = tmp_path / "small"
+    small.mkdir()
+    _mount(mounts, "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small))
+    root = tmp_path / "projects"
+    shutil.copytree(corpus / "claude-code" / "spotter" / "projects", root)
+    daemon = DaemonProc(small, {"claude-code": root}, extra=["--watch", "off", "--no-archive"])
+    daemon.start(wait_indexed=False)
+    try:
+        client = daemon.unix()
+        storage = wait_until(
+            lambda: (s := client.health()["storage"])["state"] == "disk_full" and s, 60, "the disk-full state"
+        )
+        assert str(daemon.data_dir) in storage["message"] and "MB" in storage["message"]
+        assert client.health()["index"]["errors"] >= 1
+        started = time.monotonic()
+        client.health()
+        assert time.monotonic() - started < 1.0
+        subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+        report = client.call("index.update", {})
+        assert report["sessions"] == 5, report
+        assert client.health()["storage"]["state"] == "ok"
+    finally:
+        daemon.cleanup()

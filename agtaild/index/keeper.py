@@ -24,7 +24,9 @@ from typing import Any
 from agtaild.errors import AgtailError
 from agtaild.index import schema
 from agtaild.index.storage import (
+    DiskFull,
     check_data_dir,
+    disk_full_message,
     file_identity,
     is_writable,
     problem_of,
@@ -63,7 +65,13 @@ class IndexKeeper:
         try:
             return self._open_writable()
         except sqlite3.DatabaseError as exc:
-            if problem_of(exc) != "corrupt":
+            problem = problem_of(exc)
+            if problem == "readonly":  # the permissions said yes, the file system said no
+                self.read_only, self.state = True, "read_only"
+                return self._open_read_only()
+            if problem == "full":
+                raise DiskFull(disk_full_message(self.data_dir, 1 << 20)) from None
+            if problem != "corrupt":
                 raise
             self._set_aside(exc)
             return self._open_writable()
