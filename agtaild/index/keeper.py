@@ -152,7 +152,7 @@ class IndexKeeper:
         self._note("rebuilt", f"the index was damaged{reason}; the bad file is {moved}")
 
     def _note(self, state: str, message: str) -> None:
-        self.state = "ok"
+        self.state = "rebuilding"  # until the update that refills it succeeds (agtaild.index.upkeep)
         self.message = message
         self.events = [*self.events, {"at": time.time(), "event": state, "message": message}][-_KEPT_EVENTS:]
 

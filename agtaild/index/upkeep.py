@@ -79,6 +79,8 @@ def run(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Pro
         raise DiskFull(message) from None
     if keeper.state == "disk_full":
         keeper.state, keeper.message = "ok", "space was freed; the index is up to date again"
+    elif keeper.state == "rebuilding":
+        keeper.state = "ok"
     return report
 
 
