@@ -218,6 +218,11 @@ async def serve(args: argparse.Namespace) -> int:
         on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
     )
     watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
+    # A request that found the index damaged or gone reopens it; the writer refills it.
+    def refill_index() -> None:
+        loop.call_soon_threadsafe(writer.note, (), (str(config.index_path),))
+
+    service.on_repaired = refill_index
     watcher_box.append(watcher)
     state: dict[str, Any] = {}
 

@@ -41,6 +41,9 @@ class Service:
         self._readers_lock = threading.Lock()
         self._closed = False
         self.index = IndexKeeper(Path(config.data_dir), config.index_path)
+        #: Called (from any thread) after the index was repaired, instead of refilling it
+        #: inline: the daemon points it at its writer, so a request never waits for a rebuild.
+        self.on_repaired: Callable[[], None] | None = None
         if not self.index.read_only:
             with self._write_lock:
                 self._check_timezone()
@@ -103,10 +106,13 @@ class Service:
         try:
             return handler(self, dict(params or {}))
         except sqlite3.DatabaseError as exc:
+            # Damage, or tables gone because the file was swapped under us; a missing table
+            # in our own file is a bug to report, not a reason to throw the index away.
             problem = problem_of(exc)
-            if self.index.read_only or problem not in ("corrupt", "missing"):
+            replaced = self.index.replaced()
+            if self.index.read_only or not (problem == "corrupt" or replaced):
                 raise
-            self._repair("replaced" if self.index.replaced() else problem, exc)
+            self._repair("replaced" if replaced else "corrupt", exc)
             return handler(self, dict(params or {}))
 
     def _repair(self, why: str, exc: BaseException | None = None) -> None:

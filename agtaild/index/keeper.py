@@ -125,8 +125,8 @@ class IndexKeeper:
         return not self.read_only and file_identity(self.path) != self.identity
 
     def repair(self, why: str, exc: BaseException | None = None) -> None:
-        """Reopen on a new, empty index; ``why`` is 'corrupt' (the file is moved aside first),
-        'missing' or 'replaced'. The caller re-reads the transcripts into it."""
+        """Reopen on a new, empty index; ``why`` is 'corrupt' (the file is moved aside first)
+        or 'replaced' (deleted or swapped). The caller re-reads the transcripts into it."""
         with self.lock:
             try:
                 self.db.close()
@@ -137,8 +137,6 @@ class IndexKeeper:
                     Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             if why == "corrupt":
                 self._set_aside(exc)
-            elif self.path.exists() and why == "missing" and file_identity(self.path) == self.identity:
-                self._set_aside(exc)  # our own file lost its tables: keep it for a look, start over
             else:
                 self.say(f"the index {self.path} was deleted or replaced; rebuilding it")
                 self._note("rebuilt", f"the index file was {why}")

@@ -41,23 +41,27 @@ def update(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: 
         try:
             return run(svc, full=full, only_paths=only_paths, progress=progress)
         except sqlite3.DatabaseError as exc:
-            problem = problem_of(exc)
-            if problem not in ("corrupt", "missing"):
+            replaced = keeper.replaced()
+            if not (problem_of(exc) == "corrupt" or replaced):
                 raise
-            keeper.repair("replaced" if keeper.replaced() else problem, exc)
+            keeper.repair("replaced" if replaced else "corrupt", exc)
             check_timezone(svc._db)
             return run(svc, full=False, only_paths=None, progress=progress)
 
 
 def repair(svc: Any, why: str, exc: BaseException | None = None) -> None:
-    """A new index in place of a damaged or vanished one, filled from the transcripts
-    (called by Service.call when a query met the damage)."""
+    """A new index in place of a damaged or vanished one (called by Service.call when a query
+    met the damage), then filled from the transcripts: by the daemon's writer when it runs
+    (``svc.on_repaired``), else here."""
     with svc._write_lock:
         if why == "replaced" and not svc.index.replaced():
             return  # another thread repaired it while we waited
         svc.index.repair(why, exc)
         check_timezone(svc._db)
-        run(svc, full=False, only_paths=None, progress=None)
+        if svc.on_repaired is None:
+            run(svc, full=False, only_paths=None, progress=None)
+    if svc.on_repaired is not None:
+        svc.on_repaired()
 
 
 def run(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Progress | None) -> dict[str, Any]:
