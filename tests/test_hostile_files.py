@@ -143,6 +143,53 @@ def test_unreadable_project_dir_is_kept_and_reported(
     assert any("discovery" in c["name"] and locked in c["message"] for c in report["checks"]), report
 
 
+@pytest.mark.parametrize(
+    ("agent", "sample", "locked_rel"),
+    [
+        ("codex", "real/codex-0.171.0/sessions", "2026/11/30"),
+        ("gemini", "real/gemini-0.61.0/tmp", None),
+    ],
+)
+def test_every_adapter_keeps_what_it_cannot_list(
+    agent: str, sample: str, locked_rel: str | None, tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same rule through other adapters: a folder that cannot be listed loses nothing."""
+    from agtaild.config import load_config
+    from agtaild.service import Service
+
+    if not (corpus / sample).is_dir():
+        pytest.skip(f"no {sample} in the corpus")
+    root = tmp_path / "root"
+    shutil.copytree(corpus / sample, root)
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"{agent}={root}"], only_roots=True)
+    svc = Service(config, workers=1)
+    try:
+        first = svc.update_index()
+        assert first["sessions"] >= 1
+        if locked_rel is None:  # the first folder that holds sessions
+            locked_rel = str(Path(svc.call("sessions.list", {"limit": 1})["sessions"][0]["path"]).parent.relative_to(root))
+        locked = str(root / locked_rel)
+        real_scandir, real_iterdir = os.scandir, Path.iterdir
+
+        def scandir(path: Any = ".") -> Any:
+            if os.fspath(path) == locked:
+                raise PermissionError(errno.EACCES, "Permission denied", locked)
+            return real_scandir(path)
+
+        def iterdir(self: Path) -> Any:
+            if str(self) == locked:
+                raise PermissionError(errno.EACCES, "Permission denied", locked)
+            return real_iterdir(self)
+
+        monkeypatch.setattr(os, "scandir", scandir)
+        monkeypatch.setattr(Path, "iterdir", iterdir)
+        again = svc.update_index()
+        assert again["sessions"] == first["sessions"] and not [c for c in again["changed"] if c["action"] == "removed"]
+        assert any(locked in e["path"] for e in again["errors"]), again["errors"]
+    finally:
+        svc.close()
+
+
 def _nobody() -> tuple[int, int]:
     import pwd
 
