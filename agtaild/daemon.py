@@ -183,12 +183,26 @@ def check_intervals(args: argparse.Namespace) -> None:
         raise UsageError("--debounce must be between 0 and 60 seconds")
 
 
+def check_writable_data_dir(data_dir: Path, index_path: Path) -> None:
+    """The daemon writes its lock, token, state and index there: refuse a data dir that is
+    a file or read-only with one clear sentence (the CLI still reads such an index)."""
+    from agtaild.index.storage import check_data_dir, is_writable
+
+    check_data_dir(data_dir)
+    if not is_writable(data_dir, index_path):
+        raise AgtailError(
+            f"agtaild cannot write its data dir {data_dir} (read-only); it keeps its lock, token and index "
+            "there. `agtail --no-daemon` still reads the index as it is"
+        )
+
+
 async def serve(args: argparse.Namespace) -> int:
     check_intervals(args)
     config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
     if args.no_archive:
         config.archive = False
     data_dir = Path(config.data_dir)
+    check_writable_data_dir(data_dir, config.index_path)
     ensure_private_dir(data_dir)
     lock_fd = lock_data_dir(data_dir)
     listen = parse_listen(args.listen)

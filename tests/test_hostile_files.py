@@ -669,3 +669,21 @@ def test_live_daemon_on_a_full_disk(tmp_path: Path, corpus: Path, mounts: list[P
         assert client.health()["storage"]["state"] == "ok"
     finally:
         daemon.cleanup()
+
+
+def test_daemon_refuses_a_data_dir_it_cannot_use(tmp_path: Path, projects: Path, mounts: list[Path]) -> None:
+    """agtaild must write its data dir: a file or a read-only dir is one clear line, no traceback."""
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    agtaild = [sys.executable, "-m", "agtaild.daemon", "--listen", "none", "--socket", str(tmp_path / "s.sock"),
+               "--only-roots", "--root", f"claude-code={projects}"]
+    out = subprocess.run([*agtaild, "--data-dir", str(plain)], capture_output=True, text=True, cwd=str(REPO), timeout=60)
+    assert out.returncode == 2 and "is not a directory" in out.stderr and "Traceback" not in out.stderr
+    data = tmp_path / "data"
+    data.mkdir()
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    _mount(mounts, "--bind", str(data), str(ro))
+    _mount(mounts, "-o", "remount,ro,bind", str(ro))
+    out = subprocess.run([*agtaild, "--data-dir", str(ro)], capture_output=True, text=True, cwd=str(REPO), timeout=60)
+    assert out.returncode == 1 and "read-only" in out.stderr and "Traceback" not in out.stderr, out.stderr
