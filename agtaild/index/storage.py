@@ -105,8 +105,8 @@ def disk_full_message(data_dir: Path, needed: int) -> str:
         free = 0
     return (
         f"the disk holding the data dir {data_dir} is full ({_mb(free)} free); the index needs about "
-        f"{_mb(max(needed, 1 << 20))} more. The index is unchanged; free some space and run the "
-        "command again (agtaild retries by itself)"
+        f"{_mb(max(needed, 1 << 20))} more. What it stored before is intact; free some space and run "
+        "the command again (agtaild retries by itself)"
     )
 
 

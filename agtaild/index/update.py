@@ -151,7 +151,7 @@ class Updater:
             old = stored.get(key)
             same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
                 c.root.agent,
-                c.root.path,
+                to_text(c.root.path),
                 c.root.kind,
                 c.root.collection,
             )
@@ -167,7 +167,7 @@ class Updater:
             info = UnitInfo(
                 path=key,
                 agent=c.root.agent,
-                root=c.root.path,
+                root=to_text(c.root.path),
                 kind=c.root.kind,
                 collection=c.root.collection,
                 rel=to_text(c.rel_path()),
