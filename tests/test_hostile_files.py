@@ -393,6 +393,7 @@ def test_sessions_at_any_depth_and_dir_loops(capsys: pytest.CaptureFixture[str],
     deep.mkdir(parents=True)
     (deep / "0000aaaa-1111-2222-3333-444455556666.jsonl").write_bytes(user_line("0000aaaa", "kept in a backup"))
     (projects / "backup-2025" / "loop").symlink_to(projects)  # a directory cycle
+    (projects / "-a-link-to-root").symlink_to(projects)  # listed before the real project folders
     (deep / "self").symlink_to(deep)
     code, doc, err = cli(capsys, data, projects, "index")
     assert code == 0, err

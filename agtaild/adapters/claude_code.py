@@ -84,6 +84,11 @@ class ClaudeCodeAdapter(JsonlAdapter):
         are followed once each (a link cycle ends there) and the walk stops MAX_DEPTH down."""
         root_str = str(root)
         seen: set[tuple[int, int]] = set()
+        try:
+            st = os.stat(root_str)
+            seen.add((st.st_dev, st.st_ino))  # a link back to the root is a cycle too
+        except OSError:
+            pass
         for project in scan.entries(root_str):
             key = scan.dir_key(project) if scan.is_dir(project) else None
             if key is not None and key not in seen:
