@@ -50,6 +50,16 @@ def to_text(path: str) -> str:
     return "".join(out)
 
 
+def printable(value: str) -> str:
+    """``value`` unchanged when it is valid text, else its escaped text form: for names that
+    are not paths (a session id taken from a file name), where only storability matters."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return to_text(value)
+    return value
+
+
 def _unescape(match: re.Match[str]) -> str:
     token = match.group(1)
     if token == "\\":

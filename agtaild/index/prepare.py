@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from agtaild.adapters.base import Unit
-from agtaild.fsnames import to_text, unit_real, unit_text
+from agtaild.fsnames import printable, to_text, unit_real, unit_text
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
 from agtaild.model import Event, Session, UsageRecord, project_of
@@ -189,7 +189,7 @@ def prepare(job: Job) -> Prepared:
         result = adapter.read(job.unit, job.state, now=now)
         session = result.session
         session.path = to_text(session.path)
-        session.id = to_text(session.id)  # an id taken from an undecodable file name
+        session.id = printable(session.id)  # an id taken from an undecodable file name
         events = [event_row(e) for e in result.events]
         return Prepared(
             path=path,
