@@ -183,12 +183,26 @@ def check_intervals(args: argparse.Namespace) -> None:
         raise UsageError("--debounce must be between 0 and 60 seconds")
 
 
+def check_writable_data_dir(data_dir: Path, index_path: Path) -> None:
+    """The daemon writes its lock, token, state and index there: refuse a data dir that is
+    a file or read-only with one clear sentence (the CLI still reads such an index)."""
+    from agtaild.index.storage import check_data_dir, is_writable
+
+    check_data_dir(data_dir)
+    if not is_writable(data_dir, index_path):
+        raise AgtailError(
+            f"agtaild cannot write its data dir {data_dir} (read-only); it keeps its lock, token and index "
+            "there. `agtail --no-daemon` still reads the index as it is"
+        )
+
+
 async def serve(args: argparse.Namespace) -> int:
     check_intervals(args)
     config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
     if args.no_archive:
         config.archive = False
     data_dir = Path(config.data_dir)
+    check_writable_data_dir(data_dir, config.index_path)
     ensure_private_dir(data_dir)
     lock_fd = lock_data_dir(data_dir)
     listen = parse_listen(args.listen)
@@ -218,11 +232,21 @@ async def serve(args: argparse.Namespace) -> int:
         on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
     )
     watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
+    # A request that found the index damaged or gone reopens it; the writer refills it.
+    def refill_index() -> None:
+        loop.call_soon_threadsafe(writer.note, (), (str(config.index_path),))
+
+    service.on_repaired = refill_index
     watcher_box.append(watcher)
     state: dict[str, Any] = {}
 
     def health() -> dict[str, Any]:
-        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status()}
+        storage = service.index.status()
+        if service.index.replaced():  # deleted or swapped under us: say so, and rebuild now
+            storage.update(state="rebuilding", message="the index file was deleted or replaced; rebuilding it")
+            writer.note((), gone_dirs=(str(config.index_path),))
+        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
+                "storage": storage}
 
     app = create_app(
         service,

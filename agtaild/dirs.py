@@ -52,12 +52,61 @@ def _linux_user_data_dir() -> str | None:
 
 
 def runtime_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where the daemon's unix socket lives (a 0700 directory)."""
+    """Where the daemon's unix socket lives (a 0700 directory).
+
+    ``$AGTAIL_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/agtail``. Without a usable
+    XDG_RUNTIME_DIR (ssh sessions, containers, cron) Linux falls back quietly — platformdirs
+    would print a RuntimeDirWarning on every start — to ``/run/user/<uid>/agtail`` when that
+    is a private directory of ours, else ``<tmp>/agtail-<uid>`` (created 0700 by the daemon,
+    refused if someone else owns it). `agtail doctor` says which one and why.
+    """
+    return runtime_dir_choice(env)[0]
+
+
+def runtime_dir_choice(env: Mapping[str, str] | None = None) -> tuple[Path, str | None]:
+    """(the runtime dir, why a fallback was used — None when none was)."""
     env = os.environ if env is None else env
     if env.get("AGTAIL_RUNTIME_DIR"):
-        return Path(env["AGTAIL_RUNTIME_DIR"]).expanduser()
-    if env.get("XDG_RUNTIME_DIR"):
-        return Path(env["XDG_RUNTIME_DIR"]) / APP
-    import platformdirs
+        return Path(env["AGTAIL_RUNTIME_DIR"]).expanduser(), None
+    xdg = env.get("XDG_RUNTIME_DIR", "")
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel"):
+        if xdg:
+            return Path(xdg) / APP, None
+        import platformdirs
 
-    return Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+        return Path(platformdirs.user_runtime_dir(APP, appauthor=False)), None
+    problem = _private_dir_problem(xdg) if xdg.startswith("/") else "is not set"
+    if problem is None:
+        return Path(xdg) / APP, None
+    why = f"XDG_RUNTIME_DIR {problem}"
+    uid = os.getuid()
+    system = f"/run/user/{uid}"
+    if _private_dir_problem(system) is None:
+        return Path(system) / APP, why
+    import tempfile
+
+    fallback = Path(tempfile.gettempdir()) / f"{APP}-{uid}"
+    taken = _private_dir_problem(str(fallback))
+    if taken is not None and "does not exist" not in taken and "open to" not in taken:
+        # Someone else made it (or a link in its place): never use it. The daemon records
+        # its socket path in agtaild.json, so clients find a per-process name as well.
+        fallback = Path(tempfile.gettempdir()) / f"{APP}-{uid}-{os.getpid()}"
+        why = f"{why}; {taken.replace('(', '', 1).replace(')', '', 1)}"
+    return fallback, why
+
+
+def _private_dir_problem(path: str) -> str | None:
+    """Why ``path`` is not a directory of ours that nobody else can use (None: it is)."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return f"({path}) does not exist"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"({path}) is not a directory"
+    if st.st_uid != os.getuid():
+        return f"({path}) belongs to another user"
+    if st.st_mode & 0o077:
+        return f"({path}) is open to other users"
+    return None

@@ -11,18 +11,18 @@ connection (thread-local), and SQLite's WAL mode means a reader never waits for 
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from agtaild.config import Config
 from agtaild.errors import NotFound, UsageError
-from agtaild.index import schema
+from agtaild.index.keeper import IndexKeeper
 from agtaild.index.params import Params
+from agtaild.index.storage import problem_of
 from agtaild.model import EVENT_KINDS
 
 Method = Callable[["Service", dict[str, Any]], dict[str, Any]]
@@ -40,30 +40,38 @@ class Service:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
-        path = config.index_path
-        new_dir = not path.parent.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if new_dir:
-            os.chmod(path.parent, 0o700)  # transcripts hold secrets; so does their index
-        fresh = not path.exists()
-        self._db = schema.connect(path)
-        if fresh:
-            os.chmod(path, 0o600)
-        with self._write_lock:
-            schema.migrate(self._db)
-            self._check_timezone()
+        self.index = IndexKeeper(Path(config.data_dir), config.index_path)
+        #: Called (from any thread) after the index was repaired, instead of refilling it
+        #: inline: the daemon points it at its writer, so a request never waits for a rebuild.
+        self.on_repaired: Callable[[], None] | None = None
+        if not self.index.read_only:
+            with self._write_lock:
+                self._check_timezone()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The writer connection (reopened by the keeper after a repair)."""
+        return self.index.db
 
     # -- plumbing -------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
         if self._closed:
             raise RuntimeError("the service is closed")
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None and getattr(self._local, "generation", 0) != self.index.generation:
+            with self._readers_lock:
+                if db in self._readers:
+                    self._readers.remove(db)
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+            db = None
         if db is None:
             from agtaild.index.search import install_functions
 
-            db = schema.connect(self.config.index_path, readonly=True)
+            db = self.index.reader()
             install_functions(db)
             self._local.db = db
+            self._local.generation = self.index.generation
             with self._readers_lock:
                 self._readers.append(db)
         return db
@@ -86,28 +94,6 @@ class Service:
             )
         return agent
 
-    def _check_timezone(self) -> None:
-        """Usage rows store their local calendar day; a new time zone recomputes them."""
-        zone = f"{time.tzname}|{time.timezone}|{time.altzone}|{os.environ.get('TZ', '')}"
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'tz'").fetchone()
-        if row is not None and row[0] == zone:
-            return
-        from agtaild.index.prepare import local_day
-
-        self._db.create_function("agtail_local_day", 1, local_day)
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            if row is not None:
-                from agtaild.index.usage import refresh_rollup
-
-                self._db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '')")
-                refresh_rollup(self._db, None)
-            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-
     # -- the interface --------------------------------------------------------------------
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         handler = METHODS.get(method)
@@ -115,7 +101,29 @@ class Service:
             raise NotFound(
                 f"no method {method!r}; methods: {', '.join(sorted(METHODS))}", data={"method": method}
             )
-        return handler(self, dict(params or {}))
+        if self.index.replaced():
+            self._repair("replaced")
+        try:
+            return handler(self, dict(params or {}))
+        except sqlite3.DatabaseError as exc:
+            # Damage, or tables gone because the file was swapped under us; a missing table
+            # in our own file is a bug to report, not a reason to throw the index away.
+            problem = problem_of(exc)
+            replaced = self.index.replaced()
+            if self.index.read_only or not (problem == "corrupt" or replaced):
+                raise
+            self._repair("replaced" if replaced else "corrupt", exc)
+            return handler(self, dict(params or {}))
+
+    def _repair(self, why: str, exc: BaseException | None = None) -> None:
+        from agtaild.index import upkeep
+
+        upkeep.repair(self, why, exc)
+
+    def _check_timezone(self) -> None:
+        from agtaild.index import upkeep
+
+        upkeep.check_timezone(self._db)
 
     def update_index(
         self,
@@ -124,20 +132,11 @@ class Service:
         only_paths: Iterable[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
-        """Bring the index up to date with the native files (see agtaild.index.update).
+        """Bring the index up to date with the native files (see agtaild.index.update and,
+        for a read-only, vanished or damaged index, agtaild.index.upkeep)."""
+        from agtaild.index import upkeep
 
-        Collections that appeared in the import store since the roots were resolved (files
-        copied in by hand, a pull by another process) become roots first, so a long-running
-        daemon reads them without a restart."""
-        from agtaild.index.update import Updater
-        from agtaild.store.imports import adopt_new_collections
-
-        with self._write_lock:
-            adopt_new_collections(self.config)
-            updater = Updater(
-                self._db, self.config, workers=self.workers, after_native_read=self.after_native_read
-            )
-            return updater.run(full=full, only_paths=only_paths, progress=progress)
+        return upkeep.update(self, full=full, only_paths=only_paths, progress=progress)
 
     def close(self) -> None:
         self._closed = True
@@ -149,7 +148,7 @@ class Service:
             except sqlite3.Error:
                 pass
         with self._write_lock:
-            self._db.close()
+            self.index.close()
 
 
 # -- methods ------------------------------------------------------------------------------

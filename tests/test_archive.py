@@ -100,3 +100,26 @@ def test_archive_inside_native_root_is_refused(tmp_path: Path, corpus: Path) -> 
     config = load_config(data_dir=str(native / "data"), root_options=[f"claude-code={native}"], only_roots=True)
     rep = Archiver(config).mirror_units(units(native))
     assert rep["files"] == 0 and "never writes" in rep["errors"][0]["message"]
+
+
+def test_in_place_rewrite_keeps_history_but_same_bytes_do_not(machine: tuple) -> None:
+    """A log rewritten in place (same inode, truncated, regrown longer with other bytes) keeps
+    its archived copy; the same bytes written again (a touch) keep nothing extra."""
+    config, native = machine
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = sorted(native.glob("*/*.jsonl"))[0]
+    before = target.read_bytes()
+    target.write_bytes(before)  # same content, new mtime
+    rep = arch.mirror_units(units(native))
+    assert rep["kept"] == [] and rep["files"] == 0
+    inode = target.stat().st_ino
+    with open(target, "r+b") as fh:
+        fh.truncate(0)
+        fh.write(b'{"type":"user","message":{"role":"user","content":"new"}}\n' * (len(before) // 40))
+    assert target.stat().st_ino == inode and target.stat().st_size > len(before)
+    rep = arch.mirror_units(units(native))
+    assert rep["appended"] == 0 and len(rep["kept"]) == 1
+    archive = Path(config.archive_dir)
+    assert (archive / rep["kept"][0]).read_bytes() == before
+    assert (archive / "claude-code" / target.relative_to(native)).read_bytes() == target.read_bytes()

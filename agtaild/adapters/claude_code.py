@@ -5,6 +5,7 @@ Layouts read (FORMATS.md §1.1): one JSONL file per session; 2.1.x subagents in
 under ``subagents/workflows/<run>/``); 2.0.x subagents as flat ``agent-<id>.jsonl`` files next
 to the sessions; 1.0.x subagents inline in the session file (``isSidechain``), kept there.
 Every subagent file is its own session, linked to its parent session and spawning tool use.
+Project folders may sit at any depth below the root (``projects/backup-2025/<project>/``).
 The project dir name is a lossy encoding of the cwd and is never decoded: cwd comes from the
 lines. Line parsing lives in :mod:`claude_parser` and :mod:`claude_messages`.
 """
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agtaild.adapters import scan
 from agtaild.adapters.base import ResumeCommand, Unit
 from agtaild.adapters.claude_parser import ClaudeParser
 from agtaild.adapters.claude_plugins import PluginIndex, load_plugin_index
@@ -25,6 +27,10 @@ from agtaild.model import Session
 
 #: Overrides where plugin attribution looks for Claude Code's plugin cache.
 PLUGINS_DIR_ENV = "AGTAIL_CLAUDE_PLUGINS_DIR"
+#: How many folder levels below the projects root discovery looks for sessions.
+MAX_DEPTH = 8
+#: Folders inside a session's folder that hold parts of it, never sessions of their own.
+_SESSION_PARTS = frozenset({"subagents", "tool-results"})
 
 
 class ClaudeCodeAdapter(JsonlAdapter):
@@ -72,22 +78,45 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return list(dict.fromkeys([home / ".claude" / "projects", config_home / "claude" / "projects"]))
 
     def discover(self, root: Path) -> Iterator[Unit]:
+        """Sessions in every project folder, at any depth below the root (copies kept in
+        ``projects/backup-2025/<project>/`` count too); a session's own folder (subagents,
+        spilled tool outputs) belongs to it and is not walked as a project. Directory links
+        are followed once each (a link cycle ends there) and the walk stops MAX_DEPTH down."""
         root_str = str(root)
-        for project in _entries(root_str):
-            if not project.is_dir():
-                continue
-            for entry in _entries(project.path):
-                name = entry.name
-                if name.endswith(".jsonl") and entry.is_file() and _nonempty(entry):
+        seen: set[tuple[int, int]] = set()
+        try:
+            st = os.stat(root_str)
+            seen.add((st.st_dev, st.st_ino))  # a link back to the root is a cycle too
+        except OSError:
+            pass
+        for project in scan.entries(root_str):
+            key = scan.dir_key(project) if scan.is_dir(project) else None
+            if key is not None and key not in seen:
+                seen.add(key)
+                yield from self._project(project.path, root_str, seen, 1)
+
+    def _project(self, folder: str, root: str, seen: set[tuple[int, int]], depth: int) -> Iterator[Unit]:
+        entries = scan.entries(folder)
+        names = {e.name for e in entries}
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".jsonl"):
+                if scan.is_file(entry) and scan.size(entry) > 0:  # Claude treats 0 bytes as missing
                     stem = name[:-6]
                     if stem.startswith("agent-"):
-                        yield self._subagent_unit(entry.path, root_str, parent_id=None, parent_path=None)
+                        yield self._subagent_unit(entry.path, root, parent_id=None, parent_path=None)
                     else:
-                        files = [entry.path, *_spilled_outputs(os.path.join(project.path, stem))]
-                        yield Unit(agent=AGENT_ID, path=entry.path, files=files, root=root_str)
-                elif entry.is_dir():
-                    parent_path = os.path.join(project.path, f"{name}.jsonl")
-                    yield from self._subagents(entry.path, root_str, name, parent_path)
+                        files = [entry.path, *_spilled_outputs(os.path.join(folder, stem))]
+                        yield Unit(agent=AGENT_ID, path=entry.path, files=files, root=root)
+            elif name not in _SESSION_PARTS and scan.is_dir(entry):
+                parent_path = os.path.join(folder, f"{name}.jsonl")
+                yield from self._subagents(entry.path, root, name, parent_path)
+                if f"{name}.jsonl" in names or depth >= MAX_DEPTH:
+                    continue  # a session's own folder, or too deep
+                key = scan.dir_key(entry)
+                if key is not None and key not in seen:
+                    seen.add(key)
+                    yield from self._project(entry.path, root, seen, depth + 1)
 
     def _subagents(self, session_dir: str, root: str, parent_id: str, parent_path: str) -> Iterator[Unit]:
         subagents = os.path.join(session_dir, "subagents")
@@ -95,7 +124,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
             if _is_agent_file(entry):
                 yield self._subagent_unit(entry.path, root, parent_id=parent_id, parent_path=parent_path)
         for run in _entries(os.path.join(subagents, "workflows")):
-            if run.is_dir():
+            if scan.is_dir(run):
                 for entry in _entries(run.path):
                     if _is_agent_file(entry):
                         yield self._subagent_unit(entry.path, root, parent_id=parent_id,
@@ -148,27 +177,15 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return ResumeCommand(argv=["claude", "--resume", session.id], cwd=session.cwd)
 
 
-def _entries(path: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(path) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
-def _nonempty(entry: os.DirEntry[str]) -> bool:
-    """Claude treats 0-byte session files as missing; so does agtail."""
-    try:
-        return entry.stat().st_size > 0
-    except OSError:
-        return False
+_entries = scan.entries
 
 
 def _is_agent_file(entry: os.DirEntry[str]) -> bool:
+    """A subagent transcript (0-byte files are missing to Claude, and to agtail)."""
     name = entry.name
-    return name.startswith("agent-") and name.endswith(".jsonl") and entry.is_file() and _nonempty(entry)
+    return name.startswith("agent-") and name.endswith(".jsonl") and scan.is_file(entry) and scan.size(entry) > 0
 
 
 def _spilled_outputs(session_dir: str) -> list[str]:
     """Large tool outputs Claude spilled to ``<session>/tool-results/`` (kept with the session)."""
-    return [e.path for e in _entries(os.path.join(session_dir, "tool-results")) if e.is_file()]
+    return [e.path for e in _entries(os.path.join(session_dir, "tool-results")) if scan.is_file(e)]

@@ -12,7 +12,6 @@ costs one directory walk and one read per parent file, not one per child.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters import scan
 from agtaild.adapters.codex_text import as_dict, as_str, epoch_of, thread_id_from_filename
 from agtaild.adapters.codex_usage import token_count_rows, usage_record_rows
 
@@ -42,22 +42,15 @@ def is_rollout_name(name: str) -> bool:
 
 def iter_rollouts(directory: Path, *, skip_archived: bool = False) -> Iterator[Path]:
     """Rollout files below ``directory`` (any depth), sorted; hidden entries are ignored."""
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
+    for entry in scan.entries(directory):
         if entry.name.startswith("."):
             continue
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                if skip_archived and entry.name == ARCHIVED_DIR:
-                    continue
-                yield from iter_rollouts(Path(entry.path))
-            elif entry.is_file() and is_rollout_name(entry.name):
-                yield Path(entry.path)
-        except OSError:
-            continue
+        if scan.is_dir(entry, follow_symlinks=False):
+            if skip_archived and entry.name == ARCHIVED_DIR:
+                continue
+            yield from iter_rollouts(Path(entry.path))
+        elif is_rollout_name(entry.name) and scan.is_file(entry):
+            yield Path(entry.path)
 
 
 def archived_dirs(root: Path) -> list[Path]:

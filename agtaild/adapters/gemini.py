@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.gemini_replay import NeedsFullRead, Replay, ReplayState
 from agtaild.adapters.jsondoc import read_document
@@ -62,13 +63,15 @@ class GeminiAdapter(Adapter):
         tmp = _tmp_dir(root)
         try:
             projects = sorted(p for p in tmp.iterdir() if (p / "chats").is_dir())
-        except OSError:
+        except OSError as exc:
+            scan.report(str(tmp), exc)  # said in the update's errors; its sessions are kept
             return
         for project in projects:
             chats = project / "chats"
             try:
                 entries = sorted(chats.iterdir())
-            except OSError:
+            except OSError as exc:
+                scan.report(str(chats), exc)
                 continue
             stems = {e.stem for e in entries if e.suffix == ".jsonl" and e.is_file()}
             for entry in entries:

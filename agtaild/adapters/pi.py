@@ -15,13 +15,13 @@ Reading is incremental (:class:`JsonlAdapter`) with two guards around it:
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
 
+from agtaild.adapters import scan
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.pi_content import session_id_from_ref
@@ -80,10 +80,7 @@ class PiAdapter(JsonlAdapter):
         transcripts kept in a ``<stem>/`` folder beside a session file (subagents)."""
         if not root.is_dir():
             return
-        try:
-            entries = sorted(os.scandir(root), key=lambda e: e.name)
-        except OSError:
-            return
+        entries = scan.entries(root)
         names = {e.name for e in entries}
         for entry in entries:
             if entry.name.endswith(".jsonl") and _is_file(entry) and _nonempty(Path(entry.path)):
@@ -208,15 +205,5 @@ def _nonempty(path: Path) -> bool:
         return False
 
 
-def _is_file(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file()
-    except OSError:
-        return False
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
+_is_file = scan.is_file
+_is_dir = scan.is_dir

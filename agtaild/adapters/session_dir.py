@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
@@ -170,16 +171,6 @@ def _dirs_at_depth(root: Path, depth: int) -> Iterator[Path]:
         if root.is_dir():
             yield root
         return
-    try:
-        children = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in children:
-        if entry.name.startswith("."):
-            continue
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            continue
-        if is_dir:
+    for entry in scan.entries(root):
+        if not entry.name.startswith(".") and scan.is_dir(entry):
             yield from _dirs_at_depth(Path(entry.path), depth - 1)

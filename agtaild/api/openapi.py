@@ -68,7 +68,21 @@ def schemas() -> dict[str, Any]:
                 "required": ["ok", "error", "status"],
             },
             "Health": _ok(
-                {"status": {"type": "string"}, "version": {"type": "string"}},
+                {
+                    "status": {"type": "string"},
+                    "version": {"type": "string"},
+                    # Trusted callers only: the index file's state (docs/api.md, Health).
+                    "storage": {
+                        "type": "object",
+                        "properties": {
+                            "state": {"enum": ["ok", "rebuilding", "disk_full", "read_only"]},
+                            "read_only": {"type": "boolean"},
+                            "message": {"type": ["string", "null"]},
+                            "path": {"type": "string"},
+                            "repairs": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                },
                 ["status", "version"],
             ),
             "SessionList": _page("sessions", _ref("Session")),

@@ -98,6 +98,54 @@ def import_checks(config: Any) -> list[dict[str, str]]:
     return out
 
 
+def discovery_checks(config: Any) -> list[dict[str, str]]:
+    """Folders and entries below the roots that discovery cannot look at (a directory made
+    unreadable, a symlink loop, an I/O error): their sessions are kept but not updated."""
+    from agtaild.adapters import get_adapter, scan
+
+    out = []
+    for root in config.roots:
+        if not os.path.exists(root.path):
+            continue
+        with scan.collecting() as problems:
+            try:
+                for _unit in get_adapter(root.agent).discover(Path(root.path)):
+                    pass
+            except Exception as exc:
+                problems.append(scan.Problem(root.path, f"discovery failed: {exc}"))
+        if problems:
+            from agtaild.fsnames import to_text
+
+            listed = "; ".join(f"{to_text(p.path)}: {p.error}" for p in problems[:5])
+            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+            out.append(_check(f"{root.agent} discovery", "warn",
+                              f"{len(problems)} unreadable entr{'y' if len(problems) == 1 else 'ies'} under "
+                              f"{root.path}, their sessions are kept as last indexed: {listed}{more}"))
+    return out
+
+
+def runtime_check(env: dict[str, str]) -> dict[str, str]:
+    from agtaild.dirs import runtime_dir_choice
+
+    path, why = runtime_dir_choice(env)
+    if why is None:
+        return _check("runtime dir", "ok", str(path))
+    return _check("runtime dir", "info", f"{path} ({why}; agtaild puts its socket there)")
+
+
+def index_check(config: Any) -> dict[str, str]:
+    from agtaild.index.storage import is_writable
+
+    data, index = Path(config.data_dir), Path(config.index_path)
+    corrupt = sorted(p.name for p in data.glob("index.sqlite3.corrupt-*") if not p.name.endswith(("-wal", "-shm")))
+    if index.exists() and not is_writable(data, index):
+        return _check("index", "warn", f"{index} is read-only: commands show it as it is and cannot update it")
+    if corrupt:
+        return _check("index", "info", f"damaged indexes were moved aside and rebuilt: {', '.join(corrupt[-3:])} "
+                      f"in {data} (safe to delete)")
+    return _check("index", "ok", str(index) if index.exists() else f"{index} (not built yet)")
+
+
 def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]:
     import shutil
 
@@ -107,10 +155,15 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     home = Path(env.get("HOME") or Path.home())
     checks: list[dict[str, str]] = []
     data = Path(config.data_dir)
-    if data.exists() and not os.access(data, os.W_OK):
+    if data.exists() and not data.is_dir():
+        checks.append(_check("data dir", "error", f"{data} is not a directory"))
+    elif data.exists() and not os.access(data, os.W_OK):
         checks.append(_check("data dir", "error", f"{data} is not writable; fix its permissions"))
     else:
         checks.append(_check("data dir", "ok", str(data)))
+    checks.append(index_check(config))
+    checks.append(runtime_check(env))
+    checks.extend(discovery_checks(config))
     archive = archive_usage(config)
     archive_on = bool(archive["enabled"])
     if archive_on:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from agtaild.adapters.base import Unit
+from agtaild.fsnames import printable, to_text, unit_real, unit_text
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
 from agtaild.model import Event, Session, UsageRecord, project_of
@@ -175,44 +176,50 @@ def usage_row(record: UsageRecord) -> UsageRow:
 
 
 def prepare(job: Job) -> Prepared:
-    """Read one unit and prepare its rows; never raises (errors are reported per unit)."""
+    """Read one unit and prepare its rows; never raises (errors are reported per unit).
+
+    ``job.unit`` holds real OS paths; the Prepared rows hold their text form (fsnames)."""
     from agtaild.adapters import get_adapter
 
     started = time.perf_counter()
-    path = job.unit.path
+    path = to_text(job.unit.path)
     now = time.time() if job.now is None else job.now
     try:
         adapter = get_adapter(job.agent)
         result = adapter.read(job.unit, job.state, now=now)
+        session = result.session
+        session.path = to_text(session.path)
+        session.id = printable(session.id)  # an id taken from an undecodable file name
+        events = [event_row(e) for e in result.events]
+        return Prepared(
+            path=path,
+            # A read without a state is a read from scratch, whatever the adapter says.
+            reset=result.reset or job.state is None,
+            state=result.state,
+            session=session_row(session, job.kind, job.collection, now),
+            events=events,
+            cjk=cjk_rows(events),
+            usage=[usage_row(r) for r in result.usage],
+            chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
+            seconds=time.perf_counter() - started,
+        )
     except FileNotFoundError:
         return Prepared(path=path, missing=True)
     except Exception as exc:  # an adapter bug or an unreadable file must not stop indexing
         where = traceback.extract_tb(exc.__traceback__)[-1:]
         at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
-        return Prepared(path=path, error=f"{type(exc).__name__}: {exc}{at}")
-    session = result.session
-    events = [event_row(e) for e in result.events]
-    return Prepared(
-        path=path,
-        # A read without a state is a read from scratch, whatever the adapter says.
-        reset=result.reset or job.state is None,
-        state=result.state,
-        session=session_row(session, job.kind, job.collection, now),
-        events=events,
-        cjk=cjk_rows(events),
-        usage=[usage_row(r) for r in result.usage],
-        chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
-        seconds=time.perf_counter() - started,
-    )
+        return Prepared(path=path, error=to_text(f"{type(exc).__name__}: {exc}{at}"))
 
 
 def encode_job(job: Job) -> bytes:
-    return _msgpack.encode(job)
+    """A job for a worker process (its paths in text form: msgpack takes no lone surrogates)."""
+    return _msgpack.encode(msgspec.structs.replace(job, unit=unit_text(job.unit)))
 
 
 def run_job(raw: bytes) -> bytes:
     """The worker-process entry point: msgpack Job in, msgpack Prepared out."""
-    return _msgpack.encode(prepare(_job_decoder.decode(raw)))
+    job = _job_decoder.decode(raw)
+    return _msgpack.encode(prepare(msgspec.structs.replace(job, unit=unit_real(job.unit))))
 
 
 def decode_prepared(raw: bytes) -> Prepared:

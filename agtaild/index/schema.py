@@ -178,14 +178,15 @@ def m002_fts_bulk(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk]
 
 
-def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit) with our pragmas.
 
     ``check_same_thread`` is off so that ``Service.close`` can close every thread's
     connection; each connection is still only *used* by one thread (thread-local readers,
-    and the single writer behind a lock).
+    and the single writer behind a lock). ``uri``: ``path`` is a ``file:`` URI (read-only
+    opening of an index in a read-only data dir, see agtaild.index.storage).
     """
-    db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
+    db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0, uri=uri)
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA temp_store = MEMORY")

@@ -5,13 +5,14 @@ watcher's ``only_paths`` — every root of the agents those paths belong to), co
 unit's file fingerprints (dev, inode, size, mtime) with the stored ones, reads only what
 changed (an append costs the appended bytes: the adapter continues from its saved state; a
 shrunk or replaced file is read again from the start — the adapter decides, and says so with
-``reset``), and removes units that are gone.
+``reset``), and removes units that are gone — only those whose file is known to be gone,
+never on a read error (agtaild.index.discovery).
 
 Reading is the CPU-heavy part, so big updates run it in worker processes while this process
 inserts; a window of in-flight jobs bounds memory. Small updates read in-process.
 
-Archive units are ignored while the native file they mirror (same agent, same path relative
-to its root) still exists under a native root, so a session is never listed twice.
+File paths are stored in their lossless text form (agtaild.fsnames): a file name that is not
+UTF-8 is indexed like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
@@ -30,6 +30,8 @@ import msgspec
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
+from agtaild.fsnames import to_text, unit_text
+from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
 from agtaild.index.writer import UnitInfo, Writer
 
@@ -58,22 +60,6 @@ class Stored(NamedTuple):
     size: int | None
 
 
-class Candidate(msgspec.Struct):
-    adapter: Any
-    unit: Unit
-    root: RootSpec
-    rel: str | None = None
-
-    def rel_path(self) -> str:
-        """The unit's path relative to its root (the archive mirrors native files by it)."""
-        if self.rel is None:
-            try:
-                self.rel = str(self.adapter.relative_path(self.unit, self.unit.path))
-            except Exception:
-                self.rel = self.unit.path
-        return self.rel
-
-
 def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], float]:
     """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime)."""
     parts: _fingerprint_type = []
@@ -82,10 +68,10 @@ def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], flo
     for i, path in enumerate(files):
         try:
             st = os.stat(path)
-            entry = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             newest = max(newest, st.st_mtime)
         except OSError:
-            entry = (path, 0, 0, -1, 0)
+            entry = (to_text(path), 0, 0, -1, 0)
         parts.append(entry)
         if i == 0:
             main = entry[1:]
@@ -116,49 +102,11 @@ class Updater:
         self.after_native_read = after_native_read if after_native_read is not None else []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
+        #: Bytes of transcripts the running update has not committed yet (what a full disk is
+        #: short of, roughly: the index holds about as much as it reads).
+        self.bytes_left = 0
 
     # -- discovery ------------------------------------------------------------------------
-    def _adapter(self, agent: str) -> Adapter | None:
-        from agtaild.adapters import get_adapter
-
-        try:
-            return get_adapter(agent)
-        except Exception as exc:
-            self.errors.append({"path": "", "agent": agent, "error": f"no adapter: {exc}"})
-            return None
-
-    def _discover(self, roots: list[RootSpec]) -> list[Candidate]:
-        found: list[Candidate] = []
-        for root in roots:
-            adapter = self._adapter(root.agent)
-            if adapter is None or not os.path.exists(root.path):
-                continue
-            try:
-                units = list(adapter.discover(Path(root.path)))
-            except Exception as exc:
-                self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
-                continue
-            # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
-            # sessions under an agtail archive root are tagged from the root's kind instead.
-            found.extend(Candidate(adapter=adapter, unit=unit, root=root) for unit in units)
-        # Relative paths cost a relpath each: computed only for agents with archived units.
-        archived_agents = {c.root.agent for c in found if c.root.kind == "archive"}
-        natives = {
-            (c.root.agent, c.rel_path())
-            for c in found
-            if c.root.kind == "native" and c.root.agent in archived_agents
-        }
-        seen: set[str] = set()
-        out = []
-        for c in found:
-            if c.root.kind == "archive" and (c.root.agent, c.rel_path()) in natives:
-                continue  # the native file still exists: the archive copy stays hidden
-            if c.unit.path in seen:
-                continue  # overlapping roots: the first root listed wins
-            seen.add(c.unit.path)
-            out.append(c)
-        return out
-
     def _scope(self, only_paths: Iterable[str] | None) -> tuple[list[RootSpec], set[str] | None]:
         """The roots to scan, and the agents whose stored units are in scope (None: all)."""
         roots = list(self.config.roots)
@@ -178,6 +126,7 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
+        found = Discovery(self.errors)
         db = self.db
         writer = Writer(db)
         if full:
@@ -185,7 +134,7 @@ class Updater:
             writer.wipe()
             writer.commit()
         roots, agents = self._scope(only_paths)
-        candidates = self._discover(roots)
+        candidates = found.candidates(roots)
         stored: dict[str, Stored] = {}
         for row in db.execute(
             "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"
@@ -194,34 +143,38 @@ class Updater:
                 stored[row[0]] = Stored(*row[1:])
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
+        unchanged: set[str] = set()
         now = time.time()
         for c in candidates:
+            key = to_text(c.unit.path)
             fp, main, newest = fingerprint(c.unit.files or [c.unit.path])
-            old = stored.get(c.unit.path)
+            old = stored.get(key)
             same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
                 c.root.agent,
-                c.root.path,
+                to_text(c.root.path),
                 c.root.kind,
                 c.root.collection,
             )
             if same_place and old is not None and old.fingerprint == fp and old.settled:
+                unchanged.add(key)
                 continue
             state = None
             if same_place and old is not None:  # continue where the last read stopped
                 state = db.execute("SELECT state FROM files WHERE id = ?", (old.id,)).fetchone()[0]
             # A file written in the last seconds may be mid-write: read it again next time
             # even if it does not change (its last line may then be complete, or truncated).
+            text_unit = unit_text(c.unit)
             info = UnitInfo(
-                path=c.unit.path,
+                path=key,
                 agent=c.root.agent,
-                root=c.root.path,
+                root=to_text(c.root.path),
                 kind=c.root.kind,
                 collection=c.root.collection,
-                rel=c.rel_path(),
-                files=list(c.unit.files or [c.unit.path]),
+                rel=to_text(c.rel_path()),
+                files=list(text_unit.files or [key]),
                 fingerprint=fp,
                 main=main,
-                unit=_msgpack.encode(c.unit),
+                unit=_msgpack.encode(text_unit),
                 read_at=now,
                 settled=now - newest >= SETTLE_SECONDS,
                 file_id=old.id if old is not None else None,
@@ -230,10 +183,14 @@ class Updater:
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
 
-        seen = {c.unit.path for c in candidates}
-        gone = [(path, old.id, old.agent) for path, old in stored.items() if path not in seen]
+        seen = {info.path for info, _job, _cost in jobs} | unchanged
+        gone = [
+            (path, old.id, old.agent)
+            for path, old in stored.items()
+            if path not in seen and found.known_gone(path, old.agent, old.fingerprint)
+        ]
         changed: list[dict[str, Any]] = []
-        by_path = {c.unit.path: c for c in candidates}
+        by_path = {to_text(c.unit.path): c for c in candidates}
 
         if not jobs and not gone:  # nothing changed: no write transaction at all
             report = totals(db)
@@ -256,7 +213,10 @@ class Updater:
                     {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed"}
                 )
             total = len(jobs)
+            self.bytes_left = to_read = sum(cost for _info, _job, cost in jobs)
+            costs = {info.path: cost for info, _job, cost in jobs}
             for done, (info, prep) in enumerate(self._read_all(jobs), start=1):
+                to_read -= costs.get(info.path, 0)
                 self._store(writer, info, prep, changed)
                 if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
                     hooks.submit(self._after_read, by_path[info.path])
@@ -264,6 +224,7 @@ class Updater:
                     progress(done, total)
                 if time.perf_counter() - last_commit > COMMIT_SECONDS:
                     writer.commit()
+                    self.bytes_left = to_read
                     writer.begin()
                     last_commit = time.perf_counter()
             writer.commit(final=True)
@@ -284,6 +245,11 @@ class Updater:
         if prep.error is not None:
             self.errors.append({"path": info.path, "agent": info.agent, "error": prep.error})
             self.log(f"could not read {info.path}: {prep.error}")
+            return
+        if prep.missing and not gone(info.files[0] if info.files else info.path):
+            # The read met ENOENT, but the unit's own file is there (a sidecar vanished, a
+            # race): keep what is stored; the next update reads it again.
+            self.errors.append({"path": info.path, "agent": info.agent, "error": "a file vanished while read"})
             return
         if prep.missing or prep.session is None:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()

@@ -10,8 +10,10 @@ A file that grew gets only its new bytes appended in place: the bytes at the bou
 match first (the file was appended to, not rewritten), and the appended bytes are read back
 and verified by sha256. Anything else — a new file, a rewritten one, an SQLite store (copied
 consistently with the backup API) — is copied whole through the sync destination writer
-(temp file + sha256 check + rename). When a native file shrinks, the longer archived copy is
-kept beside the new one as ``NAME.agtail-conflict-…``: history is never lost.
+(temp file + sha256 check + rename). When the archived bytes are no longer the start of the
+native file — it shrank, or an append-only log was rewritten in place (same inode,
+truncated, then regrown with other content) — the archived copy is kept beside the new one as
+``NAME.agtail-conflict-…``: history is never lost.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError
+from agtaild.fsnames import to_text
 from agtaild.sync.directory import DirectoryDestination, write_all
-from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, open_hash_cache, stat_key
+from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, stat_key, sync_state_dir
 from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
 from agtaild.sync.safety import check_not_native, open_dir, path_problem
 from agtaild.sync.transfer import WriteOp
@@ -37,6 +40,19 @@ log = logging.getLogger(__name__)
 #: Bytes compared at the boundary before appending (an appended file has the same bytes there).
 BOUNDARY_WINDOW = 64 * 1024
 _RECORD = "archived:"
+#: Files agents only ever append to: any other change to their archived bytes is a rewrite.
+APPEND_ONLY_SUFFIXES = (".jsonl", ".ndjson")
+
+
+class TextKeyHashCache(HashCache):
+    """The sync hash cache, keyed by the text form of paths (agtaild.fsnames): a native file
+    whose name is not UTF-8 is archived like any other."""
+
+    def get(self, path: str, key: str) -> str | None:
+        return super().get(to_text(path), key)
+
+    def put(self, path: str, key: str, digest: str) -> None:
+        super().put(to_text(path), key, digest)
 
 
 class Archiver:
@@ -45,7 +61,7 @@ class Archiver:
     def __init__(self, config: Any, cache: HashCache | None = None) -> None:
         self.config = config
         self.root = Path(config.archive_dir)
-        self.cache = cache if cache is not None else open_hash_cache(config.data_dir)
+        self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
         self.dest = DirectoryDestination(self.root, self.cache)
         self._lock = threading.Lock()
         native = [r.path for r in config.roots if r.kind == "native"]
@@ -81,8 +97,8 @@ class Archiver:
                     self._mirror_file(local, report)
                 except (AgtailError, OSError) as exc:
                     msg = exc.message if isinstance(exc, AgtailError) else str(exc)
-                    log.warning("archive: %s: %s", local.path, msg)
-                    report["errors"].append({"path": local.path, "message": msg})
+                    log.warning("archive: %s: %s", to_text(local.path), msg)
+                    report["errors"].append({"path": to_text(local.path), "message": to_text(msg)})
         return report
 
     def _mirror_file(self, local: LocalFile, report: dict[str, Any]) -> None:
@@ -110,8 +126,15 @@ class Archiver:
         self.cache.put(_RECORD + local.source, key, "1")
 
     def _boundary_matches(self, source: str, target: Path, have: int) -> bool:
-        start = max(0, have - BOUNDARY_WINDOW)
+        """Do the archived ``have`` bytes still begin the source? Checked on the first and
+        the last BOUNDARY_WINDOW bytes (an append leaves both as they were; a file rewritten
+        in place — truncated, then written anew — changes its head), so an append costs
+        the appended bytes, not a pass over the whole file."""
         with open(source, "rb") as a, open(target, "rb") as b:
+            head = min(have, BOUNDARY_WINDOW)
+            if a.read(head) != b.read(head):
+                return False
+            start = max(0, have - BOUNDARY_WINDOW)
             a.seek(start)
             b.seek(start)
             return a.read(have - start) == b.read(have - start)
@@ -160,7 +183,12 @@ class Archiver:
             target = str(self.root / local.path)
             if have == entry.size and self.cache.file_sha256(target) == entry.sha256:
                 return 0
-            keep = have > size and not is_sqlite(local.source)
+            # The archived bytes are not a prefix of the new file: it shrank, or an append-only
+            # log was rewritten with other content. They are history, kept beside the new copy.
+            # (A JSON document that grew is rewritten whole by its agent at every save and
+            # holds what it held before: keeping each version would only multiply it.)
+            rewritten_log = have > 0 and local.source.endswith(APPEND_ONLY_SUFFIXES)
+            keep = (have > size or rewritten_log) and not is_sqlite(local.source)
             op = WriteOp(entry, "new", 0, None, keep_existing=keep)
             result = self.dest.write(op, source.read(local.path, 0, entry.size))
         finally:

@@ -1,0 +1,103 @@
+"""Listing directories during discovery so that one bad entry never hides the others.
+
+Discovery walks agents' folders, and a folder can hold anything: a symlink loop
+(``a.jsonl -> b.jsonl -> a.jsonl``), a directory its owner made unreadable, a disk that
+answers EIO. ``os.DirEntry.is_file()`` raises on all of these, and one exception used to end
+the discovery of the whole agent — which the update then read as "every session was deleted".
+
+These helpers skip such an entry and *record* it instead: while an update (or ``agtail
+doctor``) collects with :func:`collecting`, every entry that could not be looked at is kept
+as a :class:`Problem`. The update reports them in its ``errors`` and never removes a stored
+session that lies under a problem path (see agtaild.index.update). Entries that vanished
+while being listed (ENOENT, ENOTDIR) are not problems: they are simply gone.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import NamedTuple
+
+#: Errors that mean "not there" rather than "could not look".
+GONE_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
+
+
+class Problem(NamedTuple):
+    """An entry discovery could not look at: its path and why."""
+
+    path: str
+    error: str
+
+
+_problems: ContextVar[list[Problem] | None] = ContextVar("agtail_scan_problems", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[list[Problem]]:
+    """Collect the problems met by the discovery run inside the block."""
+    found: list[Problem] = []
+    token = _problems.set(found)
+    try:
+        yield found
+    finally:
+        _problems.reset(token)
+
+
+def report(path: str, exc: OSError) -> None:
+    """Record that ``path`` could not be looked at (ignored when it is simply gone)."""
+    if exc.errno in GONE_ERRNOS:
+        return
+    found = _problems.get()
+    if found is not None:
+        reason = exc.strerror or type(exc).__name__
+        found.append(Problem(path=path, error=f"skipped: {reason} (errno {exc.errno})"))
+
+
+def entries(path: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
+    """The entries of a directory sorted by name; [] (and a problem) when it can't be listed."""
+    try:
+        with os.scandir(path) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        report(os.fspath(path), exc)
+        return []
+
+
+def is_file(entry: os.DirEntry[str]) -> bool:
+    """``entry.is_file()`` (following links); False and a problem for a loop or an I/O error."""
+    try:
+        return entry.is_file()
+    except OSError as exc:
+        report(entry.path, exc)
+        return False
+
+
+def is_dir(entry: os.DirEntry[str], *, follow_symlinks: bool = True) -> bool:
+    """``entry.is_dir()``; False and a problem for a loop or an I/O error."""
+    try:
+        return entry.is_dir(follow_symlinks=follow_symlinks)
+    except OSError as exc:
+        report(entry.path, exc)
+        return False
+
+
+def size(entry: os.DirEntry[str]) -> int:
+    """The entry's size following links, or -1 (and a problem) when it can't be stat'ed."""
+    try:
+        return entry.stat().st_size
+    except OSError as exc:
+        report(entry.path, exc)
+        return -1
+
+
+def dir_key(entry: os.DirEntry[str]) -> tuple[int, int] | None:
+    """(device, inode) of the directory an entry leads to (after links), to walk each once."""
+    try:
+        st = entry.stat()
+    except OSError as exc:
+        report(entry.path, exc)
+        return None
+    return st.st_dev, st.st_ino
