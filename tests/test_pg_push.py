@@ -214,3 +214,107 @@ def test_bad_url_and_machine_names_are_clear_errors(
     assert "cannot connect to the team database" in capsys.readouterr().err
     assert main([*a, "pg", "push", "--url", "postgresql://x@/y", "--machine", "../etc"]) == 2
     assert "--machine" in capsys.readouterr().err
+
+
+# -- the team server's service over what two machines pushed ---------------------------------
+@pytest.fixture
+def team(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    from agtaild.pg.service import TeamService
+
+    a, b = machine(tmp_path, "a", MACHINE_A), machine(tmp_path, "b", MACHINE_B)
+    push(capsys, a, pg_url, "laptop")
+    push(capsys, b, pg_url, "desktop")
+    svc = TeamService(pg_url, data_dir=tmp_path / "server", machine="laptop")
+    svc.machines = {"laptop": a, "desktop": b}  # type: ignore[attr-defined]
+    yield svc
+    svc.close()
+
+
+def test_team_lists_both_machines_with_the_local_documents(
+    team: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = team.call("sessions.list", {"limit": 500})["sessions"]
+    assert {s["machine"] for s in listed} == {"laptop", "desktop"}
+    local = cli(capsys, [*team.machines["laptop"], "list", "--limit", "500", "--no-update"])["sessions"]
+    mine = {(s["agent"], s["id"]): s for s in listed if s["machine"] == "laptop"}
+    for s in local:
+        remote = dict(mine[(s["agent"], s["id"])])
+        assert remote.pop("machine") == "laptop"
+        assert remote == s  # the same document, usage and cost included
+    # Another machine's sessions are never offered for resume from here.
+    assert not any(s["resumable"] for s in listed if s["machine"] == "desktop")
+    only = team.call("sessions.list", {"machine": "desktop", "limit": 500})["sessions"]
+    assert only and {s["machine"] for s in only} == {"desktop"}
+    # Keyset pages cover everything once.
+    seen, cursor = [], None
+    while True:
+        page = team.call("sessions.list", {"limit": 3, **({"cursor": cursor} if cursor else {})})
+        seen += [(s["machine"], s["agent"], s["id"]) for s in page["sessions"]]
+        cursor = page["next"]
+        if not cursor:
+            break
+    assert sorted(seen) == sorted((s["machine"], s["agent"], s["id"]) for s in listed)
+
+
+def test_team_stats_are_the_sum_of_the_machines(team: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    by_machine = team.call("stats", {"by": "machine"})
+    for name, args in team.machines.items():
+        own = local_totals(capsys, args)
+        row = next(r for r in by_machine["rows"] if r["key"] == name)
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "total_tokens",
+        ):
+            assert row[key] == own[key], (name, key)
+    local_days = cli(capsys, [*team.machines["laptop"], "stats", "--by", "day", "--no-update"])
+    team_days = team.call("stats", {"by": "day", "machine": "laptop"})
+    assert team_days == local_days
+
+
+def test_team_search_modes(team: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    local_args = team.machines["laptop"]
+    listed = cli(capsys, [*local_args, "list", "--limit", "500", "--no-update"])["sessions"]
+    one = next(s for s in listed if s["agent"] == "claude-code" and s["messages"] > 2)
+    events = cli(capsys, [*local_args, "show", f"claude-code:{one['id']}", "--no-update"])["events"]
+    text = next(e["text"] for e in events if e["kind"] == "text" and e["text"] and len(e["text"].split()) > 4)
+    words = [w for w in text.split() if w.isascii() and w.isalnum()][:3]
+    assert len(words) >= 2
+    phrase = " ".join(words)
+    hits = team.call("search", {"q": phrase, "machine": "laptop", "limit": 50})["hits"]
+    assert any(h["session"]["id"] == one["id"] for h in hits), phrase
+    assert all(h["session"]["machine"] == "laptop" for h in hits)
+    assert team.call("search", {"q": phrase[: len(words[0]) - 1], "mode": "prefix", "limit": 5})["hits"]
+    reversed_words = " ".join(reversed(words))
+    assert team.call("search", {"q": reversed_words, "mode": "words", "limit": 50})["hits"]
+    # CJK by substring (the real recordings have a Japanese reply).
+    cjk = (
+        team.call("search", {"q": "日本", "limit": 5})["hits"]
+        or team.call("search", {"q": "こんにちは", "limit": 5})["hits"]
+    )
+    assert cjk
+    assert team.call("search", {"q": "colou?r|" + words[0], "mode": "regex", "limit": 5})["hits"]
+    from agtaild.errors import UsageError
+
+    with pytest.raises(UsageError):
+        team.call("search", {"q": "(unclosed", "mode": "regex"})
+    assert team.call("search", {"q": "'\"!:*&|<->", "limit": 5})["hits"] == []
+
+
+def test_team_events_and_resume_rules(team: Any) -> None:
+    from agtaild.errors import Refused
+
+    listed = team.call("sessions.list", {"machine": "desktop", "limit": 5})["sessions"]
+    s = listed[0]
+    events = team.call("events.list", {"agent": s["agent"], "id": s["id"], "limit": 2})
+    assert events["events"] and [e["seq"] for e in events["events"]] == sorted(
+        e["seq"] for e in events["events"]
+    )
+    with pytest.raises(Refused, match="desktop"):
+        team.call("resume.command", {"agent": s["agent"], "id": s["id"], "from_machine": "laptop"})
+    with pytest.raises(Refused, match="desktop"):
+        team.call("resume.command", {"agent": s["agent"], "id": s["id"]})
+    machines = team.call("machines.list", {})["machines"]
+    assert {m["machine"] for m in machines} == {"laptop", "desktop"}

@@ -242,7 +242,7 @@ class Pusher:
             " cwd = excluded.cwd, project = excluded.project, started = excluded.started,"
             " activity = excluded.activity, programmatic = excluded.programmatic,"
             " archived = excluded.archived, title = excluded.title, doc = excluded.doc,"
-            " index_id = excluded.index_id",
+            " index_id = excluded.index_id, pushed_at = now()",
             (
                 *key,
                 kind,

@@ -38,6 +38,7 @@ def m001_initial(cur: Any) -> None:
     cur.execute(
         """
         CREATE TABLE sessions (
+            id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, -- for keyset pages (stable across upserts)
             machine text NOT NULL,
             agent text NOT NULL,
             sid text NOT NULL,
@@ -53,14 +54,18 @@ def m001_initial(cur: Any) -> None:
             doc text NOT NULL,              -- the Session JSON (usage is summed from usage rows)
             index_id text NOT NULL,         -- the index this row came from
             last_event bigint NOT NULL DEFAULT 0, -- highest local event row id pushed
+            pushed_at timestamptz NOT NULL DEFAULT now(), -- the team server's change feed
             PRIMARY KEY (machine, agent, sid, collection)
         )"""
     )
     cur.execute("CREATE INDEX sessions_activity ON sessions (activity DESC)")
     cur.execute("CREATE INDEX sessions_machine_index ON sessions (machine, index_id)")
+    cur.execute("CREATE INDEX sessions_pushed ON sessions (pushed_at)")
+    cur.execute("CREATE INDEX sessions_sid ON sessions (agent, sid text_pattern_ops)")
     cur.execute(
         f"""
         CREATE TABLE events (
+            id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
             machine text NOT NULL,
             agent text NOT NULL,
             sid text NOT NULL,
@@ -83,6 +88,7 @@ def m001_initial(cur: Any) -> None:
     )
     cur.execute("CREATE INDEX events_tsv ON events USING gin (tsv)")
     cur.execute("CREATE INDEX events_text_trgm ON events USING gin (text gin_trgm_ops)")
+    cur.execute("CREATE INDEX events_input_trgm ON events USING gin (tool_input gin_trgm_ops)")
     cur.execute(
         """
         CREATE TABLE usage (
