@@ -318,3 +318,43 @@ def test_team_events_and_resume_rules(team: Any) -> None:
         team.call("resume.command", {"agent": s["agent"], "id": s["id"]})
     machines = team.call("machines.list", {})["machines"]
     assert {m["machine"] for m in machines} == {"laptop", "desktop"}
+
+
+def test_team_server_daemon_serves_the_api_and_streams_pushes(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.daemon_proc import DaemonProc, SseCollector, wait_until
+
+    a = machine(tmp_path, "a", MACHINE_A)
+    push(capsys, a, pg_url, "laptop")
+    (tmp_path / "server").mkdir()
+    server = DaemonProc(tmp_path / "server", {}, extra=["--backend", pg_url, "--machine", "hub"])
+    try:
+        server.start(wait_indexed=False)
+        client = server.unix()
+        health = client.health()
+        assert health["ok"] and health.get("backend") == "postgresql", health
+        listed = client.get("/sessions", {"limit": 200})["sessions"]
+        assert listed and {s["machine"] for s in listed} == {"laptop"}
+        assert client.call("stats", {"by": "machine"})["rows"][0]["key"] == "laptop"
+        tcp = server.tcp()
+        assert tcp.get("/search", {"q": "the", "limit": 3})["hits"]
+        # A machine that pushes later shows up in the change feed.
+        feed = SseCollector(client, "/changes")
+        b = machine(tmp_path, "b", MACHINE_B)
+        push(capsys, b, pg_url, "desktop")
+        feed.wait_for(
+            lambda e: e.event == "change" or "desktop" in str(e.data), 15, "a change from the new machine"
+        )
+        wait_until(
+            lambda: any(
+                s["machine"] == "desktop" for s in client.get("/sessions", {"limit": 200})["sessions"]
+            ),
+            10,
+            "the new machine's sessions",
+        )
+        # The team server never indexes anything.
+        with pytest.raises(Exception, match=r"(?i)index\.update|not offer|no method"):
+            client.call("index.update", {})
+    finally:
+        server.cleanup()
