@@ -65,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-archive", action="store_true",
                    help="do not mirror native files into <data dir>/archive (env: AGTAIL_ARCHIVE=0); "
                    "sessions an agent deletes are then lost")
+    p.add_argument("--backend", metavar="URL", default=os.environ.get("AGTAIL_BACKEND"),
+                   help="serve a team's PostgreSQL database read-only instead of this machine's index "
+                   "(postgresql://…; env: AGTAIL_BACKEND; docs/team.md)")
+    p.add_argument("--pg-push", metavar="URL", default=os.environ.get("AGTAIL_PG_PUSH"),
+                   help="also push this machine's index into a team's PostgreSQL after every update "
+                   "(env: AGTAIL_PG_PUSH)")
+    p.add_argument("--machine", metavar="NAME", help="this machine's name in the team database (default: stored in the data dir)")
     p.add_argument("--log-level", default=os.environ.get("AGTAIL_LOG_LEVEL", "info"),
                    choices=["debug", "info", "warning", "error"], help="(env: AGTAIL_LOG_LEVEL)")
     return p
@@ -196,6 +203,58 @@ def check_writable_data_dir(data_dir: Path, index_path: Path) -> None:
         )
 
 
+async def local_parts(args: argparse.Namespace, config: Config, hub: ChangeHub, state: dict[str, Any]) -> tuple[Any, ...]:
+    """This machine's index: the service, its writer task and the watchers (and the pusher)."""
+    from agtaild.service import METHODS, Service
+
+    service = await asyncio.to_thread(Service, config)
+    loop = asyncio.get_running_loop()
+    watcher_box: list[Watcher] = []
+    pusher = None
+    if args.pg_push:
+        from agtaild.pg.server import IndexPusher
+
+        pusher = IndexPusher(args.pg_push, config, args.machine, hub)
+    writer = IndexWriter(
+        service,
+        hub,
+        debounce=args.debounce,
+        max_delay=max(1.0, args.debounce * 10),
+        rescan_interval=args.rescan_interval,
+        on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
+    )
+    watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
+
+    # A request that found the index damaged or gone reopens it; the writer refills it.
+    def refill_index() -> None:
+        loop.call_soon_threadsafe(writer.note, (), (str(config.index_path),))
+
+    service.on_repaired = refill_index
+    watcher_box.append(watcher)
+
+    def health() -> dict[str, Any]:
+        storage = service.index.status()
+        if service.index.replaced():  # deleted or swapped under us: say so, and rebuild now
+            storage.update(state="rebuilding", message="the index file was deleted or replaced; rebuilding it")
+            writer.note((), gone_dirs=(str(config.index_path),))
+        extra = {"pg_push": pusher.status()} if pusher else {}
+        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
+                "storage": storage, **extra}
+
+    async def background(_app: web.Application) -> AsyncIterator[None]:
+        await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed
+        writer.start()
+        if pusher:
+            pusher.start()
+        yield
+        await writer.stop()  # the update in flight finishes and is committed
+        if pusher:
+            await pusher.stop()
+        await asyncio.to_thread(watcher.stop)
+
+    return service, METHODS.keys(), (lambda full: writer.request(full=full)), health, background
+
+
 async def serve(args: argparse.Namespace) -> int:
     check_intervals(args)
     config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
@@ -217,58 +276,21 @@ async def serve(args: argparse.Namespace) -> int:
     token = load_or_create_token(data_dir)
     security = Security(token, allow_hosts=[*args.allow_host, *([listen[0]] if listen else [])])
 
-    from agtaild.service import METHODS, Service
-
-    service = await asyncio.to_thread(Service, config)
-    loop = asyncio.get_running_loop()
     hub = ChangeHub()
-    watcher_box: list[Watcher] = []
-    writer = IndexWriter(
-        service,
-        hub,
-        debounce=args.debounce,
-        max_delay=max(1.0, args.debounce * 10),
-        rescan_interval=args.rescan_interval,
-        on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
-    )
-    watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
-    # A request that found the index damaged or gone reopens it; the writer refills it.
-    def refill_index() -> None:
-        loop.call_soon_threadsafe(writer.note, (), (str(config.index_path),))
-
-    service.on_repaired = refill_index
-    watcher_box.append(watcher)
     state: dict[str, Any] = {}
+    if args.backend:
+        from agtaild.pg.server import team_parts
 
-    def health() -> dict[str, Any]:
-        storage = service.index.status()
-        if service.index.replaced():  # deleted or swapped under us: say so, and rebuild now
-            storage.update(state="rebuilding", message="the index file was deleted or replaced; rebuilding it")
-            writer.note((), gone_dirs=(str(config.index_path),))
-        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
-                "storage": storage}
-
-    app = create_app(
-        service,
-        methods=METHODS.keys(),
-        security=security,
-        hub=hub,
-        update=lambda full: writer.request(full=full),
-        health=health,
-    )
-
-    async def background(_app: web.Application) -> AsyncIterator[None]:
-        await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed
-        writer.start()
-        yield
-        await writer.stop()  # the update in flight finishes and is committed
-        await asyncio.to_thread(watcher.stop)
-
+        service, methods, update, health, background = await team_parts(args, config, hub, state)
+    else:
+        service, methods, update, health, background = await local_parts(args, config, hub, state)
+    app = create_app(service, methods=methods, security=security, hub=hub, update=update, health=health)
     app.cleanup_ctx.append(background)
     runner = web.AppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
                            shutdown_timeout=5.0, max_line_size=MAX_REQUEST_LINE,
                            max_field_size=MAX_HEADER_FIELD)
     stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await runner.setup()

@@ -96,6 +96,7 @@ def schemas() -> dict[str, Any]:
             "SearchResult": _page("hits", _ref("SearchHit")),
             "Stats": _ok({"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
+            "MachineList": _ok({"machines": {"type": "array", "items": {"type": "object"}}}, ["machines"]),
             "ResumeCommand": _ok(
                 {
                     "agent": {"type": "string"},
@@ -119,6 +120,7 @@ RESULT_SCHEMA = {
     "resume.command": "ResumeCommand",
     "search": "SearchResult",
     "stats": "Stats",
+    "machines.list": "MachineList",
 }
 
 
@@ -209,7 +211,11 @@ def paths() -> dict[str, Any]:
     for route in rest.ROUTES:
         method = METHOD_TABLE[route.method]
         has_path = any(p.in_path for p in method.params)
-        errors = (400, 401, 403, 404) if has_path or route.method == "resume.command" else (400, 401, 403)
+        errors = (
+            (400, 401, 403, 404)
+            if has_path or route.method in ("resume.command", "machines.list")
+            else (400, 401, 403)
+        )
         if route.method == "resume.command":
             errors = (*errors, 409)
         op = _json_op(route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors)

@@ -235,7 +235,7 @@ def _search_modes() -> tuple[str, ...]:
 def _stats_groupings() -> tuple[str, ...]:
     from agtaild.index.stats import BY
 
-    return tuple(BY)
+    return (*BY, "machine")  # machine: on a team server (agtaild --backend)
 
 
 _AGENT = Param("agent", "string", "agent id, e.g. claude-code or codex", pattern=AGENT_PATTERN)
@@ -251,7 +251,14 @@ _CWD = _s("cwd", "working directory of the session")
 _PROJECT = _s("project", "project name (last component of the cwd)")
 _IMPORTED = Param("imported", "boolean", "only imported (true) or only native (false) sessions")
 _COLLECTION = _s("collection", "import collection name")
-_WHICH = (_s("collection", "the import collection, when the id exists in several"), _s("path", "the session's source path, to tell copies apart"))
+#: On a team server (agtaild --backend postgresql://…), every session belongs to the machine
+#: that pushed it; a local daemon answers only for its own index and refuses the parameter.
+_MACHINE = _s("machine", "team server: only sessions pushed by this machine")
+_WHICH = (
+    _s("collection", "the import collection, when the id exists in several"),
+    _s("path", "the session's source path, to tell copies apart"),
+    _MACHINE,
+)
 
 METHOD_TABLE: dict[str, Method] = {
     m.name: m
@@ -270,6 +277,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("programmatic", "boolean", "only SDK-driven (true) or only interactive (false)"),
                 Param("archived", "boolean", "only sessions whose native file is gone (true) or not"),
                 _s("q", "only sessions with an event matching this text"),
+                _MACHINE,
                 _LIMIT,
                 _CURSOR,
             ),
@@ -302,6 +310,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("mode", "enum", "how q matches (default phrase)", choices=_search_modes()),
                 _IMPORTED,
                 _COLLECTION,
+                _MACHINE,
                 _LIMIT,
                 _CURSOR,
             ),
@@ -317,10 +326,20 @@ METHOD_TABLE: dict[str, Method] = {
                 _UNTIL,
                 _IMPORTED,
                 _COLLECTION,
+                _MACHINE,
             ),
         ),
         Method("agents.list", "Known agents, their roots and session counts"),
-        Method("resume.command", "How to resume a session with its agent", (_PATH_AGENT_REQUIRED, _PATH_ID)),
+        Method(
+            "resume.command",
+            "How to resume a session with its agent",
+            (
+                _PATH_AGENT_REQUIRED,
+                _PATH_ID,
+                _s("from_machine", "team server: the machine the caller runs on (only its sessions resume)"),
+            ),
+        ),
+        Method("machines.list", "Team server: the machines that push into it"),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
     )
 }

@@ -34,6 +34,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.sync",
     "agtaild.cli.doctor",
     "agtaild.cli.service",
+    "agtaild.cli.pg",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -47,6 +48,7 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("export", "sync", "collections"), "agtaild.cli.sync"),
     "doctor": "agtaild.cli.doctor",
     "service": "agtaild.cli.service",
+    "pg": "agtaild.cli.pg",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

@@ -175,7 +175,33 @@ def m002_fts_bulk(db: sqlite3.Connection) -> None:
         db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 16)")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk]
+def m003_change_log(db: sqlite3.Connection) -> None:
+    """A change number per session, for the consumers that follow the index (``agtail pg push``).
+
+    Every write of a session row stamps it with the next number (``sessions.change``); a
+    removed session leaves a row in ``removed`` with its number. A follower remembers the
+    highest number it has seen and asks for what came after. ``meta.index_id`` names this
+    index file: a rebuilt index starts numbering again, and the new id tells a follower so.
+    """
+    import uuid
+
+    run_script(
+        db,
+        """
+        ALTER TABLE sessions ADD COLUMN change INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX sessions_change ON sessions(change);
+        CREATE TABLE removed (
+            change INTEGER PRIMARY KEY,
+            agent TEXT NOT NULL,
+            sid TEXT NOT NULL,
+            collection TEXT
+        );
+        """,
+    )
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log]
 
 
 def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:

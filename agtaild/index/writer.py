@@ -17,6 +17,7 @@ earliest session, then the smallest path, so the choice never depends on the ord
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -83,6 +84,8 @@ class Writer:
         # Per-unit constants for executemany: the rows come from the worker as they are.
         db.create_function("agtail_session", 0, lambda: self._session_id)
         db.create_function("agtail_agent", 0, lambda: self._agent)
+        self._change: int | None = None  # the last change number handed out (see next_change)
+        self._first_change: int | None = None  # the first one of this update
 
     # -- transactions ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -107,12 +110,24 @@ class Writer:
                 refresh_rollup(self.db, None)
             elif self.touched_keys or self.rollup_sessions or self.rollup_days:
                 recount(self.db, self.touched_keys)
+                if self.touched_keys:
+                    # A re-count can move the counted copy of a response to or from a session
+                    # this update did not read (a fork, an imported copy): followers of the
+                    # change numbers must see those sessions again too.
+                    # (Sessions this update wrote already carry a new number.)
+                    floor = self._first_change or 0
+                    self.db.execute(
+                        "UPDATE sessions SET change = ? WHERE change < ? AND id IN (SELECT DISTINCT"
+                        " session_id FROM usage WHERE (agent, key) IN (SELECT agent, key FROM _recount))",
+                        (self.next_change(), floor),
+                    )
                 refresh_rollup(
                     self.db, self.rollup_sessions, self.rollup_days, recounted=bool(self.touched_keys)
                 )
             self.db.execute("DELETE FROM meta WHERE key = 'recount_pending'")
             self.touched_keys, self.rollup_sessions, self.rollup_days = set(), set(), set()
             self._marked = self._recount_all = False
+            self._first_change = None
         elif (self.touched_keys or self.rollup_sessions) and not self._marked:
             self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('recount_pending', '1')")
             self._marked = True
@@ -120,6 +135,7 @@ class Writer:
 
     def rollback(self) -> None:
         self._cjk, self._fts_from, self._pending_chars = [], None, 0
+        self._change = self._first_change = None  # numbers of a rolled-back transaction are free again
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
@@ -129,10 +145,26 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        for table in ("events", "usage", "usage_rollup", "sessions", "file_parts", "files"):
+        for table in ("events", "usage", "usage_rollup", "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
+        # Change numbers start again: a new index id tells followers to compare everything.
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
+        self._change = None
 
     # -- one unit -------------------------------------------------------------------------
+    def next_change(self) -> int:
+        """The next change number (schema m003_change_log); read once per writer, then counted
+        here: this writer holds the write lock, so nobody else hands numbers out meanwhile."""
+        if self._change is None:
+            self._change = self.db.execute(
+                "SELECT max(coalesce((SELECT max(change) FROM sessions), 0),"
+                " coalesce((SELECT max(change) FROM removed), 0))"
+            ).fetchone()[0]
+        self._change += 1
+        if self._first_change is None:
+            self._first_change = self._change
+        return self._change
+
     def apply(self, info: UnitInfo, prep: Prepared) -> str:
         """Store a read unit; returns "added" or "updated"."""
         db = self.db
@@ -204,19 +236,21 @@ class Writer:
             int(s.archived),
             s.title,
             s.data,
+            self.next_change(),
         )
         if srow is None:
             session_id = db.execute(
                 "INSERT INTO sessions (agent, sid, kind, collection, cwd, project, started, activity,"
-                " programmatic, archived, title, data, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " RETURNING id",
+                " programmatic, archived, title, data, change, file_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (*svalues, file_id),
             ).fetchone()[0]
         else:
             session_id = srow[0]
             db.execute(
                 "UPDATE sessions SET agent = ?, sid = ?, kind = ?, collection = ?, cwd = ?, project = ?,"
-                " started = ?, activity = ?, programmatic = ?, archived = ?, title = ?, data = ? WHERE id = ?",
+                " started = ?, activity = ?, programmatic = ?, archived = ?, title = ?, data = ?, change = ?"
+                " WHERE id = ?",
                 (*svalues, session_id),
             )
         if prep.reset:
@@ -239,8 +273,14 @@ class Writer:
     def remove(self, file_id: int) -> None:
         """A unit whose files are gone (or no longer under any configured root)."""
         db = self.db
-        srow = db.execute("SELECT id FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
+        srow = db.execute(
+            "SELECT id, agent, sid, collection FROM sessions WHERE file_id = ?", (file_id,)
+        ).fetchone()
         if srow is not None:
+            db.execute(
+                "INSERT INTO removed (change, agent, sid, collection) VALUES (?, ?, ?, ?)",
+                (self.next_change(), *srow[1:]),
+            )
             self._drop_session_rows(srow[0])
             db.execute("DELETE FROM sessions WHERE id = ?", (srow[0],))
             self.rollup_sessions.add(srow[0])

@@ -1,0 +1,1 @@
+"""A team's index on PostgreSQL: schema, push from each machine (see docs/team.md)."""

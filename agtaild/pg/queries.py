@@ -1,0 +1,252 @@
+"""Reading the team database back as the same JSON documents the local index gives.
+
+The shapes are those of agtaild.index.queries/search/stats (CONTRACT.md), plus ``machine`` on
+every session. Usage is summed from the usage rows and priced now, as locally.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from agtaild.errors import NotFound, UsageError
+from agtaild.index.params import TimeBound, encode_cursor
+from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage
+from agtaild.pricing import PriceTable
+
+SESSION_COLUMNS = "s.id, s.machine, s.agent, s.sid, s.collection, s.kind, s.doc"
+
+
+class TeamFilter(msgspec.Struct):
+    """The session filters of sessions.list / search / stats, plus ``machine``."""
+
+    agent: str | None = None
+    machine: str | None = None
+    cwd: str | None = None
+    project: str | None = None
+    since: TimeBound | None = None
+    until: TimeBound | None = None
+    imported: bool | None = None
+    collection: str | None = None
+    programmatic: bool | None = None
+    archived: bool | None = None
+
+    def sql(self, a: str = "s") -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        for column in ("agent", "machine", "project", "collection"):
+            value = getattr(self, column)
+            if value:
+                where.append(f"{a}.{column} = %s")
+                args.append(value)
+        if self.cwd:
+            base = self.cwd.rstrip("/") or "/"
+            where.append(f"({a}.cwd = %s OR {a}.cwd LIKE %s)")
+            args += [base, _like_prefix(base.rstrip("/") + "/")]
+        if self.since is not None:
+            where.append(f"{a}.activity >= %s")
+            args.append(self.since.epoch)
+        if self.until is not None:
+            where.append(f"coalesce({a}.started, {a}.activity) < %s")
+            args.append(self.until.epoch)
+        if self.imported is not None:
+            where.append(f"{a}.kind {'=' if self.imported else '<>'} 'imported'")
+        if self.programmatic is not None:
+            where.append(f"{a}.programmatic = %s")
+            args.append(self.programmatic)
+        if self.archived is not None:
+            where.append(f"{a}.archived = %s")
+            args.append(self.archived)
+        return where, args
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def session_docs(
+    cur: Any, pricing: PriceTable, rows: list[tuple[Any, ...]], here: str | None
+) -> dict[int, dict[str, Any]]:
+    """Session documents from rows of SESSION_COLUMNS, with usage priced now.
+
+    Only sessions of ``here`` (the machine the server runs on) keep ``resumable``: another
+    machine's session is read like an imported one, never resumed from here.
+    """
+    docs: dict[int, dict[str, Any]] = {}
+    keys: dict[tuple[str, str, str, str], int] = {}
+    for rid, machine, agent, sid, collection, _kind, doc in rows:
+        d = json.loads(doc)
+        d["machine"] = machine
+        if machine != here:
+            d["resumable"] = False
+        docs[rid] = d
+        keys[(machine, agent, sid, collection)] = rid
+    if not keys:
+        return docs
+    cur.execute(
+        "SELECT u.machine, u.agent, u.sid, u.collection, u.model, u.long_ctx, sum(u.input), sum(u.output),"
+        " sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u"
+        " JOIN sessions s USING (machine, agent, sid, collection) WHERE s.id = ANY(%s)"
+        " GROUP BY 1, 2, 3, 4, 5, 6",
+        (list(docs),),
+    )
+    usage: dict[int, dict[str, Any]] = {}
+    for machine, agent, sid, collection, model, long_ctx, inp, outp, cr, cw, rs in cur.fetchall():
+        rid = keys[(machine, agent, sid, collection)]
+        inp, outp, cr, cw, rs = int(inp), int(outp), int(cr), int(cw), int(rs)
+        add_usage(
+            usage.setdefault(rid, empty_usage()),
+            inp,
+            outp,
+            cr,
+            cw,
+            rs,
+            pricing.cost(model, inp, outp, cr, cw, long_ctx),
+        )
+    for rid, d in docs.items():
+        if rid in usage:
+            d["usage"] = usage[rid]
+        else:
+            u = d.get("usage") or empty_usage()
+            u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
+            d["usage"] = u
+    return docs
+
+
+def list_sessions(
+    cur: Any,
+    pricing: PriceTable,
+    flt: TeamFilter,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+    here: str | None,
+) -> dict[str, Any]:
+    where, args = flt.sql()
+    if after is not None:
+        where.append("(s.activity < %s OR (s.activity = %s AND s.id < %s))")
+        args += [after[0], after[0], after[1]]
+    clause = " WHERE " + " AND ".join(where) if where else ""
+    cur.execute(
+        f"SELECT {SESSION_COLUMNS}, s.activity FROM sessions s{clause} ORDER BY s.activity DESC, s.id DESC LIMIT %s",
+        [*args, limit + 1],
+    )
+    rows = cur.fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    docs = session_docs(cur, pricing, [r[:7] for r in rows], here)
+    nxt = encode_cursor("sessions", rows[-1][7], rows[-1][0]) if more and rows else None
+    return {"sessions": [docs[r[0]] for r in rows], "next": nxt}
+
+
+def resolve_session(
+    cur: Any, agent: str, ident: str, *, machine: str | None, collection: str | None, here: str | None
+) -> int:
+    """The session an AGENT:ID (or a unique id prefix) means. Copies of one session on several
+    machines are one session's copies: this machine's first, then native before imports."""
+    sql = "SELECT id, sid, kind, collection, machine FROM sessions WHERE agent = %s AND sid LIKE %s"
+    args: list[Any] = [agent, _like_prefix(ident)]
+    if machine:
+        sql += " AND machine = %s"
+        args.append(machine)
+    if collection:
+        sql += " AND collection = %s"
+        args.append(collection)
+    cur.execute(sql + " LIMIT 200", args)
+    rows = cur.fetchall()
+    exact = [r for r in rows if r[1] == ident]
+    if not exact:
+        sids = sorted({r[1] for r in rows})
+        if len(sids) > 1:
+            shown = ", ".join(sids[:10]) + (" …" if len(sids) > 10 else "")
+            raise UsageError(
+                f"id prefix {ident!r} is ambiguous for {agent}: {shown}", data={"candidates": sids[:50]}
+            )
+        exact = rows
+    if not exact:
+        raise NotFound(f"no {agent} session {ident!r}" + (f" from machine {machine!r}" if machine else ""))
+    exact.sort(key=lambda r: (r[4] != here, KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[4], r[0]))
+    return int(exact[0][0])
+
+
+def load_session(cur: Any, pricing: PriceTable, rid: int, here: str | None) -> dict[str, Any]:
+    cur.execute(f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = %s", (rid,))
+    return session_docs(cur, pricing, cur.fetchall(), here)[rid]
+
+
+def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int) -> dict[str, Any]:
+    cur.execute(
+        "SELECT e.seq, e.doc FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        " WHERE s.id = %s AND e.seq > %s ORDER BY e.seq LIMIT %s",
+        (rid, -1 if after_seq is None else after_seq, limit + 1),
+    )
+    rows = cur.fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {
+        "events": [json.loads(doc) for _, doc in rows],
+        "next": encode_cursor("events", rows[-1][0]) if more and rows else None,
+    }
+
+
+STATS_BY = ("day", "model", "agent", "project", "session", "machine")
+_STATS_KEY = {
+    "day": "u.day",
+    "model": "u.model",
+    "agent": "u.agent",
+    "project": "s.project",
+    "session": "u.agent || ':' || u.sid",
+    "machine": "u.machine",
+}
+
+
+def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[str, Any]:
+    """Tokens and cost, counting each response once per machine (its own ``counted`` copy)."""
+    where, args = ["u.counted"], []
+    session_filter = TeamFilter(
+        machine=flt.machine,
+        project=flt.project,
+        imported=flt.imported,
+        collection=flt.collection,
+        agent=flt.agent,
+    )
+    swhere, sargs = session_filter.sql("s")
+    where += swhere
+    args += sargs
+    if flt.since is not None:
+        where.append("u.day >= %s" if flt.since.day else "u.epoch >= %s")
+        args.append(flt.since.day or flt.since.epoch)
+    if flt.until is not None:
+        where.append("u.day <= %s" if flt.until.day else "u.epoch < %s")
+        args.append(flt.until.day or flt.until.epoch)
+    title = "max(s.title)" if by == "session" else "NULL"
+    cur.execute(
+        f"SELECT {_STATS_KEY[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
+        f" sum(u.cache_write), sum(u.reasoning), {title} FROM usage u JOIN sessions s USING (machine, agent, sid, collection)"
+        f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3",
+        args,
+    )
+    rows: dict[str, dict[str, Any]] = {}
+    models: dict[str, set[str]] = {}
+    titles: dict[str, str | None] = {}
+    totals = empty_usage()
+    for key, model, long_ctx, inp, outp, cr, cw, rs, ttl in cur.fetchall():
+        k = key or "(unknown)"
+        inp, outp, cr, cw, rs = int(inp), int(outp), int(cr), int(cw), int(rs)
+        cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
+        add_usage(rows.setdefault(k, empty_usage()), inp, outp, cr, cw, rs, cost)
+        add_usage(totals, inp, outp, cr, cw, rs, cost)
+        models.setdefault(k, set()).add(model or "(unknown)")
+        titles[k] = ttl
+    out = []
+    for k, usage in rows.items():
+        row: dict[str, Any] = {"key": k, **usage}
+        if by != "model":
+            row["models"] = sorted(models[k])
+        if by == "session":
+            row["title"] = titles.get(k)
+        out.append(row)
+    out.sort(key=(lambda r: r["key"]) if by == "day" else (lambda r: (-r["total_tokens"], r["key"])))
+    return {"totals": totals, "rows": out}

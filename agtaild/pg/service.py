@@ -1,0 +1,338 @@
+"""The read-only team server's service: the same methods as agtaild.service, over PostgreSQL.
+
+``TeamService.call(method, params)`` answers the JSON-RPC methods of CONTRACT.md with the same
+documents as the local index (plus ``machine`` on sessions, and a ``machine`` filter on every
+query, and ``--by machine`` for stats), so the REST/JSON-RPC/SSE API, the viewer, the CLI,
+MCP and the clients work against it unchanged. It never writes: ``index.update`` is not
+offered, and ``resume.command`` answers only for the machine the caller says it runs on.
+
+Connections come from a psycopg pool, one per reader thread at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agtaild.errors import AgtailError, NotFound, Refused, UsageError
+from agtaild.index.params import Params
+from agtaild.model import EVENT_KINDS
+from agtaild.pg import queries
+from agtaild.pg.queries import TeamFilter
+from agtaild.pg.schema import migrate
+
+Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
+
+
+class TeamService:
+    def __init__(self, url: str, *, data_dir: Path, machine: str | None = None, pool_size: int = 8) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise AgtailError(
+                "the team server needs psycopg: pip install 'psycopg[binary]' psycopg-pool"
+            ) from None
+        try:
+            with psycopg.connect(url, connect_timeout=10) as conn:
+                migrate(conn)
+        except psycopg.Error as err:
+            raise AgtailError(f"cannot open the team database: {str(err).strip()}") from None
+        self.pool = ConnectionPool(
+            url, min_size=1, max_size=pool_size, open=True, kwargs={"autocommit": True}
+        )
+        self.data_dir = data_dir
+        self.here = machine
+        self._pricing: Any = None
+        self._lock = threading.Lock()
+
+    def pricing(self) -> Any:
+        with self._lock:
+            if self._pricing is None:
+                from agtaild.pricing import load_pricing
+
+                self._pricing = load_pricing(str(self.data_dir))
+            return self._pricing
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        handler = METHODS.get(method)
+        if handler is None:
+            raise NotFound(f"no method {method!r} on the team server; methods: {', '.join(sorted(METHODS))}")
+        return handler(self, dict(params or {}))
+
+    def run(self, fn: Callable[[Any], Any]) -> Any:
+        with self.pool.connection() as conn, conn.cursor() as cur:
+            return fn(cur)
+
+    def changes_since(self, stamp: Any) -> tuple[Any, list[dict[str, Any]]]:
+        """Sessions pushed after ``stamp`` (None: only learn the current stamp): the change feed."""
+
+        def read(cur: Any) -> tuple[Any, list[dict[str, Any]]]:
+            if stamp is None:
+                cur.execute("SELECT max(pushed_at) FROM sessions")
+                return cur.fetchone()[0], []
+            cur.execute(
+                "SELECT machine, agent, sid, pushed_at FROM sessions WHERE pushed_at > %s ORDER BY pushed_at LIMIT 1000",
+                (stamp,),
+            )
+            rows = cur.fetchall()
+            top = rows[-1][3] if rows else stamp
+            return top, [
+                {"agent": a, "id": s, "path": f"{m}:{a}:{s}", "action": "updated"} for m, a, s, _ in rows
+            ]
+
+        return self.run(read)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+# -- methods ------------------------------------------------------------------------------
+_FILTERS = (
+    "agent",
+    "machine",
+    "cwd",
+    "project",
+    "since",
+    "until",
+    "imported",
+    "collection",
+    "programmatic",
+    "archived",
+)
+
+
+def _known_agent(p: Params, name: str = "agent") -> str | None:
+    from agtaild.adapters import all_adapters
+
+    agent = p.text(name)
+    if agent is not None and agent not in {a.id for a in all_adapters()}:
+        raise UsageError(f"{p.method}: parameter '{name}': unknown agent {agent!r}")
+    return agent
+
+
+def _filter(p: Params) -> TeamFilter:
+    return TeamFilter(
+        agent=_known_agent(p),
+        machine=p.text("machine"),
+        cwd=p.text("cwd"),
+        project=p.text("project"),
+        since=p.when("since"),
+        until=p.when("until", end=True),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+        programmatic=p.flag("programmatic"),
+        archived=p.flag("archived"),
+    )
+
+
+def _cursor(p: Params, tag: str, size: int) -> list[Any] | None:
+    values = p.cursor("cursor", tag)
+    if values is None:
+        return None
+    if len(values) != size or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise UsageError(f"{p.method}: parameter 'cursor' is not a cursor returned by {p.method}")
+    return values
+
+
+def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
+    ident = p.text("id", required=True, max_len=1000)
+    assert ident is not None
+    agent = p.text("agent")
+    if agent is None and ":" in ident:
+        agent, ident = ident.split(":", 1)
+    if agent is None:
+        raise UsageError(f"{p.method}: parameter 'agent' is required (or give id as AGENT:ID)")
+    return queries.resolve_session(
+        cur, agent, ident, machine=p.text("machine"), collection=p.text("collection"), here=svc.here
+    )
+
+
+def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    p = Params("sessions.list", params, (*_FILTERS, "q", "limit", "cursor"))
+    flt = _filter(p)
+    limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
+    after = _cursor(p, "sessions", 2)
+    if p.text("q"):
+        raise UsageError("sessions.list: parameter 'q' is not offered by the team server; use search")
+    return svc.run(
+        lambda cur: queries.list_sessions(
+            cur,
+            svc.pricing(),
+            flt,
+            limit=limit,
+            after=(float(after[0]), int(after[1])) if after else None,
+            here=svc.here,
+        )
+    )
+
+
+def sessions_get(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    p = Params("sessions.get", params, ("agent", "id", "collection", "machine", "path"))
+    return svc.run(
+        lambda cur: {"session": queries.load_session(cur, svc.pricing(), _resolve(svc, p, cur), svc.here)}
+    )
+
+
+def events_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    p = Params(
+        "events.list",
+        params,
+        ("agent", "id", "collection", "machine", "path", "after_seq", "cursor", "limit"),
+    )
+    limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
+    after = p.integer("after_seq", None, minimum=-1)
+    cursor = _cursor(p, "events", 1)
+    if cursor is not None:
+        after = max(int(cursor[0]), after if after is not None else -1)
+    return svc.run(lambda cur: queries.list_events(cur, _resolve(svc, p, cur), after_seq=after, limit=limit))
+
+
+def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.text import MODES
+    from agtaild.pg.search import search as run_search
+
+    p = Params("search", params, ("q", "session", "kind", "mode", "limit", "cursor", *_FILTERS))
+    q = p.text("q", required=True, allow_empty=True, max_len=10_000)
+    assert q is not None
+    mode = p.choice("mode", MODES, "phrase") or "phrase"
+    kind = p.choice("kind", EVENT_KINDS)
+    flt = _filter(p)
+    limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
+    after = _cursor(p, "search", 2)
+    ref = p.text("session", max_len=1000)
+
+    def run(cur: Any) -> dict[str, Any]:
+        session_id = None
+        if ref is not None:
+            agent, sep, ident = ref.partition(":")
+            if not sep or not ident:
+                raise UsageError("search: parameter 'session' must be AGENT:ID")
+            session_id = queries.resolve_session(
+                cur, agent, ident, machine=flt.machine, collection=None, here=svc.here
+            )
+        return run_search(
+            cur,
+            svc.pricing(),
+            q,
+            mode,
+            flt,
+            kind=kind,
+            session_id=session_id,
+            limit=limit,
+            after=(float(after[0]), int(after[1])) if after else None,
+            here=svc.here,
+        )
+
+    return svc.run(run)
+
+
+def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    p = Params(
+        "stats", params, ("by", "agent", "machine", "project", "since", "until", "imported", "collection")
+    )
+    by = p.choice("by", queries.STATS_BY, "day") or "day"
+    flt = _filter(p)
+    return svc.run(lambda cur: queries.stats(cur, svc.pricing(), by=by, flt=flt))
+
+
+def agents_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.adapters import all_adapters
+
+    Params("agents.list", params, ())
+
+    def run(cur: Any) -> dict[str, Any]:
+        cur.execute("SELECT agent, count(*) FROM sessions GROUP BY agent")
+        counts = dict(cur.fetchall())
+        cur.execute("SELECT machine, agent, count(*) FROM sessions GROUP BY 1, 2 ORDER BY 1, 2")
+        per_machine: dict[str, dict[str, int]] = {}
+        for machine, agent, n in cur.fetchall():
+            per_machine.setdefault(agent, {})[machine] = n
+        return {
+            "agents": [
+                {
+                    "id": a.id,
+                    "name": a.name or a.id,
+                    "roots": [],
+                    "sessions": counts.get(a.id, 0),
+                    "machines": per_machine.get(a.id, {}),
+                }
+                for a in all_adapters()
+                if a.id in counts
+            ]
+        }
+
+    return svc.run(run)
+
+
+def machines_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    Params("machines.list", params, ())
+
+    def run(cur: Any) -> dict[str, Any]:
+        cur.execute(
+            "SELECT m.machine, m.pushed_at, (SELECT count(*) FROM sessions s WHERE s.machine = m.machine)"
+            " FROM machines m ORDER BY m.machine"
+        )
+        return {
+            "machines": [
+                {
+                    "machine": m,
+                    "pushed_at": t.isoformat() if t else None,
+                    "sessions": n,
+                    "here": m == svc.here,
+                }
+                for m, t, n in cur.fetchall()
+            ]
+        }
+
+    return svc.run(run)
+
+
+def resume_command(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    """Only for a session of the machine the caller runs on (``from_machine``): elsewhere its
+    files are not there to resume from."""
+    from agtaild.adapters import get_adapter
+    from agtaild.model import Session
+
+    p = Params("resume.command", params, ("agent", "id", "collection", "machine", "path", "from_machine"))
+    caller = p.text("from_machine")
+    session = svc.run(lambda cur: queries.load_session(cur, svc.pricing(), _resolve(svc, p, cur), svc.here))
+    where = session.get("machine")
+    if caller is None or caller != where:
+        raise Refused(
+            f"{session['agent']}:{session['id']} was pushed by machine {where!r}: resume it there"
+            " (agtail resume on that machine); the team server only reads sessions"
+        )
+    if session.get("imported") or session.get("archived"):
+        raise Refused(
+            f"{session['agent']}:{session['id']} is imported or archived on {where!r}: it cannot be resumed"
+        )
+    import msgspec
+
+    command = get_adapter(session["agent"]).resume(msgspec.convert(session, Session, strict=False))
+    if command is None:
+        raise Refused(f"{session['agent']} sessions cannot be resumed")
+    cwd = command.cwd
+    return {
+        "agent": session["agent"],
+        "id": session["id"],
+        "cwd": cwd,
+        "cwd_exists": bool(cwd and Path(cwd).is_dir()),
+        "argv": command.argv,
+    }
+
+
+METHODS: dict[str, Method] = {
+    "sessions.list": sessions_list,
+    "sessions.get": sessions_get,
+    "events.list": events_list,
+    "search": search,
+    "stats": stats,
+    "agents.list": agents_list,
+    "machines.list": machines_list,
+    "resume.command": resume_command,
+}

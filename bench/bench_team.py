@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Team-database benchmarks: `agtail pg push` throughput and the team server's query latency.
+
+1. push: a cold push of the whole corpus (rows/s, MB/s of native transcripts), an unchanged
+   re-push (must write 0 rows), and an incremental push after appends to 100 sessions.
+2. queries: the same list / search / stats calls on the local SQLite index (in-process Service)
+   and on the team database (TeamService), medians of --repeat runs each.
+3. scale: the same corpus pushed again under --machines more machine names (a team's worth),
+   then the same queries.
+
+A throw-away PostgreSQL cluster is started for the run (tests/pg_cluster.py), on a unix socket.
+
+Usage (from the repo root):
+    .venv/bin/python bench/bench_team.py --work /tmp/agt-team [--mb 200] [--machines 10] [--repeat 5]
+Prints one JSON document; bench/RESULTS.md records the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from agtaild.config import load_config  # noqa: E402
+from agtaild.pg.push import push  # noqa: E402
+from agtaild.pg.service import TeamService  # noqa: E402
+from agtaild.service import Service  # noqa: E402
+from tests.pg_cluster import Cluster  # noqa: E402
+
+GEN = REPO / "bench" / "gen_corpus.py"
+
+
+def corpus(work: Path, mb: float) -> tuple[Path, dict[str, Any]]:
+    out = work / f"corpus{int(mb)}"
+    summary = work / f"corpus{int(mb)}.json"
+    if not summary.exists():
+        text = subprocess.run([sys.executable, str(GEN), str(out), "--mb", str(mb)], check=True, capture_output=True, text=True).stdout
+        summary.write_text(text)
+    return out, json.loads(summary.read_text())
+
+
+def timed(fn: Any, repeat: int) -> float:
+    fn()  # warm
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+QUERIES: list[tuple[str, str, dict[str, Any]]] = [
+    ("list 50", "sessions.list", {"limit": 50}),
+    ("stats by day", "stats", {"by": "day"}),
+    ("stats by model", "stats", {"by": "model"}),
+    ("search common word", "search", {"q": "daemon", "limit": 20}),
+    ("search phrase", "search", {"q": "sqlite fts5", "limit": 20}),
+    ("search CJK", "search", {"q": "索引", "limit": 20}),
+]
+
+
+def query_times(call: Any, needles: list[str], repeat: int) -> dict[str, float]:
+    out = {name: timed(lambda m=method, p=params: call(m, p), repeat) * 1000 for name, method, params in QUERIES}
+    out["search rare word"] = statistics.median(timed(lambda n=n: call("search", {"q": n}), repeat) for n in needles[:5]) * 1000
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def append_lines(root: Path, count: int) -> int:
+    files = sorted(root.glob("claude/projects/*/*.jsonl"))[:count]
+    added = 0
+    for i, path in enumerate(files):
+        sid = path.stem
+        line = {
+            "type": "user",
+            "message": {"role": "user", "content": f"appended for the push benchmark {i}"},
+            "uuid": f"0e000000-0000-4000-8000-{i:012d}",
+            "parentUuid": None,
+            "sessionId": sid,
+            "timestamp": "2026-12-01T00:00:00.000Z",
+            "cwd": "/home/dev",
+        }
+        data = json.dumps(line) + "\n"
+        with path.open("a") as f:
+            f.write(data)
+        old = time.time() - 3600
+        os.utime(path, (old, old))
+        added += len(data)
+    return added
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/agt-team-bench"))
+    ap.add_argument("--mb", type=float, default=200)
+    ap.add_argument("--machines", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    src, info = corpus(args.work, args.mb)
+    corpus_bytes = sum(p.stat().st_size for p in src.rglob("*") if p.is_file())
+    data = args.work / "data"
+    config = load_config(
+        data_dir=str(data),
+        root_options=[f"claude-code={src / 'claude' / 'projects'}", f"codex={src / 'codex' / 'sessions'}"],
+        only_roots=True,
+    )
+    config.archive = False
+    result: dict[str, Any] = {"corpus_mb": round(corpus_bytes / 2**20, 1), "load": os.getloadavg()[0]}
+    svc = Service(config)
+    t = time.perf_counter()
+    svc.update_index()
+    result["local_index_s"] = round(time.perf_counter() - t, 2)
+    cluster = Cluster(args.work / f"pg-{os.getpid()}")
+    cluster.start()
+    try:
+        url = cluster.new_database()
+        report = push(config.index_path, url, "m0")
+        rows = report.rows
+        result["push"] = {
+            "seconds": round(report.seconds, 2),
+            "rows": rows,
+            "events": report.events,
+            "rows_per_s": round(rows / report.seconds),
+            "mb_per_s": round(corpus_bytes / 2**20 / report.seconds, 1),
+        }
+        again = push(config.index_path, url, "m0")
+        result["repush_unchanged"] = {"seconds": round(again.seconds, 3), "rows": again.rows}
+        appended = append_lines(src, 100)
+        svc.update_index()
+        inc = push(config.index_path, url, "m0")
+        result["push_after_100_appends"] = {
+            "seconds": round(inc.seconds, 3),
+            "sessions": inc.sessions,
+            "events": inc.events,
+            "appended_bytes": appended,
+        }
+        team = TeamService(url, data_dir=data, machine="m0")
+        needles = list(info["needles"])
+        result["local_ms"] = query_times(svc.call, needles, args.repeat)
+        result["team_ms"] = query_times(team.call, needles, args.repeat)
+        t = time.perf_counter()
+        for i in range(1, args.machines):
+            push(config.index_path, url, f"m{i}")
+        result["scale"] = {
+            "machines": args.machines,
+            "push_s": round(time.perf_counter() - t, 1),
+            "team_ms": query_times(team.call, needles, args.repeat),
+        }
+        with team.pool.connection() as conn:
+            size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        result["scale"]["database_mb"] = round(size / 2**20)
+        team.close()
+    finally:
+        svc.close()
+        cluster.stop()
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,360 @@
+"""`agtail pg push` into a real, throw-away PostgreSQL (tests/pg_cluster.py): two machines, one
+team database; incremental, idempotent, crash-safe."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agtaild.cli import main
+from tests.conftest import CORPUS
+from tests.pg_cluster import pg_cluster, pg_url
+
+__all__ = ["pg_cluster", "pg_url"]
+
+psycopg = pytest.importorskip("psycopg")
+
+MACHINE_A = {"claude-code": "real/claude-2.1.197/projects", "codex": "real/codex-0.171.0/sessions"}
+MACHINE_B = {"gemini": "real/gemini-0.61.0/tmp", "pi": "real/pi-0.73.1/sessions"}
+
+
+def machine(tmp: Path, name: str, roots: dict[str, str]) -> list[str]:
+    """A copy of some corpus folders (so tests may append) and the CLI options of a machine
+    whose index lives in tmp/<name>/data."""
+    base = tmp / name
+    args = ["--no-daemon", "--data-dir", str(base / "data"), "--only-roots"]
+    for agent, rel in roots.items():
+        target = base / "roots" / agent
+        shutil.copytree(CORPUS / rel, target)
+        args += ["--root", f"{agent}={target}"]
+    return args
+
+
+def cli(capsys: pytest.CaptureFixture[str], args: list[str]) -> Any:
+    code = main([*args, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def push(capsys: pytest.CaptureFixture[str], args: list[str], url: str, name: str) -> dict[str, Any]:
+    return cli(capsys, [*args, "pg", "push", "--url", url, "--machine", name])
+
+
+def team_rows(url: str, machine_name: str | None = None) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the team database (of one machine), without push bookkeeping columns."""
+    where = "WHERE machine = %s" if machine_name else ""
+    params = (machine_name,) if machine_name else ()
+    with psycopg.connect(url) as conn:
+        return {
+            "sessions": conn.execute(
+                f"SELECT machine, agent, sid, collection, kind, cwd, title, activity, doc FROM sessions {where}"
+                " ORDER BY 1, 2, 3, 4",
+                params,
+            ).fetchall(),
+            "events": conn.execute(
+                f"SELECT machine, agent, sid, collection, seq, kind, text, tool_result, doc FROM events {where}"
+                " ORDER BY 1, 2, 3, 4, 5",
+                params,
+            ).fetchall(),
+            "usage": conn.execute(
+                f"SELECT machine, agent, sid, collection, key, input, output, cache_read, cache_write, counted"
+                f" FROM usage {where} ORDER BY 1, 2, 3, 4, 5",
+                params,
+            ).fetchall(),
+        }
+
+
+def local_totals(capsys: pytest.CaptureFixture[str], args: list[str]) -> dict[str, Any]:
+    return cli(capsys, [*args, "stats", "--by", "agent", "--no-update"])["totals"]
+
+
+def team_totals(url: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT sum(input), sum(output), sum(cache_read), sum(cache_write) FROM usage WHERE counted"
+        ).fetchone()
+    return dict(
+        zip(
+            ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
+            map(int, row),
+            strict=True,
+        )
+    )
+
+
+def test_two_machines_push_into_one_database(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = machine(tmp_path, "a", MACHINE_A), machine(tmp_path, "b", MACHINE_B)
+    report_a = push(capsys, a, pg_url, "laptop")
+    report_b = push(capsys, b, pg_url, "desktop")
+    assert report_a["full"] and report_a["sessions"] > 5 and report_a["events"] > 50
+    assert report_b["sessions"] > 0
+
+    listed_a = cli(capsys, [*a, "list", "--limit", "500", "--no-update"])["sessions"]
+    rows = team_rows(pg_url)
+    assert {(r[0], r[1], r[2]) for r in rows["sessions"] if r[0] == "laptop"} == {
+        ("laptop", s["agent"], s["id"]) for s in listed_a
+    }
+    assert {r[0] for r in rows["sessions"]} == {"laptop", "desktop"}
+    # Every event of every session arrived, with its exact JSON.
+    assert sum(1 for r in rows["events"] if r[0] == "laptop") == report_a["events"]
+    one = listed_a[0]
+    shown = cli(capsys, [*a, "show", f"{one['agent']}:{one['id']}", "--no-update"])["events"]
+    stored = [json.loads(r[8]) for r in rows["events"] if r[:3] == ("laptop", one["agent"], one["id"])]
+    assert [e["seq"] for e in stored] == [e["seq"] for e in shown]
+    assert stored == shown
+
+    # Team token totals are the sum of the two machines' own.
+    ta, tb, team = local_totals(capsys, a), local_totals(capsys, b), team_totals(pg_url)
+    for key, value in team.items():
+        assert value == ta[key] + tb[key], key
+
+    # An unchanged index pushes nothing.
+    again = push(capsys, a, pg_url, "laptop")
+    assert again["rows"] == 0 and not again["full"]
+    assert team_rows(pg_url) == rows
+
+
+def test_an_append_pushes_only_that_sessions_new_events(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machine(tmp_path, "a", MACHINE_A)
+    push(capsys, a, pg_url, "laptop")
+    session_file = sorted(
+        (tmp_path / "a" / "roots" / "claude-code").glob("*/*.jsonl"), key=lambda p: p.stat().st_size
+    )[-1]
+    sid = session_file.stem
+    line = {
+        "type": "user",
+        "message": {"role": "user", "content": "pushed afterwards: zebrafinch"},
+        "uuid": "0f000000-0000-4000-8000-000000000001",
+        "parentUuid": None,
+        "sessionId": sid,
+        "timestamp": "2026-11-30T23:59:00.000Z",
+        "cwd": "/tmp",
+    }
+    with session_file.open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    old = session_file.stat().st_mtime - 60
+    os.utime(session_file, (old, old))
+    report = push(capsys, a, pg_url, "laptop")
+    assert report["sessions"] == 1 and 1 <= report["events"] <= 3, report
+    with psycopg.connect(pg_url) as conn:
+        found = conn.execute(
+            "SELECT sid FROM events WHERE tsv @@ plainto_tsquery('simple', 'zebrafinch')"
+        ).fetchall()
+    assert found == [(sid,)]
+
+
+def test_a_deleted_session_is_removed_and_a_rebuilt_index_is_pushed_whole(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machine(tmp_path, "a", MACHINE_A)
+    a_no_archive = a  # the archive keeps deleted sessions; see below for the archive-off case
+    push(capsys, a, pg_url, "laptop")
+    before = team_rows(pg_url)
+    cli(capsys, [*a_no_archive, "reindex"])
+    report = push(capsys, a, pg_url, "laptop")
+    assert report["full"]
+    assert team_rows(pg_url) == before  # same content from a new index: nothing lost, nothing doubled
+
+
+def test_kill_during_a_push_then_push_again_equals_a_push_from_scratch(
+    tmp_path: Path, pg_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machine(tmp_path, "a", MACHINE_A)
+    cli(capsys, [*a, "index"])
+    interrupted, clean = pg_cluster.new_database(), pg_cluster.new_database()
+    data_dir = a[a.index("--data-dir") + 1]
+    child = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        import agtaild.pg.push as p
+        p.BATCH_EVENTS = 1
+        real = p.Pusher._push_batch
+        count = 0
+        def batch_then_die(self, batch):
+            global count
+            real(self, batch)
+            count += 1
+            if count == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        p.Pusher._push_batch = batch_then_die
+        from pathlib import Path
+        p.push(Path({data_dir!r}) / "index.sqlite3", {interrupted!r}, "laptop")
+        print("not killed")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    partial = team_rows(interrupted)
+    resumed = push(capsys, a, interrupted, "laptop")
+    assert not resumed["full"] and partial["sessions"]
+    push(capsys, a, clean, "laptop")
+    assert team_rows(interrupted) == team_rows(clean)
+
+
+def test_bad_url_and_machine_names_are_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machine(tmp_path, "a", {"codex": MACHINE_A["codex"]})
+    assert main([*a, "pg", "push", "--url", "postgresql://nobody@/x?host=/nonexistent"]) == 1
+    assert "cannot connect to the team database" in capsys.readouterr().err
+    assert main([*a, "pg", "push", "--url", "postgresql://x@/y", "--machine", "../etc"]) == 2
+    assert "--machine" in capsys.readouterr().err
+
+
+# -- the team server's service over what two machines pushed ---------------------------------
+@pytest.fixture
+def team(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    from agtaild.pg.service import TeamService
+
+    a, b = machine(tmp_path, "a", MACHINE_A), machine(tmp_path, "b", MACHINE_B)
+    push(capsys, a, pg_url, "laptop")
+    push(capsys, b, pg_url, "desktop")
+    svc = TeamService(pg_url, data_dir=tmp_path / "server", machine="laptop")
+    svc.machines = {"laptop": a, "desktop": b}  # type: ignore[attr-defined]
+    yield svc
+    svc.close()
+
+
+def test_team_lists_both_machines_with_the_local_documents(
+    team: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = team.call("sessions.list", {"limit": 500})["sessions"]
+    assert {s["machine"] for s in listed} == {"laptop", "desktop"}
+    local = cli(capsys, [*team.machines["laptop"], "list", "--limit", "500", "--no-update"])["sessions"]
+    mine = {(s["agent"], s["id"]): s for s in listed if s["machine"] == "laptop"}
+    for s in local:
+        remote = dict(mine[(s["agent"], s["id"])])
+        assert remote.pop("machine") == "laptop"
+        assert remote == s  # the same document, usage and cost included
+    # Another machine's sessions are never offered for resume from here.
+    assert not any(s["resumable"] for s in listed if s["machine"] == "desktop")
+    only = team.call("sessions.list", {"machine": "desktop", "limit": 500})["sessions"]
+    assert only and {s["machine"] for s in only} == {"desktop"}
+    # Keyset pages cover everything once.
+    seen, cursor = [], None
+    while True:
+        page = team.call("sessions.list", {"limit": 3, **({"cursor": cursor} if cursor else {})})
+        seen += [(s["machine"], s["agent"], s["id"]) for s in page["sessions"]]
+        cursor = page["next"]
+        if not cursor:
+            break
+    assert sorted(seen) == sorted((s["machine"], s["agent"], s["id"]) for s in listed)
+
+
+def test_team_stats_are_the_sum_of_the_machines(team: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    by_machine = team.call("stats", {"by": "machine"})
+    for name, args in team.machines.items():
+        own = local_totals(capsys, args)
+        row = next(r for r in by_machine["rows"] if r["key"] == name)
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "total_tokens",
+        ):
+            assert row[key] == own[key], (name, key)
+    local_days = cli(capsys, [*team.machines["laptop"], "stats", "--by", "day", "--no-update"])
+    team_days = team.call("stats", {"by": "day", "machine": "laptop"})
+    assert team_days == local_days
+
+
+def test_team_search_modes(team: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    local_args = team.machines["laptop"]
+    listed = cli(capsys, [*local_args, "list", "--limit", "500", "--no-update"])["sessions"]
+    one = next(s for s in listed if s["agent"] == "claude-code" and s["messages"] > 2)
+    events = cli(capsys, [*local_args, "show", f"claude-code:{one['id']}", "--no-update"])["events"]
+    text = next(e["text"] for e in events if e["kind"] == "text" and e["text"] and len(e["text"].split()) > 4)
+    words = [w for w in text.split() if w.isascii() and w.isalnum()][:3]
+    assert len(words) >= 2
+    phrase = " ".join(words)
+    hits = team.call("search", {"q": phrase, "machine": "laptop", "limit": 50})["hits"]
+    assert any(h["session"]["id"] == one["id"] for h in hits), phrase
+    assert all(h["session"]["machine"] == "laptop" for h in hits)
+    assert team.call("search", {"q": phrase[: len(words[0]) - 1], "mode": "prefix", "limit": 5})["hits"]
+    reversed_words = " ".join(reversed(words))
+    assert team.call("search", {"q": reversed_words, "mode": "words", "limit": 50})["hits"]
+    # CJK by substring (the real recordings have a Japanese reply).
+    cjk = (
+        team.call("search", {"q": "日本", "limit": 5})["hits"]
+        or team.call("search", {"q": "こんにちは", "limit": 5})["hits"]
+    )
+    assert cjk
+    assert team.call("search", {"q": "colou?r|" + words[0], "mode": "regex", "limit": 5})["hits"]
+    from agtaild.errors import UsageError
+
+    with pytest.raises(UsageError):
+        team.call("search", {"q": "(unclosed", "mode": "regex"})
+    assert team.call("search", {"q": "'\"!:*&|<->", "limit": 5})["hits"] == []
+
+
+def test_team_events_and_resume_rules(team: Any) -> None:
+    from agtaild.errors import Refused
+
+    listed = team.call("sessions.list", {"machine": "desktop", "limit": 5})["sessions"]
+    s = listed[0]
+    events = team.call("events.list", {"agent": s["agent"], "id": s["id"], "limit": 2})
+    assert events["events"] and [e["seq"] for e in events["events"]] == sorted(
+        e["seq"] for e in events["events"]
+    )
+    with pytest.raises(Refused, match="desktop"):
+        team.call("resume.command", {"agent": s["agent"], "id": s["id"], "from_machine": "laptop"})
+    with pytest.raises(Refused, match="desktop"):
+        team.call("resume.command", {"agent": s["agent"], "id": s["id"]})
+    machines = team.call("machines.list", {})["machines"]
+    assert {m["machine"] for m in machines} == {"laptop", "desktop"}
+
+
+def test_team_server_daemon_serves_the_api_and_streams_pushes(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.daemon_proc import DaemonProc, SseCollector, wait_until
+
+    a = machine(tmp_path, "a", MACHINE_A)
+    push(capsys, a, pg_url, "laptop")
+    (tmp_path / "server").mkdir()
+    server = DaemonProc(tmp_path / "server", {}, extra=["--backend", pg_url, "--machine", "hub"])
+    try:
+        server.start(wait_indexed=False)
+        client = server.unix()
+        health = client.health()
+        assert health["ok"] and health.get("backend") == "postgresql", health
+        listed = client.get("/sessions", {"limit": 200})["sessions"]
+        assert listed and {s["machine"] for s in listed} == {"laptop"}
+        assert client.call("stats", {"by": "machine"})["rows"][0]["key"] == "laptop"
+        tcp = server.tcp()
+        assert tcp.get("/search", {"q": "the", "limit": 3})["hits"]
+        # A machine that pushes later shows up in the change feed.
+        feed = SseCollector(client, "/changes")
+        b = machine(tmp_path, "b", MACHINE_B)
+        push(capsys, b, pg_url, "desktop")
+        feed.wait_for(
+            lambda e: e.event == "change" or "desktop" in str(e.data), 15, "a change from the new machine"
+        )
+        wait_until(
+            lambda: any(
+                s["machine"] == "desktop" for s in client.get("/sessions", {"limit": 200})["sessions"]
+            ),
+            10,
+            "the new machine's sessions",
+        )
+        # The team server never indexes anything.
+        with pytest.raises(Exception, match=r"(?i)index\.update|not offer|no method"):
+            client.call("index.update", {})
+    finally:
+        server.cleanup()
