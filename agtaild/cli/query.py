@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from agtaild.errors import UsageError
+from agtaild.textsafe import trusted
 
 #: The CONTRACT keys of `agtail index --json`; extensions follow them.
 INDEX_KEYS = ("sessions", "events", "files", "bad_lines", "seconds")
@@ -167,13 +168,13 @@ class ProgressBar:
         self.last = now
         width = 30
         filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.write(f"{trusted(chr(13))}{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
         sys.stderr.flush()
         self.drawn = True
 
     def close(self) -> None:
         if self.drawn:
-            sys.stderr.write("\r\x1b[K")
+            sys.stderr.write(trusted("\r\x1b[K"))
             sys.stderr.flush()
 
 
