@@ -50,7 +50,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 @pytest.mark.parametrize(
     "command",
     [["list"], ["show", f"claude-code:{SID[:8]}"], ["show", "--full", f"claude-code:{SID[:8]}"],
-     ["tail", f"claude-code:{SID[:8]}"], ["search", "hi"], ["search", "--mode", "regex", "PWNED"]],  # fmt: skip
+     ["tail", f"claude-code:{SID[:8]}"], ["search", "hi"], ["search", "--mode", "regex", "PWNED"]],
 )
 def test_human_output_shows_control_characters_instead_of_obeying_them(
     capsys: pytest.CaptureFixture[str], evil_root: list[str], command: list[str]
@@ -74,7 +74,7 @@ def test_json_output_stays_exact(capsys: pytest.CaptureFixture[str], evil_root: 
 def test_errors_and_arguments_echoed_back_are_sanitised(
     capsys: pytest.CaptureFixture[str], evil_root: list[str]
 ) -> None:
-    code, out, err = _run(capsys, *evil_root, "show", "claude-code:\x1b]0;x\x07")
+    code, _, err = _run(capsys, *evil_root, "show", "claude-code:\x1b]0;x\x07")
     assert code == 4
     assert "\x1b" not in err and "\x07" not in err and "]0;x" in err
     with pytest.raises(SystemExit):

@@ -258,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agtaild.textsafe import SafeStream
 
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
         code = _run(argv)
         sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
