@@ -280,6 +280,7 @@ async def serve(args: argparse.Namespace) -> int:
         await stop.wait()
         log.info("stopping")
         sd_notify("STOPPING=1")
+        service.interrupt_reads()  # a long search in a reader thread must not delay the stop
     finally:
         await runner.cleanup()
         await asyncio.to_thread(service.close)

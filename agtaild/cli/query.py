@@ -73,7 +73,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=("phrase", "prefix", "words", "regex"),
         default="phrase",
         help="phrase (default): the words in order; prefix: the last word may be unfinished; "
-        "words: all words, any order; regex: a Python regular expression (a slow scan)",
+        "words: all words, any order (at most 32); regex: an RE2 regular expression (Python syntax "
+        "without backreferences or lookaround; a scan). A search stops after 10 s",
     )
     p.add_argument(
         "--limit", type=int, default=20, metavar="N", help="how many hits (default 20, at most 1000)"
