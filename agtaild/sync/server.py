@@ -151,7 +151,7 @@ async def import_file(request: web.Request) -> web.Response:
     dest = srv.destination(request.match_info["collection"])
     try:
         op = msgspec.json.decode(request.headers.get("X-Agtail-Write", ""), type=WriteOp)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise UsageError(f"X-Agtail-Write is not a valid write operation: {exc}") from None
     check_entries([op.entry], max_file_size=srv.max_file_size, case_insensitive=False,
                   known_agents=srv.known_agents(), where="the pushed file")
