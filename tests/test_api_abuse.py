@@ -36,7 +36,7 @@ async def _rpc(client: Any, body: bytes) -> tuple[int, Any]:
     ("body", "code"),
     [(b"[" * 100_000, -32700), (b"[" * 100_000 + b"]" * 100_000, -32700), (b"{\"a\":" * 50_000 + b"1" + b"}" * 50_000, -32700),
      (b"[" * (MAX_DEPTH + 5) + b"]" * (MAX_DEPTH + 5), -32600),
-     (json.dumps({"jsonrpc": "2.0", "method": "stats", "params": {"by": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}, "id": 1}).encode(), -32600)],  # fmt: skip
+     (json.dumps({"jsonrpc": "2.0", "method": "stats", "params": {"by": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}, "id": 1}).encode(), -32600)],
 )
 async def test_deeply_nested_json_rpc_is_a_json_rpc_error(client: Any, body: bytes, code: int) -> None:
     status, doc = await _rpc(client, body)
@@ -60,7 +60,7 @@ _json = st.recursive(
 )
 _request = st.fixed_dictionaries(
     {"jsonrpc": st.sampled_from(["2.0", "1.0", 2]), "method": st.sampled_from([*sorted(FAKE_METHODS), "nope", 3]),
-     "params": _json, "id": _json},  # fmt: skip
+     "params": _json, "id": _json},
 )
 
 
