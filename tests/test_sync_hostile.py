@@ -71,7 +71,7 @@ def test_a_file_changed_after_the_manifest_is_not_imported(
     original = victim.read_bytes()
     victim.write_bytes(original[:-2] + (b"AA" if original[-2:] != b"AA" else b"BB"))
     os.utime(victim, (1_900_000_000, 1_900_000_000))  # a new mtime: 0.1.0 then trusted the tree
-    code, rep, err = _pull(capsys, b, share)
+    code, rep, _ = _pull(capsys, b, share)
     assert code == 1, json.dumps(rep)
     assert [e["path"] for e in rep["errors"]] == [paths[0]]
     assert "sha256" in rep["errors"][0]["message"]
