@@ -29,6 +29,7 @@ from aiohttp import web
 
 from agtaild import __version__
 from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
+from agtaild.api.guard import GuardedAppRunner
 from agtaild.api.hub import ChangeHub
 from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
 from agtaild.config import Config, load_config, runtime_dir
@@ -241,7 +242,7 @@ async def serve(args: argparse.Namespace) -> int:
         await asyncio.to_thread(watcher.stop)
 
     app.cleanup_ctx.append(background)
-    runner = web.AppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
+    runner = GuardedAppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
                            shutdown_timeout=5.0, max_line_size=MAX_REQUEST_LINE,
                            max_field_size=MAX_HEADER_FIELD)
     stop = asyncio.Event()

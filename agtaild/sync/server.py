@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from agtaild.api.guard import streaming_body
 from agtaild.errors import Refused, TooLarge, UsageError
 from agtaild.sync.directory import DirectoryDestination
 from agtaild.sync.manifest import HashCache, Manifest, decode_manifest, machine_identity, open_hash_cache
@@ -136,6 +137,7 @@ async def import_state(request: web.Request) -> web.Response:
     return _ok({"state": msgspec.to_builtins(state), "max_file_size": srv.max_file_size})
 
 
+@streaming_body  # checks its own size limit
 async def import_check(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
@@ -146,6 +148,7 @@ async def import_check(request: web.Request) -> web.Response:
     return _ok({"files": len(manifest.files)})
 
 
+@streaming_body  # checks its own size limit
 async def import_file(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
@@ -198,6 +201,7 @@ async def import_file(request: web.Request) -> web.Response:
     return _ok({"written": result.written, "kept_as": result.kept_as})
 
 
+@streaming_body  # checks its own size limit
 async def import_manifest(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
