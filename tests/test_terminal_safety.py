@@ -128,3 +128,13 @@ def test_closing_the_pipe_early_exits_quietly(corpus: Path, tmp_path: Path, comm
                           capture_output=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert b"BrokenPipeError" not in proc.stderr and b"Exception ignored" not in proc.stderr
+
+
+def test_picker_lines_for_fzf_are_sanitised() -> None:
+    """fzf draws its input itself, outside agtail's sanitised stdout."""
+    from agtaild.cli.resume import _line
+
+    line = _line({"agent": "claude-code", "id": SID, "started": "2026-01-01T10:00:00Z",
+                  "project": "p\x1b[2J", "title": EVIL})  # fmt: skip
+    assert not any(raw in line for raw in RAW)
+    assert line.split("\t")[0] == f"claude-code:{SID}" and line.count("\t") == 3
