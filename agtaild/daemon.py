@@ -293,13 +293,21 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+class VisibleFormatter(logging.Formatter):
+    """Log lines quote paths, titles and clients' requests: control characters in them are
+    shown, not obeyed, when the log is a terminal (agtaild/textsafe.py)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from agtaild.textsafe import visible
+
+        return visible(super().format(record))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
     try:
         return asyncio.run(serve(args))
     except AgtailError as err:

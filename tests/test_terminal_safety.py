@@ -138,3 +138,12 @@ def test_picker_lines_for_fzf_are_sanitised() -> None:
                   "project": "p\x1b[2J", "title": EVIL})  # fmt: skip
     assert not any(raw in line for raw in RAW)
     assert line.split("\t")[0] == f"claude-code:{SID}" and line.count("\t") == 3
+
+
+def test_the_daemon_log_shows_control_characters_instead_of_obeying_them() -> None:
+    import logging
+
+    from agtaild.daemon import VisibleFormatter
+
+    record = logging.LogRecord("agtaild", logging.WARNING, __file__, 1, "cannot read %s", ("/x/\x1b]0;t\x07.jsonl",), None)
+    assert VisibleFormatter("%(message)s").format(record) == "cannot read /x/␛]0;t␇.jsonl"

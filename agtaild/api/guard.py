@@ -105,15 +105,26 @@ class GuardedHandler(RequestHandler):
         self.head_started: float | None = None
         self.last_received = 0.0
         self.current_payload: Any = None
+        self.in_request = False
         self.watchdog: asyncio.TimerHandle | None = None
-        factory = self._request_factory
-        assert factory is not None
+        # Both are aiohttp's own hooks (set from the Server in every 3.x): wrapped to see
+        # each request's body and when its handler runs, without aiohttp's private state.
+        factory, handler = self._request_factory, self._request_handler
+        assert factory is not None and handler is not None
 
         def remember_payload(message: Any, payload: Any, *args: Any) -> Any:
             self.current_payload = payload
             return factory(message, payload, *args)
 
+        async def tracked(request: web.BaseRequest) -> web.StreamResponse:
+            self.in_request = True
+            try:
+                return await handler(request)
+            finally:
+                self.in_request = False
+
         self._request_factory = remember_payload
+        self._request_handler = tracked
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -146,7 +157,7 @@ class GuardedHandler(RequestHandler):
     def data_received(self, data: bytes) -> None:
         now = self._loop.time()
         self.last_received = now
-        if self.head_started is None and not self._request_in_progress and not self._messages:
+        if self.head_started is None and not self.in_request and not self._messages:
             self.head_started = now
         super().data_received(data)
         if self._messages:
@@ -162,7 +173,7 @@ class GuardedHandler(RequestHandler):
             return
         now = self._loop.time()
         limits = self.guard_limits
-        if self._request_in_progress:
+        if self.in_request:
             self.head_started = None
             payload = self.current_payload
             waiting = payload is not None and not payload.is_eof() and getattr(payload, "_waiter", None) is not None
