@@ -29,6 +29,7 @@ from aiohttp import web
 
 from agtaild import __version__
 from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
+from agtaild.api.guard import GuardedAppRunner
 from agtaild.api.hub import ChangeHub
 from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
 from agtaild.config import Config, load_config, runtime_dir
@@ -286,7 +287,7 @@ async def serve(args: argparse.Namespace) -> int:
         service, methods, update, health, background = await local_parts(args, config, hub, state)
     app = create_app(service, methods=methods, security=security, hub=hub, update=update, health=health)
     app.cleanup_ctx.append(background)
-    runner = web.AppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
+    runner = GuardedAppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
                            shutdown_timeout=5.0, max_line_size=MAX_REQUEST_LINE,
                            max_field_size=MAX_HEADER_FIELD)
     stop = asyncio.Event()
@@ -326,6 +327,7 @@ async def serve(args: argparse.Namespace) -> int:
         await stop.wait()
         log.info("stopping")
         sd_notify("STOPPING=1")
+        service.interrupt_reads()  # a long search in a reader thread must not delay the stop
     finally:
         await runner.cleanup()
         await asyncio.to_thread(service.close)
@@ -337,13 +339,21 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+class VisibleFormatter(logging.Formatter):
+    """Log lines quote paths, titles and clients' requests: control characters in them are
+    shown, not obeyed, when the log is a terminal (agtaild/textsafe.py)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from agtaild.textsafe import visible
+
+        return visible(super().format(record))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
     try:
         return asyncio.run(serve(args))
     except AgtailError as err:

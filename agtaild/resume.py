@@ -12,6 +12,7 @@ instead of starting an agent that would fail or, worse, start a fresh session.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import msgspec
@@ -59,6 +60,7 @@ def resume_for_session(doc: dict[str, Any] | Session) -> dict[str, Any]:
         name = adapter.name or session.agent
         detail = "a subagent's transcript" if session.parent is not None else "this session"
         raise Refused(f"{name} has no command to resume {detail} ({session.agent}:{session.id})")
+    check_argv(adapter, session, command.argv)
     cwd = command.cwd
     return {
         "agent": session.agent,
@@ -67,6 +69,26 @@ def resume_for_session(doc: dict[str, Any] | Session) -> dict[str, Any]:
         "cwd_exists": bool(cwd) and os.path.isdir(cwd or ""),
         "argv": list(command.argv),
     }
+
+
+def check_argv(adapter: Any, session: Session, argv: list[str]) -> None:
+    """Refuse a command in which the session's own data could act as an option.
+
+    The id (often a file name, chosen by whoever wrote the file) must fully match the
+    adapter's ``resume_id_pattern``; and no argument made from the session (its id or path)
+    may start with ``-``, whatever the adapter put around it."""
+    ref = f"{session.agent}:{session.id}"
+    if re.fullmatch(adapter.resume_id_pattern, session.id) is None:
+        raise Refused(
+            f"{ref!r} is not an id {adapter.name or session.agent} ever writes (expected "
+            f"{adapter.resume_id_pattern}); refusing to pass it to the agent's command line. "
+            "Read the session with `agtail show`"
+        )
+    from_session = {session.id, session.path or ""}
+    for arg in argv[1:]:
+        value = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else arg
+        if value in from_session and value.startswith("-"):
+            raise Refused(f"{ref!r}: {value!r} would be read as an option by the agent; refusing to resume")
 
 
 def resume_command(service: Any, params: dict[str, Any]) -> dict[str, Any]:

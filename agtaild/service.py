@@ -138,6 +138,14 @@ class Service:
 
         return upkeep.update(self, full=full, only_paths=only_paths, progress=progress)
 
+    def interrupt_reads(self) -> None:
+        """Stop every read in flight (at shutdown: a long search must not hold it up)."""
+        with self._readers_lock:
+            readers = list(self._readers)
+        for db in readers:
+            with contextlib.suppress(sqlite3.Error):
+                db.interrupt()
+
     def close(self) -> None:
         self._closed = True
         with self._readers_lock:
@@ -202,15 +210,19 @@ def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = _number_cursor(p, "sessions", 2)
     q = p.text("q")
+    from agtaild.index.budget import time_budget
+
     match = matching_session_ids(compile_query(q)) if q else None
-    return list_sessions(
-        svc._reader(),
-        svc.pricing(),
-        flt,
-        match_ids_sql=match,
-        limit=limit,
-        after=(float(after[0]), int(after[1])) if after else None,
-    )
+    db = svc._reader()
+    with time_budget(db) if match else contextlib.nullcontext():
+        return list_sessions(
+            db,
+            svc.pricing(),
+            flt,
+            match_ids_sql=match,
+            limit=limit,
+            after=(float(after[0]), int(after[1])) if after else None,
+        )
 
 
 def _session_ref(svc: Service, p: Params) -> tuple[str, str]:
@@ -304,14 +316,19 @@ def search(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     )
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
     after = _number_cursor(p, "search", 2)
-    return run_search(
-        svc._reader(),
-        svc.pricing(),
-        compile_query(q, mode),
-        scope,
-        limit=limit,
-        after=(float(after[0]), int(after[1])) if after else None,
-    )
+    from agtaild.index.budget import time_budget
+
+    query = compile_query(q, mode)
+    db = svc._reader()
+    with time_budget(db):
+        return run_search(
+            db,
+            svc.pricing(),
+            query,
+            scope,
+            limit=limit,
+            after=(float(after[0]), int(after[1])) if after else None,
+        )
 
 
 def stats(svc: Service, params: dict[str, Any]) -> dict[str, Any]:

@@ -263,7 +263,7 @@ def test_resume_command(corpus: Path) -> None:
     session = read_path(root, root / DEMO / "2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl", adapter).session
     command = adapter.resume(session)
     assert command is not None
-    assert command.argv == ["claude", "--resume", "2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6"]
+    assert command.argv == ["claude", "--resume=2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6"]
     assert command.cwd == "/tmp/rt/claude/home/src/demo-app"
     assert adapter.resume(Session(agent="claude-code", id="agent-x", parent=ParentRef(agent="claude-code", id="p"))) is None
 

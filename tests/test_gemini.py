@@ -151,7 +151,7 @@ def test_subagent_is_a_child_of_its_parent(adapter: GeminiAdapter, corpus: Path)
     assert child.ending is None  # it ended with complete_task
     assert adapter.resume(child) is None and not child.resumable
     cmd = adapter.resume(parent.session)
-    assert cmd is not None and cmd.argv == ["gemini", "--resume", parent.session.id] and cmd.cwd == DEMO_APP
+    assert cmd is not None and cmd.argv == ["gemini", f"--resume={parent.session.id}"] and cmd.cwd == DEMO_APP
 
 
 def test_synthetic_log_patches_and_reappended_messages(adapter: GeminiAdapter, corpus: Path) -> None:

@@ -21,7 +21,7 @@ from agtaild.resume import resume_command, resume_for_session, split_ref
 def test_claude_session_resumes_in_its_cwd(tmp_path: Path) -> None:
     info = resume_for_session(Session(agent="claude-code", id="abc-123", cwd=str(tmp_path)))
     assert info == {"agent": "claude-code", "id": "abc-123", "cwd": str(tmp_path), "cwd_exists": True,
-                    "argv": ["claude", "--resume", "abc-123"]}
+                    "argv": ["claude", "--resume=abc-123"]}
 
 
 def test_missing_cwd_is_reported_not_hidden(tmp_path: Path) -> None:
@@ -44,6 +44,36 @@ def test_subagent_transcript_refused() -> None:
         resume_for_session(Session(agent="claude-code", id="a", parent=ParentRef(agent="claude-code", id="p")))
 
 
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini", "grok", "opencode", "kiro"])
+@pytest.mark.parametrize(
+    "sid", ["--dangerously-skip-permissions", "-x", "a b", "a=b", "id;rm -rf", "a\x1b[2J", "x" * 300]
+)
+def test_ids_that_could_act_as_options_are_refused_for_every_agent(agent: str, sid: str) -> None:
+    """A file named ``--dangerously-skip-permissions.jsonl`` gives that id: never an argument."""
+    with pytest.raises(Refused, match="refusing"):
+        resume_for_session(Session(agent=agent, id=sid, cwd="/tmp"))
+
+
+def test_every_adapter_declares_a_pattern_its_own_ids_fit() -> None:
+    import re
+
+    from agtaild.adapters import all_adapters
+
+    for adapter in all_adapters():
+        assert re.fullmatch(adapter.resume_id_pattern, "-x") is None, adapter.id
+        assert re.fullmatch(adapter.resume_id_pattern, "--dangerously-skip-permissions") is None, adapter.id
+
+
+def test_a_path_made_argument_may_not_start_with_a_dash() -> None:
+    from agtaild.adapters.base import Adapter
+    from agtaild.resume import check_argv
+
+    session = Session(agent="x", id="ok-id", path="-rf")
+    with pytest.raises(Refused, match="option"):
+        check_argv(Adapter(), session, ["tool", "--session", "-rf"])
+    check_argv(Adapter(), session, ["tool", "--session=/abs/path", "ok-id"])
+
+
 def test_split_ref() -> None:
     assert split_ref("claude-code:abc:def") == ("claude-code", "abc:def")
     with pytest.raises(UsageError):
@@ -64,7 +94,7 @@ def test_service_method_looks_the_session_up(tmp_path: Path) -> None:
     svc = FakeService({"agent": "claude-code", "id": "full-id", "cwd": str(tmp_path)})
     info = resume_command(svc, {"agent": "claude-code", "id": "full"})
     assert svc.calls == [("sessions.get", {"agent": "claude-code", "id": "full"})]
-    assert info["argv"] == ["claude", "--resume", "full-id"]
+    assert info["argv"] == ["claude", "--resume=full-id"]
     with pytest.raises(UsageError):
         resume_command(svc, {"agent": "claude-code"})
 
@@ -104,7 +134,7 @@ def test_run_resume_runs_the_agent_there(tmp_path: Path, monkeypatch: pytest.Mon
     ctx = Ctx()
     assert cli_resume.run_resume(ctx, info, print_only=False) == 7
     ran = json.loads(record.read_text())
-    assert ran == {"argv": ["--resume", "s-1"], "cwd": str(work)}
+    assert ran == {"argv": ["--resume=s-1"], "cwd": str(work)}
 
 
 def test_run_resume_print_only(tmp_path: Path) -> None:
@@ -112,7 +142,7 @@ def test_run_resume_print_only(tmp_path: Path) -> None:
     ctx = Ctx()
     assert cli_resume.run_resume(ctx, info, print_only=True) == 0
     assert ctx.out == [{"agent": "claude-code", "id": "s-1", "cwd": str(tmp_path), "cwd_exists": True,
-                        "argv": ["claude", "--resume", "s-1"]}]
+                        "argv": ["claude", "--resume=s-1"]}]
 
 
 def test_run_resume_refuses_a_vanished_cwd_and_a_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -78,7 +78,7 @@ def test_resume_print_of_a_native_session(tmp_path: Path, corpus: Path, capsys: 
     code, doc, _ = run(capsys, *globals_for(a), "resume", f"claude-code:{one['id']}", "--print")
     assert code == 0
     assert doc == {"agent": "claude-code", "id": one["id"], "cwd": one["cwd"],
-                   "cwd_exists": os.path.isdir(one["cwd"]), "argv": ["claude", "--resume", one["id"]]}
+                   "cwd_exists": os.path.isdir(one["cwd"]), "argv": ["claude", f"--resume={one['id']}"]}
 
 
 def test_hostile_pull_exits_3_and_writes_nothing(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:

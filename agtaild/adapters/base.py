@@ -76,6 +76,13 @@ class Adapter:
     #: Sample session roots for this adapter, relative to tests/corpus (used by the
     #: registry-wide test that reads every adapter's samples and feeds it garbage).
     sample_roots: ClassVar[tuple[str, ...]] = ()
+    #: Every id this agent's resume command may be given, as a regular expression (full
+    #: match). Ids are often read from file names, which anyone can choose: an id outside the
+    #: pattern (``--dangerously-skip-permissions``, one with spaces or ``=``) is refused for
+    #: resume by agtaild.resume, in one place for every adapter. The default (a letter or digit,
+    #: then letters, digits, ``.``, ``_`` and ``-``) fits UUIDs and every id format seen so far;
+    #: an adapter whose agent writes other ids declares its own, never a looser one than needed.
+    resume_id_pattern: ClassVar[str] = r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}"
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The agent's own session roots on this machine (existing or not)."""

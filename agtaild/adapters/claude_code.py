@@ -171,10 +171,11 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     # -- resume -----------------------------------------------------------------------------
     def resume(self, session: Session) -> ResumeCommand | None:
-        """``claude --resume <id>`` in the first recorded cwd; subagents can't be resumed."""
+        """``claude --resume=<id>`` (one argument: the id can never be read as an option) in
+        the first recorded cwd; subagents can't be resumed."""
         if session.parent is not None or not session.resumable:
             return None
-        return ResumeCommand(argv=["claude", "--resume", session.id], cwd=session.cwd)
+        return ResumeCommand(argv=["claude", f"--resume={session.id}"], cwd=session.cwd)
 
 
 _entries = scan.entries

@@ -205,7 +205,7 @@ class GeminiAdapter(Adapter):
     def resume(self, session: Session) -> ResumeCommand | None:
         if session.parent is not None or not session.id:
             return None
-        return ResumeCommand(argv=["gemini", "--resume", session.id], cwd=session.cwd)
+        return ResumeCommand(argv=["gemini", f"--resume={session.id}"], cwd=session.cwd)
 
 
 def _tmp_dir(root: Path) -> Path:

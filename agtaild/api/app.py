@@ -32,6 +32,7 @@ from agtaild.api.context import (
     error_shape,
     json_response,
 )
+from agtaild.api.guard import streams_its_body
 from agtaild.api.hub import ChangeHub
 from agtaild.api.security import Security, security_middleware
 from agtaild.errors import AgtailError
@@ -65,8 +66,17 @@ _HTTP_CODES = {
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Every failure leaves in the one error shape; bad input never becomes a 500."""
+    limit = None if streams_its_body(request.match_info.handler) else MAX_BODY
+    if limit is not None and (request.content_length or 0) > limit:
+        # Refused from the header, before a byte of the body is read (aiohttp's own check
+        # would wait for the first MiB to arrive).
+        return error_shape(413, "too_large", f"the request body is over the limit of {MAX_BODY} bytes")
     try:
         return await handler(request)
+    except ConnectionError:
+        raise  # the client went away mid-request: aiohttp notes it (one line, agtaild/api/guard.py)
+    except web.RequestPayloadError as exc:
+        return error_shape(400, "bad_request", f"the request body could not be read: {exc}")
     except AgtailError as err:
         return error_response(err)
     except web.HTTPException as exc:

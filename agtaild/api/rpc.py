@@ -11,6 +11,10 @@ answered), and its error codes:
 Application errors use the implementation-defined range with the agtail error code in
 ``data.code``: -32004 not found, -32009 refused, -32000 anything else.
 Params are named (an object); every method's parameters are in agtaild/api/params.py.
+
+A body nested deeper than msgspec's decoder goes (about 1000 levels) is a parse error; one
+that decodes but is nested deeper than :data:`MAX_DEPTH` is an invalid request. Either way
+the answer is HTTP 200 with the JSON-RPC error, never a 500.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from agtaild.errors import AgtailError, NotFound, Refused, UsageError
 log = logging.getLogger("agtaild.rpc")
 
 MAX_BATCH = 100
+#: The deepest nesting a request may have (a request is an object with params of plain
+#: values; batches add one level).
+MAX_DEPTH = 32
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -46,6 +53,24 @@ def error(id_: Any, code: int, message: str, data: Any = None) -> bytes:
     if data is not None:
         err["data"] = data
     return encode({"jsonrpc": "2.0", "error": err, "id": id_})
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """True when ``value`` nests lists and objects more than ``limit`` deep (iterative: no
+    recursion to exhaust, and it stops at the first level too deep)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _valid_id(value: Any) -> bool:
@@ -122,6 +147,12 @@ async def rpc(request: web.Request) -> web.Response:
         payload = msgspec.json.decode(raw)
     except msgspec.DecodeError as err:
         return json_response(error(None, PARSE_ERROR, f"parse error: {err}"))
+    except RecursionError:
+        return json_response(error(None, PARSE_ERROR, "parse error: the JSON is nested too deeply"))
+    if depth_over(payload, MAX_DEPTH):
+        return json_response(
+            error(None, INVALID_REQUEST, f"invalid request: nested more than {MAX_DEPTH} levels deep")
+        )
     if isinstance(payload, list):
         if not payload:
             return json_response(error(None, INVALID_REQUEST, "invalid request: empty batch"))

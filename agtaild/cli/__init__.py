@@ -257,6 +257,35 @@ Handler = Callable[[Context], int | None]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command with stdout and stderr behind the sanitiser (agtaild/textsafe.py):
+    everything a person reads goes through it; ``--json`` writes exact bytes underneath."""
+    from agtaild.textsafe import SafeStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone(out)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _reader_gone(out: Any) -> int:
+    """`agtail list | head`: the reader went away; that is not an error. What is still
+    buffered goes to /dev/null, so the interpreter's last flush has nothing to complain of."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
+    return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
@@ -272,11 +301,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return err.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # `agtail list | head`: the reader went away; that is not an error.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     return int(code or 0)
 
 

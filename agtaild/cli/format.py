@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
+from agtaild.textsafe import trusted
+
 #: The highlight markers in search snippets, as the API sends them (agtaild.index.text makes
 #: them; importing it here would load msgspec and the model into every CLI command).
 MARK_START = "«"
@@ -25,7 +27,10 @@ class Style:
         self.on = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
     def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.on and text else text
+        # Trusted tokens: only agtail's own colours survive the output stream's sanitiser.
+        if not (self.on and text):
+            return text
+        return trusted("\x1b[" + code + "m") + text + trusted("\x1b[0m")
 
     def bold(self, text: str) -> str:
         return self._wrap("1", text)
@@ -43,7 +48,7 @@ class Style:
         """Turn the «» highlight markers of a snippet into colour (kept as-is without colour)."""
         if not self.on:
             return snippet
-        return snippet.replace(MARK_START, "\x1b[1;33m").replace(MARK_END, "\x1b[0m")
+        return snippet.replace(MARK_START, trusted("\x1b[1;33m")).replace(MARK_END, trusted("\x1b[0m"))
 
 
 def local_time(value: str | float | None, *, seconds: bool = False) -> str:

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from agtaild.errors import UsageError
+from agtaild.textsafe import trusted
 
 #: The CONTRACT keys of `agtail index --json`; extensions follow them.
 INDEX_KEYS = ("sessions", "events", "files", "bad_lines", "seconds")
@@ -72,7 +73,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=("phrase", "prefix", "words", "regex"),
         default="phrase",
         help="phrase (default): the words in order; prefix: the last word may be unfinished; "
-        "words: all words, any order; regex: a Python regular expression (a slow scan)",
+        "words: all words, any order (at most 32); regex: an RE2 regular expression (Python syntax "
+        "without backreferences or lookaround; a scan). A search stops after 10 s",
     )
     p.add_argument(
         "--limit", type=int, default=20, metavar="N", help="how many hits (default 20, at most 1000)"
@@ -167,13 +169,13 @@ class ProgressBar:
         self.last = now
         width = 30
         filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.write(f"{trusted(chr(13))}{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
         sys.stderr.flush()
         self.drawn = True
 
     def close(self) -> None:
         if self.drawn:
-            sys.stderr.write("\r\x1b[K")
+            sys.stderr.write(trusted("\r\x1b[K"))
             sys.stderr.flush()
 
 

@@ -76,9 +76,14 @@ def cmd_resume(ctx: Any) -> int:
 
 
 def _line(s: dict[str, Any]) -> str:
+    """One picker line. fzf draws it on the terminal itself (not through agtail's sanitised
+    stdout), so the text is made safe here (agtaild/textsafe.py); tabs separate the fields."""
+    from agtaild.textsafe import visible
+
     when = (s.get("ended") or s.get("started") or "")[:16].replace("T", " ")
     title = " ".join((s.get("title") or s.get("first_prompt") or "").split())[:100]
-    return f"{s['agent']}:{s['id']}\t{when}\t{s.get('project') or '-'}\t{title}"
+    project = " ".join(str(s.get("project") or "-").split())
+    return visible(f"{s['agent']}:{s['id']}\t{when}\t{project}\t{title}")
 
 
 def _recent(ctx: Any) -> list[dict[str, Any]]:

@@ -170,11 +170,25 @@ def _refresh_index(ctx: Any) -> None:
         ctx.err(f"agtail: pulled, but the index was not updated ({exc}); run `agtail index`")
 
 
+def _collection_or_host(a: Any) -> str:
+    """--collection, or this host's name when it is not given; an empty name is refused
+    (``--collection=`` is a mistake, not a request for the default)."""
+    if a.collection is None:
+        return default_collection()
+    _check_named(a.collection)
+    return str(a.collection)
+
+
+def _check_named(name: str | None) -> None:
+    if name is not None and not name.strip():
+        raise UsageError("--collection must not be empty; give the collection's name, or leave the option out")
+
+
 def cmd_push(ctx: Any) -> int:
     from agtaild.sync.remote import push
 
     a = ctx.args
-    rep = push(ctx.config, a.remote, a.collection or default_collection(), agents=a.agent,
+    rep = push(ctx.config, a.remote, _collection_or_host(a), agents=a.agent,
                max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run)
     return _finish(ctx, "would push" if a.dry_run else "pushed", rep)
 
@@ -183,6 +197,7 @@ def cmd_pull(ctx: Any) -> int:
     from agtaild.sync.remote import pull
 
     a = ctx.args
+    _check_named(a.collection)
     if not a.collection:
         raise UsageError("sync pull needs --collection NAME (`agtail sync status REMOTE` lists the collections)")
     rep = pull(ctx.config, a.remote, a.collection, agents=a.agent, max_file_size=a.max_file_size,
@@ -196,7 +211,7 @@ def cmd_status(ctx: Any) -> int:
     from agtaild.sync.remote import status
 
     a = ctx.args
-    doc = status(ctx.config, a.remote, a.collection or default_collection(),
+    doc = status(ctx.config, a.remote, _collection_or_host(a),
                  max_file_size=a.max_file_size, token=_token(a))
     if ctx.json:
         ctx.out_json(doc)
@@ -220,6 +235,7 @@ def cmd_status(ctx: Any) -> int:
 def cmd_verify(ctx: Any) -> int:
     from agtaild.sync.remote import verify
 
+    _check_named(ctx.args.collection)
     doc = verify(ctx.config, ctx.args.remote, ctx.args.collection)
     if ctx.json:
         ctx.out_json(doc)

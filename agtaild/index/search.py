@@ -9,14 +9,13 @@ Pages are keyset: the cursor holds (score, event id) of the last hit.
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from functools import lru_cache
 from typing import Any
 
 from agtaild.errors import UsageError
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
+from agtaild.index.regex import compile_regex, matches
 from agtaild.index.text import (
     ELLIPSIS,
     MARK_END,
@@ -68,17 +67,8 @@ class SearchScope(SessionFilter):
         return where, args, uses_sessions
 
 
-@lru_cache(maxsize=64)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _regexp(pattern: str, value: str | None) -> bool:
-    return value is not None and _compiled(pattern).search(value) is not None
-
-
 def install_functions(db: sqlite3.Connection) -> None:
-    db.create_function("agtail_regexp", 2, _regexp, deterministic=True)
+    db.create_function("agtail_regexp", 2, matches, deterministic=True)
 
 
 def _wide_conditions(query: Query) -> tuple[str | None, list[str]]:
@@ -113,10 +103,7 @@ def search(
     where, args, uses_sessions = scope.event_sql()
     wide_expr, short = _wide_conditions(query)
     if query.regex is not None:
-        try:
-            _compiled(query.regex)
-        except re.error as exc:
-            raise UsageError(f"search: parameter 'q' is not a valid regular expression: {exc}") from None
+        compile_regex(query.regex)  # a clear error before any row is scanned
         table, rowid, score = "events e", "e.id", "-e.id"
         where.append(
             "(agtail_regexp(?, e.text) OR agtail_regexp(?, e.tool_input) OR agtail_regexp(?, e.tool_result))"
@@ -201,7 +188,7 @@ def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[
     }
     sessions = load_sessions(db, pricing, sorted({e[0] for e in events.values()}))
     snippets = _fts_snippets(db, query, ids)
-    pattern = _compiled(query.regex) if query.regex is not None else None
+    pattern = compile_regex(query.regex) if query.regex is not None else None
     hits = []
     for eid, _score in rows:
         session_id, data, text, tool_input, tool_result, moved = events[eid]

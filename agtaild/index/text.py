@@ -19,8 +19,11 @@ Query modes (user text is never passed to FTS5 as syntax — it is always quoted
   characters must appear as substrings (CJK) in the same event.
 * ``prefix``: as phrase, and the last ASCII word may be the start of a word.
 * ``words``: every word must appear, in any order.
-* ``regex``: a Python regular expression, matched by scanning (slow on big indexes; narrow it
+* ``regex``: an RE2 regular expression (Python's syntax without backreferences and
+  lookaround; agtaild/index/regex.py), matched by scanning (slow on big indexes; narrow it
   with filters).
+
+Every query is bounded (agtaild/index/budget.py): at most 1000 characters and 32 terms.
 """
 
 from __future__ import annotations
@@ -131,8 +134,12 @@ class Query(msgspec.Struct):
 
 
 def compile_query(q: str, mode: str = "phrase") -> Query:
+    from agtaild.index.budget import check_query_size
+
     if mode == "regex":
+        check_query_size(q, 1)
         return Query(mode=mode, regex=q)
+    check_query_size(q, 0)
     # FTS5 reads its query as a C string: a NUL would end it inside the quotes.
     q = q.replace("\x00", " ")
     runs: list[list[str]] = []
@@ -158,6 +165,7 @@ def compile_query(q: str, mode: str = "phrase") -> Query:
         if mode == "prefix" and i == len(searchable) - 1 and not wide:
             phrase += " *"
         phrases.append(phrase)
+    check_query_size(q, len(phrases) + len(wide))
     return Query(mode=mode, words=" AND ".join(phrases) or None, wide=wide)
 
 
@@ -211,7 +219,7 @@ def make_snippet(texts: list[str | None], needles: list[str], width: int = 120) 
     return ""
 
 
-def regex_spans(pattern: re.Pattern[str], text: str, limit: int = 20) -> list[str]:
+def regex_spans(pattern: Any, text: str, limit: int = 20) -> list[str]:
     found: list[str] = []
     for m in pattern.finditer(text):
         if m.group(0):

@@ -118,9 +118,13 @@ def _same_mtime(a: float, b: float) -> bool:
 class DirectorySource:
     """A collection directory read as the source of a pull (or of `sync verify`).
 
-    The tree is the truth; its manifest.json only saves hashing files whose size and mtime
-    it still describes. A manifest that names unsafe paths, or gives a different size for a
-    file with the very mtime it records, is lying: the whole pull is refused.
+    Its manifest.json is the truth for every file it lists: the size and sha256 planned,
+    read and verified are the manifest's, whatever the file's mtime now, so a file changed or
+    enlarged after the manifest was written fails its check (that file is not imported; the
+    others are) and no more than the manifest's size is ever read. A manifest that names unsafe
+    paths, or gives a different size for a file with the very mtime it records, is lying: the
+    whole pull is refused. Files the manifest does not list (or all files, in a directory
+    without one) are taken as they are, hashed while planning.
     """
 
     def __init__(self, root: Path, cache: HashCache, known_agents: set[str] | None = None) -> None:
@@ -161,15 +165,15 @@ class DirectorySource:
                     f"{self.root}/{MANIFEST_NAME} says {item.path!r} is {old.size} bytes but it is "
                     f"{item.st.st_size}: refused everything from {self.root}, nothing was written"
                 )
-            if old is not None and _same_mtime(old.mtime, mtime):
-                digest = old.sha256
+            if old is not None:
+                size, digest, mtime = old.size, old.sha256, old.mtime
             else:
-                digest = self.cache.file_sha256(str(self.root / item.path), item.st)
-            self._sizes[item.path] = item.st.st_size
+                size, digest = item.st.st_size, self.cache.file_sha256(str(self.root / item.path), item.st)
+            self._sizes[item.path] = size
             files.append(
                 FileEntry(
                     path=item.path,
-                    size=item.st.st_size,
+                    size=size,
                     sha256=digest,
                     agent=agent,
                     mtime=mtime,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.adapters.base import Unit
-from agtaild.errors import NotFound
+from agtaild.errors import NotFound, UsageError
 from agtaild.sync.directory import DirectoryDestination
 from agtaild.sync.manifest import machine_identity, open_hash_cache
 from agtaild.sync.native import LocalFile, LocalFilesSource, native_files
@@ -55,6 +55,8 @@ def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
     """Write the sessions' files into ``to`` (only what differs) and its manifest.json."""
     from agtaild.adapters import all_adapters
 
+    if to.exists() and not to.is_dir():
+        raise UsageError(f"--to {str(to)!r} is a file, not a directory; name a new or existing directory")
     check_not_native(to, [r.path for r in config.roots if r.kind == "native"])
     pairs = [unit_of(config, s) for s in sessions]
     files: dict[str, LocalFile] = {}

@@ -36,7 +36,11 @@ _ERRORS: dict[int, type[AgtailError]] = {
 
 class HttpClient:
     def __init__(self, base_url: str, token: str | None) -> None:
-        parsed = urllib.parse.urlsplit(base_url)
+        try:
+            parsed = urllib.parse.urlsplit(base_url)
+            parsed.port  # noqa: B018 - a port that is not a number or out of range raises here
+        except ValueError as exc:  # e.g. "http://[::1:bad": an unclosed IPv6 address
+            raise UsageError(f"{base_url!r} is not a valid URL ({exc}); write http(s)://host:port") from None
         if parsed.scheme not in {"http", "https"} or not parsed.hostname:
             raise UsageError(f"{base_url!r} is not an http(s)://host:port URL of another agtaild")
         self.base = base_url.rstrip("/")

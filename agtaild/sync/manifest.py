@@ -70,7 +70,7 @@ def decode_manifest(data: bytes, where: str) -> Manifest:
     """Parse a manifest from an untrusted side; a malformed one is refused, never guessed at."""
     try:
         manifest = _manifest_decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise Refused(
             f"{where} is not a valid agtail manifest ({exc}); push again from the machine that owns "
             "the collection, or delete the broken manifest.json"

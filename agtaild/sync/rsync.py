@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agtaild.errors import AgtailError
+from agtaild.errors import AgtailError, UsageError
 from agtaild.sync.manifest import Manifest, decode_manifest, encode_manifest, merge_record
 from agtaild.sync.native import LocalFilesSource
 from agtaild.sync.safety import CONFLICT_MARK, check_entries
@@ -163,8 +163,12 @@ def parse_ssh_remote(remote: str) -> RsyncRemote:
     """``ssh://[user@]host[:port]/path`` → an rsync target ``[user@]host:/path``."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(remote)
+    try:
+        parts = urlsplit(remote)
+        port = parts.port
+    except ValueError as exc:  # an unclosed IPv6 address, a port that is not a number
+        raise UsageError(f"{remote!r} is not a valid URL ({exc}); write ssh://[user@]host[:port]/path") from None
     if not parts.hostname or not parts.path or parts.path == "/":
-        raise AgtailError(f"{remote!r}: write ssh remotes as ssh://[user@]host[:port]/path")
+        raise UsageError(f"{remote!r}: write ssh remotes as ssh://[user@]host[:port]/path")
     user = f"{parts.username}@" if parts.username else ""
-    return RsyncRemote(f"{user}{parts.hostname}:{parts.path}", port=parts.port)
+    return RsyncRemote(f"{user}{parts.hostname}:{parts.path}", port=port)

@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from agtaild.api.guard import streaming_body
 from agtaild.errors import Refused, TooLarge, UsageError
 from agtaild.sync.directory import DirectoryDestination
 from agtaild.sync.manifest import HashCache, Manifest, decode_manifest, machine_identity, open_hash_cache
@@ -136,6 +137,7 @@ async def import_state(request: web.Request) -> web.Response:
     return _ok({"state": msgspec.to_builtins(state), "max_file_size": srv.max_file_size})
 
 
+@streaming_body  # checks its own size limit
 async def import_check(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
@@ -146,12 +148,13 @@ async def import_check(request: web.Request) -> web.Response:
     return _ok({"files": len(manifest.files)})
 
 
+@streaming_body  # checks its own size limit
 async def import_file(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
     try:
         op = msgspec.json.decode(request.headers.get("X-Agtail-Write", ""), type=WriteOp)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise UsageError(f"X-Agtail-Write is not a valid write operation: {exc}") from None
     check_entries([op.entry], max_file_size=srv.max_file_size, case_insensitive=False,
                   known_agents=srv.known_agents(), where="the pushed file")
@@ -198,6 +201,7 @@ async def import_file(request: web.Request) -> web.Response:
     return _ok({"written": result.written, "kept_as": result.kept_as})
 
 
+@streaming_body  # checks its own size limit
 async def import_manifest(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
