@@ -316,6 +316,12 @@ def test_team_events_and_resume_rules(team: Any) -> None:
         team.call("resume.command", {"agent": s["agent"], "id": s["id"], "from_machine": "laptop"})
     with pytest.raises(Refused, match="desktop"):
         team.call("resume.command", {"agent": s["agent"], "id": s["id"]})
+    mine = next(
+        s for s in team.call("sessions.list", {"machine": "laptop", "agent": "claude-code", "limit": 50})["sessions"]
+        if s["parent"] is None
+    )
+    command = team.call("resume.command", {"agent": "claude-code", "id": mine["id"], "from_machine": "laptop"})
+    assert command["argv"][0] == "claude" and mine["id"] in command["argv"][-1]
     machines = team.call("machines.list", {})["machines"]
     assert {m["machine"] for m in machines} == {"laptop", "desktop"}
 

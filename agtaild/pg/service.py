@@ -294,36 +294,27 @@ def machines_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
 
 def resume_command(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     """Only for a session of the machine the caller runs on (``from_machine``): elsewhere its
-    files are not there to resume from."""
-    from agtaild.adapters import get_adapter
-    from agtaild.model import Session
+    files are not there to resume from. Then the same rules as locally (agtaild.resume)."""
+    import json
+
+    from agtaild.resume import resume_for_session
 
     p = Params("resume.command", params, ("agent", "id", "collection", "machine", "path", "from_machine"))
     caller = p.text("from_machine")
-    session = svc.run(lambda cur: queries.load_session(cur, svc.pricing(), _resolve(svc, p, cur), svc.here))
-    where = session.get("machine")
+
+    def read(cur: Any) -> tuple[str, str]:
+        cur.execute("SELECT machine, doc FROM sessions WHERE id = %s", (_resolve(svc, p, cur),))
+        row = cur.fetchone()
+        return row[0], row[1]
+
+    where, doc = svc.run(read)
+    session = json.loads(doc)
     if caller is None or caller != where:
         raise Refused(
             f"{session['agent']}:{session['id']} was pushed by machine {where!r}: resume it there"
             " (agtail resume on that machine); the team server only reads sessions"
         )
-    if session.get("imported") or session.get("archived"):
-        raise Refused(
-            f"{session['agent']}:{session['id']} is imported or archived on {where!r}: it cannot be resumed"
-        )
-    import msgspec
-
-    command = get_adapter(session["agent"]).resume(msgspec.convert(session, Session, strict=False))
-    if command is None:
-        raise Refused(f"{session['agent']} sessions cannot be resumed")
-    cwd = command.cwd
-    return {
-        "agent": session["agent"],
-        "id": session["id"],
-        "cwd": cwd,
-        "cwd_exists": bool(cwd and Path(cwd).is_dir()),
-        "argv": command.argv,
-    }
+    return resume_for_session(session)
 
 
 METHODS: dict[str, Method] = {
