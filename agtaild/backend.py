@@ -95,8 +95,35 @@ def daemon_backend(ctx: Any) -> Backend | None:
     return DaemonBackend(client) if client is not None else None
 
 
+def server_backend() -> Backend | None:
+    """``AGTAIL_SERVER`` (a daemon's URL, e.g. a team server behind TLS) with its token from
+    ``AGTAIL_TOKEN`` or the file named by ``AGTAIL_TOKEN_FILE``: then that daemon answers."""
+    import os
+
+    url = os.environ.get("AGTAIL_SERVER")
+    if not url:
+        return None
+    from agtail_client import Client
+
+    token = os.environ.get("AGTAIL_TOKEN")
+    token_file = os.environ.get("AGTAIL_TOKEN_FILE")
+    if not token and token_file:
+        try:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        except OSError as err:
+            raise AgtailError(f"AGTAIL_TOKEN_FILE {token_file}: {err.strerror}") from None
+    try:
+        return DaemonBackend(Client(url=url, token=token or None))
+    except ValueError as err:
+        raise UsageError(f"AGTAIL_SERVER {url!r} is not a daemon URL ({err})") from None
+
+
 def open_backend(ctx: Any) -> Backend:
     if not ctx.no_daemon:
+        server = server_backend()
+        if server is not None:
+            return server
         remote = daemon_backend(ctx)
         if remote is not None:
             return remote

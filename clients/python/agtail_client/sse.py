@@ -86,13 +86,17 @@ class EventStream:
         self.close()
 
 
-def stream_connection(socket_path: str | None, address: tuple[str, int] | None) -> http.client.HTTPConnection:
+def stream_connection(
+    socket_path: str | None, address: tuple[str, int] | None, *, tls: bool = False
+) -> http.client.HTTPConnection:
     """An http.client connection without a read timeout, for a stream: http.client is imported
     here, so only a caller that follows pays for it."""
     import http.client
 
     if not socket_path:
         assert address is not None
+        if tls:
+            return http.client.HTTPSConnection(address[0], address[1], timeout=None)
         return http.client.HTTPConnection(address[0], address[1], timeout=None)
     path = socket_path
 

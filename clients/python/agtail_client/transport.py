@@ -112,7 +112,7 @@ class Transport:
                 self._conn = Connection(self.socket_path, "localhost", 80)
             else:
                 host, port = host_port(self.url)
-                self._conn = Connection(None, host, port)
+                self._conn = Connection(None, host, port, tls=is_tls(self.url))
         return self._conn
 
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -185,7 +185,9 @@ class Transport:
     def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> EventStream:
         """Server-Sent Events from ``path`` (under /api/v1), on a connection of its own.
         Iterate it; ``close()`` (from any thread) ends it."""
-        conn = stream_connection(self.socket_path, None if self.socket_path else host_port(self.url))
+        conn = stream_connection(
+            self.socket_path, None if self.socket_path else host_port(self.url), tls=is_tls(self.url)
+        )
         headers = self._headers({"Accept": "text/event-stream"})
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
@@ -210,9 +212,14 @@ class Transport:
 
 def host_port(url: str | None) -> tuple[str, int]:
     parts = urllib.parse.urlsplit(url or "")
-    if parts.scheme != "http" or not parts.hostname:
-        raise ValueError(f"expected an http:// URL, got {url!r}")
-    return parts.hostname, parts.port or 80
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected an http:// or https:// URL, got {url!r}")
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def is_tls(url: str | None) -> bool:
+    """A daemon behind a TLS proxy (a team server): https:// URLs, verified as browsers do."""
+    return (url or "").lower().startswith("https://")
 
 
 def query(params: dict[str, Any] | None) -> str:

@@ -27,8 +27,9 @@ class Connection:
     HTTP is a ConnectionError.
     """
 
-    def __init__(self, socket_path: str | None, host: str, port: int) -> None:
+    def __init__(self, socket_path: str | None, host: str, port: int, *, tls: bool = False) -> None:
         self.socket_path = socket_path
+        self.tls = tls
         self.address = (host, port)
         self.host_header = _host_header(host, port)
         self.sock: socket.socket | None = None
@@ -49,6 +50,14 @@ class Connection:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
                 pass
+            if self.tls:  # imported only for https:// (a team server behind a TLS proxy)
+                import ssl
+
+                try:
+                    sock = ssl.create_default_context().wrap_socket(sock, server_hostname=self.address[0])
+                except (OSError, ssl.SSLError):
+                    sock.close()
+                    raise
         self.sock = sock
         self._file = sock.makefile("rb")
 
