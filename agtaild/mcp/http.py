@@ -1,0 +1,175 @@
+"""MCP over streamable HTTP at ``/mcp`` in the daemon, answered by the daemon's own service.
+
+The SDK's transport is an ASGI application; agtaild is aiohttp. So each request is handed to
+the SDK's session manager as an ASGI call (the body already read, the response streamed back
+through an aiohttp StreamResponse). The route sits behind the API's middlewares like every
+other: over TCP the token is required and Host/Origin must be loopback (agtaild/api/security.py);
+the unix socket needs no token.
+
+The session manager runs stateless with JSON responses: every POST is answered on its own,
+no server-held session to leak or expire, and nothing to stream (the tools only answer).
+It is created on the first request, so a daemon nobody asks for MCP never imports the SDK;
+its task group lives in a task of its own and is closed when the app shuts down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from agtaild.api.context import CTX
+
+log = logging.getLogger("agtaild.mcp")
+
+PATH = "/mcp"
+
+
+class McpEndpoint:
+    """The SDK's session manager, started on first use and stopped with the app."""
+
+    def __init__(self) -> None:
+        self._manager: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    async def manager(self, app: web.Application) -> Any:
+        async with self._lock:
+            if self._manager is None:
+                self._manager = await self._start(app)
+        return self._manager
+
+    async def _start(self, app: web.Application) -> Any:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from agtaild.mcp.server import build_server
+
+        ctx = app[CTX]
+        server = build_server(ctx.service.call, here=None, run_sync=ctx.run)
+        manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
+        ready = asyncio.Event()
+        failed: list[BaseException] = []
+
+        async def hold() -> None:
+            try:
+                async with manager.run():
+                    ready.set()
+                    await self._stop.wait()
+            except BaseException as err:
+                failed.append(err)
+                ready.set()
+                raise
+
+        self._task = asyncio.create_task(hold(), name="agtaild-mcp")
+        await ready.wait()
+        if failed:
+            raise RuntimeError(f"the MCP endpoint did not start: {failed[0]!r}")
+        return manager
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(self._task, 10)
+            except Exception:  # a timeout too
+                log.warning("the MCP endpoint did not stop cleanly", exc_info=True)
+
+
+_ENDPOINT = web.AppKey("agtail_mcp", McpEndpoint)
+
+
+def _scope(request: web.Request) -> dict[str, Any]:
+    headers = [(k.lower(), v) for k, v in request.raw_headers]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1", "replace"),
+        "query_string": request.query_string.encode("latin-1", "replace"),
+        "root_path": "",
+        "headers": headers,
+        "client": None,
+        "server": None,
+        "state": {},
+    }
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    manager = await request.app[_ENDPOINT].manager(request.app)
+    body = await request.read()
+    done = asyncio.Event()
+    delivered = False
+    response: web.StreamResponse | None = None
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal response
+        if message["type"] == "http.response.start":
+            response = web.StreamResponse(status=message["status"])
+            for key, value in message.get("headers", []):
+                response.headers.add(key.decode("latin-1"), value.decode("latin-1"))
+        elif message["type"] == "http.response.body" and response is not None:
+            if not response.prepared:
+                await response.prepare(request)
+            chunk = message.get("body", b"")
+            if chunk:
+                await response.write(chunk)
+            if not message.get("more_body", False):
+                await response.write_eof()
+
+    try:
+        await manager.handle_request(_scope(request), receive, send)
+    finally:
+        done.set()
+    if response is None:
+        raise RuntimeError("the MCP transport sent no response")
+    return response
+
+
+def register_routes(app: web.Application) -> None:
+    """Mount ``/mcp`` (called by the API's app factory through ROUTE_MODULES)."""
+    endpoint = McpEndpoint()
+    app[_ENDPOINT] = endpoint
+
+    async def stop(_app: web.Application) -> None:
+        await endpoint.close()
+
+    app.on_shutdown.append(stop)
+    for method in ("POST", "GET", "DELETE"):
+        app.router.add_route(method, PATH, handle)
+
+
+def openapi_paths() -> dict[str, Any]:
+    """``/mcp`` in the API's OpenAPI document (details: docs/mcp.md)."""
+
+    def op(summary: str, op_id: str) -> dict[str, Any]:
+        return {
+            "summary": summary,
+            "operationId": op_id,
+            "tags": ["mcp"],
+            "responses": {"200": {"description": "an MCP (JSON-RPC) answer"}},
+        }
+
+    return {
+        PATH: {
+            "post": {
+                **op("Model Context Protocol, streamable HTTP (stateless, JSON answers)", "mcpPost"),
+                "requestBody": {"required": True, "content": {"application/json": {}}},
+            },
+            "get": op("MCP server-to-client stream (not offered: answers 405)", "mcpGet"),
+            "delete": op("MCP session end (stateless: nothing to end)", "mcpDelete"),
+        }
+    }
