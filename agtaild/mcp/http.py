@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agtaild.api.context import CTX
+from agtaild.api.context import CTX, error_shape
 
 log = logging.getLogger("agtaild.mcp")
 
@@ -100,6 +100,15 @@ def _scope(request: web.Request) -> dict[str, Any]:
     }
 
 
+async def no_stream(request: web.Request) -> web.Response:
+    """GET (a server-to-client stream) and DELETE (end a session): neither exists when stateless.
+    The specification lets a server answer 405 to both; clients then carry on with POST alone.
+    (Left to the SDK, a GET would hold a silent stream open until the client gives up.)"""
+    response = error_shape(405, "method_not_allowed", f"{request.method} {PATH}: this MCP endpoint is stateless; POST only")
+    response.headers["Allow"] = "POST"
+    return response
+
+
 async def handle(request: web.Request) -> web.StreamResponse:
     manager = await request.app[_ENDPOINT].manager(request.app)
     body = await request.read()
@@ -117,6 +126,8 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
     async def send(message: dict[str, Any]) -> None:
         nonlocal response
+        if request.transport is None or request.transport.is_closing():
+            return  # the client went away; the SDK finishes its side and stops
         if message["type"] == "http.response.start":
             response = web.StreamResponse(status=message["status"])
             for key, value in message.get("headers", []):
@@ -148,8 +159,9 @@ def register_routes(app: web.Application) -> None:
         await endpoint.close()
 
     app.on_shutdown.append(stop)
-    for method in ("POST", "GET", "DELETE"):
-        app.router.add_route(method, PATH, handle)
+    app.router.add_post(PATH, handle)
+    app.router.add_get(PATH, no_stream, allow_head=False)
+    app.router.add_delete(PATH, no_stream)
 
 
 def openapi_paths() -> dict[str, Any]:
@@ -169,7 +181,9 @@ def openapi_paths() -> dict[str, Any]:
                 **op("Model Context Protocol, streamable HTTP (stateless, JSON answers)", "mcpPost"),
                 "requestBody": {"required": True, "content": {"application/json": {}}},
             },
-            "get": op("MCP server-to-client stream (not offered: answers 405)", "mcpGet"),
-            "delete": op("MCP session end (stateless: nothing to end)", "mcpDelete"),
+            "get": {**op("MCP server-to-client stream: not offered (stateless), always 405", "mcpGet"),
+                    "responses": {"405": {"description": "POST only"}}},
+            "delete": {**op("MCP session end: none to end (stateless), always 405", "mcpDelete"),
+                       "responses": {"405": {"description": "POST only"}}},
         }
     }
