@@ -333,3 +333,13 @@ def test_errors_are_messages_not_crashes(nv: Env) -> None:
 """)
     assert doc["missing"][0].startswith("# agtail: no claude-code session")
     assert any("cannot run /nonexistent/agtail" in m for m in doc["messages"])
+
+
+def test_the_help_file_has_valid_unique_tags(tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    shutil.copytree(PLUGIN / "doc", doc)
+    proc = subprocess.run([NVIM or "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {doc}", "-c", "qa!"],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0 and b"E154" not in proc.stderr, proc.stderr.decode()
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    assert {"agtail.txt", ":Agtail", ":AgtailSearch", ":AgtailFollow", ":AgtailResume", ":AgtailStats"} <= tags
