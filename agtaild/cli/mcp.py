@@ -2,8 +2,10 @@
 
 It answers through the same backend as every other command (agtaild/backend.py): the running
 daemon for this data dir, else the service in-process. In-process, the index is brought up to
-date before the server starts and again before a tool call when the last update is older than
-a few seconds (cheap when nothing changed: one stat per file), so answers are never stale.
+date in the background as the server starts (so the agent's handshake and tool listing are
+answered at once even when a first index takes a while; a tool call waits for it), and again
+before a tool call when the last update is older than a few seconds (cheap when nothing
+changed: one stat per file), so answers are never stale.
 
 The SDK is imported only when the command runs (agtaild/mcp/server.py), so `agtail --help` and
 the other commands do not pay for it.
@@ -57,6 +59,14 @@ class BackendCaller:
         for err in (report.get("errors") or [])[:3]:
             print(f"agtail mcp: warning: {err.get('path') or err.get('agent')}: {err.get('error')}", file=sys.stderr)
 
+    def warm_up(self) -> None:
+        """The first update, off the main thread; a failure is reported and retried by the next call."""
+        try:
+            with self._lock:
+                self.refresh()
+        except Exception as err:
+            print(f"agtail mcp: indexing failed: {err}", file=sys.stderr)
+
     def __call__(self, method: str, params: dict[str, Any]) -> Any:
         with self._lock:
             self.refresh()
@@ -72,8 +82,8 @@ def cmd_mcp(ctx: Any) -> int:
     backend = ctx.backend()
     try:
         caller = BackendCaller(backend)
-        with caller._lock:
-            caller.refresh()
+        if caller.service is not None:
+            threading.Thread(target=caller.warm_up, name="agtail-mcp-index", daemon=True).start()
         from agtaild.mcp.server import run_stdio
 
         run_stdio(caller, here=here)
