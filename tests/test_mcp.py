@@ -132,6 +132,30 @@ def test_arguments_are_checked_against_the_schema() -> None:
         check_arguments(BY_NAME["usage_summary"], {"by": "colour"})
 
 
+def test_a_bug_is_a_tool_error_without_its_details_and_the_server_lives_on() -> None:
+    from agtaild.errors import NotFound
+    from agtaild.mcp.server import build_server
+
+    def call(method: str, params: dict[str, Any]) -> Any:
+        if method == "stats":
+            raise RuntimeError("secret detail /home/someone/.claude")
+        if method == "sessions.get":
+            raise NotFound("no codex session 'abc'")
+        return {"sessions": [], "next": None}
+
+    async def run() -> None:
+        async with Client(build_server(call, here="/somewhere")) as client:
+            result = await client.call_tool("usage_summary", {})
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert result.is_error and text == "usage_summary: internal error (the server's log has the details)"
+            result = await client.call_tool("read_session", {"id": "codex:abc"})
+            assert result.is_error and result.content[0].text == "no codex session 'abc'"  # type: ignore[union-attr]
+            result = await client.call_tool("sessions_here", {})
+            assert not result.is_error and result.content[0].text == "Sessions in /somewhere: none."  # type: ignore[union-attr]
+
+    anyio.run(run)
+
+
 # -- stdio -----------------------------------------------------------------------------------
 
 

@@ -76,9 +76,10 @@ def build_server(call: Call, *, here: str | None, run_sync: RunSync | None = Non
             text = await runner(lambda: tool.run(call, args, here))
         except (ToolArgumentError, AgtailError) as err:
             return _error(str(getattr(err, "message", None) or err))
-        except Exception as err:
+        except Exception:
+            # A bug: the details go to the log (stderr for `agtail mcp`), never to the client.
             log.exception("MCP tool %s failed", tool.name)
-            return _error(f"{tool.name} failed: {type(err).__name__}: {err}")
+            return _error(f"{tool.name}: internal error (the server's log has the details)")
         return types.CallToolResult(content=[types.TextContent(type="text", text=render.clean(text))])
 
     return Server(
