@@ -323,6 +323,12 @@ def test_stats_shows_usage_by_model(nv: Env) -> None:
 
 def test_errors_are_messages_not_crashes(nv: Env) -> None:
     doc = nv.run("""
+  -- Unsaved changes are not lost: without 'hidden' the session opens in a split.
+  vim.o.hidden = false
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "unsaved work" })
+  vim.cmd("Agtail claude-code:" .. vim.env.SID)
+  out.windows = #vim.api.nvim_list_wins()
+  out.kept = vim.fn.getbufline(1, 1)
   local messages = {}
   vim.notify = function(msg, level) table.insert(messages, msg) end
   vim.cmd("Agtail claude-code:ffffffff-not-there")
@@ -330,7 +336,8 @@ def test_errors_are_messages_not_crashes(nv: Env) -> None:
   require("agtail").setup({ cmd = { "/nonexistent/agtail" } })
   vim.cmd("AgtailStats")
   out.messages = messages
-""")
+""", SID=LIVE_SID)
+    assert doc["windows"] == 2 and doc["kept"] == ["unsaved work"]
     assert doc["missing"][0].startswith("# agtail: no claude-code session")
     assert any("cannot run /nonexistent/agtail" in m for m in doc["messages"])
 

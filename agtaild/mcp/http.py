@@ -165,25 +165,31 @@ def register_routes(app: web.Application) -> None:
 
 
 def openapi_paths() -> dict[str, Any]:
-    """``/mcp`` in the API's OpenAPI document (details: docs/mcp.md)."""
-
-    def op(summary: str, op_id: str) -> dict[str, Any]:
-        return {
-            "summary": summary,
-            "operationId": op_id,
-            "tags": ["mcp"],
-            "responses": {"200": {"description": "an MCP (JSON-RPC) answer"}},
-        }
-
+    """``/mcp`` in the API's OpenAPI document (details: docs/mcp.md). Bodies are the MCP SDK's
+    JSON-RPC messages, not agtail's documents, so no response names a schema."""
+    post_statuses = {
+        "200": "a JSON-RPC answer (application/json)",
+        "202": "a notification or response from the client, accepted",
+        "400": "not a JSON-RPC message, or not one the server takes (a JSON-RPC error)",
+        "401": "no or wrong token (TCP only)",
+        "403": "Host or Origin is not a loopback name",
+        "406": "the Accept header does not take application/json and text/event-stream",
+        "413": "request too large",
+        "415": "the body is not application/json",
+    }
+    not_offered = {"405": {"description": "POST only: this endpoint is stateless"}}
     return {
         PATH: {
             "post": {
-                **op("Model Context Protocol, streamable HTTP (stateless, JSON answers)", "mcpPost"),
+                "summary": "Model Context Protocol, streamable HTTP (stateless, JSON answers)",
+                "operationId": "mcpPost",
+                "tags": ["mcp"],
                 "requestBody": {"required": True, "content": {"application/json": {}}},
+                "responses": {code: {"description": why} for code, why in post_statuses.items()},
             },
-            "get": {**op("MCP server-to-client stream: not offered (stateless), always 405", "mcpGet"),
-                    "responses": {"405": {"description": "POST only"}}},
-            "delete": {**op("MCP session end: none to end (stateless), always 405", "mcpDelete"),
-                       "responses": {"405": {"description": "POST only"}}},
+            "get": {"summary": "MCP server-to-client stream: not offered", "operationId": "mcpGet",
+                    "tags": ["mcp"], "responses": not_offered},
+            "delete": {"summary": "MCP session end: none to end", "operationId": "mcpDelete",
+                       "tags": ["mcp"], "responses": not_offered},
         }
     }

@@ -116,8 +116,17 @@ function M.load_buffer(buf, name)
   M.append_events(buf, doc.events or {})
 end
 
+--- A window that may leave its buffer: the current one, or a new split when the current
+--- buffer has unsaved changes that 'hidden' would not keep.
+local function free_window()
+  if vim.bo.modified and not vim.o.hidden then
+    vim.cmd("split")
+  end
+end
+
 --- Open SESSION (a session document, or "AGENT:ID") in the current window.
 function M.open(session)
+  free_window()
   local name
   if type(session) == "table" then
     name = render.bufname(session)
@@ -165,6 +174,7 @@ end
 
 --- A live buffer for SESSION: its last events, then each new one as it is written.
 function M.follow(session)
+  free_window()
   vim.cmd("enew")
   local buf = vim.api.nvim_get_current_buf()
   pcall(vim.api.nvim_buf_set_name, buf, "agtail-follow://" .. render.ref(session))
