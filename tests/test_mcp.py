@@ -322,6 +322,25 @@ def test_daemon_serves_mcp_over_http_with_the_token(daemon: DaemonProc) -> None:
     assert "Traceback" not in daemon.log()
 
 
+def test_stdio_server_answers_through_a_running_daemon(daemon: DaemonProc, tmp_path: Path) -> None:
+    """No roots given: only the daemon (which reads the corpus) knows the needle as a live
+    session. In-process, this data dir would at most hold archive copies, labelled archived."""
+    args = ["-c", "import sys; from agtaild.cli import main; sys.exit(main())", "mcp", "--data-dir", str(daemon.data_dir)]
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(tmp_path),
+                                   env={**os.environ, "PYTHONPATH": str(REPO), "HOME": str(home)})
+
+    async def run() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            err, text = await call(client, "search_sessions", {"query": NEEDLE})
+            assert not err and f"- {NEEDLE_SESSION} seq 4 " in text and "[archived" not in text
+            err, text = await call(client, "sessions_here", {"cwd": HOSTILE_CWD})
+            assert not err and f"claude-code:{HOSTILE_SID}" in text and "[archived" not in text
+
+    anyio.run(run)
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["mcp", "--help"], ["list", "--help"]])
 def test_the_cli_does_not_import_the_sdk_until_mcp_runs(argv: list[str]) -> None:
     import subprocess
