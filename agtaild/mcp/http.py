@@ -43,6 +43,9 @@ class McpEndpoint:
         return self._manager
 
     async def _start(self, app: web.Application) -> Any:
+        # Importing the SDK takes a second or more (pydantic, starlette, …): on a thread, so the
+        # daemon's event loop keeps serving everything else meanwhile.
+        await asyncio.to_thread(_import_sdk)
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         from agtaild.mcp.server import build_server
@@ -79,6 +82,12 @@ class McpEndpoint:
 
 
 _ENDPOINT = web.AppKey("agtail_mcp", McpEndpoint)
+
+
+def _import_sdk() -> None:
+    import mcp.server.streamable_http_manager  # noqa: F401
+
+    import agtaild.mcp.server  # noqa: F401
 
 
 def _scope(request: web.Request) -> dict[str, Any]:
