@@ -218,7 +218,7 @@ def test_stdio_server_answers_every_tool_from_the_corpus(tmp_path: Path, roots: 
                 ("read_session", {"id": "nosuchagent:abc"}, "unknown agent"),
                 ("list_sessions", {"limit": "ten"}, "must be an integer"),
                 ("search_sessions", {"query": "x", "since": "yesterday-ish"}, "is not a date"),
-                ("search_sessions", {"query": "(", "mode": "regex"}, "not a valid regular expression"),
+                ("search_sessions", {"query": "(", "mode": "regex"}, "argument 'query' is not a valid regular expression"),
                 ("no_such_tool", {}, "no tool 'no_such_tool'"),
             ):
                 err, text = await call(client, name, args)

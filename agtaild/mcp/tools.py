@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agtaild.errors import UsageError
 from agtaild.mcp import render
 
 Call = Callable[[str, dict[str, Any]], Any]
@@ -109,7 +110,10 @@ def _more(doc: dict[str, Any]) -> str | None:
 def search_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
     params = _pick(args, "agent", "project", "cwd", "since", "kind", "cursor")
     params.update(q=args["query"], limit=args["limit"], mode=args["mode"])
-    doc = call("search", params)
+    try:
+        doc = call("search", params)
+    except UsageError as err:  # the service names its own parameter; the caller knows 'query'
+        raise UsageError(err.message.replace("parameter 'q'", "argument 'query'")) from None
     return render.hits(doc, query=args["query"], more=_more(doc))
 
 
