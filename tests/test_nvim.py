@@ -28,6 +28,8 @@ pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (.ci
 SUB_PARENT = "claude-code:77734736-bfec-415b-bcc2-49975539e98b"
 SUBAGENT = "claude-code:agent-abeadf394adf045da"
 LIVE_SID = "5e1f0c2d-9a8b-4c7d-8e6f-0a1b2c3d4e5f"
+IMPORTED_DIR = "-tmp-rt-claude-home-src-demo-app"
+IMPORTED_SID = "c17426d0-3a0c-46ca-9b8c-d079169cd4a9"
 
 #: Shared by every script: setup against the test daemon, a result table, and writing it out.
 PRELUDE = """
@@ -101,6 +103,10 @@ class Env:
         self.bin.mkdir()
         (tmp / "d").mkdir()
         self.daemon = DaemonProc(tmp / "d", {"claude-code": self.projects})
+        # A copy of one session imported from another machine (the import store's layout).
+        imported = self.daemon.data_dir / "imported" / "laptop" / "claude-code" / IMPORTED_DIR
+        imported.mkdir(parents=True)
+        shutil.copy2(CLAUDE_REAL / IMPORTED_DIR / f"{IMPORTED_SID}.jsonl", imported)
 
     def env(self, out: Path, values: dict[str, str]) -> dict[str, str]:
         return {
@@ -174,11 +180,25 @@ def test_picker_items_and_a_transcript_with_folds(nv: Env) -> None:
   vim.cmd("normal \\r")
   out.subagent = vim.api.nvim_buf_get_name(0)
   out.sub_lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  -- The imported copy, by the name the picker would give it; it cannot be resumed.
+  vim.ui.select = function(items, opts, on_choice)
+    for _, s in ipairs(items) do
+      if s.imported then return on_choice(s) end
+    end
+  end
+  vim.cmd("Agtail")
+  out.imported = vim.api.nvim_buf_get_name(0)
+  out.imported_lines = vim.api.nvim_buf_get_lines(0, 0, 6, false)
+  local messages = {}
+  vim.notify = function(msg) table.insert(messages, msg) end
+  vim.cmd("AgtailResume")
+  out.resume_messages = messages
 """, PARENT=SUB_PARENT)
     items = doc["items"]
     assert items[0].startswith("2026-12-01 09:00  claude-code  live-app ")
     assert any(i.endswith("Use a subagent to count the lines in hello.py. [[S:claude/sub]]") for i in items)
-    assert len(items) == 8
+    assert len(items) == 9
+    assert sum(1 for i in items if i.endswith("[[S:claude/tasks]]  [imported: laptop]")) == 1
     assert doc["name"] == f"agtail://{SUB_PARENT}"
     assert doc["ft"] == "agtail" and doc["modifiable"] is False and doc["syntax"] == "agtail"
     lines, levels = doc["lines"], doc["folds"]
@@ -200,6 +220,10 @@ def test_picker_items_and_a_transcript_with_folds(nv: Env) -> None:
     assert doc["subagent"] == f"agtail://{SUBAGENT}"
     assert "    hello.py has 6 lines (wc -l reports 6)." in doc["sub_lines"]
     assert f"# [subagent of {SUB_PARENT}]" in doc["sub_lines"]
+    assert doc["imported"] == f"agtail://@laptop/claude-code:{IMPORTED_SID}"
+    assert "# [imported from collection laptop]" in doc["imported_lines"]
+    assert len(doc["resume_messages"]) == 1
+    assert doc["resume_messages"][0].startswith("agtail: this is the copy imported from collection laptop: ")
 
 
 def test_search_fills_quickfix_and_a_jump_lands_on_the_event(nv: Env) -> None:
@@ -292,7 +316,10 @@ def test_resume_runs_the_agents_command_in_a_terminal_in_its_cwd(nv: Env) -> Non
   local messages = {}
   vim.notify = function(msg) table.insert(messages, msg) end
   vim.cmd("AgtailResume claude-code:nope-not-a-session")
+  vim.env.PATH = "/nonexistent"
+  vim.cmd("AgtailResume claude-code:" .. vim.env.SID)
   out.messages = messages
+  out.windows = #vim.api.nvim_list_wins()
 """, SID=LIVE_SID, RECORD=str(record))
     assert doc["buftype"] == "terminal"
     assert doc["resume"]["cwd"] == str(nv.workdir)
@@ -300,7 +327,9 @@ def test_resume_runs_the_agents_command_in_a_terminal_in_its_cwd(nv: Env) -> Non
     assert doc["ran"] is True
     ran = record.read_text().splitlines()
     assert ran[0] == str(nv.workdir) and LIVE_SID in ran[1:]
-    assert doc["messages"] == ["agtail: no claude-code session 'nope-not-a-session'"]
+    assert doc["messages"][0] == "agtail: no claude-code session 'nope-not-a-session'"
+    assert len(doc["messages"]) == 2 and doc["messages"][1].startswith("agtail: cannot start claude: ")
+    assert doc["windows"] == 2  # the transcript and the first terminal; the failed one is gone
 
 
 def test_stats_shows_usage_by_model(nv: Env) -> None:

@@ -135,6 +135,16 @@ function M.resume(ref)
     if not s then
       return fail("agtail: :AgtailResume needs AGENT:ID outside a transcript buffer")
     end
+    if s.imported then
+      -- `agtail resume AGENT:ID` would mean this machine's own copy, if there is one.
+      return fail(
+        "agtail: this is the copy imported from collection "
+          .. tostring(s.collection)
+          .. ": resume it on the machine it came from (this machine's own copy, if any: :AgtailResume "
+          .. render.ref(s)
+          .. ")"
+      )
+    end
     ref = render.ref(s)
   end
   local info, err = cli.json({ "resume", ref, "--print" })
@@ -148,7 +158,11 @@ function M.resume(ref)
   end
   vim.cmd("botright split")
   vim.cmd("enew")
-  local job = vim.fn.termopen(info.argv, { cwd = cwd })
+  local ok, job = pcall(vim.fn.termopen, info.argv, { cwd = cwd })
+  if not ok or job <= 0 then
+    vim.cmd("bwipeout!")
+    return fail("agtail: cannot start " .. tostring(info.argv[1]) .. ": " .. tostring(job))
+  end
   vim.api.nvim_buf_set_var(0, "agtail_resume", { argv = info.argv, cwd = cwd, job = job })
   vim.cmd("startinsert")
   return info
