@@ -43,6 +43,13 @@ HEAVY = (
     "agtaild.service",
     "agtaild.index",
     "agtaild.model",
+    # the MCP SDK and what it pulls in (only `agtail mcp` and the daemon's /mcp load them)
+    "mcp",
+    "mcp_types",
+    "pydantic",
+    "starlette",
+    "httpx2",
+    "anyio",
 )
 
 

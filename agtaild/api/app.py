@@ -48,7 +48,7 @@ MAX_BODY = 1 << 20
 MAX_REQUEST_LINE = 256 * 1024
 MAX_HEADER_FIELD = 16 * 1024
 #: Modules with ``register_routes(app)`` that add endpoints (the sync engineer's import API).
-ROUTE_MODULES: list[str] = ["agtaild.sync.server"]
+ROUTE_MODULES: list[str] = ["agtaild.sync.server", "agtaild.mcp.http"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

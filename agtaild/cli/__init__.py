@@ -35,6 +35,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.doctor",
     "agtaild.cli.service",
     "agtaild.cli.pg",
+    "agtaild.cli.mcp",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -49,6 +50,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "agtaild.cli.doctor",
     "service": "agtaild.cli.service",
     "pg": "agtaild.cli.pg",
+    "mcp": "agtaild.cli.mcp",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

@@ -1,0 +1,289 @@
+"""The MCP tools: their schemas, their argument checks, and the service calls behind them.
+
+Nothing here imports the SDK: a tool is a name, a description, a JSON Schema and a function
+``(call, args, here) -> str`` where ``call(method, params)`` is the Backend protocol
+(agtaild/backend.py: the daemon over JSON-RPC, or the service in-process, or the daemon's own
+service for ``/mcp``) and ``here`` is the directory "this directory" means (the server's cwd
+over stdio; None over HTTP, where the caller must say). Arguments are checked against the
+schema here, so a wrong argument is a clear tool error and never reaches the service.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agtaild.errors import UsageError
+from agtaild.mcp import render
+
+Call = Callable[[str, dict[str, Any]], Any]
+
+
+class ToolArgumentError(ValueError):
+    """The caller's arguments do not fit the tool's schema."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    schema: dict[str, Any]
+    run: Callable[[Call, dict[str, Any], str | None], str]
+
+
+def _string(description: str, **more: Any) -> dict[str, Any]:
+    return {"type": "string", "description": description, **more}
+
+
+def _integer(description: str, default: int, minimum: int, maximum: int) -> dict[str, Any]:
+    return {"type": "integer", "description": description, "default": default, "minimum": minimum, "maximum": maximum}
+
+
+_AGENT = _string("only this agent's sessions (an agent id: claude-code, codex, gemini, opencode, …)")
+_PROJECT = _string("only sessions of this project (the last part of the session's cwd)")
+_CWD = _string("only sessions whose working directory is this absolute path or below it")
+_SINCE = _string("only at or after this time: a date (2026-01-31), a time (2026-01-31T12:00) or an age (30m, 12h, 7d, 2w)")
+_CURSOR = _string("continue after a previous page: the cursor that page printed")
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+def check_arguments(tool: Tool, args: Any) -> dict[str, Any]:
+    """``args`` checked against ``tool.schema`` (the subset of JSON Schema the tools use),
+    with defaults filled in. Raises ToolArgumentError naming the argument and what it wants."""
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ToolArgumentError(f"{tool.name}: the arguments must be an object")
+    props: dict[str, Any] = tool.schema["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise ToolArgumentError(
+            f"{tool.name}: unknown argument(s) {', '.join(map(repr, unknown))}; it takes: {', '.join(props)}"
+        )
+    out: dict[str, Any] = {}
+    for name, spec in props.items():
+        value = args.get(name)
+        if value is None:
+            if name in tool.schema["required"]:
+                raise ToolArgumentError(f"{tool.name}: argument {name!r} is required ({spec['description']})")
+            if "default" in spec:
+                out[name] = spec["default"]
+            continue
+        kind = spec["type"]
+        if kind == "string":
+            if not isinstance(value, str):
+                raise ToolArgumentError(f"{tool.name}: argument {name!r} must be a string")
+            if not value.strip() and name in tool.schema["required"]:
+                raise ToolArgumentError(f"{tool.name}: argument {name!r} must not be empty")
+            if "enum" in spec and value not in spec["enum"]:
+                raise ToolArgumentError(f"{tool.name}: argument {name!r} must be one of {', '.join(spec['enum'])}")
+            if len(value) > 10_000:
+                raise ToolArgumentError(f"{tool.name}: argument {name!r} is over 10000 characters")
+        elif kind == "integer":
+            if not isinstance(value, int) or isinstance(value, bool):
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                else:
+                    raise ToolArgumentError(f"{tool.name}: argument {name!r} must be an integer")
+            if not spec["minimum"] <= value <= spec["maximum"]:
+                raise ToolArgumentError(
+                    f"{tool.name}: argument {name!r} must be between {spec['minimum']} and {spec['maximum']}"
+                )
+        out[name] = value
+    return out
+
+
+def _pick(args: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {n: args[n] for n in names if args.get(n) not in (None, "")}
+
+
+def _more(doc: dict[str, Any]) -> str | None:
+    return f"cursor={doc['next']!r}" if doc.get("next") else None
+
+
+def search_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
+    params = _pick(args, "agent", "project", "cwd", "since", "kind", "cursor")
+    params.update(q=args["query"], limit=args["limit"], mode=args["mode"])
+    try:
+        doc = call("search", params)
+    except UsageError as err:  # the service names its own parameter; the caller knows 'query'
+        raise UsageError(err.message.replace("parameter 'q'", "argument 'query'")) from None
+    return render.hits(doc, query=args["query"], more=_more(doc))
+
+
+def list_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
+    params = _pick(args, "agent", "project", "cwd", "since", "cursor")
+    params["limit"] = args["limit"]
+    doc = call("sessions.list", params)
+    return render.session_list(doc.get("sessions") or [], heading="Sessions", more=_more(doc))
+
+
+def sessions_here(call: Call, args: dict[str, Any], here: str | None) -> str:
+    cwd = args.get("cwd") or here
+    if not cwd:
+        raise ToolArgumentError("sessions_here: argument 'cwd' is required here (the directory to look in)")
+    params = {"cwd": cwd, "limit": args["limit"], **_pick(args, "agent", "since", "cursor")}
+    doc = call("sessions.list", params)
+    return render.session_list(doc.get("sessions") or [], heading=f"Sessions in {render.clean(cwd)}", more=_more(doc))
+
+
+def _split_id(value: str) -> tuple[str, str]:
+    agent, sep, ident = value.strip().partition(":")
+    if not sep or not agent or not ident:
+        raise ToolArgumentError(f"read_session: 'id' must be AGENT:ID (as the other tools print it), got {value[:80]!r}")
+    return agent, ident
+
+
+def read_session(call: Call, args: dict[str, Any], here: str | None) -> str:
+    agent, ident = _split_id(args["id"])
+    ref: dict[str, Any] = {"agent": agent, "id": ident, **_pick(args, "collection")}
+    session = call("sessions.get", ref)["session"]
+    exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
+    budget = args["max_chars"]
+    page = call("events.list", {**exact, "after_seq": args["after_seq"], "limit": args["limit"]})
+    events = page.get("events") or []
+    blocks: list[str] = []
+    used = 0
+    last_seq: int | None = None
+    stopped = False
+    for event in events:
+        block = render.event_block(
+            event, agent=session["agent"], text_chars=args["text_chars"], tool_chars=args["tool_output_chars"]
+        )
+        if blocks and used + len(block) > budget:
+            stopped = True
+            break
+        blocks.append(render.cut(block, budget, "ask again with a larger max_chars"))
+        used += len(block)
+        last_seq = event.get("seq")
+    header = render.session_header(session)
+    if args["after_seq"] >= 0:
+        header += f"\n(events after seq {args['after_seq']})"
+    body = "\n\n".join(blocks) if blocks else "(no events in this range)"
+    more = stopped or bool(page.get("next"))
+    again = f"read_session(id={render.ref(session)!r}"
+    if session.get("imported") and session.get("collection"):
+        again += f", collection={render.clean(session['collection'])!r}"
+    footer = f"(more: {again}, after_seq={last_seq}))" if more and last_seq is not None else "(end of session)"
+    return f"{header}\n\n{body}\n\n{footer}"
+
+
+def usage_summary(call: Call, args: dict[str, Any], here: str | None) -> str:
+    since = args.get("since") or _dt.date.today().isoformat()
+    params = {"since": since, "by": args["by"], **_pick(args, "agent", "project", "until")}
+    doc = call("stats", params)
+    scope = f"since {render.clean(since)}" + (f" until {render.clean(args['until'])}" if args.get("until") else "")
+    for key in ("agent", "project"):
+        if args.get(key):
+            scope += f", {key} {render.clean(args[key])}"
+    return render.usage_report(doc, by=args["by"], scope=scope)
+
+
+_KINDS = ["text", "thinking", "tool_use", "tool_result", "hook", "summary", "system", "unknown"]
+
+TOOLS: list[Tool] = [
+    Tool(
+        "search_sessions",
+        "Search past agent sessions",
+        "Full-text search over the transcripts of every AI coding agent session on this machine "
+        "(messages, thinking, tool calls and their output). Returns the best matches with the session "
+        "id (AGENT:ID), the event's seq and a snippet; read around a match with read_session.",
+        _object(
+            {
+                "query": _string("the text to find (by default a phrase: the words in this order)"),
+                "agent": _AGENT,
+                "project": _PROJECT,
+                "cwd": _CWD,
+                "since": _SINCE,
+                "kind": _string("only events of this kind", enum=_KINDS),
+                "mode": _string(
+                    "phrase (default), prefix (last word may be unfinished), words (all words, any order), "
+                    "regex (a Python regular expression; slow)",
+                    enum=["phrase", "prefix", "words", "regex"],
+                    default="phrase",
+                ),
+                "limit": _integer("how many matches", 10, 1, 100),
+                "cursor": _CURSOR,
+            },
+            ("query",),
+        ),
+        search_sessions,
+    ),
+    Tool(
+        "list_sessions",
+        "List recent agent sessions",
+        "The most recently active AI coding agent sessions on this machine (all agents), newest first, "
+        "with id (AGENT:ID), project, cwd, message count and title.",
+        _object(
+            {
+                "agent": _AGENT,
+                "project": _PROJECT,
+                "cwd": _CWD,
+                "since": _SINCE,
+                "limit": _integer("how many sessions", 20, 1, 200),
+                "cursor": _CURSOR,
+            }
+        ),
+        list_sessions,
+    ),
+    Tool(
+        "sessions_here",
+        "Sessions in this directory",
+        "Earlier agent sessions (of any agent) that ran in this working directory or below it: what was "
+        "already tried here. Defaults to the directory this MCP server runs in.",
+        _object(
+            {
+                "cwd": _string("the directory (absolute path); default: the server's working directory"),
+                "agent": _AGENT,
+                "since": _SINCE,
+                "limit": _integer("how many sessions", 20, 1, 200),
+                "cursor": _CURSOR,
+            }
+        ),
+        sessions_here,
+    ),
+    Tool(
+        "read_session",
+        "Read a session's transcript",
+        "One page of a session's transcript: each event with its seq, time, role and text; tool inputs "
+        "and outputs are cut to tool_output_chars with a marker. Page on with after_seq (the footer says "
+        "the value). The id is AGENT:ID as the other tools print it (a unique id prefix works).",
+        _object(
+            {
+                "id": _string("the session, AGENT:ID (e.g. claude-code:2c4d36d7)"),
+                "collection": _string("read the copy imported into this collection (the listings name it)"),
+                "after_seq": _integer("start after this event seq (-1: from the start)", -1, -1, 2**53),
+                "limit": _integer("at most this many events", 50, 1, 500),
+                "max_chars": _integer("at most about this many characters of events in the page", 20_000, 1_000, 200_000),
+                "text_chars": _integer("cut each message text at this many characters", 4_000, 100, 200_000),
+                "tool_output_chars": _integer("cut each tool input and output at this many characters", 600, 50, 200_000),
+            },
+            ("id",),
+        ),
+        read_session,
+    ),
+    Tool(
+        "usage_summary",
+        "Token usage and cost",
+        "Tokens and estimated cost of agent sessions on this machine, grouped by day, model, agent, "
+        "project or session; by default today's.",
+        _object(
+            {
+                "since": _string("from this date, time or age (default: today)"),
+                "until": _string("up to this date (included) or time"),
+                "by": _string("how to group", enum=["day", "model", "agent", "project", "session"], default="model"),
+                "agent": _AGENT,
+                "project": _PROJECT,
+            }
+        ),
+        usage_summary,
+    ),
+]
+
+BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

@@ -1,0 +1,39 @@
+-- agtail.nvim: read, search, follow and resume your coding agents' sessions.
+-- Commands only; everything else loads on first use (lua/agtail/).
+if vim.g.loaded_agtail then
+  return
+end
+vim.g.loaded_agtail = true
+
+local function agtail()
+  return require("agtail")
+end
+
+vim.api.nvim_create_user_command("Agtail", function(o)
+  agtail().pick(o.args ~= "" and o.args or nil)
+end, { nargs = "?", desc = "agtail: pick a recent session (or open AGENT:ID)" })
+
+vim.api.nvim_create_user_command("AgtailSearch", function(o)
+  agtail().search(o.args)
+end, { nargs = "+", desc = "agtail: search every session into the quickfix list" })
+
+vim.api.nvim_create_user_command("AgtailFollow", function(o)
+  agtail().follow(o.args ~= "" and o.args or nil)
+end, { nargs = "?", desc = "agtail: follow the newest active session (or AGENT:ID) live" })
+
+vim.api.nvim_create_user_command("AgtailResume", function(o)
+  agtail().resume(o.args ~= "" and o.args or nil)
+end, { nargs = "?", desc = "agtail: resume this session (or AGENT:ID) in a terminal" })
+
+vim.api.nvim_create_user_command("AgtailStats", function(o)
+  agtail().stats(o.args ~= "" and o.args or nil)
+end, { nargs = "?", desc = "agtail: today's tokens and cost (or since DATE/AGE)" })
+
+local group = vim.api.nvim_create_augroup("agtail", { clear = true })
+vim.api.nvim_create_autocmd("BufReadCmd", {
+  group = group,
+  pattern = "agtail://*",
+  callback = function(ev)
+    agtail().load_buffer(ev.buf, ev.match)
+  end,
+})
