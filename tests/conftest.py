@@ -25,6 +25,8 @@ _AGENT_ENV = (
     "OPENCODE_DATA_DIR",
     "PI_CODING_AGENT_DIR",
     "PI_CONFIG_DIR", "OMP_PROFILE", "PI_PROFILE", "GROK_HOME", "KIRO_HOME",
+    # adapters-b: Cline, Kilo, Roo, OpenHands, Zed, Vibe
+    "CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR",
     "AGTAIL_DATA_DIR",
     "AGTAIL_RUNTIME_DIR",
     "XDG_RUNTIME_DIR",

@@ -24,6 +24,8 @@ BUILTIN: list[str] = [
     "agtaild.adapters.pi:OhMyPiAdapter",
     "agtaild.adapters.grok:GrokAdapter",
     "agtaild.adapters.kiro:KiroAdapter",
+    # adapters-b: Cline family, OpenHands, Zed, Mistral Vibe
+    "agtaild.adapters.cline:ClineAdapter",
 ]
 
 _extra: list[Adapter] = []
