@@ -26,6 +26,8 @@ BUILTIN: list[str] = [
     "agtaild.adapters.kiro:KiroAdapter",
     # adapters-b: Cline family, OpenHands, Zed, Mistral Vibe
     "agtaild.adapters.cline:ClineAdapter",
+    "agtaild.adapters.kilo:KiloAdapter",
+    "agtaild.adapters.roo_code:RooCodeAdapter",
 ]
 
 _extra: list[Adapter] = []

@@ -13,6 +13,7 @@ injects for the model (environment details, task-progress reminders).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -23,6 +24,8 @@ from agtaild.adapters.stamps import from_epoch
 from agtaild.model import Event, UsageRecord
 
 _decoder = msgspec.json.Decoder()
+#: Cline: "# Current Working Directory (/path) Files"; Roo and Kilo: "# Current Workspace Directory".
+_CWD_LINE = re.compile(r"^# Current (?:Working|Workspace) Directory \((.+?)\) Files", re.M)
 INTERRUPTED_MARK = "[Response interrupted by user]"
 
 
@@ -227,10 +230,9 @@ class HistoryWalk:
 
     def _user_text(self, text: str, ts: str | None, ms: float, source: dict[str, Any], extra: dict[str, Any]) -> str:
         if is_injected(text):
-            if self.cwd is None and "# Current Working Directory (" in text:
-                start = text.index("# Current Working Directory (") + len("# Current Working Directory (")
-                end = text.find(")", start)
-                self.cwd = text[start:end] if end > start else None
+            if self.cwd is None:
+                line = _CWD_LINE.search(text)
+                self.cwd = line.group(1) if line else None
             return "skipped"
         found = cline_xml.tool_result(text)
         if found is not None:

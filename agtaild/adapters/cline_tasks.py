@@ -198,7 +198,8 @@ class TaskDirAdapter(SessionDirAdapter):
                 s.extra["host"] = host
         parent = item.get("parentTaskId")
         if isinstance(parent, str) and parent:
-            s.parent = ParentRef(agent=self.id, id=parent)
+            call = _new_task_call(sdir.path.parent / parent, s.first_prompt)
+            s.parent = ParentRef(agent=self.id, id=parent, tool_use_id=call)
         for key in ("mode", "number", "status", "rootTaskId", "apiConfigName", "isFavorited"):
             if isinstance(item.get(key), str | int | bool):
                 s.extra[key] = item[key]
@@ -217,3 +218,21 @@ def _meta_models(meta: dict[str, Any]) -> list[str]:
     if not isinstance(usage, list):
         return []
     return [u["model_id"] for u in usage if isinstance(u, dict) and isinstance(u.get("model_id"), str)]
+
+
+def _new_task_call(parent_dir: Path, prompt: str | None) -> str | None:
+    """The id of the parent task's native ``new_task`` call whose message is the subtask's
+    first prompt (XML calls have no id: None)."""
+    path = parent_dir / "api_conversation_history.json"
+    if not prompt or not path.is_file():
+        return None
+    doc = json_document(path)
+    for msg in doc if isinstance(doc, list) else []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "new_task":
+                args = block.get("input")
+                if isinstance(args, dict) and str(args.get("message", "")).strip() == prompt.strip():
+                    value = block.get("id")
+                    return value if isinstance(value, str) else None
+    return None

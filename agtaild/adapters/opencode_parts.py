@@ -104,10 +104,12 @@ def build(
     *,
     now: float,
     parent_call: str | None = None,
+    agent: str = "opencode",
 ) -> float | None:
     """Fill ``book`` from a session's ``info`` (its row or JSON file, already counted by the
     caller) and its messages in order. Returns when to re-read if nothing changes (a session
-    with a running tool turns "interrupted" once it has been quiet for STALE_SECONDS)."""
+    with a running tool turns "interrupted" once it has been quiet for STALE_SECONDS).
+    ``agent`` is the id of the adapter reading (OpenCode's forks, e.g. Kilo, share this)."""
     s = book.session
     s.title = _str(info, "title")
     s.cwd = _str(info, "directory")
@@ -116,7 +118,7 @@ def build(
     s.started, s.ended = widen(None, None, ms(info.get("time_created")))
     parent_id = _str(info, "parent_id")
     if parent_id:
-        s.parent = ParentRef(agent="opencode", id=parent_id, tool_use_id=parent_call)
+        s.parent = ParentRef(agent=agent, id=parent_id, tool_use_id=parent_call)
     extra = {k: info[k] for k in ("slug", "project_id", "share_url") if isinstance(info.get(k), str)}
     if info.get("time_archived"):
         extra["archived_in_opencode"] = True
