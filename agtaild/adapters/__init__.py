@@ -28,6 +28,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.cline:ClineAdapter",
     "agtaild.adapters.kilo:KiloAdapter",
     "agtaild.adapters.roo_code:RooCodeAdapter",
+    "agtaild.adapters.openhands:OpenHandsAdapter",
 ]
 
 _extra: list[Adapter] = []
