@@ -29,6 +29,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.kilo:KiloAdapter",
     "agtaild.adapters.roo_code:RooCodeAdapter",
     "agtaild.adapters.openhands:OpenHandsAdapter",
+    "agtaild.adapters.zed:ZedAdapter",
 ]
 
 _extra: list[Adapter] = []
