@@ -137,7 +137,8 @@ class ThreadWalk:
             self.book.count("events")
             return
         role = msg.get("role")
-        segments = msg.get("segments") if isinstance(msg.get("segments"), list) else []
+        raw_segments = msg.get("segments")
+        segments: list[Any] = raw_segments if isinstance(raw_segments, list) else []
         if role == "user":
             text = "\n".join(str(s.get("text") or "") for s in segments if isinstance(s, dict)) or str(msg.get("context") or "")
             self._user_text(text, number, None)
