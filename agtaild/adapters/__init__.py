@@ -30,6 +30,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.roo_code:RooCodeAdapter",
     "agtaild.adapters.openhands:OpenHandsAdapter",
     "agtaild.adapters.zed:ZedAdapter",
+    "agtaild.adapters.vibe:VibeAdapter",
 ]
 
 _extra: list[Adapter] = []
