@@ -263,3 +263,16 @@ def test_unknown_ui_records_are_kept_raw(corpus: Path, tmp_path: Path) -> None:
     res = _by_id(root)["1796055228103"]
     last = res.events[-1]
     assert last.kind == "unknown" and last.raw["say"] == "brand_new_kind"
+
+
+def test_from_epoch_ms_agrees_with_from_epoch() -> None:
+    import random
+
+    from agtaild.adapters.stamps import from_epoch, from_epoch_ms
+
+    rng = random.Random(7)
+    values = [0, 1796055228830, 1780905600999, -5000, 4_102_444_800_000, *(rng.randint(0, 4 * 10**12) for _ in range(5000))]
+    for v in values:
+        assert from_epoch_ms(v) == from_epoch(v, unit="ms"), v
+    for v in (10**20, -(10**20), float("nan"), float("inf"), True, "1796055228830", None):
+        assert from_epoch_ms(v) is None, v

@@ -19,27 +19,14 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters import cline_xml
-from agtaild.adapters.cline_common import block_text, is_injected, num, sub, unwrap, usage_from
-from agtaild.adapters.stamps import from_epoch
+from agtaild.adapters.cline_common import block_text, is_injected, num, unwrap, usage_from
+from agtaild.adapters.stamps import from_epoch_ms
 from agtaild.model import Event, UsageRecord
 
 _decoder = msgspec.json.Decoder()
 #: Cline: "# Current Working Directory (/path) Files"; Roo and Kilo: "# Current Workspace Directory".
 _CWD_LINE = re.compile(r"^# Current (?:Working|Workspace) Directory \((.+?)\) Files", re.M)
 INTERRUPTED_MARK = "[Response interrupted by user]"
-
-
-def role_of(msg: dict[str, Any]) -> str | None:
-    role = msg.get("role")
-    return role if isinstance(role, str) else None
-
-
-def _first_str(d: dict[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        value = d.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 def result_failed(content: Any) -> bool:
@@ -92,23 +79,34 @@ class HistoryWalk:
         if not isinstance(msg, dict):
             return "bad"
         ts_raw = msg.get("ts")
-        ms = float(ts_raw) if isinstance(ts_raw, int | float) and not isinstance(ts_raw, bool) else self.last_ms
-        self.last_ms = max(self.last_ms, ms)
-        ts = from_epoch(ts_raw, unit="ms") if ms else None
+        if type(ts_raw) is int or type(ts_raw) is float:
+            ms = float(ts_raw)
+            ts = from_epoch_ms(ts_raw) if ms else None
+            if ms > self.last_ms:
+                self.last_ms = ms
+        else:
+            ms = self.last_ms
+            ts = None
         source = {"row": index}
-        info = sub(msg, "modelInfo")
-        model = _first_str(info, "modelId", "id")
-        provider = _first_str(info, "providerId", "provider")
-        if model and model not in self.models:
-            self.models.append(model)
-        if provider and provider not in self.providers:
-            self.providers.append(provider)
-        if role_of(msg) == "assistant":
-            self._metrics(index, msg.get("metrics"), ts, model, provider)
+        info = msg.get("modelInfo")
+        model = provider = None
+        if type(info) is dict:
+            model = info.get("modelId") or info.get("id")
+            provider = info.get("providerId") or info.get("provider")
+            model = model if type(model) is str else None
+            provider = provider if type(provider) is str else None
+            if model and model not in self.models:
+                self.models.append(model)
+            if provider and provider not in self.providers:
+                self.providers.append(provider)
+        if msg.get("role") == "assistant" and "metrics" in msg:
+            self._metrics(index, msg["metrics"], ts, model, provider)
         made_before = len(self.out)
         merged = 0
         extra: dict[str, Any] = {}
-        if msg.get("condenseParent") or msg.get("truncationParent"):
+        if ("condenseParent" in msg or "truncationParent" in msg) and (
+            msg.get("condenseParent") or msg.get("truncationParent")
+        ):
             extra["hidden_by_condense"] = True
         if msg.get("type") == "reasoning":  # Roo: a stored reasoning item
             summary = msg.get("summary")
@@ -121,8 +119,8 @@ class HistoryWalk:
         if not isinstance(blocks, list) or role not in ("user", "assistant"):
             self._add(Event(seq=-1, kind="unknown", ts=ts, raw=msg, source=source), ms)
             return "events"
-        meta = sub(msg, "metadata")
-        if meta.get("displayRole") == "error":  # Cline SDK: an error shown in the chat
+        meta = msg.get("metadata")
+        if type(meta) is dict and meta.get("displayRole") == "error":  # Cline SDK: an error shown in the chat
             self.error = True
             self._add(Event(seq=-1, kind="system", ts=ts, role="system", text=block_text(blocks), is_error=True,
                             subtype="error", model=model, source=source), ms)

@@ -16,7 +16,7 @@ import msgspec
 
 from agtaild.adapters.cline_common import num, sub, usage_from
 from agtaild.adapters.cline_history import Timed
-from agtaild.adapters.stamps import from_epoch
+from agtaild.adapters.stamps import from_epoch_ms
 from agtaild.model import Event, UsageRecord
 
 #: UI records that repeat the API history or only steer the panel.
@@ -67,7 +67,7 @@ class UiWalk:
         ts_raw = msg.get("ts")
         ms = float(ts_raw) if isinstance(ts_raw, int | float) and not isinstance(ts_raw, bool) else self.last_ms
         self.last_ms = max(self.last_ms, ms)
-        ts = from_epoch(ts_raw, unit="ms") if ms else None
+        ts = from_epoch_ms(ts_raw) if ms else None
         kind = msg.get("say") if msg.get("type") == "say" else msg.get("ask")
         kind = kind if isinstance(kind, str) else None
         text = msg.get("text") if isinstance(msg.get("text"), str) else None

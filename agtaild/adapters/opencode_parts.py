@@ -24,7 +24,7 @@ import msgspec
 
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
-from agtaild.adapters.stamps import from_epoch, widen
+from agtaild.adapters.stamps import from_epoch_ms, widen
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
 #: A session quiet this long while a tool still runs (or a reply never completed) counts as
@@ -58,7 +58,7 @@ class Message(msgspec.Struct):
 
 
 def ms(value: Any) -> str | None:
-    return from_epoch(value, unit="ms") if isinstance(value, int | float) else None
+    return from_epoch_ms(value)
 
 
 def _str(d: Any, key: str) -> str | None:

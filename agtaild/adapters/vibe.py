@@ -19,11 +19,12 @@ and each messages.jsonl line (or each message of an old single file, plus its me
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
+
+import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.cline_common import num, safe_id, sub
@@ -39,6 +40,7 @@ from agtaild.adapters.session_dir import (
 from agtaild.adapters.stamps import norm_iso, widen
 from agtaild.model import Event, ParentRef, Session, Usage, UsageRecord, project_of
 
+_decoder = msgspec.json.Decoder()
 _TOOL_ERROR = "<tool_error>"
 _CANCELLED = "<user_cancellation>"
 
@@ -209,8 +211,8 @@ class MessageWalk:
             args: Any = fn.get("arguments")
             if isinstance(args, str):
                 try:
-                    args = json.loads(args)
-                except ValueError:
+                    args = _decoder.decode(args)
+                except (msgspec.DecodeError, UnicodeDecodeError):
                     pass
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
             ev = self._emit("tool_use", line, role="assistant", tool=str(fn.get("name") or ""), input=args,
