@@ -166,13 +166,13 @@ def test_cli3_subagent_links_to_the_spawning_call(corpus: Path) -> None:
     assert spawn.result and "hello.py has 6 lines." in spawn.result
     assert child.title == "Count the lines of hello.py and report the number. [[S:cline/sub-inner]]"
     assert child.cwd == "/tmp/rt/cline/home/src/demo-app"
-    assert ClineAdapter().resume(child) is None
+    assert ClineAdapter().resume(child) is None and not child.resumable
 
 
 def test_cli3_resume_command(corpus: Path) -> None:
     s = _by_id(corpus / V3)["1796054491205_x8ivh"].session
     cmd = ClineAdapter().resume(s)
-    assert cmd is not None and cmd.argv == ["cline", "--id", "1796054491205_x8ivh"]
+    assert cmd is not None and cmd.argv == ["cline", "--id", "1796054491205_x8ivh"] and s.resumable
     assert cmd.cwd == "/tmp/rt/cline/home/src/demo-app"
     for bad in ("-rf", "--help", "a b", "x;y", ""):
         assert ClineAdapter().resume(Session(agent="cline", id=bad, extra={"store": "sessions"})) is None
@@ -181,7 +181,7 @@ def test_cli3_resume_command(corpus: Path) -> None:
 def test_extension_task_has_no_cli_resume_and_anthropic_usage(corpus: Path) -> None:
     (res,) = _by_id(corpus / EXT).values()
     s = res.session
-    assert ClineAdapter().resume(s) is None
+    assert ClineAdapter().resume(s) is None and not s.resumable
     assert s.cwd == "/home/dev/src/agtail-demo" and s.title == "Fix the misaligned columns in src/table.py"
     # No OpenAI-style provider: tokensIn is already without the cache.
     assert (s.usage.input_tokens, s.usage.output_tokens) == (22, 289)

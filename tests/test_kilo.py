@@ -103,7 +103,7 @@ def test_legacy_task_folder(corpus: Path) -> None:
     assert s.ending == "interrupted" and s.extra["store"] == "tasks"
     assert [e.tool for e in res.events if e.kind == "tool_use"] == ["read_file", "execute_command"]
     assert (s.usage.input_tokens, s.usage.cache_read_tokens) == (31, 14120)
-    assert KiloAdapter().resume(s) is None
+    assert KiloAdapter().resume(s) is None and not s.resumable
     assert s.accounting.balanced()
 
 

@@ -91,7 +91,8 @@ def test_subagent_links_to_the_task_call(corpus: Path) -> None:
     assert task.result == "hello.py has 6 lines." and task.extra["subagent"] == "bash-runner"
     child = sessions[CHILD].session
     assert child.parent == ParentRef(agent="openhands", id=SUB, tool_use_id=task.tool_use_id)
-    assert OpenHandsAdapter().resume(child) is None
+    assert OpenHandsAdapter().resume(child) is None and not child.resumable
+    assert sessions[SUB].session.resumable
 
 
 def test_resume_with_the_dashed_id(corpus: Path) -> None:

@@ -43,7 +43,7 @@ def test_parent_task(corpus: Path) -> None:
     assert (u.cache_read_tokens, u.cache_write_tokens) == (item["cacheReads"], item["cacheWrites"])
     assert s.extra["recorded_cost_usd"] == item["totalCost"]
     assert s.accounting.balanced() and s.accounting.lines == 10 + 14 + 2
-    assert RooCodeAdapter().resume(s) is None
+    assert RooCodeAdapter().resume(s) is None and not s.resumable
 
 
 def test_subtask_links_to_the_new_task_call(corpus: Path) -> None:

@@ -50,7 +50,7 @@ def test_current_thread(corpus: Path) -> None:
     assert term.is_error is True and term.result == "error: no bench target named `load`"
     assert res.events[0].text.endswith("fn load(path: &Path) -> Vec<Row> { … }")  # the mention's content
     assert s.accounting.lines == 6 and s.accounting.balanced()
-    assert ZedAdapter().resume(s) is None
+    assert ZedAdapter().resume(s) is None and not s.resumable
 
 
 def test_usage_equals_cumulative_token_usage(corpus: Path) -> None:

@@ -66,6 +66,7 @@ class ClineAdapter(TaskDirAdapter):
         s = book.session
         s.path = unit.path
         s.mtime = newest
+        s.resumable = self.resume(s) is not None  # subagents cannot be resumed on their own
         if unit.archived:
             s.archived = True
         return book.result()

@@ -211,6 +211,7 @@ class TaskDirAdapter(SessionDirAdapter):
         s.extra["store"] = "tasks"
         if ui.resumed:
             s.extra["resumed"] = ui.resumed
+        s.resumable = self.resume(s) is not None  # editor tasks reopen in the editor only
 
 
 def _meta_models(meta: dict[str, Any]) -> list[str]:

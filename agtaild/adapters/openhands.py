@@ -144,6 +144,7 @@ class OpenHandsAdapter(SessionDirAdapter):
         if parent:
             s.parent = ParentRef(agent=self.id, id=str(parent), tool_use_id=_task_call(sdir.path.parent.parent, s.first_prompt))
             s.extra["subagent"] = True
+            s.resumable = False
 
     def resume(self, session: Session) -> ResumeCommand | None:
         """``openhands --resume <conversation id>`` (the dashed UUID the CLI prints) in the

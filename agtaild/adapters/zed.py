@@ -140,6 +140,7 @@ class ZedAdapter(SqliteSessionAdapter):
         if isinstance(provider, str):
             s.extra["provider"] = provider
         s.extra["format"] = doc.get("version") if isinstance(doc.get("version"), str) else "agent-1"
+        s.resumable = False  # no command opens a Zed thread by id
         return None
 
 
