@@ -276,3 +276,16 @@ def test_from_epoch_ms_agrees_with_from_epoch() -> None:
         assert from_epoch_ms(v) == from_epoch(v, unit="ms"), v
     for v in (10**20, -(10**20), float("nan"), float("inf"), True, "1796055228830", None):
         assert from_epoch_ms(v) is None, v
+
+
+def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
+    a = ClineAdapter()
+    for i, rel in enumerate((V2, V3, EXT)):
+        units = list(a.discover(corpus / rel))
+        mirror = tmp_path / str(i)
+        for unit in units:
+            for f in a.native_files(unit):
+                target = mirror / a.relative_path(unit, f)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(f, target)
+        assert sorted(_by_id(mirror)) == sorted(_by_id(corpus / rel)), rel

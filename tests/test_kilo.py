@@ -112,3 +112,15 @@ def test_a_missing_database_is_no_session(tmp_path: Path) -> None:
     (tmp_path / "kilo.db").write_bytes(b"not a database")
     shutil.copy(tmp_path / "kilo.db", tmp_path / "kilo-beta.db")
     assert list(KiloAdapter().discover(tmp_path)) == []
+
+
+def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
+    a = KiloAdapter()
+    for i, rel in enumerate((REAL, f"{REAL}/kilo.db", LEGACY)):
+        mirror = tmp_path / str(i)
+        for unit in a.discover(corpus / rel):
+            for f in a.native_files(unit):
+                target = mirror / a.relative_path(unit, f)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(f, target)
+        assert sorted(_by_id(mirror)) == sorted(_by_id(corpus / rel)), rel

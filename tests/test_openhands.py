@@ -142,3 +142,13 @@ def test_bad_and_unknown_event_files(corpus: Path, tmp_path: Path) -> None:
     assert s.accounting.bad == 2 and s.accounting.balanced() and s.truncated
     assert res.events[-1].kind == "unknown" and res.events[-1].raw["x"] == 1
     assert s.title == "README を書いてください。 [[S:openhands/mt1]]"
+
+
+def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
+    a = OpenHandsAdapter()
+    for unit in a.discover(corpus / REAL):
+        for f in a.native_files(unit):
+            target = tmp_path / a.relative_path(unit, f)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, target)
+    assert sorted(_by_id(tmp_path)) == sorted(_by_id(corpus / REAL))

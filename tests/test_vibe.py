@@ -89,3 +89,13 @@ def test_torn_line_and_bad_meta(corpus: Path, tmp_path: Path) -> None:
     fresh = VibeAdapter().read(next(u for u in VibeAdapter().discover(root) if u.path == str(folder)), None)
     assert fresh.session.accounting.bad == 1
     assert json.loads((folder / "messages.jsonl").read_text().splitlines()[0])["role"] == "user"
+
+
+def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
+    a = VibeAdapter()
+    for unit in a.discover(corpus / ROOT):
+        for f in a.native_files(unit):
+            target = tmp_path / a.relative_path(unit, f)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, target)
+    assert sorted(_by_id(tmp_path)) == sorted(_by_id(corpus / ROOT))

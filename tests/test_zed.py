@@ -106,3 +106,16 @@ def test_oldest_schema_without_added_columns(tmp_path: Path) -> None:
     assert res.session.title == "Old" and res.events[0].text == "hello zed"
     assert res.events[-1].kind == "unknown" and res.events[-1].raw == {"Weird": {}}
     assert res.session.cwd is None and res.session.accounting.balanced()
+
+
+def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
+    a = ZedAdapter()
+    db = corpus / ROOT / "threads" / "threads.db"
+    for root in (db, corpus / ROOT):
+        unit = next(iter(a.discover(root)))
+        mirror = tmp_path / ("file" if root == db else "dir")
+        for f in a.native_files(unit):
+            target = mirror / a.relative_path(unit, f)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, target)
+        assert sorted(_by_id(mirror)) == sorted([MAIN, CHILD, LEGACY])

@@ -14,6 +14,7 @@ so older databases lack them. ``data`` is the thread's JSON, zstd-compressed whe
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -77,6 +78,13 @@ class ZedAdapter(SqliteSessionAdapter):
             if candidate.is_file() and is_sqlite_file(candidate):
                 return [candidate]
         return []
+
+    def relative_path(self, unit: Unit, file: str) -> str:
+        """A database given as the root itself (the default) mirrors as ``threads.db`` (+ its
+        WAL files), which :meth:`databases` finds again inside the mirror directory."""
+        if os.path.isfile(unit.root) or unit.root.endswith(".db"):
+            return os.path.basename(file)
+        return os.path.relpath(file, unit.root)
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
         cols = table_columns(conn, "threads")
