@@ -152,3 +152,24 @@ def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(f, target)
     assert sorted(_by_id(tmp_path)) == sorted(_by_id(corpus / REAL))
+
+
+def test_every_event_file_count_reads_as_a_prefix(corpus: Path, tmp_path: Path) -> None:
+    """Event files are only ever added: reading after each new file gives a prefix of the
+    full read's events (calls get their results once the observation file lands)."""
+    root = _copy(corpus, tmp_path)
+    events = root / "conversations" / BASIC / "events"
+    files = sorted(events.iterdir())
+    full = _by_id(root)[BASIC]
+    shape = [(e.kind, e.tool, e.text) for e in full.events]
+    held = tmp_path / "held"
+    held.mkdir()
+    for f in files:
+        f.rename(held / f.name)
+    for f in files:
+        (held / f.name).rename(f)
+        res = _by_id(root)[BASIC]
+        got = [(e.kind, e.tool, e.text) for e in res.events]
+        assert got == shape[: len(got)], f.name
+        assert res.session.accounting.balanced()
+    assert [e.result for e in res.events] == [e.result for e in full.events]

@@ -99,3 +99,24 @@ def test_mirror_layout_is_found_again(corpus: Path, tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(f, target)
     assert sorted(_by_id(tmp_path)) == sorted(_by_id(corpus / ROOT))
+
+
+def test_every_cut_of_the_append_only_log_reads_as_a_prefix(corpus: Path, tmp_path: Path) -> None:
+    """messages.jsonl only grows: a read at any line boundary (or mid-line) sees a prefix of
+    the full read's events, and the accounting always adds up."""
+    root = tmp_path / ".vibe"
+    shutil.copytree(corpus / ROOT, root)
+    (folder,) = [p for p in (root / "logs/session").iterdir() if p.name.endswith(S1[:8])]
+    data = (folder / "messages.jsonl").read_bytes()
+    full = _by_id(root)[S1]
+    shape = [(e.kind, e.text, e.tool) for e in full.events]
+    for cut in range(len(data) + 1):
+        (folder / "messages.jsonl").write_bytes(data[:cut])
+        unit = next(u for u in VibeAdapter().discover(root) if u.path == str(folder))
+        res = VibeAdapter().read(unit, None)  # just written: not settled, a torn tail waits
+        got = [(e.kind, e.text, e.tool) for e in res.events]
+        assert got == shape[: len(got)], cut
+        assert res.session.accounting.balanced() and res.session.accounting.bad == 0, cut
+    assert [(e.kind, e.text, e.tool, e.result) for e in res.events] == [
+        (e.kind, e.text, e.tool, e.result) for e in full.events
+    ]
