@@ -158,43 +158,49 @@ class MessageWalk:
         return self.book.emit(Event(seq=-1, kind=kind, source={"line": line}, **kw))
 
     def feed(self, line: int, msg: Any) -> None:
-        if not isinstance(msg, dict):
+        acct = self.book.session.accounting  # counted inline: this runs once per line
+        acct.lines += 1
+        if type(msg) is not dict:
             self._emit("unknown", line, raw=msg)
-            self.book.count("events")
+            acct.events += 1
             return
         role = msg.get("role")
-        raw_content = msg.get("content")
-        content: str = raw_content if isinstance(raw_content, str) else ""
-        mid = msg.get("message_id") if isinstance(msg.get("message_id"), str) else None
-        if _CANCELLED in content:
+        content = msg.get("content")
+        if type(content) is not str:
+            content = ""
+        elif _CANCELLED in content:
             self.cancelled = True
-        if role == "user":
-            if msg.get("injected"):
-                self._emit("system", line, role="user", text=content, uuid=mid, subtype="injected")
-            else:
-                self.first_prompt = self.first_prompt or content
-                self._emit("text", line, role="user", text=content, uuid=mid)
-                self.messages += 1
-            self.book.count("events")
-        elif role == "assistant":
-            self._assistant(line, msg, content, mid)
-            self.book.count("events")
+        if role == "assistant":
+            mid = msg.get("message_id")
+            self._assistant(line, msg, content, mid if type(mid) is str else None)
+            acct.events += 1
         elif role == "tool":
             call = self.calls.get(str(msg.get("tool_call_id")))
             failed = _TOOL_ERROR in content
             if call is not None and call.result is None:
                 call.result = content
                 call.is_error = failed
-                self.book.count("merged")
+                acct.merged += 1
             else:
-                self._emit("tool_result", line, role="tool", tool=msg.get("name") if isinstance(msg.get("name"), str) else None,
+                name = msg.get("name")
+                self._emit("tool_result", line, role="tool", tool=name if type(name) is str else None,
                            result=content, is_error=failed, tool_use_id=str(msg.get("tool_call_id")))
-                self.book.count("events")
+                acct.events += 1
+        elif role == "user":
+            mid = msg.get("message_id")
+            mid = mid if type(mid) is str else None
+            if msg.get("injected"):
+                self._emit("system", line, role="user", text=content, uuid=mid, subtype="injected")
+            else:
+                self.first_prompt = self.first_prompt or content
+                self._emit("text", line, role="user", text=content, uuid=mid)
+                self.messages += 1
+            acct.events += 1
         elif role == "system":
-            self.book.count("metadata")
+            acct.metadata += 1
         else:
             self._emit("unknown", line, raw=msg)
-            self.book.count("events")
+            acct.events += 1
 
     def _assistant(self, line: int, msg: dict[str, Any], content: str, mid: str | None) -> None:
         reasoning = msg.get("reasoning_content")
