@@ -259,7 +259,9 @@ class _Walk:
             return 0
         kind = p.get("type")
         time = sub_dict(p, "time")
-        ts = ms(time.get("start")) or ms(row.time_created) or msg_ts
+        # Step bookkeeping parts emit no event: their time is not formatted (a third of all parts).
+        metadata_only = kind in ("step-start", "snapshot", "step-finish")
+        ts = None if metadata_only else ms(time.get("start")) or ms(row.time_created) or msg_ts
         for value in (row.time_updated, time.get("end")):
             if isinstance(value, int | float):
                 self.last_ms = max(self.last_ms, int(value))
