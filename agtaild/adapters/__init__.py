@@ -31,6 +31,13 @@ BUILTIN: list[str] = [
     "agtaild.adapters.cursor:CursorAdapter",
     "agtaild.adapters.amp:AmpAdapter",
     "agtaild.adapters.copilot_vscode:CopilotVscodeAdapter",
+    # adapters-b: Cline family, OpenHands, Zed, Mistral Vibe
+    "agtaild.adapters.cline:ClineAdapter",
+    "agtaild.adapters.kilo:KiloAdapter",
+    "agtaild.adapters.roo_code:RooCodeAdapter",
+    "agtaild.adapters.openhands:OpenHandsAdapter",
+    "agtaild.adapters.zed:ZedAdapter",
+    "agtaild.adapters.vibe:VibeAdapter",
 ]
 
 _extra: list[Adapter] = []

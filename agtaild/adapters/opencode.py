@@ -90,7 +90,7 @@ class OpenCodeAdapter(SqliteSessionAdapter):
         call = (
             opencode_db.parent_call(conn, parent, session_id) if isinstance(parent, str) and parent else None
         )
-        recheck = build(book, info, messages, now=now, parent_call=call)
+        recheck = build(book, info, messages, now=now, parent_call=call, agent=self.id)
         updated = info.get("time_updated")
         book.session.mtime = updated / 1000.0 if isinstance(updated, int | float) else None
         return recheck
@@ -142,7 +142,7 @@ class OpenCodeAdapter(SqliteSessionAdapter):
             if isinstance(parent, str)
             else None
         )
-        build(book, info, messages, now=now, parent_call=call)
+        build(book, info, messages, now=now, parent_call=call, agent=self.id)
         session = book.session
         session.path = unit.path
         session.mtime = newest

@@ -24,7 +24,7 @@ import msgspec
 
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
-from agtaild.adapters.stamps import from_epoch, widen
+from agtaild.adapters.stamps import from_epoch_ms, widen
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
 #: A session quiet this long while a tool still runs (or a reply never completed) counts as
@@ -58,7 +58,7 @@ class Message(msgspec.Struct):
 
 
 def ms(value: Any) -> str | None:
-    return from_epoch(value, unit="ms") if isinstance(value, int | float) else None
+    return from_epoch_ms(value)
 
 
 def _str(d: Any, key: str) -> str | None:
@@ -104,10 +104,12 @@ def build(
     *,
     now: float,
     parent_call: str | None = None,
+    agent: str = "opencode",
 ) -> float | None:
     """Fill ``book`` from a session's ``info`` (its row or JSON file, already counted by the
     caller) and its messages in order. Returns when to re-read if nothing changes (a session
-    with a running tool turns "interrupted" once it has been quiet for STALE_SECONDS)."""
+    with a running tool turns "interrupted" once it has been quiet for STALE_SECONDS).
+    ``agent`` is the id of the adapter reading (OpenCode's forks, e.g. Kilo, share this)."""
     s = book.session
     s.title = _str(info, "title")
     s.cwd = _str(info, "directory")
@@ -116,7 +118,7 @@ def build(
     s.started, s.ended = widen(None, None, ms(info.get("time_created")))
     parent_id = _str(info, "parent_id")
     if parent_id:
-        s.parent = ParentRef(agent="opencode", id=parent_id, tool_use_id=parent_call)
+        s.parent = ParentRef(agent=agent, id=parent_id, tool_use_id=parent_call)
     extra = {k: info[k] for k in ("slug", "project_id", "share_url") if isinstance(info.get(k), str)}
     if info.get("time_archived"):
         extra["archived_in_opencode"] = True
@@ -257,7 +259,9 @@ class _Walk:
             return 0
         kind = p.get("type")
         time = sub_dict(p, "time")
-        ts = ms(time.get("start")) or ms(row.time_created) or msg_ts
+        # Step bookkeeping parts emit no event: their time is not formatted (a third of all parts).
+        metadata_only = kind in ("step-start", "snapshot", "step-finish")
+        ts = None if metadata_only else ms(time.get("start")) or ms(row.time_created) or msg_ts
         for value in (row.time_updated, time.get("end")):
             if isinstance(value, int | float):
                 self.last_ms = max(self.last_ms, int(value))

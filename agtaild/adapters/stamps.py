@@ -7,6 +7,7 @@ comparison orders them, so ``started``/``ended`` can be kept as a running min/ma
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,6 +29,25 @@ def from_epoch(value: Any, *, unit: str = "auto") -> str | None:
         seconds /= 1000.0
     try:
         return _fmt(datetime.fromtimestamp(seconds, tz=UTC))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+_MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799  # what datetime can represent
+
+
+def from_epoch_ms(value: Any) -> str | None:
+    """Epoch milliseconds → ISO, as ``from_epoch(value, unit="ms")`` but in integer
+    arithmetic and without building a datetime: formats that stamp every record in ms
+    (Cline, OpenCode and its forks) call this on their hot path. Exact to the millisecond
+    (``from_epoch``'s float division can lose one far from 1970)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds, millis = divmod(int(value), 1000)
+        if not _MIN_SECONDS <= seconds <= _MAX_SECONDS:
+            return None
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
     except (OverflowError, OSError, ValueError):
         return None
 
