@@ -24,6 +24,8 @@ BUILTIN: list[str] = [
     "agtaild.adapters.pi:OhMyPiAdapter",
     "agtaild.adapters.grok:GrokAdapter",
     "agtaild.adapters.kiro:KiroAdapter",
+    # adapters-a
+    "agtaild.adapters.qwen:QwenAdapter",
 ]
 
 _extra: list[Adapter] = []
