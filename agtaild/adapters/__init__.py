@@ -26,6 +26,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.kiro:KiroAdapter",
     # adapters-a
     "agtaild.adapters.qwen:QwenAdapter",
+    "agtaild.adapters.continue_dev:ContinueAdapter",
 ]
 
 _extra: list[Adapter] = []
