@@ -27,6 +27,7 @@ BUILTIN: list[str] = [
     # adapters-a
     "agtaild.adapters.qwen:QwenAdapter",
     "agtaild.adapters.continue_dev:ContinueAdapter",
+    "agtaild.adapters.aider:AiderAdapter",
 ]
 
 _extra: list[Adapter] = []
