@@ -28,6 +28,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.qwen:QwenAdapter",
     "agtaild.adapters.continue_dev:ContinueAdapter",
     "agtaild.adapters.aider:AiderAdapter",
+    "agtaild.adapters.crush:CrushAdapter",
 ]
 
 _extra: list[Adapter] = []
