@@ -29,6 +29,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.continue_dev:ContinueAdapter",
     "agtaild.adapters.aider:AiderAdapter",
     "agtaild.adapters.crush:CrushAdapter",
+    "agtaild.adapters.goose:GooseAdapter",
 ]
 
 _extra: list[Adapter] = []
