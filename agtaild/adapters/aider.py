@@ -20,6 +20,7 @@ header is closed and costs nothing to re-read. :mod:`aider_markdown` holds the g
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -27,7 +28,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -43,6 +44,8 @@ INPUT_HISTORY = ".aider.input.history"
 SEARCH_DEPTH = 3
 #: How far up from a known cwd the git root is looked for.
 UP_LEVELS = 8
+#: How many input-history entries past the last match a prompt is looked for in.
+MAX_INPUT_LOOKAHEAD = 200
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", ".venv", "target", "dist", "build"})
 _HEADER = HEADER_PREFIX.encode()
 _DIGEST = re.compile(r"[0-9a-f]{8}")
@@ -115,7 +118,10 @@ class AiderAdapter(Adapter):
     sample_roots: ClassVar[tuple[str, ...]] = ("real/aider-0.86.2", "aider/synthetic-agtail")
 
     def __init__(self) -> None:
-        self._inputs: dict[str, tuple[float, list[tuple[str, str]]]] = {}
+        self._inputs: dict[str, tuple[float, list[tuple[str, str, str]]]] = {}
+        self._runs: dict[
+            str, tuple[tuple[int, int, int, int], list[tuple[str, int, str, int]], dict[str, int]]
+        ] = {}
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         roots = [Path(p).expanduser() for p in (env.get("AGTAIL_AIDER_ROOTS") or "").split(os.pathsep) if p]
@@ -187,22 +193,45 @@ class AiderAdapter(Adapter):
                 run = msgspec.msgpack.decode(cont.run, type=RunState)
                 start, header, offset, line_no = cont.start, cont.header, cont.offset, cont.line_no
             else:
-                whole = fh.read()
-                found = next(((s, w) for rid, s, w in run_ids(path, whole) if rid == run_id), None)
+                runs, where = self._run_index(path, st, fh)
+                at = where.get(run_id)
                 session = Session(agent=self.id, id=run_id, path=unit.path)
                 run = RunState(session=session)
-                if found is None:  # the run is gone from the file (rewritten): nothing to show
+                if at is None:  # the run is gone from the file (rewritten): nothing to show
                     return ReadResult(session=session, events=[], usage=[], state=None, reset=True)
-                start, when = found
-                header_end = whole.find(b"\n", start)
-                header_end = len(whole) if header_end < 0 else header_end + 1
-                header = whole[start:header_end]
+                _, start, when, line_no = runs[at]
+                fh.seek(start)
+                # only this run's bytes (and the next header, which says the run is closed)
+                chunk = fh.read() if at + 1 == len(runs) else fh.read(runs[at + 1][1] + len(_HEADER) - start)
+                header_end = chunk.find(b"\n")
+                header_end = len(chunk) if header_end < 0 else header_end + 1
+                header = chunk[:header_end]
                 session.started = local_iso(when)
                 session.accounting.count("metadata")
-                line_no = whole.count(b"\n", 0, start) + 1
-                offset = header_end
-                data = whole[header_end:]
+                offset = start + header_end
+                data = chunk[header_end:]
         return self._parse(unit, path, st, settled, run, data, (start, header, offset, line_no), cont is None)
+
+    def _run_index(
+        self, path: str, st: os.stat_result, fh: Any
+    ) -> tuple[list[tuple[str, int, str, int]], dict[str, int]]:
+        """(run id, header offset, header time, header line number) of every run of the file,
+        kept while the file stays the same: a full read of one run then costs that run only."""
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self._runs.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        fh.seek(0)
+        data = fh.read()
+        runs: list[tuple[str, int, str, int]] = []
+        line, counted = 1, 0
+        for run_id, start, when in run_ids(path, data):
+            line += data.count(b"\n", counted, start)
+            counted = start
+            runs.append((run_id, start, when, line))
+        where = {r[0]: i for i, r in enumerate(runs)}
+        self._runs[path] = (key, runs, where)
+        return runs, where
 
     def _parse(
         self,
@@ -220,14 +249,13 @@ class AiderAdapter(Adapter):
         closed = nxt >= 0 or data.startswith(_HEADER)
         segment = data[: nxt + 1] if nxt >= 0 else (b"" if data.startswith(_HEADER) else data)
         parser = RunParser(run)
-        pos = 0
-        while True:
-            nl = segment.find(b"\n", pos)
-            if nl < 0:
-                break
+        pos = segment.rfind(b"\n") + 1  # complete lines end here
+        acct = run.session.accounting
+        for text in segment[:pos].decode("utf-8", "replace").split("\n")[:-1]:
             line_no += 1
-            self._feed(parser, segment[pos:nl], line_no)
-            pos = nl + 1
+            category = parser.line(text.rstrip("\r"), line_no)
+            if category is not None:
+                acct.count(category)
         committed = offset + pos
         saved_line = line_no
         tail = segment[pos:]
@@ -263,27 +291,20 @@ class AiderAdapter(Adapter):
             session=s, events=events, usage=usage, state=msgspec.msgpack.encode(cont), reset=reset
         )
 
-    @staticmethod
-    def _feed(parser: RunParser, raw: bytes, number: int) -> None:
-        text = raw.decode("utf-8", "replace").rstrip("\r")
-        category = parser.line(text, number)
-        if category is not None:
-            parser.st.session.accounting.count(category)
-
     def _prompt_times(self, parser: RunParser, path: str, run: RunState) -> None:
         """Give new prompts the time ``.aider.input.history`` recorded for the same input."""
         entries = self._input_entries(Path(path).parent / INPUT_HISTORY)
         s = run.session
+        if s.started:  # entries are in time order: start at the run's own
+            first = bisect.bisect_left(entries, s.started, key=lambda e: e[0])
+            run.input_pos = max(run.input_pos, first)
         for ev in sorted(parser.events.values(), key=lambda e: e.seq):
             if ev.kind != "text" or ev.role != "user" or ev.ts is not None:
                 continue
-            first = (ev.text or "").split("\n", 1)[0]
-            for i in range(run.input_pos, len(entries)):
-                when, text = entries[i]
-                ts = local_iso(when)
-                if s.started and ts and ts < s.started:
-                    continue
-                if text.split("\n", 1)[0] == first:
+            head = (ev.text or "").split("\n", 1)[0]
+            for i in range(run.input_pos, min(len(entries), run.input_pos + MAX_INPUT_LOOKAHEAD)):
+                ts, _, first_line = entries[i]
+                if first_line == head:
                     ev.ts = ts
                     run.input_pos = i + 1
                     break
@@ -292,8 +313,9 @@ class AiderAdapter(Adapter):
         if s.ended is None:
             s.ended = s.started
 
-    def _input_entries(self, path: Path) -> list[tuple[str, str]]:
-        """``.aider.input.history``: ``# <local time>`` then ``+``-prefixed input lines."""
+    def _input_entries(self, path: Path) -> list[tuple[str, str, str]]:
+        """``.aider.input.history``: ``# <local time>`` then ``+``-prefixed input lines, as
+        (UTC ISO time, text, first line), in file (= time) order."""
         try:
             mtime = path.stat().st_mtime
         except OSError:
@@ -305,14 +327,16 @@ class AiderAdapter(Adapter):
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
-        entries: list[tuple[str, str]] = []
+        entries: list[tuple[str, str, str]] = []
         when: str | None = None
         lines: list[str] = []
         for line in [*text.splitlines(), "# end"]:
             match = _INPUT_TS.match(line)
             if match or line == "# end":
-                if when is not None:
-                    entries.append((when, "\n".join(lines)))
+                ts = local_iso(when)
+                if ts is not None:
+                    body = "\n".join(lines)
+                    entries.append((ts, body, body.split("\n", 1)[0]))
                 when, lines = (match.group(1) if match else None), []
             elif line.startswith("+") and when is not None:
                 lines.append(line[1:])

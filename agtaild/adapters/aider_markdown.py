@@ -61,6 +61,11 @@ class RunState(msgspec.Struct):
     input_pos: int = 0
 
 
+def _looks_like_error(text: str) -> bool:
+    """A cheap test before the error pattern (most output lines are notices)."""
+    return "rror" in text or "xception" in text or text.startswith(("Unable", "API", "Error"))
+
+
 def _strip(line: str) -> str:
     """Aider ends each line with two spaces (a Markdown line break)."""
     return line[:-2] if line.endswith("  ") else line.rstrip()
@@ -204,7 +209,7 @@ class RunParser:
         self._notice(text, number)
         if _TOKENS.match(text):
             return self._tokens(text, number)
-        if _ERROR.search(text) and not text.endswith("[Yes]: y") and not text.endswith("[Yes]: n"):
+        if _looks_like_error(text) and _ERROR.search(text) and not text.endswith(("[Yes]: y", "[Yes]: n")):
             st.error = True
             self._flush()
             st.block, st.current = None, None
@@ -228,13 +233,15 @@ class RunParser:
     def _notice(self, text: str, number: int) -> None:
         """What the startup notices say about the run (model, version, headless)."""
         st, s = self.st, self.st.session
-        model = _MODEL.match(text)
-        if model and model.group(1) not in st.models:
-            st.models.append(model.group(1))
-        version = _VERSION.match(text)
-        if version:
-            s.version = version.group(1)
-        if "aider" in text.split(" ", 1)[0] and (
+        if text.startswith(("Model:", "Main model:")):
+            model = _MODEL.match(text)
+            if model and model.group(1) not in st.models:
+                st.models.append(model.group(1))
+        elif text.startswith("Aider v"):
+            version = _VERSION.match(text)
+            if version:
+                s.version = version.group(1)
+        elif "aider" in text.split(" ", 1)[0] and (
             " --message" in text or " -m " in text or " --message-file" in text
         ):
             s.programmatic = True

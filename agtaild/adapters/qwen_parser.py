@@ -34,11 +34,12 @@ from agtaild.adapters.qwen_records import (
     is_hook_part,
     payload_text,
     result_extra,
+    stamp,
     subagent_of,
     telemetry_usage,
     usage_metadata,
 )
-from agtaild.adapters.stamps import norm_iso, widen
+from agtaild.adapters.stamps import widen
 from agtaild.model import Event, Session, Usage, UsageRecord, project_of
 
 #: Tool calls waiting for their result that the state keeps (the oldest are dropped).
@@ -54,7 +55,7 @@ _COMPACTION_SUBTYPES = frozenset({"chat_compression", "compression"})
 class QwenState(ParserState):
     pending: dict[str, Event] = msgspec.field(default_factory=dict)
     models: list[str] = msgspec.field(default_factory=list)
-    usage_keys: list[str] = msgspec.field(default_factory=list)
+    usage_keys: set[str] = msgspec.field(default_factory=set)
     usage_total: Usage = msgspec.field(default_factory=Usage)
     prompts: int = 0
     replies: int = 0
@@ -72,6 +73,7 @@ class QwenParser(LineParser[QwenState]):
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, obj: Any, line: int, offset: int) -> Category:
+        self._ts: str | None = None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             self.emit(Event(seq=-1, kind="unknown", raw=obj, source={"line": line}))
             return "events"
@@ -95,10 +97,11 @@ class QwenParser(LineParser[QwenState]):
         s.cwd = as_str(obj.get("cwd")) or s.cwd
         s.git_branch = as_str(obj.get("gitBranch")) or s.git_branch
         s.version = as_str(obj.get("version")) or s.version
-        s.started, s.ended = widen(s.started, s.ended, norm_iso(obj.get("timestamp")))
+        self._ts = stamp(obj.get("timestamp"))
+        s.started, s.ended = widen(s.started, s.ended, self._ts)
 
     def _event(self, obj: dict[str, Any], line: int, kind: str, **fields: Any) -> Event:
-        fields.setdefault("ts", norm_iso(obj.get("timestamp")))
+        fields.setdefault("ts", self._ts)
         return Event(
             seq=-1,
             kind=kind,
@@ -192,7 +195,7 @@ class QwenParser(LineParser[QwenState]):
                 self._wait(ev)
         key = as_str(obj.get("uuid"))
         if usage is not None and key:
-            self._count_usage(key, norm_iso(obj.get("timestamp")), model, usage)
+            self._count_usage(key, self._ts, model, usage)
         st.replies += 1
         st.last = "calls" if calls else "reply"
         return "events"
@@ -288,7 +291,7 @@ class QwenParser(LineParser[QwenState]):
             return "metadata"  # an empty telemetry record: nothing to show
         name = ui.get("event.name")
         sub = as_str(ui.get("subagent_name")) or subagent_of(ui.get("prompt_id"))
-        ts = norm_iso(ui.get("event.timestamp")) or norm_iso(obj.get("timestamp"))
+        ts = stamp(ui.get("event.timestamp")) or self._ts
         if name == "qwen-code.api_error":
             text = as_str(ui.get("error_message")) or as_str(ui.get("error")) or "API error"
             extra: dict[str, Any] = {k: ui[k] for k in ("error_type", "status_code", "model") if k in ui}
@@ -368,7 +371,7 @@ class QwenParser(LineParser[QwenState]):
         st = self.st
         self.add_usage(UsageRecord(key=key, ts=ts, model=model, usage=usage))
         if key not in st.usage_keys:
-            st.usage_keys.append(key)
+            st.usage_keys.add(key)
             st.usage_total.add(usage)
 
     # -- summary ------------------------------------------------------------------------

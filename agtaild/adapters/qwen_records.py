@@ -3,12 +3,24 @@ subagent names, tool-result details. Used by :mod:`qwen_parser`."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from agtaild.adapters.stamps import norm_iso
 from agtaild.model import Usage
+
+_NORMAL_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 #: Text parts Qwen adds to a prompt from a UserPromptSubmit hook (not typed by the person).
 HOOK_PREFIX = "<qwen:"
+
+
+def stamp(value: Any) -> str | None:
+    """A record's timestamp in the index's form. Qwen already writes that form (JavaScript's
+    ``toISOString``), so it is taken as is when it matches; anything else is normalised."""
+    if isinstance(value, str) and len(value) == 24 and _NORMAL_ISO.fullmatch(value):
+        return value
+    return norm_iso(value)
 
 
 def as_str(value: Any) -> str | None:
