@@ -58,7 +58,10 @@ def make_claude(tmp: Path, target: int) -> Path:
 
 
 def make_qwen(tmp: Path, target: int) -> Path:
-    src = CORPUS / "real/qwen-0.15.10/projects/-tmp-rt-qwen-home-src-demo-app/chats/71f3d6dc-4f49-4116-bbb0-74b6299299e8.jsonl"
+    src = (
+        CORPUS
+        / "real/qwen-0.15.10/projects/-tmp-rt-qwen-home-src-demo-app/chats/71f3d6dc-4f49-4116-bbb0-74b6299299e8.jsonl"
+    )
     _repeat_lines(src, tmp / "qwen" / "projects" / "-x" / "chats" / src.name, target)
     return tmp / "qwen"
 
@@ -83,7 +86,10 @@ def make_aider(tmp: Path, target: int) -> Path:
         written, n = 0, 0
         while written < target:
             # distinct run headers (a new second for every copy of the file's runs)
-            chunk = text.replace("# aider chat started at 2026-11-30 16:", f"# aider chat started at 2026-11-{1 + n % 28:02d} {n // 28 % 24:02d}:")
+            chunk = text.replace(
+                "# aider chat started at 2026-11-30 16:",
+                f"# aider chat started at 2026-11-{1 + n % 28:02d} {n // 28 % 24:02d}:",
+            )
             fh.write(chunk)
             written += len(chunk)
             n += 1
@@ -111,13 +117,25 @@ def _copy_db(src: Path, dst: Path, table: str, key: str, target: int) -> None:
 
 
 def make_crush(tmp: Path, target: int) -> Path:
-    _copy_db(CORPUS / "crush/synthetic-agtail/demo/.crush/crush.db", tmp / "crush" / "crush.db", "messages", "id", target)
+    _copy_db(
+        CORPUS / "crush/synthetic-agtail/demo/.crush/crush.db",
+        tmp / "crush" / "crush.db",
+        "messages",
+        "id",
+        target,
+    )
     return tmp / "crush" / "crush.db"
 
 
 def make_goose(tmp: Path, target: int) -> Path:
     db = tmp / "goose" / "sessions.db"
-    _copy_db(CORPUS / "goose/synthetic-agtail/.local/share/goose/sessions/sessions.db", db, "messages", "id", target)
+    _copy_db(
+        CORPUS / "goose/synthetic-agtail/.local/share/goose/sessions/sessions.db",
+        db,
+        "messages",
+        "id",
+        target,
+    )
     return db
 
 
@@ -153,7 +171,9 @@ MAKERS: dict[str, Callable[[Path, int], Path]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mb", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
