@@ -22,6 +22,7 @@ MULTI = f"{CHATS}/c41dc55d-7628-4955-a6f6-27fe28a0cf91.jsonl"
 SYNTH = "qwen/synthetic-agtail/.qwen"
 ERR = f"{SYNTH}/projects/-home-dev-src-demo-app/chats/aaaaaaaa-1111-4222-8333-444444444444.jsonl"
 KILL = f"{SYNTH}/projects/-home-dev-src-demo-app/chats/bbbbbbbb-1111-4222-8333-444444444444.jsonl"
+SYSREC = f"{SYNTH}/projects/-home-dev-src-demo-app/chats/dddddddd-1111-4222-8333-444444444444.jsonl"
 HOOKS = "qwen/agent-sessions/projects/-tmp-as-qwen-fixture-project/chats/019f0000-0000-7000-8000-000000000001.jsonl"
 LATER = 4_000_000_000.0
 
@@ -48,6 +49,7 @@ def test_discovers_jsonl_chats_and_old_checkpoints(
     assert synth == [
         "aaaaaaaa-1111-4222-8333-444444444444.jsonl",
         "bbbbbbbb-1111-4222-8333-444444444444.jsonl",
+        "dddddddd-1111-4222-8333-444444444444.jsonl",
         "session-2025-08-01T10-00-cccccccc.json",
     ]
     archive = tmp_path / "projects" / "-x" / "chats" / "archive"
@@ -176,6 +178,23 @@ def test_old_json_checkpoint_replays_through_the_gemini_reader(adapter: QwenAdap
     assert adapter.resume(s) is None and s.accounting.balanced()
 
 
+def test_system_records_title_compression_rewind_and_unknown(adapter: QwenAdapter, corpus: Path) -> None:
+    r = read(adapter, corpus, SYSREC, SYNTH)
+    s = r.session
+    assert s.title == "README summary"  # the custom_title record wins over the first prompt
+    assert s.first_prompt == "Summarise @README.md [[S:qwen/at]]"
+    kinds = [(e.kind, e.subtype) for e in r.events]
+    assert kinds == [
+        ("system", "slash_command"), ("text", None), ("system", "at_command"), ("text", None),
+        ("system", "rewind"), ("summary", "chat_compression"), ("unknown", "future_record_kind"),
+    ]  # fmt: skip
+    assert r.events[0].text == "/about" and r.events[2].text == "@ read: README.md"
+    assert r.events[4].extra == {"truncatedCount": 2}
+    assert r.events[5].text.startswith("<state_snapshot>") and r.events[5].raw["newTokenCount"] == 1200
+    assert r.events[6].raw["systemPayload"] == {"x": 1}  # kept raw
+    assert s.compactions == 1 and (s.accounting.lines, s.accounting.metadata) == (8, 1)
+
+
 def test_hook_context_and_notifications(adapter: QwenAdapter, corpus: Path) -> None:
     r = read(adapter, corpus, HOOKS, "qwen/agent-sessions")
     kinds = [(e.kind, e.subtype) for e in r.events]
@@ -195,7 +214,7 @@ def test_resume_command_and_refused_ids(adapter: QwenAdapter, corpus: Path) -> N
         assert adapter.resume(Session(agent="qwen", id=bad, path="/x.jsonl")) is None
 
 
-@pytest.mark.parametrize("rel", [BASIC, SUB, MULTI, ERR, KILL, HOOKS])
+@pytest.mark.parametrize("rel", [BASIC, SUB, MULTI, ERR, KILL, SYSREC, HOOKS])
 @pytest.mark.parametrize("settled", [False, True])
 def test_incremental_reads_store_what_one_read_does(
     adapter: QwenAdapter, corpus: Path, tmp_path: Path, rel: str, settled: bool

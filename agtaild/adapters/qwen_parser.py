@@ -31,14 +31,14 @@ from agtaild.adapters.jsonl import Category, LineParser, ParserState
 from agtaild.adapters.qwen_records import (
     as_dict,
     as_str,
+    compressed_summary,
     is_hook_part,
     payload_text,
     result_extra,
     stamp,
-    subagent_of,
-    telemetry_usage,
     usage_metadata,
 )
+from agtaild.adapters.qwen_telemetry import telemetry
 from agtaild.adapters.stamps import widen
 from agtaild.model import Event, Session, Usage, UsageRecord, project_of
 
@@ -62,6 +62,7 @@ class QwenState(ParserState):
     #: "prompt", "reply", "calls", "result", "error": what the session stopped at so far.
     last: str | None = None
     subagent_calls: int = 0
+    custom_title: str | None = None
 
 
 class QwenParser(LineParser[QwenState]):
@@ -73,7 +74,7 @@ class QwenParser(LineParser[QwenState]):
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, obj: Any, line: int, offset: int) -> Category:
-        self._ts: str | None = None
+        self.ts: str | None = None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             self.emit(Event(seq=-1, kind="unknown", raw=obj, source={"line": line}))
             return "events"
@@ -87,7 +88,7 @@ class QwenParser(LineParser[QwenState]):
             return self._tool_result(obj, line)
         if kind == "system":
             return self._system(obj, line)
-        self.emit(self._event(obj, line, "unknown", raw=obj))
+        self.emit(self.event(obj, line, "unknown", raw=obj))
         return "events"
 
     def _envelope(self, obj: dict[str, Any]) -> None:
@@ -97,11 +98,11 @@ class QwenParser(LineParser[QwenState]):
         s.cwd = as_str(obj.get("cwd")) or s.cwd
         s.git_branch = as_str(obj.get("gitBranch")) or s.git_branch
         s.version = as_str(obj.get("version")) or s.version
-        self._ts = stamp(obj.get("timestamp"))
-        s.started, s.ended = widen(s.started, s.ended, self._ts)
+        self.ts = stamp(obj.get("timestamp"))
+        s.started, s.ended = widen(s.started, s.ended, self.ts)
 
-    def _event(self, obj: dict[str, Any], line: int, kind: str, **fields: Any) -> Event:
-        fields.setdefault("ts", self._ts)
+    def event(self, obj: dict[str, Any], line: int, kind: str, **fields: Any) -> Event:
+        fields.setdefault("ts", self.ts)
         return Event(
             seq=-1,
             kind=kind,
@@ -117,30 +118,28 @@ class QwenParser(LineParser[QwenState]):
         parts = parts_of(msg.get("parts"))
         if obj.get("subtype") == "notification":
             self.emit(
-                self._event(
-                    obj, line, "system", role="system", subtype="notification", text=plain_text(parts)
-                )
+                self.event(obj, line, "system", role="system", subtype="notification", text=plain_text(parts))
             )
             return "events"
         typed = [p for p in parts if not is_hook_part(p)]
         text = plain_text(typed)
         emitted = False
         if text:
-            self.emit(self._event(obj, line, "text", role="user", text=text))
+            self.emit(self.event(obj, line, "text", role="user", text=text))
             self._prompt(text)
             emitted = True
         for part in parts:
             if is_hook_part(part):
                 hook_text = part["text"]
                 self.emit(
-                    self._event(obj, line, "hook", role="system", subtype="prompt_context", text=hook_text)
+                    self.event(obj, line, "hook", role="system", subtype="prompt_context", text=hook_text)
                 )
                 emitted = True
         responses = self._responses(obj, line, parts)
         if responses is None and not emitted:
             return "merged"  # only results of waiting tool calls
         if not (emitted or responses):
-            self.emit(self._event(obj, line, "unknown", raw=obj))
+            self.emit(self.event(obj, line, "unknown", raw=obj))
         return "events"
 
     def _prompt(self, text: str) -> None:
@@ -162,17 +161,17 @@ class QwenParser(LineParser[QwenState]):
         out: list[Event] = []
         thinking = plain_text(parts, thoughts=True)
         if thinking:
-            out.append(self._event(obj, line, "thinking", role="assistant", text=thinking, model=model))
+            out.append(self.event(obj, line, "thinking", role="assistant", text=thinking, model=model))
         text = plain_text(parts)
         if text:
-            out.append(self._event(obj, line, "text", role="assistant", text=text, model=model))
+            out.append(self.event(obj, line, "text", role="assistant", text=text, model=model))
         calls = 0
         for part in parts:
             fc = part.get("functionCall") if isinstance(part, dict) else None
             if not isinstance(fc, dict):
                 continue
             calls += 1
-            ev = self._event(
+            ev = self.event(
                 obj,
                 line,
                 "tool_use",
@@ -188,14 +187,14 @@ class QwenParser(LineParser[QwenState]):
             primary = next((e for e in out if e.kind == "text"), out[0])
             primary.usage = usage
         if not out:
-            out.append(self._event(obj, line, "unknown", raw=obj))
+            out.append(self.event(obj, line, "unknown", raw=obj))
         for ev in out:
             self.emit(ev)
             if ev.kind == "tool_use" and ev.tool_use_id:
                 self._wait(ev)
         key = as_str(obj.get("uuid"))
         if usage is not None and key:
-            self._count_usage(key, self._ts, model, usage)
+            self.count_usage(key, self.ts, model, usage)
         st.replies += 1
         st.last = "calls" if calls else "reply"
         return "events"
@@ -215,7 +214,7 @@ class QwenParser(LineParser[QwenState]):
         if merged is None:
             return "merged"
         if not merged:
-            self.emit(self._event(obj, line, "unknown", raw=obj))
+            self.emit(self.event(obj, line, "unknown", raw=obj))
         return "events"
 
     def _responses(self, obj: dict[str, Any], line: int, parts: list[Any]) -> bool | None:
@@ -246,7 +245,7 @@ class QwenParser(LineParser[QwenState]):
                 continue
             all_merged = False
             self.emit(
-                self._event(
+                self.event(
                     obj,
                     line,
                     "tool_result",
@@ -262,112 +261,69 @@ class QwenParser(LineParser[QwenState]):
 
     def _system(self, obj: dict[str, Any], line: int) -> Category:
         subtype = obj.get("subtype")
-        payload = obj.get("systemPayload")
+        payload = as_dict(obj.get("systemPayload"))
         if subtype in _METADATA_SUBTYPES:
             return "metadata"
         if subtype == "ui_telemetry":
-            return self._telemetry(obj, line, payload)
+            return telemetry(self, obj, line, payload)
+        if subtype == "custom_title":  # /rename or an auto title; re-appended, the last wins
+            title = as_str(payload.get("customTitle"))
+            if title:
+                self.st.custom_title = title
+            return "metadata"
         if subtype in _COMPACTION_SUBTYPES:
+            # {info: {originalTokenCount, newTokenCount, …}, compressedHistory: [Content]}
             self.st.session.compactions += 1
-            text = payload_text(payload)
+            info = as_dict(payload.get("info"))
+            text = compressed_summary(payload.get("compressedHistory")) or payload_text(payload)
             self.emit(
-                self._event(
-                    obj, line, "summary", role="system", subtype=as_str(subtype), text=text, raw=payload
-                )
+                self.event(obj, line, "summary", role="system", subtype=as_str(subtype), text=text, raw=info)
             )
             return "events"
-        if subtype == "slash_command":
+        if subtype == "slash_command":  # {phase, rawCommand, outputHistoryItems}
+            extra = {k: payload[k] for k in ("phase",) if k in payload}
             text = payload_text(payload)
             self.emit(
-                self._event(obj, line, "system", role="user", subtype="slash_command", text=text, raw=payload)
-            )
-            return "events"
-        self.emit(self._event(obj, line, "unknown", subtype=as_str(subtype), raw=obj))
-        return "events"
-
-    def _telemetry(self, obj: dict[str, Any], line: int, payload: Any) -> Category:
-        ui = payload.get("uiEvent") if isinstance(payload, dict) else None
-        if not isinstance(ui, dict):
-            return "metadata"  # an empty telemetry record: nothing to show
-        name = ui.get("event.name")
-        sub = as_str(ui.get("subagent_name")) or subagent_of(ui.get("prompt_id"))
-        ts = stamp(ui.get("event.timestamp")) or self._ts
-        if name == "qwen-code.api_error":
-            text = as_str(ui.get("error_message")) or as_str(ui.get("error")) or "API error"
-            extra: dict[str, Any] = {k: ui[k] for k in ("error_type", "status_code", "model") if k in ui}
-            if sub:
-                extra["subagent"] = sub
-            self.emit(
-                self._event(
+                self.event(
                     obj,
                     line,
                     "system",
-                    role="system",
-                    subtype="api_error",
+                    role="user",
+                    subtype="slash_command",
                     text=text,
-                    is_error=True,
-                    sidechain=bool(sub),
+                    raw=payload,
                     extra=extra,
                 )
             )
-            if not sub:
-                self.st.last = "error"
             return "events"
-        if not sub:
-            if name in ("qwen-code.api_response", "qwen-code.tool_call"):
-                return "metadata"
-            self.emit(self._event(obj, line, "unknown", subtype=as_str(name), raw=obj))
-            return "events"
-        extra = {"subagent": sub, "prompt_id": ui.get("prompt_id")}
-        if name == "qwen-code.api_response":
-            model = as_str(ui.get("model"))
-            usage = telemetry_usage(ui)
-            key = as_str(ui.get("response_id")) or as_str(obj.get("uuid"))
-            if usage is not None and key:
-                self._count_usage(key, ts, model, usage)
-            reply = as_str(ui.get("response_text"))
-            if not reply:
-                return "metadata"
+        if subtype == "at_command":  # {filesRead, status, message, userText}
+            files: list[Any] = payload["filesRead"] if isinstance(payload.get("filesRead"), list) else []
+            failed = payload.get("status") == "error"
+            text = as_str(payload.get("message")) if failed else None
+            text = text or "@ read: " + ", ".join(str(f) for f in files)
             self.emit(
-                self._event(
+                self.event(
                     obj,
                     line,
-                    "text",
-                    ts=ts,
-                    role="assistant",
-                    text=reply,
-                    model=model,
-                    usage=usage,
-                    sidechain=True,
-                    extra=extra,
+                    "system",
+                    role="user",
+                    subtype="at_command",
+                    text=text,
+                    is_error=failed or None,
+                    raw=payload,
                 )
             )
             return "events"
-        if name == "qwen-code.tool_call":
-            status = as_str(ui.get("status"))
-            is_error = status is not None and status != "success"
-            self.st.subagent_calls += 1
+        if subtype == "rewind":  # {truncatedCount}: the turns after the target were dropped
+            extra = {k: payload[k] for k in ("truncatedCount",) if k in payload}
             self.emit(
-                self._event(
-                    obj,
-                    line,
-                    "tool_use",
-                    ts=ts,
-                    role="assistant",
-                    tool=as_str(ui.get("function_name")),
-                    input=ui.get("function_args"),
-                    result=ui.get("error") if is_error else status,
-                    is_error=is_error,
-                    tool_use_id=as_str(ui.get("call_id")),
-                    sidechain=True,
-                    extra=extra,
-                )
+                self.event(obj, line, "system", role="system", subtype="rewind", text="rewind", extra=extra)
             )
             return "events"
-        self.emit(self._event(obj, line, "unknown", subtype=as_str(name), raw=obj, sidechain=True))
+        self.emit(self.event(obj, line, "unknown", subtype=as_str(subtype), raw=obj))
         return "events"
 
-    def _count_usage(self, key: str, ts: str | None, model: str | None, usage: Usage) -> None:
+    def count_usage(self, key: str, ts: str | None, model: str | None, usage: Usage) -> None:
         st = self.st
         self.add_usage(UsageRecord(key=key, ts=ts, model=model, usage=usage))
         if key not in st.usage_keys:
@@ -386,6 +342,8 @@ class QwenParser(LineParser[QwenState]):
             reasoning_tokens=st.usage_total.reasoning_tokens,
         ).fix_total()
         s.messages = st.prompts + st.replies
+        if st.custom_title:
+            s.title = st.custom_title
         s.project = project_of(s.cwd)
         s.ending = None
         if st.last == "error":

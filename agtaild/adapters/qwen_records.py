@@ -100,6 +100,19 @@ def result_extra(call_result: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
+def compressed_summary(history: Any) -> str | None:
+    """The text Qwen put in place of a compressed history (its first Content's text parts)."""
+    if not isinstance(history, list) or not history or not isinstance(history[0], dict):
+        return None
+    parts = history[0].get("parts")
+    texts = (
+        [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if isinstance(parts, list)
+        else []
+    )
+    return "\n".join(texts) or None
+
+
 def payload_text(payload: Any) -> str | None:
     if isinstance(payload, str):
         return payload
