@@ -50,6 +50,23 @@ def test_discovery_from_db_data_dir_project_registry_and_cwds(
     assert len(list(adapter.discover(glob))) == 3
     assert adapter.default_roots({"CRUSH_GLOBAL_DATA": str(glob)}, tmp_path) == [glob]
     assert adapter.default_roots({}, tmp_path) == [tmp_path / ".local/share/crush"]
+    # a custom data dir (crush --data-dir): the registry names its project
+    custom = tmp_path / "custom-data"
+    shutil.copytree(corpus / DATA, custom)
+    (glob / "projects.json").write_text(
+        json.dumps(
+            {
+                "projects": [
+                    {"path": "/work/proj", "data_dir": str(custom), "last_accessed": "2026-01-01T00:00:00Z"}
+                ]
+            }
+        )
+    )
+    unit = next(iter(adapter.discover(glob)))
+    s = adapter.read(unit, None, now=LATER).session
+    assert s.cwd == "/work/proj"
+    cmd = adapter.resume(s)
+    assert cmd is not None and cmd.argv[-2:] == ["--data-dir", str(custom)] and cmd.cwd == "/work/proj"
     # a working directory another agent names
     assert adapter.roots_for_cwds([str(corpus / PROJECT), str(tmp_path)]) == [db]
 

@@ -134,7 +134,7 @@ class CrushAdapter(SqliteSessionAdapter):
         s.started, s.ended = widen(s.started, s.ended, from_epoch(srow.get("updated_at")))
         for ev in book.events:
             s.started, s.ended = widen(s.started, s.ended, ev.ts)
-        s.cwd = _project_dir(Path(db))
+        s.cwd = _project_dir(Path(db), Path(unit.root))
         s.project = project_of(s.cwd)
         parent = srow.get("parent_session_id")
         if isinstance(parent, str) and parent:
@@ -194,12 +194,18 @@ def _registry(path: Path) -> list[dict[str, Any]]:
     return [p for p in value if isinstance(p, dict)] if isinstance(value, list) else []
 
 
-def _project_dir(db: Path) -> str | None:
+def _project_dir(db: Path, root: Path) -> str | None:
     """The project a database belongs to: the folder holding ``.crush``, else the registry's
-    entry for this data dir, else None (a custom --data-dir)."""
+    entry for this data dir (a custom ``--data-dir``), else None."""
     data_dir = db.parent
     if data_dir.name == ".crush":
         return str(data_dir.parent)
+    for project in _registry(root / REGISTRY):
+        if project.get("data_dir") and os.path.normpath(str(project["data_dir"])) == os.path.normpath(
+            data_dir
+        ):
+            path = project.get("path")
+            return str(path) if isinstance(path, str) and path else None
     return None
 
 
