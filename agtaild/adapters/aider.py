@@ -148,14 +148,16 @@ class AiderAdapter(Adapter):
     def discover(self, root: Path) -> Iterator[Unit]:
         for history in self._histories(root):
             try:
-                data = history.read_bytes()
+                st = history.stat()
+                with open(history, "rb") as fh:
+                    runs, _ = self._run_index(str(history), st, fh)  # cached while unchanged
             except OSError:
                 continue
             base = root if root.is_dir() else history.parent
             files = [str(history)]
             if (history.parent / INPUT_HISTORY).is_file():
                 files.append(str(history.parent / INPUT_HISTORY))
-            for run_id, _, _ in run_ids(str(history), data):
+            for run_id, _, _, _ in runs:
                 yield Unit(
                     agent=self.id,
                     path=f"{history}#{run_id}",
