@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.continue_dev import ContinueAdapter
+from agtaild.errors import AgtailError
 from agtaild.model import Session
 
 REAL = "real/continue-1.5.47"
@@ -121,6 +122,10 @@ def test_rewritten_document_is_a_reset_and_torn_document_is_bad_not_lost(
     assert first.reset and first.state is None
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
+    # while it may still be being rewritten: an error, so the index keeps what it stored
+    with pytest.raises(AgtailError, match="being rewritten"):
+        adapter.read(unit, None, now=os.stat(path).st_mtime + 1)
+    # settled and still torn: one bad record, flagged truncated
     torn = adapter.read(unit, None, now=LATER)
     assert torn.reset and torn.session.accounting.bad == 1 and torn.session.truncated
     assert torn.events == []

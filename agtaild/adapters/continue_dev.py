@@ -44,6 +44,7 @@ class ContinueAdapter(JsonDocAdapter):
         "Continue's global dir (~/.continue, or $CONTINUE_GLOBAL_DIR) or its sessions folder"
     )
     formats_tested: ClassVar[tuple[str, ...]] = ("cn 1.5.47 (real)", "IDE-style items (synthetic)")
+    retry_torn: ClassVar[bool] = True
     sample_roots: ClassVar[tuple[str, ...]] = ("real/continue-1.5.47", "continue/synthetic-agtail/.continue")
 
     def __init__(self) -> None:
