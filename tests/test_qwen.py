@@ -137,6 +137,7 @@ def test_subagent_turns_are_sidechain_events_of_the_parent(adapter: QwenAdapter,
     side = [e for e in r.events if e.sidechain]
     assert [(e.kind, e.tool) for e in side] == [("tool_use", "run_shell_command"), ("text", None)]
     assert {e.extra["subagent"] for e in side} == {"general-purpose"}
+    assert {e.extra["parent_tool_use_id"] for e in side} == {agent_call.tool_use_id}
     assert r.session.extra["subagent_tool_calls"] == 1
     assert r.session.parent is None
 

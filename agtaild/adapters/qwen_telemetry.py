@@ -52,6 +52,9 @@ def telemetry(parser: QwenParser, obj: dict[str, Any], line: int, payload: Any) 
         parser.emit(parser.event(obj, line, "unknown", subtype=as_str(name), raw=obj))
         return "events"
     extra = {"subagent": sub, "prompt_id": ui.get("prompt_id")}
+    spawner = _spawning_call(parser)
+    if spawner is not None:
+        extra["parent_tool_use_id"] = spawner
     if name == "qwen-code.api_response":
         model = as_str(ui.get("model"))
         usage = telemetry_usage(ui)
@@ -99,3 +102,15 @@ def telemetry(parser: QwenParser, obj: dict[str, Any], line: int, payload: Any) 
         return "events"
     parser.emit(parser.event(obj, line, "unknown", subtype=as_str(name), raw=obj, sidechain=True))
     return "events"
+
+
+#: The tools that run a subagent (Qwen's ``agent``; ``task`` in older versions).
+SUBAGENT_TOOLS = frozenset({"agent", "task"})
+
+
+def _spawning_call(parser: QwenParser) -> str | None:
+    """The subagent tool call still waiting for its result (the subagent runs inside it)."""
+    for call_id, ev in reversed(parser.st.pending.items()):
+        if ev.tool in SUBAGENT_TOOLS:
+            return call_id
+    return None
