@@ -178,7 +178,8 @@ class ItemMapper:
         }
         for call in msg.get("toolCalls") or []:
             if isinstance(call, dict):
-                out.append(self._call(call, states.get(call.get("id") or ""), model))
+                call_id = call.get("id") if isinstance(call.get("id"), str) else ""
+                out.append(self._call(call, states.get(call_id), model))
         usage = usage_of(usage_raw)
         if usage is not None:
             if not out:
@@ -205,7 +206,9 @@ class ItemMapper:
             tool_use_id=call_id,
         )
         status = state.get("status") if state is not None else None
-        if isinstance(status, str):
+        if not isinstance(status, str):
+            status = None
+        else:
             ev.extra["status"] = status
         if state is not None and (status in _DONE or status in _FAILED or "output" in state):
             ev.result = _output(state.get("output"))

@@ -84,7 +84,13 @@ class CrushAdapter(SqliteSessionAdapter):
             if is_sqlite_file(candidate):
                 out.append(candidate)
         for project in _registry(root / REGISTRY):
-            db = Path(project.get("data_dir") or Path(project.get("path") or "") / ".crush") / DB_NAME
+            data_dir, path = project.get("data_dir"), project.get("path")
+            if isinstance(data_dir, str) and data_dir:
+                db = Path(data_dir) / DB_NAME
+            elif isinstance(path, str) and path:
+                db = Path(path) / ".crush" / DB_NAME
+            else:
+                continue
             if is_sqlite_file(db):
                 out.append(db)
         # agtail's archive/import mirror keeps each database as <digest>/crush.db
@@ -124,7 +130,7 @@ class CrushAdapter(SqliteSessionAdapter):
         for i, row in enumerate(rows):
             book.count(mapper.row(row, i))
         s = book.session
-        s.title = srow.get("title") or None
+        s.title = srow["title"] if isinstance(srow.get("title"), str) and srow["title"] else None
         s.models = mapper.models
         s.messages = mapper.messages
         s.first_prompt = mapper.first_prompt

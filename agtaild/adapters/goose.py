@@ -137,7 +137,8 @@ class GooseAdapter(SqliteSessionAdapter):
 
     def _summarise(self, book: RecordBook, mapper: MessageMapper, meta: Mapping[str, Any]) -> None:
         s = book.session
-        s.title = meta.get("name") or meta.get("description") or None
+        names = [meta.get("name"), meta.get("description")]
+        s.title = next((n for n in names if isinstance(n, str) and n), None)
         s.cwd = meta.get("working_dir") if isinstance(meta.get("working_dir"), str) else None
         s.project = project_of(s.cwd)
         s.messages = mapper.messages

@@ -83,7 +83,7 @@ class MessageMapper:
     def _item(self, item: Any, who: str | None, ts: str | None) -> Event:
         if not isinstance(item, dict):
             return Event(seq=-1, kind="unknown", ts=ts, raw=item)
-        kind = item.get("type")
+        kind = item.get("type") if isinstance(item.get("type"), str) else None
         if kind == "text":
             return Event(seq=-1, kind="text", ts=ts, role=who, text=str(item.get("text") or ""))
         if kind == "thinking":

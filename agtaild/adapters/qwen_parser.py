@@ -260,7 +260,7 @@ class QwenParser(LineParser[QwenState]):
         return None if all_merged else True
 
     def _system(self, obj: dict[str, Any], line: int) -> Category:
-        subtype = obj.get("subtype")
+        subtype = as_str(obj.get("subtype"))
         payload = as_dict(obj.get("systemPayload"))
         if subtype in _METADATA_SUBTYPES:
             return "metadata"
@@ -320,7 +320,7 @@ class QwenParser(LineParser[QwenState]):
                 self.event(obj, line, "system", role="system", subtype="rewind", text="rewind", extra=extra)
             )
             return "events"
-        self.emit(self.event(obj, line, "unknown", subtype=as_str(subtype), raw=obj))
+        self.emit(self.event(obj, line, "unknown", subtype=subtype, raw=obj))
         return "events"
 
     def count_usage(self, key: str, ts: str | None, model: str | None, usage: Usage) -> None:
