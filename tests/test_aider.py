@@ -183,6 +183,10 @@ def test_mirrored_copy_keeps_the_run_ids(adapter: AiderAdapter, corpus: Path, tm
     native = [u.path.rsplit("#", 1)[1] for u in adapter.discover(corpus / REAL)]
     copied = [u.path.rsplit("#", 1)[1] for u in adapter.discover(mirror)]
     assert copied == native
+    # each run keeps its own relative key (so the archive hides exactly the runs still native)
+    keys = [adapter.relative_path(u, u.path) for u in adapter.discover(mirror)]
+    assert keys == [adapter.relative_path(u, u.path) for u in adapter.discover(corpus / REAL)]
+    assert len(set(keys)) == 7
 
 
 @pytest.mark.parametrize("rel", [REAL_FILE, SYNTH_FILE])

@@ -161,3 +161,19 @@ def test_resume(adapter: CrushAdapter, corpus: Path) -> None:
     custom = Session(agent="crush", id="abc", path="/data/custom/crush.db#abc", cwd="/p")
     cmd = adapter.resume(custom)
     assert cmd is not None and cmd.argv == ["crush", "--session", "abc", "--data-dir", "/data/custom"]
+
+
+def test_mirrored_copy_has_the_same_relative_paths(
+    adapter: CrushAdapter, corpus: Path, tmp_path: Path
+) -> None:
+    """The archive keeps a database under <digest>/crush.db; a copy there must map to the same
+    relative paths as the original, or both would be listed."""
+    native = list(adapter.discover(corpus / DATA))
+    rels = [adapter.relative_path(u, u.path) for u in native]
+    mirror = tmp_path / "archive" / "crush"
+    target = mirror / adapter.relative_path(native[0], native[0].files[0])
+    target.parent.mkdir(parents=True)
+    shutil.copy(corpus / DATA / "crush.db", target)
+    copies = list(adapter.discover(mirror))
+    assert [adapter.relative_path(u, u.path) for u in copies] == rels
+    assert len(set(rels)) == 3 and rels[0].endswith(f"/crush.db#{MAIN}")

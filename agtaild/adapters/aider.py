@@ -360,8 +360,8 @@ class AiderAdapter(Adapter):
         """``<digest>/<file name>``: history files of many repositories share one name, so the
         mirror keeps each under its file digest (which also keeps the run ids)."""
         history = str(unit.hints.get("file") or unit.path.rsplit("#", 1)[0])
-        name = os.path.basename(file.rsplit("#", 1)[0] if "#" in os.path.basename(file) else file)
-        return f"{file_digest(history)}/{name}"
+        # the unit's own key keeps its run: "<digest>/<name>#<run>" (one per run, as natives)
+        return f"{file_digest(history)}/{os.path.basename(file)}"
 
 
 def _search(root: Path, depth: int) -> Iterator[Path]:

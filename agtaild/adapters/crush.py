@@ -182,8 +182,17 @@ class CrushAdapter(SqliteSessionAdapter):
     def relative_path(self, unit: Unit, file: str) -> str:
         """``<digest>/crush.db[-wal|-shm]``: every project's database has the same name."""
         db, _ = split_unit_path(unit.path)
-        digest = hashlib.blake2b(os.path.realpath(db).encode(), digest_size=4).hexdigest()
-        return f"{digest}/{os.path.basename(file)}"
+        return f"{db_digest(db)}/{os.path.basename(file)}"
+
+
+def db_digest(db: str) -> str:
+    """8 hex characters naming a database: a hash of its real path — or, for a copy in
+    agtail's archive/import mirror (``<digest>/crush.db``), the folder it was mirrored under,
+    so the copy and the original have the same relative path."""
+    parent = os.path.basename(os.path.dirname(db))
+    if _DIGEST.fullmatch(parent):
+        return parent
+    return hashlib.blake2b(os.path.realpath(db).encode(), digest_size=4).hexdigest()
 
 
 def _count(value: Any) -> int:
