@@ -187,6 +187,8 @@ def test_mirrored_copy_keeps_the_run_ids(adapter: AiderAdapter, corpus: Path, tm
     keys = [adapter.relative_path(u, u.path) for u in adapter.discover(mirror)]
     assert keys == [adapter.relative_path(u, u.path) for u in adapter.discover(corpus / REAL)]
     assert len(set(keys)) == 7
+    copy = next(adapter.discover(mirror))
+    assert adapter.read(copy, None, now=LATER).session.cwd is None  # not the digest folder
 
 
 @pytest.mark.parametrize("rel", [REAL_FILE, SYNTH_FILE])

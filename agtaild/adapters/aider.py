@@ -273,7 +273,9 @@ class AiderAdapter(Adapter):
         s = run.session
         s.path = unit.path
         s.mtime = st.st_mtime
-        s.cwd = str(Path(path).parent)
+        folder = Path(path).parent
+        # a copy in agtail's mirror sits in a digest folder, which is no working directory
+        s.cwd = None if file_digest(path) == folder.name else str(folder)
         s.project = project_of(s.cwd)
         s.resumable = not closed
         if unit.archived:
