@@ -119,6 +119,7 @@ class AiderAdapter(Adapter):
 
     def __init__(self) -> None:
         self._inputs: dict[str, tuple[float, list[tuple[str, str, str]]]] = {}
+        self._digests: dict[str, str] = {}
         self._runs: dict[
             str, tuple[tuple[int, int, int, int], list[tuple[str, int, str, int]], dict[str, int]]
         ] = {}
@@ -214,6 +215,11 @@ class AiderAdapter(Adapter):
                 data = chunk[header_end:]
         return self._parse(unit, path, st, settled, run, data, (start, header, offset, line_no), cont is None)
 
+    def _digest(self, path: str) -> str:
+        if path not in self._digests:
+            self._digests[path] = file_digest(path)
+        return self._digests[path]
+
     def _run_index(
         self, path: str, st: os.stat_result, fh: Any
     ) -> tuple[list[tuple[str, int, str, int]], dict[str, int]]:
@@ -273,9 +279,9 @@ class AiderAdapter(Adapter):
         s = run.session
         s.path = unit.path
         s.mtime = st.st_mtime
-        folder = Path(path).parent
+        folder = os.path.dirname(path)
         # a copy in agtail's mirror sits in a digest folder, which is no working directory
-        s.cwd = None if file_digest(path) == folder.name else str(folder)
+        s.cwd = None if self._digest(path) == os.path.basename(folder) else folder
         s.project = project_of(s.cwd)
         s.resumable = not closed
         if unit.archived:

@@ -223,7 +223,7 @@ class RunParser:
                 source={"line": number},
             )
             return self._start("output", ev)
-        if any(text.startswith(m) for m in _INTERRUPT):
+        if text.startswith(_INTERRUPT):
             st.interrupted = True
         if st.block == "output" and st.current is not None and not st.current.is_error:
             return self._append(text)
