@@ -23,7 +23,7 @@ from agtaild.model import Event, Usage, UsageRecord
 CONTEXT_PREFIX = "<session_context>"
 #: The ``type`` of a model message: Gemini CLI writes "gemini", its fork Qwen Code's older
 #: JSON checkpoints "qwen" (read by the Qwen adapter through the same replay).
-MODEL_RECORD_TYPES = frozenset({"gemini", "qwen"})
+MODEL_RECORD_TYPES = ("gemini", "qwen")  # a tuple: `in` compares, so an unhashable type is no error
 #: Tool call states after which the call is over (the scheduler's terminal states).
 FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
 _WORKSPACE_RE = re.compile(r"Workspace Directories:\**\s*\n\s*-\s+(\S[^\n]*)")
