@@ -35,6 +35,9 @@ class Config(msgspec.Struct):
     archive: bool = True
     #: Claude Code's plugin cache, for plugin attribution (None: the default under ~/.claude).
     claude_plugins_dir: str | None = None
+    #: Offer the working directories the index knows to adapters that look for sessions in
+    #: project folders (Aider). Off with --only-roots: then only the given roots are read.
+    known_cwds: bool = False
 
     @property
     def index_path(self) -> Path:
@@ -114,4 +117,4 @@ def load_config(
     ddir = Path(data_dir).expanduser() if data_dir else default_data_dir(env)
     ddir = ddir.resolve()
     roots = resolve_roots(root_options or [], only_roots=only_roots, data_dir=ddir, env=env)
-    return Config(data_dir=str(ddir), roots=roots)
+    return Config(data_dir=str(ddir), roots=roots, known_cwds=not only_roots)

@@ -38,6 +38,12 @@ BUILTIN: list[str] = [
     "agtaild.adapters.openhands:OpenHandsAdapter",
     "agtaild.adapters.zed:ZedAdapter",
     "agtaild.adapters.vibe:VibeAdapter",
+    # adapters-a
+    "agtaild.adapters.qwen:QwenAdapter",
+    "agtaild.adapters.continue_dev:ContinueAdapter",
+    "agtaild.adapters.aider:AiderAdapter",
+    "agtaild.adapters.crush:CrushAdapter",
+    "agtaild.adapters.goose:GooseAdapter",
 ]
 
 _extra: list[Adapter] = []

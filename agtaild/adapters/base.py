@@ -22,7 +22,7 @@ reads in any number of steps must give the same rows as one read from scratch.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -83,9 +83,18 @@ class Adapter:
     #: then letters, digits, ``.``, ``_`` and ``-``) fits UUIDs and every id format seen so far;
     #: an adapter whose agent writes other ids declares its own, never a looser one than needed.
     resume_id_pattern: ClassVar[str] = r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}"
+    #: True for agents that keep sessions inside project folders (Aider): the index then
+    #: offers :meth:`roots_for_cwds` the working directories other agents' sessions name.
+    uses_known_cwds: ClassVar[bool] = False
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The agent's own session roots on this machine (existing or not)."""
+        return []
+
+    def roots_for_cwds(self, cwds: Iterable[str]) -> list[Path]:
+        """Roots to read beside the configured ones, found from working directories the index
+        already knows (only called when ``uses_known_cwds``). Must stay cheap: a few stats
+        per directory, never a crawl."""
         return []
 
     def discover(self, root: Path) -> Iterator[Unit]:

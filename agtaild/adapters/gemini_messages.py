@@ -21,6 +21,9 @@ from agtaild.model import Event, Usage, UsageRecord
 
 #: The environment context Gemini CLI injects as the first "user" message of a session.
 CONTEXT_PREFIX = "<session_context>"
+#: The ``type`` of a model message: Gemini CLI writes "gemini", its fork Qwen Code's older
+#: JSON checkpoints "qwen" (read by the Qwen adapter through the same replay).
+MODEL_RECORD_TYPES = ("gemini", "qwen")  # a tuple: `in` compares, so an unhashable type is no error
 #: Tool call states after which the call is over (the scheduler's terminal states).
 FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
 _WORKSPACE_RE = re.compile(r"Workspace Directories:\**\s*\n\s*-\s+(\S[^\n]*)")
@@ -185,7 +188,7 @@ def record_events(rec: dict[str, Any], line: int, *, drop_calls: frozenset[str] 
     ev = _EventMaker(rec, line)
     if kind == "user":
         return _user_events(rec, ev, drop_calls)
-    if kind == "gemini":
+    if kind in MODEL_RECORD_TYPES:
         return _gemini_events(rec, ev)
     if kind in ("info", "warning", "error"):
         content = rec.get("content")
@@ -278,7 +281,7 @@ def _call_events(content: Any, ev: _EventMaker, *, model: str | None = None) -> 
 def message_role(rec: dict[str, Any]) -> str:
     """How a record counts for the session: "prompt", "reply", "tool", "context" or "other"."""
     kind = rec.get("type")
-    if kind == "gemini":
+    if kind in MODEL_RECORD_TYPES:
         return "reply"
     if kind == "user":
         if is_context_record(rec):

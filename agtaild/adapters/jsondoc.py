@@ -26,6 +26,7 @@ import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.jsonl import MAX_BAD_LINE_NUMBERS, SETTLE_SECONDS
+from agtaild.errors import AgtailError
 from agtaild.model import Event, Session, Usage, UsageRecord
 
 Category = Literal["events", "merged", "metadata", "skipped"]
@@ -140,6 +141,11 @@ class JsonDocAdapter(Adapter):
     """
 
     incremental: ClassVar[bool] = False
+    #: True for agents that rewrite the document in place while it is in use (Continue): a
+    #: document that does not decode and changed in the last seconds is being rewritten, so
+    #: the read fails (the index keeps what it stored and reads it again) instead of storing
+    #: an empty session.
+    retry_torn: ClassVar[bool] = False
 
     def new_session(self, unit: Unit) -> Session:
         return Session(agent=self.id, id=Path(unit.path).stem, path=unit.path)
@@ -152,6 +158,8 @@ class JsonDocAdapter(Adapter):
 
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         doc = read_document(unit.path, now=now)
+        if self.retry_torn and not doc.ok and not doc.empty and not doc.settled:
+            raise AgtailError(f"{unit.path} is being rewritten ({doc.error}); it will be read again")
         book = RecordBook(self.new_session(unit))
         if doc.ok:
             self.parse(doc.value, book, unit)

@@ -3,7 +3,9 @@
 Agents delete their own transcripts: Claude Code prunes sessions older than
 ``cleanupPeriodDays`` (30 when unset), Gemini CLI can be set to (``general.sessionRetention``).
 The doctor says so, and whether agtail's archive (which keeps them anyway) is on and how big
-it is. It also reports tools sync uses (rsync, fzf) and leftovers of interrupted transfers.
+it is. It also reports tools sync uses (rsync, fzf) and leftovers of interrupted transfers, and
+each agent found with its roots, sessions and unmapped share per format version
+(:mod:`agtaild.cli.doctor_agents`).
 """
 
 from __future__ import annotations
@@ -173,10 +175,14 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     checks.extend(claude_checks(config, archive_on))
     checks.extend(gemini_checks(home, archive_on))
     checks.extend(import_checks(config))
+    from agtaild.cli.doctor_agents import agent_report
+
+    agents, agent_checks = agent_report(config)
+    checks.extend(agent_checks)
     for tool, why in (("rsync", "sync over ssh:// remotes"), ("fzf", "the `agtail pick` fuzzy finder")):
         found = shutil.which(tool)
         checks.append(_check(tool, "ok" if found else "info", found or f"not installed (needed for {why})"))
-    return {"checks": checks, "archive": archive,
+    return {"checks": checks, "archive": archive, "agents": agents,
             "ok": not any(c["status"] == "error" for c in checks)}
 
 

@@ -107,6 +107,31 @@ class Updater:
         self.bytes_left = 0
 
     # -- discovery ------------------------------------------------------------------------
+    def _cwd_candidates(self, roots: list[RootSpec]) -> list[Candidate]:
+        """Units of agents that keep sessions in project folders (``uses_known_cwds``), found
+        from the working directories of the sessions already indexed — no crawl: the adapter
+        only looks in (and just above) each directory."""
+        from agtaild.adapters import all_adapters
+
+        in_scope = {r.agent for r in roots}
+        adapters = [a for a in all_adapters() if a.uses_known_cwds and a.id in in_scope]
+        if not adapters:
+            return []
+        cwds = [row[0] for row in self.db.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+        out: list[Candidate] = []
+        for adapter in adapters:
+            configured = {r.path for r in roots if r.agent == adapter.id}
+            try:
+                paths = adapter.roots_for_cwds(cwds)
+                for path in paths:
+                    if str(path) in configured:
+                        continue
+                    spec = RootSpec(agent=adapter.id, path=str(path))
+                    out.extend(Candidate(adapter=adapter, unit=u, root=spec) for u in adapter.discover(path))
+            except Exception as exc:
+                self.errors.append({"path": "", "agent": adapter.id, "error": f"known cwds: {exc}"})
+        return out
+
     def _scope(self, only_paths: Iterable[str] | None) -> tuple[list[RootSpec], set[str] | None]:
         """The roots to scan, and the agents whose stored units are in scope (None: all)."""
         roots = list(self.config.roots)
@@ -124,6 +149,30 @@ class Updater:
         only_paths: Iterable[str] | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
+        report = self._run_once(full=full, only_paths=only_paths, progress=progress)
+        if not self.config.known_cwds or not report.get("read"):
+            return report
+        # Sessions read just now may name working directories that hold sessions of agents
+        # kept in project folders (Aider): pick those up in the same update.
+        roots, _ = self._scope(only_paths)
+        known = {row[0] for row in self.db.execute("SELECT path FROM files")}
+        if all(c.unit.path in known for c in self._cwd_candidates(roots)):
+            return report
+        errors = self.errors
+        again = self._run_once(only_paths=only_paths, progress=progress)
+        again["read"] += report["read"]
+        again["changed"] = report["changed"] + again["changed"]
+        again["errors"] = errors + again["errors"]
+        again["seconds"] = round(again["seconds"] + report["seconds"], 3)
+        return again
+
+    def _run_once(
+        self,
+        *,
+        full: bool = False,
+        only_paths: Iterable[str] | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
         found = Discovery(self.errors)
@@ -135,6 +184,9 @@ class Updater:
             writer.commit()
         roots, agents = self._scope(only_paths)
         candidates = found.candidates(roots)
+        if self.config.known_cwds:
+            listed = {c.unit.path for c in candidates}
+            candidates += [c for c in self._cwd_candidates(roots) if c.unit.path not in listed]
         stored: dict[str, Stored] = {}
         for row in db.execute(
             "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"

@@ -1,0 +1,133 @@
+"""The agents part of `agtail doctor`: which agents are here, where, how many sessions, and
+how much of each format version agtail could not map.
+
+An adapter keeps a record it does not understand as an ``unknown`` event (raw JSON). A
+version whose share of unknown events jumps above the others' is the sign that the agent
+changed its format (a new record type, a renamed field): the doctor warns, naming the
+version, so the adapter can be updated. The numbers come from the index (opened read-only);
+before the first index update there are none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+#: A version's unknown share above this is worth a warning when other versions do better.
+JUMP_FLOOR = 0.05
+#: … and when it is this many times the best share among the agent's other versions.
+JUMP_FACTOR = 3.0
+#: A share above this is flagged whatever the other versions do.
+HIGH_SHARE = 0.25
+
+_QUERY = """
+SELECT agent, version, count(*), sum(events), sum(unknown) FROM (
+    SELECT s.agent AS agent, json_extract(s.data, '$.version') AS version,
+           (SELECT count(*) FROM events e WHERE e.session_id = s.id) AS events,
+           (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'unknown') AS unknown
+    FROM sessions s
+) GROUP BY agent, version
+"""
+
+
+def _version_key(version: str | None) -> tuple[Any, ...]:
+    """Natural order: 0.9 before 0.10; sessions without a version first."""
+    if version is None:
+        return ()
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", version) if p)
+
+
+def index_formats(index_path: Path) -> dict[str, list[dict[str, Any]]] | None:
+    """Per agent, per format version: sessions, events, unknown events and their share.
+    None when there is no index yet (or it cannot be read)."""
+    if not index_path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(index_path.resolve()))}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = conn.execute(_QUERY).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for agent, version, sessions, events, unknown in rows:
+        events, unknown = int(events or 0), int(unknown or 0)
+        out.setdefault(agent, []).append(
+            {
+                "version": version if isinstance(version, str) else None,
+                "sessions": int(sessions),
+                "events": events,
+                "unknown": unknown,
+                "unknown_share": round(unknown / events, 4) if events else 0.0,
+            }
+        )
+    for versions in out.values():
+        versions.sort(key=lambda v: _version_key(v["version"]))
+    return out
+
+
+def jumps(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The versions whose unknown share stands out from the agent's other versions, or is
+    high on its own."""
+    out = []
+    for v in versions:
+        others = [o["unknown_share"] for o in versions if o is not v and o["events"]]
+        best = min(others) if others else 0.0
+        share = v["unknown_share"]
+        if v["events"] and (share > HIGH_SHARE or (share > JUMP_FLOOR and share >= JUMP_FACTOR * best)):
+            out.append(v)
+    return out
+
+
+def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """(one entry per agent found, the doctor checks about them)."""
+    from agtaild.adapters import all_adapters
+
+    formats = index_formats(Path(config.data_dir) / "index.sqlite3")
+    agents: list[dict[str, Any]] = []
+    checks: list[dict[str, str]] = []
+    for adapter in all_adapters():
+        roots = [r for r in config.roots if r.agent == adapter.id and r.kind == "native"]
+        present = [r.path for r in roots if os.path.exists(r.path)]
+        versions = (formats or {}).get(adapter.id, [])
+        if not present and not versions:
+            continue
+        sessions = sum(v["sessions"] for v in versions) if formats is not None else None
+        entry = {
+            "agent": adapter.id,
+            "name": adapter.name,
+            "roots": present,
+            "sessions": sessions,
+            "formats": versions,
+        }
+        agents.append(entry)
+        where = ", ".join(present) or "the import store / archive"
+        if formats is None:
+            checks.append(
+                {
+                    "name": f"agent {adapter.id}",
+                    "status": "info",
+                    "message": f"found in {where} (not indexed yet)",
+                }
+            )
+            continue
+        shares = ", ".join(f"{v['version'] or '?'}: {v['unknown_share']:.1%} unknown" for v in versions)
+        flagged = jumps(versions)
+        if flagged:
+            names = ", ".join(v["version"] or "?" for v in flagged)
+            message = (
+                f"{sessions} sessions in {where}; version {names} has many unmapped records ({shares}): "
+                "the agent probably changed its format — please report it"
+            )
+            checks.append({"name": f"agent {adapter.id}", "status": "warn", "message": message})
+        else:
+            message = f"{sessions} sessions in {where}" + (f" ({shares})" if shares else "")
+            checks.append({"name": f"agent {adapter.id}", "status": "ok", "message": message})
+    return agents, checks

@@ -1,0 +1,179 @@
+"""Crush adapter on the hand-made database (tests/corpus/crush/synthetic-agtail, built by its
+build_crush_db.py from the documented schema: no real Crush could be installed offline)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agtaild.adapters.crush import CrushAdapter
+from agtaild.model import Session
+
+PROJECT = "crush/synthetic-agtail/demo"
+DATA = f"{PROJECT}/.crush"
+MAIN = "8a1f0c3e-5b2d-4e61-9f70-1c2d3e4f5a6b"
+CHILD = "call_agent_01"
+STOPPED = "b7c6d5e4-0000-4000-8000-00000000beef"
+LATER = 4_000_000_000.0
+
+
+@pytest.fixture
+def adapter() -> CrushAdapter:
+    return CrushAdapter()
+
+
+def read_all(adapter: CrushAdapter, root: Path) -> dict[str, object]:
+    return {u.path.rsplit("#", 1)[1]: adapter.read(u, None, now=LATER) for u in adapter.discover(root)}
+
+
+def test_discovery_from_db_data_dir_project_registry_and_cwds(
+    adapter: CrushAdapter, corpus: Path, tmp_path: Path
+) -> None:
+    db = corpus / DATA / "crush.db"
+    for root in (db, corpus / DATA, corpus / PROJECT):
+        units = list(adapter.discover(root))
+        assert [u.path for u in units] == [f"{db}#{MAIN}", f"{db}#{CHILD}", f"{db}#{STOPPED}"]
+        assert units[0].files[0] == str(db)
+    # the global registry lists the projects (Crush's projects.json)
+    glob = tmp_path / "share" / "crush"
+    glob.mkdir(parents=True)
+    entry = {
+        "path": str(corpus / PROJECT),
+        "data_dir": str(corpus / DATA),
+        "last_accessed": "2026-01-01T00:00:00Z",
+    }
+    (glob / "projects.json").write_text(json.dumps({"projects": [entry]}))
+    assert len(list(adapter.discover(glob))) == 3
+    assert adapter.default_roots({"CRUSH_GLOBAL_DATA": str(glob)}, tmp_path) == [glob]
+    assert adapter.default_roots({}, tmp_path) == [tmp_path / ".local/share/crush"]
+    # a custom data dir (crush --data-dir): the registry names its project
+    custom = tmp_path / "custom-data"
+    shutil.copytree(corpus / DATA, custom)
+    (glob / "projects.json").write_text(
+        json.dumps(
+            {
+                "projects": [
+                    {"path": "/work/proj", "data_dir": str(custom), "last_accessed": "2026-01-01T00:00:00Z"}
+                ]
+            }
+        )
+    )
+    unit = next(iter(adapter.discover(glob)))
+    s = adapter.read(unit, None, now=LATER).session
+    assert s.cwd == "/work/proj"
+    cmd = adapter.resume(s)
+    assert cmd is not None and cmd.argv[-2:] == ["--data-dir", str(custom)] and cmd.cwd == "/work/proj"
+    # a working directory another agent names
+    assert adapter.roots_for_cwds([str(corpus / PROJECT), str(tmp_path)]) == [db]
+
+
+def test_events_results_and_subagent_link(adapter: CrushAdapter, corpus: Path) -> None:
+    got = read_all(adapter, corpus / DATA)
+    main = got[MAIN]
+    s = main.session
+    assert s.title == "Fix the failing build" and s.cwd == str(corpus / PROJECT) and s.project == "demo"
+    assert s.models == ["claude-sonnet-4-5-20250929"]
+    assert [e.kind for e in main.events] == [
+        "text",
+        "thinking",
+        "text",
+        "tool_use",
+        "tool_use",
+        "text",
+        "summary",
+    ]
+    bash, agent = main.events[3], main.events[4]
+    assert bash.input == {"command": "go build ./..."} and bash.is_error is True
+    assert bash.result == "main.go:12: undefined: cfg"
+    assert agent.tool_use_id == CHILD and agent.result == "cfg is defined in config.go:8."
+    assert (s.accounting.lines, s.accounting.events, s.accounting.merged) == (7, 5, 2)
+    assert s.compactions == 1 and s.ending is None
+    # seconds and milliseconds side by side, both normalised
+    assert s.started == "2025-11-30T10:53:20.000Z" and main.events[0].ts == "2025-11-30T10:53:21.000Z"
+    child = got[CHILD].session
+    assert child.parent is not None and (child.parent.id, child.parent.tool_use_id) == (MAIN, CHILD)
+    assert adapter.resume(child) is None
+
+
+def test_usage_equals_the_session_columns(adapter: CrushAdapter, corpus: Path) -> None:
+    got = read_all(adapter, corpus / DATA)
+    conn = sqlite3.connect(corpus / DATA / "crush.db")
+    for sid, prompt, completion, cost in conn.execute(
+        "SELECT id, prompt_tokens, completion_tokens, cost FROM sessions"
+    ):
+        s = got[sid].session
+        assert (s.usage.input_tokens, s.usage.output_tokens) == (prompt, completion)
+        assert s.extra["agent_cost_usd"] == cost and s.extra["usage_is_latest_call"] is True
+        assert len(got[sid].usage) == 1
+    conn.close()
+
+
+def test_cancelled_turn_and_attachment(adapter: CrushAdapter, corpus: Path) -> None:
+    r = read_all(adapter, corpus / DATA)[STOPPED]
+    assert r.session.ending == "interrupted"
+    attachment = r.events[1]
+    assert attachment.extra["attachment"] == {"Path": "diagram.png", "MIMEType": "image/png"}
+
+
+def test_wal_rows_are_seen_and_unchanged_sessions_cost_nothing(
+    adapter: CrushAdapter, corpus: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "proj" / ".crush"
+    shutil.copytree(corpus / DATA, data)
+    writer = sqlite3.connect(data / "crush.db")
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    unit = next(u for u in adapter.discover(data) if u.path.endswith(STOPPED))
+    first = adapter.read(unit, None, now=LATER)
+    again = adapter.read(unit, first.state, now=LATER)
+    assert again.events == [] and again.reset is False and again.session.id == STOPPED
+    writer.execute(
+        "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) VALUES (?,?,?,?,?,?,?)",
+        (
+            "s3",
+            STOPPED,
+            "user",
+            '[{"type":"text","data":{"text":"go on"}}]',
+            None,
+            1764500400000,
+            1764500400000,
+        ),
+    )
+    writer.commit()
+    assert (data / "crush.db-wal").stat().st_size > 0  # the new row sits in the WAL only
+    after = adapter.read(unit, first.state, now=LATER)
+    assert after.reset is True and after.events[-1].text == "go on"
+    writer.close()
+
+
+def test_resume(adapter: CrushAdapter, corpus: Path) -> None:
+    s = read_all(adapter, corpus / DATA)[MAIN].session
+    cmd = adapter.resume(s)
+    assert cmd is not None and cmd.argv == ["crush", "--session", MAIN] and cmd.cwd == str(corpus / PROJECT)
+    for bad in ("-s", "--yolo", "a b", ""):
+        assert (
+            adapter.resume(Session(agent="crush", id=bad, path=f"/p/.crush/crush.db#{bad}", cwd="/p")) is None
+        )
+    custom = Session(agent="crush", id="abc", path="/data/custom/crush.db#abc", cwd="/p")
+    cmd = adapter.resume(custom)
+    assert cmd is not None and cmd.argv == ["crush", "--session", "abc", "--data-dir", "/data/custom"]
+
+
+def test_mirrored_copy_has_the_same_relative_paths(
+    adapter: CrushAdapter, corpus: Path, tmp_path: Path
+) -> None:
+    """The archive keeps a database under <digest>/crush.db; a copy there must map to the same
+    relative paths as the original, or both would be listed."""
+    native = list(adapter.discover(corpus / DATA))
+    rels = [adapter.relative_path(u, u.path) for u in native]
+    mirror = tmp_path / "archive" / "crush"
+    target = mirror / adapter.relative_path(native[0], native[0].files[0])
+    target.parent.mkdir(parents=True)
+    shutil.copy(corpus / DATA / "crush.db", target)
+    copies = list(adapter.discover(mirror))
+    assert [adapter.relative_path(u, u.path) for u in copies] == rels
+    assert len(set(rels)) == 3 and rels[0].endswith(f"/crush.db#{MAIN}")
