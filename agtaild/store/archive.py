@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError
-from agtaild.fsnames import to_text
+from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_store import ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
@@ -175,7 +175,8 @@ class Archiver:
             kept_as = None
             if keep:
                 parent, _, name = local.path.rpartition("/")
-                taken = {r.path.rpartition("/")[2] for r in self.store.rows() if r.path.startswith(parent + "/")}
+                folder = to_text(parent) + "/"
+                taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
                 kept_as = f"{parent}/{conflict_name(name, taken)}"
             self.store.put_whole(local.path, source.read(local.path, 0, entry.size), source=to_text(local.source),
                                  unit=unit, mtime_ns=mtime_ns, keep_as=kept_as)

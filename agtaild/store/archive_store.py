@@ -69,7 +69,10 @@ class Row:
 
 
 class ZStore:
-    """The compressed store under ``<archive>/.zstore`` (one per archive; thread-safe)."""
+    """The compressed store under ``<archive>/.zstore`` (one per archive; thread-safe).
+
+    Its methods take paths as the file system names them (agtaild.fsnames); the catalog and
+    :class:`Row` hold their text form (``from_text(row.path)`` leads back)."""
 
     def __init__(self, archive_root: Path) -> None:
         self.root = Path(archive_root) / STORE_DIR
@@ -118,7 +121,7 @@ class ZStore:
         with self._lock:
             self.db.execute(
                 "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames) VALUES (?, ?, ?, ?, ?)",
-                (to_text(row.path), row.source, row.unit, row.mtime_ns, json.dumps(row.frames)),
+                (row.path, row.source, row.unit, row.mtime_ns, json.dumps(row.frames)),
             )
 
     def blob(self, path: str) -> Path:
@@ -157,9 +160,9 @@ class ZStore:
                 if old is not None and blob.exists():
                     kept_blob = self.blob(keep_as)
                     os.replace(blob, kept_blob)
-                    self._put(Row(keep_as, None, None, old.mtime_ns, old.frames))
+                    self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames))
             os.replace(tmp, blob)
-            row = Row(path, source, unit, mtime_ns, frames)
+            row = Row(to_text(path), source, unit, mtime_ns, frames)
             self._put(row)
             return row
 

@@ -132,17 +132,18 @@ def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool =
         for row in rows:
             if not row.unit:
                 continue  # a kept conflict copy: history, not read by adapters
-            view = archiver.root / from_text(row.path)
+            fs = from_text(row.path)  # the store takes file-system names, as the index gives them
+            view = archiver.root / fs
             wanted = row.unit in gone_units or _gone(row.source)
             try:
                 st = os.lstat(view)
             except OSError:
                 st = None
             if wanted:
-                if st is not None and st.st_size == row.size and archiver.store.matches(row.path, str(view)):
+                if st is not None and st.st_size == row.size and archiver.store.matches(fs, str(view)):
                     continue
                 try:
-                    archiver.store.materialise(row.path, view)
+                    archiver.store.materialise(fs, view)
                     out["restored"] += 1
                 except ArchiveDamaged as exc:
                     out["damaged"] += 1
@@ -161,7 +162,7 @@ def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool =
                             "error": f"archive: {exc}",
                         }
                     )
-            elif st is not None and archiver.store.matches(row.path, str(view)):
+            elif st is not None and archiver.store.matches(fs, str(view)):
                 os.unlink(view)
                 out["dropped"] += 1
     return out
@@ -185,7 +186,7 @@ def verify_store(config: Any) -> dict[str, Any]:
             out["files"] += 1
             out["bytes"] += row.size
             out["stored_bytes"] += row.zsize
-            problem = store.verify(row.path)
+            problem = store.verify(from_text(row.path))
             if problem is not None:
                 out["damaged"].append({"path": row.path, "problem": problem})
     finally:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError, UsageError
-from agtaild.fsnames import from_text
+from agtaild.fsnames import from_text as native_name
 from agtaild.sync.directory import DirectoryDestination, DirectorySource, scan_tree
 from agtaild.sync.manifest import (
     HashCache,
@@ -311,7 +311,7 @@ def verify_archive(config: Any) -> dict[str, Any]:
         for row in store.rows():
             if not row.unit or row.source is None:
                 continue
-            native = from_text(row.source)
+            native = native_name(row.source)
             if is_sqlite(native):
                 continue
             out["checked"] += 1
@@ -322,7 +322,7 @@ def verify_archive(config: Any) -> dict[str, Any]:
                 continue
             try:
                 archived = hashlib.sha256()
-                for block in store.read(row.path):
+                for block in store.read(native_name(row.path)):
                     archived.update(block)
             except ArchiveDamaged:
                 out["differs"].append(row.path)
