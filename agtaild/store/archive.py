@@ -31,7 +31,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive_store import ZStore
+from agtaild.store.archive_store import STORE_DIR, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
 from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, stat_key, sync_state_dir
@@ -271,6 +271,17 @@ def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, st
     return hook
 
 
+def sendable_files(config: Any, agents: Iterable[str] | None = None) -> list[LocalFile]:
+    """The files sync sends from this machine: every native file, and the files of sessions
+    kept only by the archive (written back first, so they are plain files like the rest)."""
+    if Path(config.archive_dir).is_dir():
+        errors: list[dict[str, str]] = []
+        before_discovery_hook(config)(list(config.roots), errors)
+        for e in errors:
+            log.warning("archive: %s: %s", e["path"], e["error"])
+    return native_files(config, agents, kinds=("native", "archive"))
+
+
 def archive_usage(config: Any) -> dict[str, Any]:
     """Size of the archive, for `agtail doctor`."""
     root = Path(config.archive_dir)
@@ -285,8 +296,9 @@ def archive_usage(config: Any) -> dict[str, Any]:
                     continue
                 files += 1
                 size += n
-                rel = os.path.relpath(dirpath, root).split(os.sep)[0]
-                if path_problem(f"{rel}/x") is None:
+                parts = os.path.relpath(dirpath, root).split(os.sep)
+                rel = parts[1] if parts[0] == STORE_DIR and len(parts) > 1 else parts[0]
+                if rel != STORE_DIR and path_problem(f"{rel}/x") is None:
                     agents[rel] = agents.get(rel, 0) + n
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
             "bytes": size, "by_agent": agents}

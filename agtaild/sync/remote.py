@@ -33,7 +33,7 @@ from agtaild.sync.manifest import (
     sync_state_dir,
     write_atomic,
 )
-from agtaild.sync.native import LocalFilesSource, is_sqlite, native_files
+from agtaild.sync.native import LocalFilesSource, is_sqlite
 from agtaild.sync.safety import DEFAULT_MAX_FILE_SIZE, check_collection_name, check_not_native
 from agtaild.sync.transfer import Limits, Progress, transfer
 
@@ -75,7 +75,7 @@ def _limits(max_file_size: int | None) -> Limits:
 
 def _native_source(config: Any, cache: HashCache, collection: str, agents: list[str] | None) -> LocalFilesSource:
     origin, name = machine_identity(config.data_dir)
-    return LocalFilesSource(native_files(config, agents), cache, origin=origin, origin_name=name,
+    return LocalFilesSource(_sendable(config, agents), cache, origin=origin, origin_name=name,
                             collection=collection, where=f"this machine ({name})")
 
 
@@ -332,3 +332,10 @@ def verify_archive(config: Any) -> dict[str, Any]:
     finally:
         store.close()
     return out
+
+
+def _sendable(config: Any, agents: list[str] | None) -> list[Any]:
+    """Native files plus sessions kept only by the archive (agtaild.store.archive)."""
+    from agtaild.store.archive import sendable_files
+
+    return sendable_files(config, agents)

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The archive's figures (issue #15): data dir size after a cold index, and reading a session
+whose only copy is the archive against reading its native file.
+
+    bench/bench_archive.py CORPUS [--work DIR] [--sessions 20]
+
+CORPUS is a bench/gen_corpus.py output. Prints one JSON document:
+
+* ``cold``: wall seconds of ``agtail --no-daemon index`` (archive on), then the bytes of the
+  data dir, of the index (index.sqlite3 + -wal/-shm), of the archive, of its compressed blobs
+  and catalog, and of the corpus;
+* ``read``: for the ``--sessions`` largest sessions, seconds to read each through its adapter
+  from the native file, and, after deleting the native file, to write it back from the
+  compressed store (what the update before discovery does) plus reading it from there;
+  also the sha256 check that the written-back file equals the original.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def tree_bytes(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, names in os.walk(path):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def roots(corpus: Path) -> list[str]:
+    return [f"claude-code={corpus / 'claude' / 'projects'}", f"codex={corpus / 'codex' / 'sessions'}"]
+
+
+def cold_index(corpus: Path, data: Path, env: dict[str, str]) -> dict[str, Any]:
+    shutil.rmtree(data, ignore_errors=True)
+    argv = [str(ROOT / ".venv" / "bin" / "agtail"), "--no-daemon", "--data-dir", str(data), "--only-roots"]
+    for r in roots(corpus):
+        argv += ["--root", r]
+    load = load_average()
+    t = time.perf_counter()
+    proc = subprocess.run([*argv, "--json", "index"], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"index failed: {proc.stderr[-2000:]}")
+    report = json.loads(proc.stdout)
+    index = sum(tree_bytes(p) if p.is_dir() else p.stat().st_size for p in data.glob("index.sqlite3*"))
+    store = data / "archive" / ".zstore"
+    catalog = sum(p.stat().st_size for p in store.glob("catalog.sqlite3*"))
+    return {
+        "seconds": round(wall, 2),
+        "load_before": load,
+        "load_after": load_average(),
+        "errors": len(report.get("errors", [])),
+        "sessions": report.get("sessions"),
+        "corpus_bytes": tree_bytes(corpus),
+        "data_dir_bytes": tree_bytes(data),
+        "index_bytes": index,
+        "archive_bytes": tree_bytes(data / "archive"),
+        "archive_blob_bytes": tree_bytes(store) - catalog,
+        "archive_catalog_bytes": catalog,
+    }
+
+
+def read_figure(corpus: Path, data: Path, n: int) -> dict[str, Any]:
+    """Native read vs write-back-from-store + read, for the ``n`` largest sessions."""
+    from agtaild.adapters import get_adapter
+    from agtaild.config import load_config
+    from agtaild.store.archive import archiver_for
+    from agtaild.store.archive_view import prepare_view
+
+    config = load_config(data_dir=str(data), root_options=roots(corpus), only_roots=True)
+    adapter = get_adapter("claude-code")
+    native_root = corpus / "claude" / "projects"
+    units = sorted(adapter.discover(native_root), key=lambda u: -os.path.getsize(u.path))[:n]
+    arch = archiver_for(config)
+    hidden = Path(tempfile.mkdtemp(prefix="agtail-bench-"))
+    rows = []
+    try:
+        for unit in units:
+            t = time.perf_counter()
+            native_result = adapter.read(unit)
+            native_s = time.perf_counter() - t
+            original = Path(unit.path).read_bytes()
+            rel = adapter.relative_path(unit, unit.path)
+            aside = hidden / rel.replace("/", "_")
+            shutil.move(unit.path, aside)  # the agent "deletes" it
+            try:
+                view = Path(config.archive_dir) / "claude-code" / rel
+                t = time.perf_counter()
+                errors: list[dict[str, str]] = []
+                prepare_view(arch, errors, convert=False)
+                restore_s = time.perf_counter() - t
+                archived_unit = next(
+                    u
+                    for u in adapter.discover(Path(config.archive_dir) / "claude-code")
+                    if u.path == str(view)
+                )
+                t = time.perf_counter()
+                archived_result = adapter.read(archived_unit)
+                read_s = time.perf_counter() - t
+                same = hashlib.sha256(view.read_bytes()).digest() == hashlib.sha256(original).digest()
+                rows.append(
+                    {
+                        "bytes": len(original),
+                        "native_s": native_s,
+                        "restore_s": restore_s,
+                        "archived_read_s": read_s,
+                        "ratio": (restore_s + read_s) / native_s,
+                        "sha256_equal": same,
+                        "same_events": len(archived_result.events) == len(native_result.events),
+                        "errors": errors,
+                    }
+                )
+            finally:
+                shutil.move(aside, unit.path)
+                prepare_view(arch, [], convert=False)  # the native is back: the copy goes
+    finally:
+        shutil.rmtree(hidden, ignore_errors=True)
+    return {
+        "sessions": len(rows),
+        "bytes": sum(r["bytes"] for r in rows),
+        "native_s": round(sum(r["native_s"] for r in rows), 3),
+        "archived_s": round(sum(r["restore_s"] + r["archived_read_s"] for r in rows), 3),
+        "restore_s": round(sum(r["restore_s"] for r in rows), 3),
+        "ratio_total": round(
+            sum(r["restore_s"] + r["archived_read_s"] for r in rows) / sum(r["native_s"] for r in rows), 2
+        ),
+        "ratio_median": round(statistics.median(r["ratio"] for r in rows), 2),
+        "ratio_max": round(max(r["ratio"] for r in rows), 2),
+        "all_sha256_equal": all(r["sha256_equal"] for r in rows),
+        "all_same_events": all(r["same_events"] for r in rows),
+        "errors": [e for r in rows for e in r["errors"]],
+        "load": load_average(),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "agtail-bench-archive")
+    ap.add_argument("--sessions", type=int, default=20)
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="agtail-bench-home-"))
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "cfg"),
+        "PYTHONPATH": str(ROOT),
+    }
+    os.environ.update({k: env[k] for k in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")})
+    data = args.work / "data"
+    doc = {"cold": cold_index(args.corpus, data, env), "cpus": os.cpu_count()}
+    doc["read"] = read_figure(args.corpus, data, args.sessions)
+    print(json.dumps(doc, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
