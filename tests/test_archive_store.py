@@ -1,0 +1,256 @@
+"""The compressed archive: byte-exact round trips, range reads, damage detection, conversion of
+plain (pre-store) archives, and sync of a session kept only by the archive."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agtaild import cli
+from agtaild.adapters import get_adapter
+from agtaild.config import load_config
+from agtaild.service import Service
+from agtaild.store import archive_store
+from agtaild.store.archive import Archiver, archiver_for
+from agtaild.store.archive_store import ArchiveDamaged, ZStore
+from agtaild.store.archive_view import CONVERTED_MARK, prepare_view, read_archived, verify_store
+
+CLAUDE = "real/claude-2.1.197/projects"
+LINE = b'{"type":"user","message":{"role":"user","content":"more %d"},"uuid":"zz-%d","sessionId":"s"}\n'
+
+
+@pytest.fixture
+def machine(tmp_path: Path, corpus: Path) -> tuple[Any, Path]:
+    native = tmp_path / "claude" / "projects"
+    shutil.copytree(corpus / CLAUDE, native)
+    config = load_config(
+        data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True
+    )
+    return config, native
+
+
+def units(native: Path) -> list[Any]:
+    return list(get_adapter("claude-code").discover(native))
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def main_jsonl(native: Path) -> Path:
+    return sorted(native.glob("*/*.jsonl"), key=lambda p: -p.stat().st_size)[0]
+
+
+def rel(native: Path, path: Path) -> str:
+    return f"claude-code/{path.relative_to(native)}"
+
+
+def test_appends_rewrite_shrink_and_compaction_round_trip(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, native = machine
+    monkeypatch.setattr(archive_store, "MAX_FRAMES", 5)
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = main_jsonl(native)
+    key = rel(native, target)
+    for n in range(12):  # more appends than MAX_FRAMES: the file is recompressed whole on the way
+        with open(target, "ab") as fh:
+            fh.write(LINE % (n, n))
+        rep = arch.mirror_units(units(native))
+        assert rep["errors"] == [] and rep["kept"] == []
+        assert sha(read_archived(config, key)) == sha(target.read_bytes())
+        assert len(arch.store.get(key).frames) <= 5  # type: ignore[union-attr]
+    grown = target.read_bytes()
+    target.write_bytes(grown[: len(grown) // 3])  # shrink: the longer history is kept
+    rep = arch.mirror_units(units(native))
+    assert len(rep["kept"]) == 1 and read_archived(config, rep["kept"][0]) == grown
+    assert read_archived(config, key) == target.read_bytes()
+    assert verify_store(config)["damaged"] == []
+
+
+def test_range_reads_cross_frames(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, native = machine
+    monkeypatch.setattr(archive_store, "FRAME_RAW", 1000)
+    Archiver(config).mirror_units(units(native))
+    target = main_jsonl(native)
+    data = target.read_bytes()
+    store = ZStore(Path(config.archive_dir))
+    row = store.get(rel(native, target))
+    assert row is not None and len(row.frames) == -(-len(data) // 1000)
+    for offset, length in ((0, 10), (990, 25), (1000, 1000), (len(data) - 7, 100), (2500, 0)):
+        assert b"".join(store.read(rel(native, target), offset, length)) == data[offset : offset + length]
+    blob = store.blob(rel(native, target)).read_bytes()
+    assert blob[:4] == b"\x28\xb5\x2f\xfd"  # zstd frames: `zstd -d` restores it without agtail
+    store.close()
+
+
+def test_deleted_session_is_written_back_byte_exact_and_dropped_when_back(machine: tuple) -> None:
+    config, native = machine
+    svc = Service(config, workers=1)
+    try:
+        svc.update_index()
+        target = main_jsonl(native)
+        original = target.read_bytes()
+        view = Path(config.archive_dir) / rel(native, target)
+        assert not view.exists()
+        target.unlink()
+        report = svc.update_index()
+        assert report["errors"] == []
+        assert sha(view.read_bytes()) == sha(original)
+        sid = target.stem
+        assert svc.call("sessions.get", {"agent": "claude-code", "id": sid})["session"]["archived"] is True
+        target.write_bytes(original)  # the native file comes back: the plain copy is redundant
+        svc.update_index()
+        assert not view.exists()
+        assert svc.call("sessions.get", {"agent": "claude-code", "id": sid})["session"]["archived"] is False
+    finally:
+        svc.close()
+
+
+def test_damaged_frame_is_reported_and_not_served(machine: tuple, capsys: pytest.CaptureFixture[str]) -> None:
+    config, native = machine
+    svc = Service(config, workers=1)
+    try:
+        svc.update_index()
+        target = main_jsonl(native)
+        key = rel(native, target)
+        store = archiver_for(config).store
+        blob = store.blob(key)
+        raw = bytearray(blob.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        blob.write_bytes(bytes(raw))
+        with pytest.raises(ArchiveDamaged, match="damaged archive frame"):
+            read_archived(config, key)
+        damaged = verify_store(config)["damaged"]
+        assert [d["path"] for d in damaged] == [key]
+        argv = ["--data-dir", config.data_dir, "--only-roots", "--no-daemon", f"--root=claude-code={native}"]
+        assert cli.main([*argv, "--json", "doctor", "--verify-archive"]) == 1
+        doc = json.loads(capsys.readouterr().out)
+        check = next(c for c in doc["checks"] if c["name"] == "archive integrity")
+        assert check["status"] == "error" and key in check["message"]
+        # The agent deletes it: the damaged copy is not written back, and the update says why.
+        target.unlink()
+        report = svc.update_index()
+        assert any(
+            "damaged archive frame" in e["error"] and "not served" in e["error"] for e in report["errors"]
+        )
+        assert not (Path(config.archive_dir) / key).exists()
+    finally:
+        svc.close()
+
+
+def test_doctor_verify_archive_clean(machine: tuple, capsys: pytest.CaptureFixture[str]) -> None:
+    config, native = machine
+    Archiver(config).mirror_units(units(native))
+    argv = ["--data-dir", config.data_dir, "--only-roots", "--no-daemon", f"--root=claude-code={native}"]
+    assert cli.main([*argv, "--json", "doctor", "--verify-archive"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["archive_verify"]["files"] >= 7 and doc["archive_verify"]["damaged"] == []
+    assert 0 < doc["archive_verify"]["stored_bytes"] < doc["archive_verify"]["bytes"]
+
+
+def test_torn_append_tail_is_ignored_and_cut(machine: tuple) -> None:
+    config, native = machine
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = main_jsonl(native)
+    key = rel(native, target)
+    with open(arch.store.blob(key), "ab") as fh:
+        fh.write(b"\x28\xb5\x2f\xfd half a frame")  # a crash mid-append, never recorded
+    assert read_archived(config, key) == target.read_bytes()
+    with open(target, "ab") as fh:
+        fh.write(LINE % (1, 1))
+    rep = arch.mirror_units(units(native))
+    assert rep["appended"] == 1 and read_archived(config, key) == target.read_bytes()
+    assert verify_store(config)["damaged"] == []
+    assert arch.store.blob(key).stat().st_size == arch.store.get(key).zsize  # type: ignore[union-attr]
+
+
+def test_plain_archive_is_converted_without_losing_a_file(machine: tuple) -> None:
+    """An archive written before the store (plain files) is converted on the next update: files
+    whose native copy exists move into the store, deleted ones stay readable."""
+    config, native = machine
+    plain = Path(config.archive_dir) / "claude-code"
+    shutil.copytree(native, plain)
+    files = sorted(p for p in native.rglob("*") if p.is_file())
+    originals = {rel(native, p): p.read_bytes() for p in files}
+    deleted = main_jsonl(native)
+    deleted.unlink()
+    svc = Service(config, workers=1)
+    try:
+        report = svc.update_index()
+        assert report["errors"] == []
+        assert (Path(config.archive_dir) / ".zstore" / CONVERTED_MARK).exists()
+        for key, data in originals.items():
+            assert read_archived(config, key) == data
+        left = sorted(str(p.relative_to(plain)) for p in plain.rglob("*") if p.is_file())
+        assert left == [str(deleted.relative_to(native))]  # only the deleted session stays plain
+        assert (
+            svc.call("sessions.get", {"agent": "claude-code", "id": deleted.stem})["session"]["archived"]
+            is True
+        )
+    finally:
+        svc.close()
+
+
+def test_interrupted_conversion_resumes(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, native = machine
+    plain = Path(config.archive_dir) / "claude-code"
+    shutil.copytree(native, plain)
+    originals = {rel(native, p): p.read_bytes() for p in native.rglob("*") if p.is_file()}
+    arch = archiver_for(config)
+    real = arch.store.put_whole
+    calls = {"n": 0}
+
+    def dies_on_third(*args: Any, **kw: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(arch.store, "put_whole", dies_on_third)
+    errors: list[dict[str, str]] = []
+    prepare_view(arch, errors)
+    assert len(errors) == 1 and "No space left" in errors[0]["error"]
+    assert not (Path(config.archive_dir) / ".zstore" / CONVERTED_MARK).exists()
+    for key, data in originals.items():  # every file is plain, stored, or both
+        view = Path(config.archive_dir) / key
+        assert (view.exists() and view.read_bytes() == data) or read_archived(config, key) == data
+    monkeypatch.setattr(arch.store, "put_whole", real)
+    errors = []
+    prepare_view(arch, errors)
+    assert errors == [] and (Path(config.archive_dir) / ".zstore" / CONVERTED_MARK).exists()
+    assert all(read_archived(config, k) == d for k, d in originals.items())
+    assert not any(p.is_file() for p in plain.rglob("*"))
+
+
+def test_sync_push_and_export_of_an_archived_session(
+    machine: tuple, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, native = machine
+    svc = Service(config, workers=1)
+    try:
+        svc.update_index()
+        target = main_jsonl(native)
+        original = target.read_bytes()
+        target.unlink()
+        svc.update_index()
+    finally:
+        svc.close()
+    share = tmp_path / "share"
+    share.mkdir()
+    argv = ["--data-dir", config.data_dir, "--only-roots", "--no-daemon", f"--root=claude-code={native}"]
+    assert cli.main([*argv, "--json", "sync", "push", str(share), "--collection", "laptop"]) == 0
+    capsys.readouterr()
+    pushed = share / "laptop" / rel(native, target)
+    assert sha(pushed.read_bytes()) == sha(original)
+    others = [p for p in native.rglob("*.jsonl")]
+    assert others and all((share / "laptop" / rel(native, p)).read_bytes() == p.read_bytes() for p in others)
+    assert os.path.getsize(pushed) == len(original)
