@@ -117,6 +117,11 @@ class ZStore:
             ).fetchall()
         return [Row(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in got]
 
+    def heads(self) -> list[tuple[str, str | None, str | None]]:
+        """(path, source, unit) of every row, without their frames (cheap: read every update)."""
+        with self._lock:
+            return self.db.execute("SELECT path, source, unit FROM files").fetchall()
+
     def _put(self, row: Row) -> None:
         with self._lock:
             self.db.execute(

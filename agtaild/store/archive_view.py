@@ -127,20 +127,16 @@ def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool =
             out["converted"] = convert_legacy(archiver, errors)
         if not archiver.store.exists():
             return out
-        rows = archiver.store.rows()
-        gone_units = {r.unit for r in rows if r.unit and r.path == r.unit and _gone(r.source)}
-        for row in rows:
-            if not row.unit:
+        heads = archiver.store.heads()
+        plain = _plain_files(archiver.root)
+        gone = {path for path, source, unit in heads if unit and _gone(source)}
+        for path, _source, unit in heads:
+            if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
-            fs = from_text(row.path)  # the store takes file-system names, as the index gives them
+            fs = from_text(path)  # the store takes file-system names, as the index gives them
             view = archiver.root / fs
-            wanted = row.unit in gone_units or _gone(row.source)
-            try:
-                st = os.lstat(view)
-            except OSError:
-                st = None
-            if wanted:
-                if st is not None and st.st_size == row.size and archiver.store.matches(fs, str(view)):
+            if path in gone or unit in gone:
+                if path in plain and archiver.store.matches(fs, str(view)):
                     continue
                 try:
                     archiver.store.materialise(fs, view)
@@ -150,7 +146,7 @@ def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool =
                     errors.append(
                         {
                             "path": to_text(str(view)),
-                            "agent": row.path.partition("/")[0],
+                            "agent": path.partition("/")[0],
                             "error": f"archive: {exc.message}; the session is not served from it",
                         }
                     )
@@ -158,14 +154,25 @@ def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool =
                     errors.append(
                         {
                             "path": to_text(str(view)),
-                            "agent": row.path.partition("/")[0],
+                            "agent": path.partition("/")[0],
                             "error": f"archive: {exc}",
                         }
                     )
-            elif st is not None and archiver.store.matches(fs, str(view)):
+            elif path in plain and archiver.store.matches(fs, str(view)):
                 os.unlink(view)
                 out["dropped"] += 1
     return out
+
+
+def _plain_files(root: Path) -> set[str]:
+    """Text paths (``agent/rel``) of the plain files in the view (few: deleted sessions only)."""
+    found: set[str] = set()
+    for dirpath, dirs, names in os.walk(root, followlinks=False):
+        if dirpath == str(root):
+            dirs[:] = [d for d in dirs if d != STORE_DIR]
+        base = os.path.relpath(dirpath, root)
+        found.update(to_text(os.path.join(base, n).replace(os.sep, "/")) for n in names)
+    return found
 
 
 def read_archived(config: Any, path: str) -> bytes:
