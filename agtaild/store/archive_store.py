@@ -32,8 +32,8 @@ from agtaild.fsnames import from_text, to_text
 
 #: Raw bytes per frame: a range read decompresses at most this much before its first byte.
 FRAME_RAW = 4 * 1024 * 1024
-#: zstd level: archived transcripts are written once and read rarely, so size wins.
-LEVEL = 9
+#: zstd level: on transcripts, 6 compresses within 1 % of 9 at about 2.5x its speed (bench/RESULTS.md).
+LEVEL = 6
 #: An append adds frames; past this many, the file is recompressed as a whole (small frames
 #: compress poorly and make the catalog row long).
 MAX_FRAMES = 48
