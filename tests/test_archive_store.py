@@ -254,3 +254,31 @@ def test_sync_push_and_export_of_an_archived_session(
     others = [p for p in native.rglob("*.jsonl")]
     assert others and all((share / "laptop" / rel(native, p)).read_bytes() == p.read_bytes() for p in others)
     assert os.path.getsize(pushed) == len(original)
+
+
+def test_sqlite_store_deleted_is_written_back_from_its_snapshot(tmp_path: Path, corpus: Path) -> None:
+    """An SQLite store (Kiro's data.sqlite3, many sessions) is archived as a consistent
+    snapshot; deleted, it is written back byte for byte as stored and read by the same adapter."""
+    db_dir = tmp_path / "kiro-cli"
+    db_dir.mkdir()
+    db = db_dir / "data.sqlite3"
+    shutil.copy(corpus / "kiro/synthetic-agtail-sqlite/.local/share/kiro-cli/data.sqlite3", db)
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"kiro={db}"], only_roots=True)
+    svc = Service(config, workers=1)
+    try:
+        svc.update_index()
+        before = sorted(s["id"] for s in svc.call("sessions.list", {"limit": 100})["sessions"])
+        assert len(before) >= 2
+        rows = [r for r in archiver_for(config).store.rows() if r.path.startswith("kiro/")]
+        assert len(rows) == 1
+        stored = read_archived(config, rows[0].path)
+        assert stored[:16] == b"SQLite format 3\x00"
+        db.unlink()
+        report = svc.update_index()
+        assert report["errors"] == []
+        view = Path(config.archive_dir) / rows[0].path
+        assert sha(view.read_bytes()) == sha(stored)
+        after = svc.call("sessions.list", {"limit": 100})["sessions"]
+        assert sorted(s["id"] for s in after) == before and all(s["archived"] for s in after)
+    finally:
+        svc.close()

@@ -24,7 +24,7 @@ from typing import Any
 
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, Row, ZStore
-from agtaild.sync.safety import CONFLICT_MARK
+from agtaild.sync.safety import CONFLICT_MARK, PARTIAL_SUFFIX
 
 log = logging.getLogger(__name__)
 #: Written once every legacy plain file of an archive has been converted.
@@ -96,7 +96,7 @@ def convert_legacy(archiver: Any, errors: list[dict[str, str]]) -> int:
         for name in names:
             full = os.path.join(dirpath, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
-            if "/" not in rel or to_text(rel) in known or name.endswith((".partial", ".agtail-restore")):
+            if "/" not in rel or to_text(rel) in known or name.endswith((".partial", PARTIAL_SUFFIX, ".agtail-restore")):
                 continue
             if not os.path.isfile(full) or os.path.islink(full):
                 continue
