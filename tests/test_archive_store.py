@@ -282,3 +282,29 @@ def test_sqlite_store_deleted_is_written_back_from_its_snapshot(tmp_path: Path, 
         assert sorted(s["id"] for s in after) == before and all(s["archived"] for s in after)
     finally:
         svc.close()
+
+
+def test_file_that_shrinks_while_archived_is_retried_and_leaves_nothing(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, native = machine
+    target = main_jsonl(native)
+    original = target.read_bytes()
+    arch = Archiver(config)
+    real_stat = os.stat
+
+    def stat_says_longer(path: Any, *a: Any, **kw: Any) -> Any:
+        st = real_stat(path, *a, **kw)
+        if str(path) == str(target):
+            return os.stat_result((*st[:6], st.st_size + 100, *st[7:]))
+        return st
+
+    monkeypatch.setattr(os, "stat", stat_says_longer)
+    rep = arch.mirror_units(units(native))
+    monkeypatch.setattr(os, "stat", real_stat)
+    assert any("shrank while being archived" in e["message"] for e in rep["errors"])
+    key = rel(native, target)
+    assert arch.store.get(key) is None
+    assert not list(arch.store.blob(key).parent.glob(".*.partial"))
+    rep = arch.mirror_units(units(native))
+    assert rep["errors"] == [] and read_archived(config, key) == original

@@ -34,7 +34,7 @@ from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_store import STORE_DIR, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
-from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, stat_key, sync_state_dir
+from agtaild.sync.manifest import CHUNK, HashCache, stat_key, sync_state_dir
 from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
 from agtaild.sync.safety import check_not_native, path_problem
 
@@ -158,13 +158,15 @@ class Archiver:
 
     def _copy_whole(self, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
                     report: dict[str, Any]) -> int:
+        """Store the whole file: its bytes as they are, or for SQLite a consistent snapshot
+        (backup API); nothing when the archive already holds exactly these bytes."""
         sqlite = is_sqlite(local.source)
-        if not sqlite and have == size and self.store.matches(local.path, local.source):
-            return 0
-        source = LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive")
+        snapshots = LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive")
         try:
-            entry: FileEntry | None = source.manifest().by_path().get(local.path)
-            if entry is None:
+            readable = snapshots.readable(local.path) if sqlite else local.source
+            if sqlite:
+                size = os.path.getsize(readable)
+            if have == size and self.store.matches(local.path, readable):
                 return 0
             # The archived bytes are not a prefix of the new file: it shrank, or an append-only
             # log was rewritten with other content. They are history, kept beside the new copy.
@@ -178,14 +180,27 @@ class Archiver:
                 folder = to_text(parent) + "/"
                 taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
                 kept_as = f"{parent}/{conflict_name(name, taken)}"
-            self.store.put_whole(local.path, source.read(local.path, 0, entry.size), source=to_text(local.source),
-                                 unit=unit, mtime_ns=mtime_ns, keep_as=kept_as)
+            row = self.store.put_whole(local.path, _read_prefix(readable, size), source=to_text(local.source),
+                                       unit=unit, mtime_ns=mtime_ns, keep_as=kept_as)
         finally:
-            source.close()
+            snapshots.close()
         report["copied"] += 1
         if kept_as:
             report["kept"].append(kept_as)
-        return entry.size
+        return row.size
+
+
+def _read_prefix(path: str, size: int) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``path`` (what its stat said: bytes appended meanwhile wait
+    for the next round); a file that shrank meanwhile is an error, retried next time."""
+    with open(path, "rb") as fh:
+        left = size
+        while left > 0:
+            block = fh.read(min(CHUNK, left))
+            if not block:
+                raise AgtailError(f"{to_text(path)} shrank while being archived; it will be retried")
+            left -= len(block)
+            yield block
 
 
 def _files_with_units(config: Any, pairs: list[tuple[Any, Any]]) -> Iterator[tuple[LocalFile, str]]:

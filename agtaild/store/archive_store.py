@@ -150,15 +150,15 @@ class ZStore:
             blob.parent.mkdir(parents=True, exist_ok=True)
             tmp = blob.with_name(f".{blob.name}.partial")
             frames: list[list[Any]] = []
-            with open(tmp, "wb") as out:
-                for raw in _reframe(chunks):
-                    frames.append(_write_frame(out, raw))
-                out.flush()
-                os.fsync(out.fileno())
             try:
+                with open(tmp, "wb") as out:
+                    for raw in _reframe(chunks):
+                        frames.append(_write_frame(out, raw))
+                    out.flush()
+                    os.fsync(out.fileno())
                 _check_blob(tmp, frames, path)
-            except ArchiveDamaged:
-                tmp.unlink(missing_ok=True)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # the source failed, or the copy did not verify
                 raise
             if keep_as is not None:
                 old = self.get(path)
