@@ -177,6 +177,55 @@ def read_figure(corpus: Path, data: Path, n: int) -> dict[str, Any]:
     }
 
 
+def legacy_figure(corpus: Path, cold_data: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """An archive as agtail 0.1 wrote it (every file plain) converted by the next update: its
+    seconds, the archive's size before and after, and every file read back against the corpus."""
+    from agtaild.config import load_config
+    from agtaild.store.archive_view import read_archived, verify_store
+
+    data = work / "legacy"
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    shutil.copy(cold_data / "index.sqlite3", data / "index.sqlite3")
+    shutil.copytree(cold_data / "sync", data / "sync")
+    shutil.copytree(corpus / "claude" / "projects", data / "archive" / "claude-code")
+    shutil.copytree(corpus / "codex" / "sessions", data / "archive" / "codex")
+    before = tree_bytes(data / "archive")
+    argv = [str(ROOT / ".venv" / "bin" / "agtail"), "--no-daemon", "--data-dir", str(data), "--only-roots"]
+    for r in roots(corpus):
+        argv += ["--root", r]
+    load = load_average()
+    t = time.perf_counter()
+    proc = subprocess.run([*argv, "--json", "index"], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    report = json.loads(proc.stdout) if proc.stdout.strip() else {"errors": [proc.stderr[-500:]]}
+    plain_left = sum(
+        1 for p in (data / "archive").rglob("*") if p.is_file() and ".zstore" not in p.relative_to(data).parts
+    )
+    config = load_config(data_dir=str(data), root_options=roots(corpus), only_roots=True)
+    equal = 0
+    total = 0
+    for base, agent in (
+        (corpus / "claude" / "projects", "claude-code"),
+        (corpus / "codex" / "sessions", "codex"),
+    ):
+        for f in base.rglob("*"):
+            if f.is_file():
+                total += 1
+                equal += read_archived(config, f"{agent}/{f.relative_to(base)}") == f.read_bytes()
+    verified = verify_store(config)
+    return {
+        "seconds": round(wall, 2),
+        "load_before": load,
+        "errors": len(report.get("errors", [])),
+        "archive_bytes_before": before,
+        "archive_bytes_after": tree_bytes(data / "archive"),
+        "plain_files_left": plain_left,
+        "files_equal_to_corpus": f"{equal}/{total}",
+        "damaged": len(verified["damaged"]),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", type=Path)
@@ -201,6 +250,7 @@ def main() -> int:
     if not args.reuse:
         doc["cold"] = cold_index(args.corpus, data, env)
     doc["read"] = read_figure(args.corpus, data, args.sessions)
+    doc["legacy"] = legacy_figure(args.corpus, data, args.work, env)
     print(json.dumps(doc, indent=1))
     return 0
 
