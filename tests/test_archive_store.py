@@ -308,3 +308,22 @@ def test_file_that_shrinks_while_archived_is_retried_and_leaves_nothing(
     assert not list(arch.store.blob(key).parent.glob(".*.partial"))
     rep = arch.mirror_units(units(native))
     assert rep["errors"] == [] and read_archived(config, key) == original
+
+
+def test_damaged_copy_heals_from_the_native_file_on_the_next_append(machine: tuple) -> None:
+    config, native = machine
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = main_jsonl(native)
+    key = rel(native, target)
+    blob = arch.store.blob(key)
+    raw = bytearray(blob.read_bytes())
+    raw[len(raw) - 20] ^= 0xFF  # in the last frame: the one an append compares against
+    blob.write_bytes(bytes(raw))
+    assert verify_store(config)["damaged"]
+    with open(target, "ab") as fh:
+        fh.write(LINE % (7, 7))
+    rep = arch.mirror_units(units(native))
+    assert rep["errors"] == [] and rep["copied"] == 1 and rep["kept"] == []
+    assert read_archived(config, key) == target.read_bytes()
+    assert verify_store(config)["damaged"] == []

@@ -31,7 +31,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive_store import STORE_DIR, ZStore
+from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
 from agtaild.sync.manifest import CHUNK, HashCache, stat_key, sync_state_dir
@@ -116,7 +116,14 @@ class Archiver:
             self.store.set_source(local.path, to_text(local.source), unit)
         have = -1 if row is None else row.size
         sqlite = is_sqlite(local.source)
-        if row is not None and not sqlite and 0 < have < st.st_size and self._boundary_matches(local.source, local.path, have):
+        try:
+            appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(local.source, local.path, have)
+        except ArchiveDamaged:
+            # The archived copy is damaged and the native file is still here: store it anew
+            # (damaged bytes are not kept as history; doctor --verify-archive reports them).
+            log.warning("archive: %s: damaged; stored again from the native file", to_text(local.path))
+            have, appendable = -1, False
+        if appendable:
             added = self._append(local, have, st.st_size, st.st_mtime_ns)
             report["appended"] += 1
         else:
