@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -305,7 +306,8 @@ def sendable_files(config: Any, agents: Iterable[str] | None = None) -> list[Loc
 
 
 def archive_usage(config: Any) -> dict[str, Any]:
-    """Size of the archive, for `agtail doctor`."""
+    """Size of the archive, for `agtail doctor`: ``files``/``bytes`` on disk (compressed
+    blobs, catalog, written-back copies), ``archived_files``/``archived_bytes`` what they hold."""
     root = Path(config.archive_dir)
     files = size = 0
     agents: dict[str, int] = {}
@@ -322,5 +324,14 @@ def archive_usage(config: Any) -> dict[str, Any]:
                 rel = parts[1] if parts[0] == STORE_DIR and len(parts) > 1 else parts[0]
                 if rel != STORE_DIR and path_problem(f"{rel}/x") is None:
                     agents[rel] = agents.get(rel, 0) + n
+    archived = archived_bytes = 0
+    store = ZStore(root)
+    if store.exists():
+        try:
+            archived, archived_bytes = store.totals()
+        except (sqlite3.Error, OSError) as exc:  # e.g. a read-only data dir: the sizes on disk still say
+            log.warning("archive: cannot read the catalog: %s", exc)
+        finally:
+            store.close()
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
-            "bytes": size, "by_agent": agents}
+            "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes}

@@ -122,6 +122,15 @@ class ZStore:
         with self._lock:
             return self.db.execute("SELECT path, source, unit FROM files").fetchall()
 
+    def totals(self) -> tuple[int, int]:
+        """Files archived and their original bytes (conflict copies included)."""
+        with self._lock:
+            n, size = self.db.execute(
+                "SELECT count(DISTINCT files.path), coalesce(sum(json_extract(f.value, '$[0]')), 0)"
+                " FROM files, json_each(files.frames) AS f"
+            ).fetchone()
+        return int(n), int(size)
+
     def _put(self, row: Row) -> None:
         with self._lock:
             self.db.execute(
