@@ -49,25 +49,42 @@ def _chunks(path: Path) -> Any:
             yield block
 
 
-def convert_legacy_file(archiver: Any, path: str, source: str | None, unit: str | None) -> Row | None:
-    """Move one plain archived file (``path`` below the archive root) into the store; its
-    plain copy is removed once stored and verified, unless its native copy is gone."""
+def _store_plain(archiver: Any, path: str, source: str | None, unit: str | None) -> Row | None:
+    """Store one plain archived file (``path`` below the archive root) in the store."""
     plain = archiver.root / path
     try:
         st = os.lstat(plain)
     except OSError:
         return None
-    row = archiver.store.put_whole(
+    return archiver.store.put_whole(
         path,
         _chunks(plain),
         source=None if source is None else to_text(source),
         unit=unit,
         mtime_ns=st.st_mtime_ns,
     )
-    if archiver.store.matches(path, str(plain)) and source is not None and not _gone(to_text(source)):
-        plain.unlink()
-    elif CONFLICT_MARK in path.rpartition("/")[2] and archiver.store.matches(path, str(plain)):
-        plain.unlink()  # old history: adapters never read it; it is in the store
+
+
+def _drop_plain(archiver: Any, path: str, source: str | None) -> bool:
+    """Remove the plain copy of ``path`` if the store holds exactly its bytes and the adapters
+    do not need it (its native copy exists, or it is a kept conflict copy)."""
+    plain = archiver.root / path
+    needed = source is None or _gone(to_text(source))
+    if needed and CONFLICT_MARK not in path.rpartition("/")[2]:
+        return False
+    if not archiver.store.matches(path, str(plain)):
+        return False
+    plain.unlink()
+    return True
+
+
+def convert_legacy_file(archiver: Any, path: str, source: str | None, unit: str | None) -> Row | None:
+    """Move one plain archived file into the store (when it is next archived): stored,
+    verified, made durable, and only then its plain copy removed (unless still needed)."""
+    row = _store_plain(archiver, path, source, unit)
+    if row is not None:
+        archiver.store.sync()
+        _drop_plain(archiver, path, source)
     return row
 
 
@@ -90,20 +107,23 @@ def convert_legacy(archiver: Any, errors: list[dict[str, str]]) -> int:
         return 0
     known = {r.path for r in archiver.store.rows()}
     done = 0
+    stored: list[tuple[str, str | None]] = []
     for dirpath, dirs, names in os.walk(root, followlinks=False):
         if Path(dirpath) == root:
             dirs[:] = [d for d in dirs if d != STORE_DIR]
         for name in names:
             full = os.path.join(dirpath, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
-            if "/" not in rel or to_text(rel) in known or name.endswith((".partial", PARTIAL_SUFFIX, ".agtail-restore")):
+            if "/" not in rel or name.endswith((".partial", PARTIAL_SUFFIX, ".agtail-restore")):
                 continue
             if not os.path.isfile(full) or os.path.islink(full):
                 continue
             try:
                 source = _native_for(archiver.config, rel)
-                convert_legacy_file(archiver, rel, source, to_text(rel))
-                done += 1
+                if to_text(rel) not in known:
+                    _store_plain(archiver, rel, source, to_text(rel))
+                    done += 1
+                stored.append((rel, source))
             except (OSError, ArchiveDamaged) as exc:
                 errors.append(
                     {
@@ -112,6 +132,15 @@ def convert_legacy(archiver: Any, errors: list[dict[str, str]]) -> int:
                         "error": f"archive conversion: {exc}",
                     }
                 )
+    if stored:
+        archiver.store.sync()  # every row durable before any plain copy goes
+    for rel, source in stored:
+        try:
+            _drop_plain(archiver, rel, source)
+        except OSError as exc:
+            errors.append(
+                {"path": to_text(rel), "agent": rel.partition("/")[0], "error": f"archive conversion: {exc}"}
+            )
     archiver.store.root.mkdir(parents=True, exist_ok=True)
     if not any(e.get("error", "").startswith("archive conversion") for e in errors):
         mark.write_text("every plain archived file is in the store\n")
