@@ -32,8 +32,9 @@ from agtaild.fsnames import from_text, to_text
 
 #: Raw bytes per frame: a range read decompresses at most this much before its first byte.
 FRAME_RAW = 4 * 1024 * 1024
-#: zstd level: on transcripts, 6 compresses within 1 % of 9 at about 2.5x its speed (bench/RESULTS.md).
-LEVEL = 6
+#: zstd level: on the 200 MB bench corpus 3 stores 38.7 MB in 0.8 s of CPU, 6 stores 37.4 MB in
+#: 2.7 s (bench/RESULTS.md): the archive is written during the cold index, so speed wins.
+LEVEL = 3
 #: An append adds frames; past this many, the file is recompressed as a whole (small frames
 #: compress poorly and make the catalog row long).
 MAX_FRAMES = 48
