@@ -55,12 +55,12 @@ def test_appends_rewrite_shrink_and_compaction_round_trip(
     machine: tuple, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config, native = machine
-    monkeypatch.setattr(archive_store, "MAX_FRAMES", 5)
+    monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 5)
     arch = Archiver(config)
     arch.mirror_units(units(native))
     target = main_jsonl(native)
     key = rel(native, target)
-    for n in range(12):  # more appends than MAX_FRAMES: the file is recompressed whole on the way
+    for n in range(12):  # more appends than MAX_SMALL_FRAMES: the file is recompressed whole on the way
         with open(target, "ab") as fh:
             fh.write(LINE % (n, n))
         rep = arch.mirror_units(units(native))
