@@ -226,6 +226,58 @@ def legacy_figure(corpus: Path, cold_data: Path, work: Path, env: dict[str, str]
     }
 
 
+def append_figure(corpus: Path, work: Path, mb: int = 48, appends: int = 30) -> dict[str, Any]:
+    """The archive's share of an append: one line added to a ``mb`` MB session, archived
+    (boundary check on the first and last frames, a new frame, read back and checked)."""
+    from agtaild.adapters import get_adapter
+    from agtaild.config import load_config
+    from agtaild.store.archive import Archiver
+
+    base = work / "append"
+    shutil.rmtree(base, ignore_errors=True)
+    project = base / "projects" / "-home-dev-src-big"
+    project.mkdir(parents=True)
+    big = project / "0b0b0b0b-0000-4000-8000-000000000001.jsonl"
+    sources = sorted((corpus / "claude" / "projects").glob("*/*.jsonl"))
+    with open(big, "wb") as out:
+        while out.tell() < mb * 1_000_000:
+            for src in sources:
+                out.write(src.read_bytes())
+                if out.tell() >= mb * 1_000_000:
+                    break
+    config = load_config(
+        data_dir=str(base / "data"), root_options=[f"claude-code={base / 'projects'}"], only_roots=True
+    )
+    adapter = get_adapter("claude-code")
+    arch = Archiver(config)
+    t = time.perf_counter()
+    arch.mirror_units(list(adapter.discover(base / "projects")))
+    first = time.perf_counter() - t
+    line = sources[0].read_bytes().splitlines(keepends=True)[0]
+    times = []
+    for _ in range(appends):
+        with open(big, "ab") as fh:
+            fh.write(line)
+        unit_list = list(adapter.discover(base / "projects"))
+        t = time.perf_counter()
+        rep = arch.mirror_units(unit_list)
+        times.append(time.perf_counter() - t)
+        assert rep["errors"] == [] and rep["appended"] + rep["copied"] == 1, rep
+    times.sort()
+    row = arch.store.get(f"claude-code/{big.relative_to(base / 'projects')}")
+    assert row is not None
+    return {
+        "session_bytes": big.stat().st_size,
+        "first_archive_s": round(first, 3),
+        "append_median_ms": round(statistics.median(times) * 1000, 1),
+        "append_p95_ms": round(times[int(len(times) * 0.95) - 1] * 1000, 1),
+        "append_max_ms": round(times[-1] * 1000, 1),
+        "frames": len(row.frames),
+        "stored_bytes": row.zsize,
+        "load": load_average(),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", type=Path)
@@ -251,6 +303,7 @@ def main() -> int:
         doc["cold"] = cold_index(args.corpus, data, env)
     doc["read"] = read_figure(args.corpus, data, args.sessions)
     doc["legacy"] = legacy_figure(args.corpus, data, args.work, env)
+    doc["append"] = append_figure(args.corpus, args.work)
     print(json.dumps(doc, indent=1))
     return 0
 

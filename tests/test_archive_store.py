@@ -327,3 +327,30 @@ def test_damaged_copy_heals_from_the_native_file_on_the_next_append(machine: tup
     assert rep["errors"] == [] and rep["copied"] == 1 and rep["kept"] == []
     assert read_archived(config, key) == target.read_bytes()
     assert verify_store(config)["damaged"] == []
+
+
+def test_tail_compaction_keeps_full_frames_and_bytes(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Appends add small frames; past MAX_SMALL_FRAMES only the tail is recompressed: the full
+    frames before it are kept as they were, and the bytes stay exact."""
+    config, native = machine
+    monkeypatch.setattr(archive_store, "FRAME_RAW", 1000)
+    monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 4)
+    arch = Archiver(config)
+    arch.mirror_units(units(native))
+    target = main_jsonl(native)
+    key = rel(native, target)
+    first = arch.store.get(key)
+    assert first is not None and len(first.frames) > 5
+    full = [f for f in first.frames if f[0] == 1000]
+    for n in range(9):
+        with open(target, "ab") as fh:
+            fh.write(LINE % (n, n))
+        rep = arch.mirror_units(units(native))
+        assert rep["errors"] == [] and rep["appended"] == 1
+        assert read_archived(config, key) == target.read_bytes()
+    row = arch.store.get(key)
+    assert row is not None and row.frames[: len(full)] == full
+    assert sum(1 for f in row.frames if f[0] < 500) < 4
+    assert arch.store.blob(key).stat().st_size == row.zsize
+    assert verify_store(config)["damaged"] == []
+    assert not list(arch.store.blob(key).parent.glob(".*.partial"))

@@ -186,17 +186,14 @@ class ZStore:
             return row
 
     def append(self, path: str, chunks: Iterable[bytes], mtime_ns: int) -> Row:
-        """Add ``chunks`` after the recorded end of ``path`` (recompressing the whole file
-        when it has too many frames)."""
+        """Add ``chunks`` after the recorded end of ``path`` (recompressing the file's tail of
+        small frames when there are too many)."""
         with self._lock:
             row = self.get(path)
             if row is None:
                 raise AgtailError(f"{path}: not in the archive catalog")
             if sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES:
-                data = b"".join(self.read(path))
-                return self.put_whole(
-                    path, [data, *chunks], source=row.source, unit=row.unit, mtime_ns=mtime_ns
-                )
+                return self._compact_tail(row, chunks, mtime_ns)
             blob = self.blob(path)
             end = row.zsize
             new: list[list[Any]] = []
@@ -217,6 +214,46 @@ class ZStore:
             row.mtime_ns = mtime_ns
             self._put(row)
             return row
+
+    def _compact_tail(self, row: Row, chunks: Iterable[bytes], mtime_ns: int) -> Row:
+        """Rewrite ``row``'s blob with its trailing run of partly filled frames, plus
+        ``chunks``, recompressed into full frames; the full frames before it are copied as
+        compressed bytes. Temp file, new frames checked, rename: an interruption leaves the
+        old blob as it was."""
+        path = from_text(row.path)
+        k = len(row.frames)
+        while k > 0 and row.frames[k - 1][0] < FRAME_RAW:
+            k -= 1
+        head_raw = sum(f[0] for f in row.frames[:k])
+        head_z = sum(f[1] for f in row.frames[:k])
+        tail = b"".join(self.read(path, head_raw))
+        blob = self.blob(path)
+        tmp = blob.with_name(f".{blob.name}.partial")
+        new: list[list[Any]] = []
+        try:
+            with open(blob, "rb") as src, open(tmp, "wb") as out:
+                left = head_z
+                while left > 0:
+                    block = src.read(min(1 << 20, left))
+                    if not block:
+                        raise ArchiveDamaged(
+                            f"{row.path}: the archived file is shorter than its catalog says"
+                        )
+                    out.write(block)
+                    left -= len(block)
+                for raw in _reframe([tail, *chunks]):
+                    new.append(self._write_frame(out, raw))
+                out.flush()
+                os.fsync(out.fileno())
+            _check_frames(tmp, new, head_z, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        os.replace(tmp, blob)
+        row.frames = row.frames[:k] + new
+        row.mtime_ns = mtime_ns
+        self._put(row)
+        return row
 
     def _write_frame(self, out: Any, raw: bytes) -> list[Any]:
         """Compress ``raw`` as one frame (content size and checksum in its header) onto ``out``."""
