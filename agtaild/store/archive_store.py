@@ -281,6 +281,9 @@ class ZStore:
         row = self.get(path)
         if row is None:
             raise AgtailError(f"{to_text(path)}: not in the archive")
+        return self._read_row(row, path, offset, length)
+
+    def _read_row(self, row: Row, path: str, offset: int = 0, length: int | None = None) -> Iterator[bytes]:
         end = row.size if length is None else min(row.size, offset + length)
         raw_at = z_at = 0
         dctx = zstandard.ZstdDecompressor()
@@ -318,7 +321,7 @@ class ZStore:
         tmp = dest.with_name(f".{dest.name}.agtail-restore")
         try:
             with open(tmp, "wb") as out:
-                for block in self.read(path):
+                for block in self._read_row(row, path):
                     out.write(block)
             os.utime(tmp, ns=(row.mtime_ns, row.mtime_ns))
             os.replace(tmp, dest)
