@@ -354,3 +354,35 @@ def test_tail_compaction_keeps_full_frames_and_bytes(machine: tuple, monkeypatch
     assert arch.store.blob(key).stat().st_size == row.zsize
     assert verify_store(config)["damaged"] == []
     assert not list(arch.store.blob(key).parent.glob(".*.partial"))
+
+
+def test_written_back_copies_are_not_rehashed_on_every_update(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, native = machine
+    svc = Service(config, workers=1)
+    try:
+        svc.update_index()
+        target = main_jsonl(native)
+        original = target.read_bytes()
+        target.unlink()
+        svc.update_index()
+        view = Path(config.archive_dir) / rel(native, target)
+        assert view.read_bytes() == original
+        arch = archiver_for(config)
+        hashed: list[str] = []
+        real = arch.store.matches
+        monkeypatch.setattr(arch.store, "matches", lambda p, s: hashed.append(p) or real(p, s))
+        svc.update_index()
+        assert hashed == []  # size and mtime said it is the written-back copy
+        os.utime(view, ns=(1, 1))  # same bytes, another mtime: hashed once, then trusted again
+        svc.update_index()
+        assert len(hashed) == 1 and view.stat().st_mtime_ns != 1
+        svc.update_index()
+        assert len(hashed) == 1
+        view.write_bytes(original[:-10] + b"X" * 10)  # another content: written back again
+        os.utime(view, ns=(1, 1))
+        svc.update_index()
+        assert view.read_bytes() == original
+    finally:
+        svc.close()

@@ -97,7 +97,7 @@ class ZStore:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT, unit TEXT,"
-                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL)"
+                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL, size INTEGER NOT NULL)"
             )
             self._db = db
         return self._db
@@ -122,10 +122,11 @@ class ZStore:
             ).fetchall()
         return [Row(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in got]
 
-    def heads(self) -> list[tuple[str, str | None, str | None]]:
-        """(path, source, unit) of every row, without their frames (cheap: read every update)."""
+    def heads(self) -> list[tuple[str, str | None, str | None, int, int]]:
+        """(path, source, unit, size, mtime_ns) of every row, without their frames (cheap:
+        read before every index update)."""
         with self._lock:
-            return self.db.execute("SELECT path, source, unit FROM files").fetchall()
+            return self.db.execute("SELECT path, source, unit, size, mtime_ns FROM files").fetchall()
 
     def totals(self) -> tuple[int, int]:
         """Files archived and their original bytes (conflict copies included)."""
@@ -139,8 +140,8 @@ class ZStore:
     def _put(self, row: Row) -> None:
         with self._lock:
             self.db.execute(
-                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames) VALUES (?, ?, ?, ?, ?)",
-                (row.path, row.source, row.unit, row.mtime_ns, json.dumps(row.frames)),
+                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size) VALUES (?, ?, ?, ?, ?, ?)",
+                (row.path, row.source, row.unit, row.mtime_ns, json.dumps(row.frames), row.size),
             )
 
     def blob(self, path: str) -> Path:
