@@ -286,7 +286,8 @@ def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, st
         from agtaild.store.archive_view import prepare_view
 
         try:
-            prepare_view(archiver_for(config), errors, convert=archive_enabled(config))
+            agents = {r.agent for r in roots if r.kind == "archive"}
+            prepare_view(archiver_for(config), errors, convert=archive_enabled(config), agents=agents)
         except Exception as exc:  # the update goes on; the archive says what went wrong
             log.warning("archive: %s", exc)
             errors.append({"path": str(config.archive_dir), "agent": "", "error": f"archive: {exc}"})

@@ -147,9 +147,12 @@ def convert_legacy(archiver: Any, errors: list[dict[str, str]]) -> int:
     return done
 
 
-def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool = True) -> dict[str, int]:
+def prepare_view(
+    archiver: Any, errors: list[dict[str, str]], *, convert: bool = True, agents: set[str] | None = None
+) -> dict[str, int]:
     """Write back the archived files whose native copy is gone; drop redundant view copies
-    (and first, with ``convert``, move the plain files of an older archive into the store)."""
+    (and first, with ``convert``, move the plain files of an older archive into the store).
+    ``agents``: only their files (an update scoped to some agents' roots)."""
     out = {"converted": 0, "restored": 0, "dropped": 0, "damaged": 0}
     with archiver._lock:
         if convert:
@@ -157,6 +160,8 @@ def prepare_view(archiver: Any, errors: list[dict[str, str]], *, convert: bool =
         if not archiver.store.exists():
             return out
         heads = archiver.store.heads()
+        if agents is not None:
+            heads = [h for h in heads if h[0].partition("/")[0] in agents]
         plain = _plain_files(archiver.root)
         gone = {path for path, source, unit, _size, _mtime in heads if unit and _gone(source)}
         for path, _source, unit, size, mtime_ns in heads:
