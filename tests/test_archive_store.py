@@ -4,6 +4,7 @@ plain (pre-store) archives, and sync of a session kept only by the archive."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 from agtaild import cli
 from agtaild.adapters import get_adapter
@@ -87,7 +89,9 @@ def test_range_reads_cross_frames(machine: tuple, monkeypatch: pytest.MonkeyPatc
     for offset, length in ((0, 10), (990, 25), (1000, 1000), (len(data) - 7, 100), (2500, 0)):
         assert b"".join(store.read(rel(native, target), offset, length)) == data[offset : offset + length]
     blob = store.blob(rel(native, target)).read_bytes()
-    assert blob[:4] == b"\x28\xb5\x2f\xfd"  # zstd frames: `zstd -d` restores it without agtail
+    assert blob[:4] == b"\x28\xb5\x2f\xfd"  # zstd frames end to end: `zstd -d` restores it without agtail
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob), read_across_frames=True)
+    assert reader.read() == data
     store.close()
 
 
