@@ -35,6 +35,8 @@ class Service:
         #: Called after each native unit is read and stored: (adapter, unit, root). The archive
         #: mirror appends its copy function here, so every native file read is mirrored.
         self.after_native_read: list[Callable[..., None]] = [_archive_hook(config)]
+        #: Called before discovery: the archive writes back the files agents deleted.
+        self.before_discovery: list[Callable[..., None]] = [_archive_view_hook(config)]
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -387,6 +389,20 @@ def _archive_hook(config: Config) -> Callable[..., None]:
         hook[0](adapter, unit, root)
 
     return mirror
+
+
+def _archive_view_hook(config: Config) -> Callable[..., None]:
+    """The archive's before-discovery step (agtaild.store.archive), imported only when an
+    update scans an archive root that exists."""
+
+    def prepare(roots: list[Any], errors: list[dict[str, str]]) -> None:
+        if not any(r.kind == "archive" for r in roots) or not config.archive_dir.is_dir():
+            return
+        from agtaild.store.archive import before_discovery_hook
+
+        before_discovery_hook(config)(roots, errors)
+
+    return prepare
 
 
 def _resume_command(svc: Service, params: dict[str, Any]) -> dict[str, Any]:

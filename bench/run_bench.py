@@ -450,12 +450,13 @@ def main() -> int:
 
     out = Path(a.out)
     text = render(r)
-    # The daemon figures (bench/bench_daemon.py) are written by hand into the same page:
-    # keep that block when the rest is regenerated.
+    # The daemon and archive figures (bench/bench_daemon.py, bench/bench_archive.py) are
+    # written by hand into the same page: keep those blocks when the rest is regenerated.
     old = out.read_text() if out.exists() else ""
-    start, end = old.find("<!-- bench_daemon:start"), old.find("<!-- bench_daemon:end -->")
-    if 0 <= start < end:
-        text = text.rstrip("\n") + "\n\n" + old[start : end + len("<!-- bench_daemon:end -->")] + "\n"
+    for block in ("bench_daemon", "bench_archive"):
+        start, end = old.find(f"<!-- {block}:start"), old.find(f"<!-- {block}:end -->")
+        if 0 <= start < end:
+            text = text.rstrip("\n") + "\n\n" + old[start : end + len(f"<!-- {block}:end -->")] + "\n"
     out.write_text(text)
     print(json.dumps(r, indent=1))
     return 0

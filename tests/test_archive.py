@@ -10,6 +10,7 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import RootSpec, load_config
 from agtaild.store.archive import Archiver, after_read_hook, archive_usage
+from agtaild.store.archive_view import read_archived
 
 CLAUDE = "real/claude-2.1.197/projects"
 
@@ -26,6 +27,11 @@ def units(native: Path) -> list:
     return list(get_adapter("claude-code").discover(native))
 
 
+def archived(config: object, rel: str | Path) -> bytes:
+    """The archived bytes of an ``agent/rel`` path, read back through the compressed store."""
+    return read_archived(config, str(rel))
+
+
 def native_files(native: Path) -> list[Path]:
     return sorted(p for p in native.rglob("*") if p.is_file())
 
@@ -35,13 +41,18 @@ def test_mirrors_every_native_file(machine: tuple, tmp_path: Path) -> None:
     rep = Archiver(config).mirror_units(units(native))
     assert rep["errors"] == []
     mirrored = 0
+    arch = Archiver(config)
     for f in native_files(native):
-        copy = Path(config.archive_dir) / "claude-code" / f.relative_to(native)
-        if copy.exists():
-            assert copy.read_bytes() == f.read_bytes()
-            assert int(copy.stat().st_mtime) == int(f.stat().st_mtime)
+        row = arch.store.get(f"claude-code/{f.relative_to(native)}")
+        if row is not None:
+            assert archived(config, f"claude-code/{f.relative_to(native)}") == f.read_bytes()
+            assert row.mtime_ns == f.stat().st_mtime_ns
             mirrored += 1
     assert mirrored == rep["files"] >= 7
+    # Stored compressed, and no plain copy while the native file exists.
+    rows = arch.store.rows()
+    assert sum(r.zsize for r in rows) < sum(r.size for r in rows) / 2
+    assert not any(p.suffix == ".jsonl" for p in Path(config.archive_dir).rglob("*"))
     again = Archiver(config).mirror_units(units(native))
     assert (again["files"], again["bytes"]) == (0, 0)
 
@@ -56,8 +67,7 @@ def test_appended_bytes_only(machine: tuple) -> None:
         fh.write(extra)
     rep = arch.mirror_units(units(native))
     assert (rep["files"], rep["appended"], rep["bytes"], rep["copied"]) == (1, 1, len(extra), 0)
-    copy = Path(config.archive_dir) / "claude-code" / target.relative_to(native)
-    assert copy.read_bytes() == target.read_bytes()
+    assert archived(config, f"claude-code/{target.relative_to(native)}") == target.read_bytes()
 
 
 def test_rewritten_file_is_copied_and_shrunk_history_kept(machine: tuple) -> None:
@@ -69,9 +79,8 @@ def test_rewritten_file_is_copied_and_shrunk_history_kept(machine: tuple) -> Non
     target.write_bytes(before.splitlines(keepends=True)[0])
     rep = arch.mirror_units(units(native))
     assert rep["copied"] == 1 and len(rep["kept"]) == 1
-    archive = Path(config.archive_dir)
-    assert (archive / rep["kept"][0]).read_bytes() == before
-    assert (archive / "claude-code" / target.relative_to(native)).read_bytes() == target.read_bytes()
+    assert archived(config, rep["kept"][0]) == before
+    assert archived(config, f"claude-code/{target.relative_to(native)}") == target.read_bytes()
 
 
 def test_archive_off_writes_nothing(machine: tuple) -> None:
@@ -120,6 +129,5 @@ def test_in_place_rewrite_keeps_history_but_same_bytes_do_not(machine: tuple) ->
     assert target.stat().st_ino == inode and target.stat().st_size > len(before)
     rep = arch.mirror_units(units(native))
     assert rep["appended"] == 0 and len(rep["kept"]) == 1
-    archive = Path(config.archive_dir)
-    assert (archive / rep["kept"][0]).read_bytes() == before
-    assert (archive / "claude-code" / target.relative_to(native)).read_bytes() == target.read_bytes()
+    assert archived(config, rep["kept"][0]) == before
+    assert archived(config, f"claude-code/{target.relative_to(native)}") == target.read_bytes()

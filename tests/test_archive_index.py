@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -27,12 +28,14 @@ def test_deleted_native_file_is_kept_archived_and_searchable(tmp_path: Path, cor
         victim = next(s for s in before if s["path"].endswith(".jsonl") and s["parent"] is None and s["title"])
         assert not victim["archived"] and victim["resumable"]
         archived_copy = Path(config.archive_dir) / "claude-code" / Path(victim["path"]).relative_to(native)
-        assert archived_copy.read_bytes() == Path(victim["path"]).read_bytes()
+        original = Path(victim["path"]).read_bytes()
+        assert not archived_copy.exists()  # only the compressed copy while the native file exists
         word = victim["title"].split()[0]
         Path(victim["path"]).unlink()
         svc.update_index()
         after = svc.call("sessions.list", {"limit": 1000})["sessions"]
         assert len(after) == len(before)
+        assert hashlib.sha256(archived_copy.read_bytes()).digest() == hashlib.sha256(original).digest()
         kept = next(s for s in after if s["id"] == victim["id"])
         assert kept["archived"] is True and kept["resumable"] is False and not kept["imported"]
         assert [s["id"] for s in svc.call("sessions.list", {"archived": True, "limit": 1000})["sessions"]] == [victim["id"]]
@@ -45,6 +48,6 @@ def test_deleted_native_file_is_kept_archived_and_searchable(tmp_path: Path, cor
         manifest = load_manifest(tmp_path / "out")
         assert out["errors"] == [] and manifest is not None
         assert [f.session for f in manifest.files] == [victim["id"]]
-        assert (tmp_path / "out" / manifest.files[0].path).read_bytes() == archived_copy.read_bytes()
+        assert (tmp_path / "out" / manifest.files[0].path).read_bytes() == original
     finally:
         svc.close()

@@ -28,7 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agtaild.cli import main
+from agtaild.config import load_config
 from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive_view import read_archived
 from tests.daemon_proc import DaemonProc, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
@@ -297,9 +299,16 @@ def test_non_utf8_name_is_indexed_with_a_visible_escape(
     shown = hit["session"]["path"]
     assert shown.endswith("/bad\\xff.jsonl")
     assert os.fsencode(from_text(shown)) == raw  # the stored name leads back to the file
-    # The archive copied it under the same (raw) name.
+    # The archive stored it under the same (raw) name, and writes it back there once deleted.
     copy = os.fsencode(data / "archive" / "claude-code" / PROJECT) + b"/bad\xff.jsonl"
-    assert os.path.exists(copy)
+    stored = os.fsencode(data / "archive" / ".zstore" / "claude-code" / PROJECT) + b"/bad\xff.jsonl.zst"
+    assert os.path.exists(stored) and not os.path.exists(copy)
+    os.unlink(raw)
+    code, doc, err = cli(capsys, data, projects, "index")
+    assert code == 0 and doc["errors"] == [], (doc, err)
+    with open(copy, "rb") as fh:
+        assert fh.read() == user_line("x", "hello from a raw name")
+    assert session_ids(capsys, data, projects) == before | {"bad\\xff"}
 
 
 def test_non_utf8_name_in_text_output(tmp_path: Path, projects: Path) -> None:
@@ -379,10 +388,12 @@ def test_in_place_rewrite_keeps_old_history(capsys: pytest.CaptureFixture[str], 
     assert target.stat().st_ino == inode and target.stat().st_size > len(old)
     code, _doc, err = cli(capsys, data, projects, "index")
     assert code == 0, err
-    folder = data / "archive" / "claude-code" / PROJECT
-    kept = [p for p in folder.iterdir() if p.name.startswith(target.name + ".agtail-conflict-")]
-    assert len(kept) == 1 and kept[0].read_bytes() == old
-    assert (folder / target.name).read_bytes() == target.read_bytes()
+    folder = data / "archive" / ".zstore" / "claude-code" / PROJECT
+    kept = [p.name for p in folder.iterdir() if p.name.startswith(target.name + ".agtail-conflict-")]
+    assert len(kept) == 1 and kept[0].endswith(".zst")
+    config = load_config(data_dir=str(data), root_options=[f"claude-code={projects}"], only_roots=True)
+    assert read_archived(config, f"claude-code/{PROJECT}/{kept[0][:-4]}") == old
+    assert read_archived(config, f"claude-code/{PROJECT}/{target.name}") == target.read_bytes()
 
 
 # -- deeper folders and directory loops ------------------------------------------------------------
@@ -638,7 +649,7 @@ def test_live_daemon_survives_hostile_files_and_index_damage(tmp_path: Path, pro
             assert any("damaged" in r["message"] for r in client.health()["storage"]["repairs"])
         assert not watch.failures, watch.failures[:3]
         assert watch.slowest < 1.0, f"health took {watch.slowest:.2f}s"
-        archive = daemon.data_dir / "archive" / "claude-code" / PROJECT
+        archive = daemon.data_dir / "archive" / ".zstore" / "claude-code" / PROJECT
         assert any(p.name.startswith(target.name + ".agtail-conflict-") for p in archive.iterdir())
     finally:
         daemon.cleanup()

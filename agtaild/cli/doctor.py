@@ -20,6 +20,8 @@ CLAUDE_DEFAULT_CLEANUP_DAYS = 30
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("doctor", parents=[common], help="check for settings that lose history, and sync health")
+    p.add_argument("--verify-archive", action="store_true",
+                   help="also decompress every archived file and check every frame's sha256 (reads the whole archive)")
     p.set_defaults(func=cmd_doctor)
 
 
@@ -169,7 +171,8 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     archive = archive_usage(config)
     archive_on = bool(archive["enabled"])
     if archive_on:
-        checks.append(_check("archive", "ok", f"on: {archive['files']} files, {archive['bytes']} bytes in {archive['dir']}"))
+        checks.append(_check("archive", "ok", f"on: {archive['archived_files']} files of {archive['archived_bytes']} "
+                             f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}"))
     else:
         checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)"))
     checks.extend(claude_checks(config, archive_on))
@@ -186,8 +189,28 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
             "ok": not any(c["status"] == "error" for c in checks)}
 
 
+def verify_archive_check(config: Any) -> tuple[dict[str, str], dict[str, Any]]:
+    """Every archived file read back through its checksums (agtaild.store.archive_view)."""
+    from agtaild.store.archive_view import verify_store
+
+    result = verify_store(config)
+    if result["damaged"]:
+        listed = "; ".join(d["problem"] for d in result["damaged"][:5])
+        more = f" (and {len(result['damaged']) - 5} more)" if len(result["damaged"]) > 5 else ""
+        return _check("archive integrity", "error",
+                      f"{len(result['damaged'])} of {result['files']} archived files are damaged and are not "
+                      f"served: {listed}{more}"), result
+    return _check("archive integrity", "ok",
+                  f"{result['files']} files, {result['bytes']} bytes, stored in {result['stored_bytes']}: "
+                  "every frame verified"), result
+
+
 def cmd_doctor(ctx: Any) -> int:
     doc = run_doctor(ctx.config)
+    if getattr(ctx.args, "verify_archive", False):
+        check, doc["archive_verify"] = verify_archive_check(ctx.config)
+        doc["checks"].append(check)
+        doc["ok"] = doc["ok"] and check["status"] != "error"
     if ctx.json:
         ctx.out_json(doc)
     else:

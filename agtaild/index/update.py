@@ -94,12 +94,16 @@ class Updater:
         *,
         workers: int | None = None,
         after_native_read: list[AfterRead] | None = None,
+        before_discovery: list[Callable[[list[RootSpec], list[dict[str, str]]], None]] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.workers = (os.cpu_count() or 1) if workers is None else workers
         self.after_native_read = after_native_read if after_native_read is not None else []
+        #: Called with the roots and the error list before discovery (the archive writes back
+        #: the files agents deleted, so the archive roots hold them).
+        self.before_discovery = before_discovery or []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
         #: Bytes of transcripts the running update has not committed yet (what a full disk is
@@ -183,6 +187,8 @@ class Updater:
             writer.wipe()
             writer.commit()
         roots, agents = self._scope(only_paths)
+        for before in self.before_discovery:
+            before(roots, self.errors)
         candidates = found.candidates(roots)
         if self.config.known_cwds:
             listed = {c.unit.path for c in candidates}

@@ -71,7 +71,8 @@ def run(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Pro
     from agtaild.store.imports import adopt_new_collections
 
     adopt_new_collections(svc.config)
-    updater = Updater(svc._db, svc.config, workers=svc.workers, after_native_read=svc.after_native_read)
+    updater = Updater(svc._db, svc.config, workers=svc.workers, after_native_read=svc.after_native_read,
+                      before_discovery=svc.before_discovery)
     keeper = svc.index
     try:
         report: dict[str, Any] = updater.run(full=full, only_paths=only_paths, progress=progress)

@@ -1,39 +1,43 @@
-"""The archive: an append-only mirror of every native file agtaild indexes.
+"""The archive: a compressed, append-only mirror of every native file agtaild indexes.
 
 Agents delete their own transcripts (Claude Code prunes sessions older than
 ``cleanupPeriodDays``, 30 by default). After the index has read a native unit, its files are
-mirrored to ``<data dir>/archive/<agent>/<path relative to the session root>`` — the layout
-the same adapter reads — so that when the agent deletes a file its session stays listed and
-searchable from the archive (tagged ``archived``, never resumable).
+stored compressed in the archive's store (agtaild.store.archive_store: zstd frames under
+``<data dir>/archive/.zstore/<agent>/<path>.zst`` plus a catalog). When the agent deletes a
+file, agtaild.store.archive_view writes it back, byte for byte, to
+``<data dir>/archive/<agent>/<path relative to the session root>`` — the layout the same
+adapter reads — so its session stays listed and searchable (tagged ``archived``, never
+resumable). Only this package knows the store's format.
 
-A file that grew gets only its new bytes appended in place: the bytes at the boundary must
-match first (the file was appended to, not rewritten), and the appended bytes are read back
-and verified by sha256. Anything else — a new file, a rewritten one, an SQLite store (copied
-consistently with the backup API) — is copied whole through the sync destination writer
-(temp file + sha256 check + rename). When the archived bytes are no longer the start of the
-native file — it shrank, or an append-only log was rewritten in place (same inode,
-truncated, then regrown with other content) — the archived copy is kept beside the new one as
-``NAME.agtail-conflict-…``: history is never lost.
+A file that grew gets only its new bytes appended as new frames: the bytes at the boundary
+must match first (the file was appended to, not rewritten), and the store reads the new
+frames back and checks them by sha256. Anything else — a new file, a rewritten one, an SQLite
+store (copied consistently with the backup API) — is stored whole (temp file, verified,
+renamed). When the archived bytes are no longer the start of the native file — it shrank, or
+an append-only log was rewritten in place (same inode, truncated, then regrown with other
+content) — the archived copy is kept beside the new one as ``NAME.agtail-conflict-…``:
+history is never lost.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError
-from agtaild.fsnames import to_text
-from agtaild.sync.directory import DirectoryDestination, write_all
-from agtaild.sync.manifest import CHUNK, FileEntry, HashCache, stat_key, sync_state_dir
+from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, ZStore
+from agtaild.store.archive_view import convert_legacy_file
+from agtaild.sync.directory import conflict_name
+from agtaild.sync.manifest import CHUNK, HashCache, stat_key, sync_state_dir
 from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
-from agtaild.sync.safety import check_not_native, open_dir, path_problem
-from agtaild.sync.transfer import WriteOp
+from agtaild.sync.safety import check_not_native, path_problem
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +66,8 @@ class Archiver:
         self.config = config
         self.root = Path(config.archive_dir)
         self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
-        self.dest = DirectoryDestination(self.root, self.cache)
-        self._lock = threading.Lock()
+        self.store = ZStore(self.root)
+        self._lock = threading.RLock()
         native = [r.path for r in config.roots if r.kind == "native"]
         self.problem: str | None = None
         try:
@@ -92,66 +96,61 @@ class Archiver:
             if not getattr(unit, "archived", False) and os.path.realpath(unit.root) in native_roots
         ]
         with self._lock:
-            for local in native_files(self.config, units=pairs):
+            for local, unit in _files_with_units(self.config, pairs):
                 try:
-                    self._mirror_file(local, report)
+                    self._mirror_file(local, report, unit)
                 except (AgtailError, OSError) as exc:
                     msg = exc.message if isinstance(exc, AgtailError) else str(exc)
                     log.warning("archive: %s: %s", to_text(local.path), msg)
                     report["errors"].append({"path": to_text(local.path), "message": to_text(msg)})
         return report
 
-    def _mirror_file(self, local: LocalFile, report: dict[str, Any]) -> None:
+    def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str) -> None:
         st = os.stat(local.source)
         key = stat_key(st)
         if self.cache.get(_RECORD + local.source, key) is not None:
             return
-        target = self.root / local.path
-        try:
-            have = os.lstat(target).st_size
-        except FileNotFoundError:
-            have = -1
+        row = self.store.get(local.path)
+        if row is None and os.path.isfile(self.root / local.path):
+            row = convert_legacy_file(self, local.path, local.source, unit)
+        elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
+            self.store.set_source(local.path, to_text(local.source), unit)
+        have = -1 if row is None else row.size
         sqlite = is_sqlite(local.source)
-        if not sqlite and 0 < have < st.st_size and self._boundary_matches(local.source, target, have):
-            added = self._append(local, target, have, st.st_size)
+        try:
+            appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(local.source, local.path, have)
+        except ArchiveDamaged:
+            # The archived copy is damaged and the native file is still here: store it anew
+            # (damaged bytes are not kept as history; doctor --verify-archive reports them).
+            log.warning("archive: %s: damaged; stored again from the native file", to_text(local.path))
+            have, appendable = -1, False
+        if appendable:
+            added = self._append(local, have, st.st_size, st.st_mtime_ns)
             report["appended"] += 1
         else:
-            added = self._copy_whole(local, have, st.st_size, report)
+            added = self._copy_whole(local, have, st.st_size, st.st_mtime_ns, unit, report)
         if added:
             report["files"] += 1
             report["bytes"] += added
-        mtime_ns = st.st_mtime_ns
-        if added or have >= 0:
-            os.utime(target, ns=(mtime_ns, mtime_ns), follow_symlinks=False)
         self.cache.put(_RECORD + local.source, key, "1")
 
-    def _boundary_matches(self, source: str, target: Path, have: int) -> bool:
+    def _boundary_matches(self, source: str, path: str, have: int) -> bool:
         """Do the archived ``have`` bytes still begin the source? Checked on the first and
         the last BOUNDARY_WINDOW bytes (an append leaves both as they were; a file rewritten
         in place — truncated, then written anew — changes its head), so an append costs
         the appended bytes, not a pass over the whole file."""
-        with open(source, "rb") as a, open(target, "rb") as b:
+        with open(source, "rb") as a:
             head = min(have, BOUNDARY_WINDOW)
-            if a.read(head) != b.read(head):
+            if a.read(head) != b"".join(self.store.read(path, 0, head)):
                 return False
             start = max(0, have - BOUNDARY_WINDOW)
             a.seek(start)
-            b.seek(start)
-            return a.read(have - start) == b.read(have - start)
+            return a.read(have - start) == b"".join(self.store.read(path, start, have - start))
 
-    def _append(self, local: LocalFile, target: Path, have: int, size: int) -> int:
-        """Append ``source[have:size]`` to the archived copy and verify it by reading back."""
-        parts = local.path.split("/")
-        dfd = open_dir(self.root, parts[:-1], create=False)
-        try:
-            flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(parts[-1], flags, dir_fd=dfd)
-        finally:
-            os.close(dfd)
-        sent = hashlib.sha256()
-        try:
-            if os.fstat(fd).st_size != have:
-                raise AgtailError(f"{target} changed while being archived; it will be retried")
+    def _append(self, local: LocalFile, have: int, size: int, mtime_ns: int) -> int:
+        """Append ``source[have:size]`` to the archived copy (verified by the store)."""
+
+        def chunks() -> Iterator[bytes]:
             with open(local.source, "rb") as src:
                 src.seek(have)
                 left = size - have
@@ -159,44 +158,67 @@ class Archiver:
                     block = src.read(min(CHUNK, left))
                     if not block:
                         break
-                    sent.update(block)
-                    write_all(fd, block)
                     left -= len(block)
-            os.fsync(fd)
-            got = hashlib.sha256()
-            os.lseek(fd, have, os.SEEK_SET)
-            while block := os.read(fd, CHUNK):
-                got.update(block)
-            if got.hexdigest() != sent.hexdigest():
-                os.ftruncate(fd, have)
-                raise AgtailError(f"{target}: appended bytes did not verify; the archive was rolled back")
-            return os.fstat(fd).st_size - have
-        finally:
-            os.close(fd)
+                    yield block
 
-    def _copy_whole(self, local: LocalFile, have: int, size: int, report: dict[str, Any]) -> int:
-        source = LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive")
+        row = self.store.append(local.path, chunks(), mtime_ns)
+        return row.size - have
+
+    def _copy_whole(self, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
+                    report: dict[str, Any]) -> int:
+        """Store the whole file: its bytes as they are, or for SQLite a consistent snapshot
+        (backup API); nothing when the archive already holds exactly these bytes."""
+        sqlite = is_sqlite(local.source)
+        snapshots = LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive")
         try:
-            entry: FileEntry | None = source.manifest().by_path().get(local.path)
-            if entry is None:
-                return 0
-            target = str(self.root / local.path)
-            if have == entry.size and self.cache.file_sha256(target) == entry.sha256:
+            readable = snapshots.readable(local.path) if sqlite else local.source
+            if sqlite:
+                size = os.path.getsize(readable)
+            if have == size and self.store.matches(local.path, readable):
                 return 0
             # The archived bytes are not a prefix of the new file: it shrank, or an append-only
             # log was rewritten with other content. They are history, kept beside the new copy.
             # (A JSON document that grew is rewritten whole by its agent at every save and
             # holds what it held before: keeping each version would only multiply it.)
             rewritten_log = have > 0 and local.source.endswith(APPEND_ONLY_SUFFIXES)
-            keep = (have > size or rewritten_log) and not is_sqlite(local.source)
-            op = WriteOp(entry, "new", 0, None, keep_existing=keep)
-            result = self.dest.write(op, source.read(local.path, 0, entry.size))
+            keep = (have > size or rewritten_log) and not sqlite
+            kept_as = None
+            if keep:
+                parent, _, name = local.path.rpartition("/")
+                folder = to_text(parent) + "/"
+                taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
+                kept_as = f"{parent}/{conflict_name(name, taken)}"
+            row = self.store.put_whole(local.path, _read_prefix(readable, size), source=to_text(local.source),
+                                       unit=unit, mtime_ns=mtime_ns, keep_as=kept_as)
         finally:
-            source.close()
+            snapshots.close()
         report["copied"] += 1
-        if result.kept_as:
-            report["kept"].append(result.kept_as)
-        return result.written
+        if kept_as:
+            report["kept"].append(kept_as)
+        return row.size
+
+
+def _read_prefix(path: str, size: int) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``path`` (what its stat said: bytes appended meanwhile wait
+    for the next round); a file that shrank meanwhile is an error, retried next time."""
+    with open(path, "rb") as fh:
+        left = size
+        while left > 0:
+            block = fh.read(min(CHUNK, left))
+            if not block:
+                raise AgtailError(f"{to_text(path)} shrank while being archived; it will be retried")
+            left -= len(block)
+            yield block
+
+
+def _files_with_units(config: Any, pairs: list[tuple[Any, Any]]) -> Iterator[tuple[LocalFile, str]]:
+    """Each native file of ``pairs`` with the archive path of its unit's main file (when the
+    agent deletes the main file, the unit's other archived files are written back with it)."""
+    for adapter, unit in pairs:
+        files = native_files(config, units=[(adapter, unit)])
+        main = next((f.path for f in files if f.source == unit.path), files[0].path if files else "")
+        for local in files:
+            yield local, to_text(main)
 
 
 def archive_enabled(config: Any) -> bool:
@@ -221,6 +243,7 @@ def archiver_for(config: Any) -> Archiver:
                 _, old = _archivers.popitem(last=False)
                 with old._lock:
                     old.cache.close()
+                    old.store.close()
         else:
             arch.config = config
             _archivers.move_to_end(key)
@@ -253,8 +276,39 @@ def after_read_hook(config: Any) -> Callable[[Any, Any, Any], None]:
     return hook
 
 
+def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, str]]], None]:
+    """The index's before-discovery hook: when an update scans an archive root, first write
+    back the archived files whose native copy is gone (agtaild.store.archive_view)."""
+
+    def hook(roots: list[Any], errors: list[dict[str, str]]) -> None:
+        if not any(r.kind == "archive" for r in roots) or not Path(config.archive_dir).is_dir():
+            return
+        from agtaild.store.archive_view import prepare_view
+
+        try:
+            agents = {r.agent for r in roots if r.kind == "archive"}
+            prepare_view(archiver_for(config), errors, convert=archive_enabled(config), agents=agents)
+        except Exception as exc:  # the update goes on; the archive says what went wrong
+            log.warning("archive: %s", exc)
+            errors.append({"path": str(config.archive_dir), "agent": "", "error": f"archive: {exc}"})
+
+    return hook
+
+
+def sendable_files(config: Any, agents: Iterable[str] | None = None) -> list[LocalFile]:
+    """The files sync sends from this machine: every native file, and the files of sessions
+    kept only by the archive (written back first, so they are plain files like the rest)."""
+    if Path(config.archive_dir).is_dir():
+        errors: list[dict[str, str]] = []
+        before_discovery_hook(config)(list(config.roots), errors)
+        for e in errors:
+            log.warning("archive: %s: %s", e["path"], e["error"])
+    return native_files(config, agents, kinds=("native", "archive"))
+
+
 def archive_usage(config: Any) -> dict[str, Any]:
-    """Size of the archive, for `agtail doctor`."""
+    """Size of the archive, for `agtail doctor`: ``files``/``bytes`` on disk (compressed
+    blobs, catalog, written-back copies), ``archived_files``/``archived_bytes`` what they hold."""
     root = Path(config.archive_dir)
     files = size = 0
     agents: dict[str, int] = {}
@@ -267,8 +321,18 @@ def archive_usage(config: Any) -> dict[str, Any]:
                     continue
                 files += 1
                 size += n
-                rel = os.path.relpath(dirpath, root).split(os.sep)[0]
-                if path_problem(f"{rel}/x") is None:
+                parts = os.path.relpath(dirpath, root).split(os.sep)
+                rel = parts[1] if parts[0] == STORE_DIR and len(parts) > 1 else parts[0]
+                if rel != STORE_DIR and path_problem(f"{rel}/x") is None:
                     agents[rel] = agents.get(rel, 0) + n
+    archived = archived_bytes = 0
+    store = ZStore(root)
+    if store.exists():
+        try:
+            archived, archived_bytes = store.totals()
+        except (sqlite3.Error, OSError) as exc:  # e.g. a read-only data dir: the sizes on disk still say
+            log.warning("archive: cannot read the catalog: %s", exc)
+        finally:
+            store.close()
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
-            "bytes": size, "by_agent": agents}
+            "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes}

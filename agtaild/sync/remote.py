@@ -15,12 +15,14 @@ writes below ``<data dir>/imported/NAME``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError, UsageError
+from agtaild.fsnames import from_text as native_name
 from agtaild.sync.directory import DirectoryDestination, DirectorySource, scan_tree
 from agtaild.sync.manifest import (
     HashCache,
@@ -31,7 +33,7 @@ from agtaild.sync.manifest import (
     sync_state_dir,
     write_atomic,
 )
-from agtaild.sync.native import LocalFilesSource, is_sqlite, native_files
+from agtaild.sync.native import LocalFilesSource, is_sqlite
 from agtaild.sync.safety import DEFAULT_MAX_FILE_SIZE, check_collection_name, check_not_native
 from agtaild.sync.transfer import Limits, Progress, transfer
 
@@ -73,7 +75,7 @@ def _limits(max_file_size: int | None) -> Limits:
 
 def _native_source(config: Any, cache: HashCache, collection: str, agents: list[str] | None) -> LocalFilesSource:
     origin, name = machine_identity(config.data_dir)
-    return LocalFilesSource(native_files(config, agents), cache, origin=origin, origin_name=name,
+    return LocalFilesSource(_sendable(config, agents), cache, origin=origin, origin_name=name,
                             collection=collection, where=f"this machine ({name})")
 
 
@@ -296,25 +298,44 @@ def verify(config: Any, remote: str | None = None, collection: str | None = None
 
 
 def verify_archive(config: Any) -> dict[str, Any]:
-    """Every archived file whose native file still exists must be a prefix of it (or equal)."""
+    """Every archived file whose native file still exists must be a prefix of it (or equal);
+    the archived bytes are read through the archive's store, each frame checked."""
+    from agtaild.store.archive_store import ArchiveDamaged, ZStore
+
     root = Path(config.archive_dir)
     out: dict[str, Any] = {"path": str(root), "checked": 0, "differs": [], "native_gone": 0}
-    cache = HashCache(None)
+    store = ZStore(root)
+    if not store.exists():
+        return out
     try:
-        files = native_files(config)
-    except AgtailError:
-        files = []
-    for local in files:
-        copy = root / local.path
-        if not copy.is_file() or is_sqlite(local.source):
-            continue
-        out["checked"] += 1
-        size = copy.stat().st_size
-        try:
-            native_size = os.path.getsize(local.source)
-        except FileNotFoundError:
-            out["native_gone"] += 1
-            continue
-        if size > native_size or sha256_file(local.source, size) != cache.file_sha256(str(copy)):
-            out["differs"].append(local.path)
+        for row in store.rows():
+            if not row.unit or row.source is None:
+                continue
+            native = native_name(row.source)
+            if is_sqlite(native):
+                continue
+            out["checked"] += 1
+            try:
+                native_size = os.path.getsize(native)
+            except FileNotFoundError:
+                out["native_gone"] += 1
+                continue
+            try:
+                archived = hashlib.sha256()
+                for block in store.read(native_name(row.path)):
+                    archived.update(block)
+            except ArchiveDamaged:
+                out["differs"].append(row.path)
+                continue
+            if row.size > native_size or sha256_file(native, row.size) != archived.hexdigest():
+                out["differs"].append(row.path)
+    finally:
+        store.close()
     return out
+
+
+def _sendable(config: Any, agents: list[str] | None) -> list[Any]:
+    """Native files plus sessions kept only by the archive (agtaild.store.archive)."""
+    from agtaild.store.archive import sendable_files
+
+    return sendable_files(config, agents)

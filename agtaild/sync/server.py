@@ -35,7 +35,7 @@ from agtaild.api.guard import streaming_body
 from agtaild.errors import Refused, TooLarge, UsageError
 from agtaild.sync.directory import DirectoryDestination
 from agtaild.sync.manifest import HashCache, Manifest, decode_manifest, machine_identity, open_hash_cache
-from agtaild.sync.native import LocalFilesSource, native_files
+from agtaild.sync.native import LocalFilesSource
 from agtaild.sync.safety import DEFAULT_MAX_FILE_SIZE, check_collection_name, check_entries, check_not_native
 from agtaild.sync.transfer import TransferError, WriteOp
 
@@ -71,7 +71,7 @@ class SyncServer:
         import secrets
 
         origin, name = machine_identity(self.config.data_dir)
-        source = LocalFilesSource(native_files(self.config, agents), self.cache, origin=origin,
+        source = LocalFilesSource(_sendable(self.config, agents), self.cache, origin=origin,
                                   origin_name=name, where="agtaild export")
         sid = secrets.token_hex(8)
         with self.lock:
@@ -333,3 +333,10 @@ def openapi_paths() -> dict[str, Any]:
         f"{API}/export/prefix": {"get": op("sha256 of a file's first bytes", "exportPrefix")},
         f"{API}/export/file": {"get": op("Bytes of one exported file", "exportFile")},
     }
+
+
+def _sendable(config: Any, agents: list[str] | None) -> list[Any]:
+    """Native files plus sessions kept only by the archive (agtaild.store.archive)."""
+    from agtaild.store.archive import sendable_files
+
+    return sendable_files(config, agents)

@@ -1,0 +1,376 @@
+"""The archive's compressed store: each archived file as a run of zstd frames, plus a catalog.
+
+Layout: ``<archive>/.zstore/<agent>/<path>.zst`` — the same relative path as the native file,
+so a blob is found by name and ``zstd -d`` restores it without agtail (frames laid end to end
+are one valid zstd stream). Each frame carries its content size and zstd's own checksum, and
+holds at most FRAME_RAW bytes, so a range is read by decompressing only the frames it touches.
+
+The catalog (``.zstore/catalog.sqlite3``) is the truth: for each archived path it records the
+frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors
+and the unit it belongs to. An append writes new frames after the recorded end, fsyncs, reads
+them back and checks their sha256, and only then records them: bytes past the recorded end
+(a crash mid-append) are ignored and cut off by the next append. A whole copy goes to a temp
+file that is verified and renamed. Every read checks each frame's sha256, so a damaged frame
+raises :class:`ArchiveDamaged` instead of serving wrong bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from agtaild.errors import AgtailError
+from agtaild.fsnames import from_text, to_text
+
+#: Raw bytes per frame: a range read (an append's boundary check) decompresses at most this much
+#: before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
+FRAME_RAW = 1024 * 1024
+#: zstd level: on the 200 MB bench corpus 3 stores 38.7 MB in 0.8 s of CPU, 6 stores 37.4 MB in
+#: 2.7 s (bench/RESULTS.md): the archive is written during the cold index, so speed wins.
+LEVEL = 3
+#: An append adds a frame; past this many frames smaller than half FRAME_RAW, the file is
+#: recompressed as a whole (small frames compress poorly and make the catalog row long).
+MAX_SMALL_FRAMES = 48
+STORE_DIR = ".zstore"
+SUFFIX = ".zst"
+
+
+class ArchiveDamaged(AgtailError):
+    """An archived file's bytes do not match their recorded checksums."""
+
+
+class Row:
+    """One catalog row: an archived file and its frames."""
+
+    __slots__ = ("frames", "mtime_ns", "path", "source", "unit")
+
+    def __init__(
+        self, path: str, source: str | None, unit: str | None, mtime_ns: int, frames: list[list[Any]]
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.unit = unit
+        self.mtime_ns = mtime_ns
+        self.frames = frames
+
+    @property
+    def size(self) -> int:
+        return sum(f[0] for f in self.frames)
+
+    @property
+    def zsize(self) -> int:
+        return sum(f[1] for f in self.frames)
+
+
+class ZStore:
+    """The compressed store under ``<archive>/.zstore`` (one per archive; thread-safe).
+
+    Its methods take paths as the file system names them (agtaild.fsnames); the catalog and
+    :class:`Row` hold their text form (``from_text(row.path)`` leads back)."""
+
+    def __init__(self, archive_root: Path) -> None:
+        self.root = Path(archive_root) / STORE_DIR
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._cctx: zstandard.ZstdCompressor | None = None
+
+    # -- catalog --------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return (self.root / "catalog.sqlite3").is_file()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.root / "catalog.sqlite3", check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: a commit is durable once the WAL is checkpointed (or :meth:`sync`); a row
+            # lost to a power cut only means the file is stored again, never a wrong read.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT, unit TEXT,"
+                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL, size INTEGER NOT NULL)"
+            )
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def get(self, path: str) -> Row | None:
+        with self._lock:
+            r = self.db.execute(
+                "SELECT path, source, unit, mtime_ns, frames FROM files WHERE path = ?", (to_text(path),)
+            ).fetchone()
+        return None if r is None else Row(r[0], r[1], r[2], r[3], json.loads(r[4]))
+
+    def rows(self) -> list[Row]:
+        with self._lock:
+            got = self.db.execute(
+                "SELECT path, source, unit, mtime_ns, frames FROM files ORDER BY path"
+            ).fetchall()
+        return [Row(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in got]
+
+    def heads(self) -> list[tuple[str, str | None, str | None, int, int]]:
+        """(path, source, unit, size, mtime_ns) of every row, without their frames (cheap:
+        read before every index update)."""
+        with self._lock:
+            return self.db.execute("SELECT path, source, unit, size, mtime_ns FROM files").fetchall()
+
+    def totals(self) -> tuple[int, int]:
+        """Files archived and their original bytes (conflict copies included)."""
+        with self._lock:
+            n, size = self.db.execute(
+                "SELECT count(DISTINCT files.path), coalesce(sum(json_extract(f.value, '$[0]')), 0)"
+                " FROM files, json_each(files.frames) AS f"
+            ).fetchone()
+        return int(n), int(size)
+
+    def _put(self, row: Row) -> None:
+        with self._lock:
+            self.db.execute(
+                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size) VALUES (?, ?, ?, ?, ?, ?)",
+                (row.path, row.source, row.unit, row.mtime_ns, json.dumps(row.frames), row.size),
+            )
+
+    def blob(self, path: str) -> Path:
+        return self.root / (from_text(to_text(path)) + SUFFIX)
+
+    # -- writing --------------------------------------------------------------------------
+    def put_whole(
+        self,
+        path: str,
+        chunks: Iterable[bytes],
+        *,
+        source: str | None,
+        unit: str | None,
+        mtime_ns: int,
+        keep_as: str | None = None,
+    ) -> Row:
+        """Store ``chunks`` as the whole of ``path`` (temp file, verified, renamed). With
+        ``keep_as``, the blob it replaces is first kept under that archive path."""
+        with self._lock:
+            blob = self.blob(path)
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            tmp = blob.with_name(f".{blob.name}.partial")
+            frames: list[list[Any]] = []
+            try:
+                with open(tmp, "wb") as out:
+                    for raw in _reframe(chunks):
+                        frames.append(self._write_frame(out, raw))
+                    out.flush()
+                    os.fsync(out.fileno())
+                _check_blob(tmp, frames, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # the source failed, or the copy did not verify
+                raise
+            if keep_as is not None:
+                old = self.get(path)
+                if old is not None and blob.exists():
+                    kept_blob = self.blob(keep_as)
+                    os.replace(blob, kept_blob)
+                    self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames))
+            os.replace(tmp, blob)
+            row = Row(to_text(path), source, unit, mtime_ns, frames)
+            self._put(row)
+            return row
+
+    def append(self, path: str, chunks: Iterable[bytes], mtime_ns: int) -> Row:
+        """Add ``chunks`` after the recorded end of ``path`` (recompressing the file's tail of
+        small frames when there are too many)."""
+        with self._lock:
+            row = self.get(path)
+            if row is None:
+                raise AgtailError(f"{path}: not in the archive catalog")
+            if sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES:
+                return self._compact_tail(row, chunks, mtime_ns)
+            blob = self.blob(path)
+            end = row.zsize
+            new: list[list[Any]] = []
+            with open(blob, "r+b") as out:
+                out.truncate(end)  # bytes of an interrupted append were never recorded
+                out.seek(end)
+                for raw in _reframe(chunks):
+                    new.append(self._write_frame(out, raw))
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                _check_frames(blob, new, end, path)
+            except ArchiveDamaged:
+                with open(blob, "r+b") as out:
+                    out.truncate(end)
+                raise
+            row.frames.extend(new)
+            row.mtime_ns = mtime_ns
+            self._put(row)
+            return row
+
+    def _compact_tail(self, row: Row, chunks: Iterable[bytes], mtime_ns: int) -> Row:
+        """Rewrite ``row``'s blob with its trailing run of partly filled frames, plus
+        ``chunks``, recompressed into full frames; the full frames before it are copied as
+        compressed bytes. Temp file, new frames checked, rename: an interruption leaves the
+        old blob as it was."""
+        path = from_text(row.path)
+        k = len(row.frames)
+        while k > 0 and row.frames[k - 1][0] < FRAME_RAW:
+            k -= 1
+        head_raw = sum(f[0] for f in row.frames[:k])
+        head_z = sum(f[1] for f in row.frames[:k])
+        tail = b"".join(self.read(path, head_raw))
+        blob = self.blob(path)
+        tmp = blob.with_name(f".{blob.name}.partial")
+        new: list[list[Any]] = []
+        try:
+            with open(blob, "rb") as src, open(tmp, "wb") as out:
+                left = head_z
+                while left > 0:
+                    block = src.read(min(1 << 20, left))
+                    if not block:
+                        raise ArchiveDamaged(
+                            f"{row.path}: the archived file is shorter than its catalog says"
+                        )
+                    out.write(block)
+                    left -= len(block)
+                for raw in _reframe([tail, *chunks]):
+                    new.append(self._write_frame(out, raw))
+                out.flush()
+                os.fsync(out.fileno())
+            _check_frames(tmp, new, head_z, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        os.replace(tmp, blob)
+        row.frames = row.frames[:k] + new
+        row.mtime_ns = mtime_ns
+        self._put(row)
+        return row
+
+    def _write_frame(self, out: Any, raw: bytes) -> list[Any]:
+        """Compress ``raw`` as one frame (content size and checksum in its header) onto ``out``."""
+        if self._cctx is None:  # one compressor, reused: making one costs more than a small file
+            self._cctx = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True, write_content_size=True)
+        z = self._cctx.compress(raw)
+        out.write(z)
+        return [len(raw), len(z), hashlib.sha256(raw).hexdigest()]
+
+    def sync(self) -> None:
+        """Make every recorded row durable (before a plain copy is removed on its strength)."""
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(FULL)")
+
+    def set_source(self, path: str, source: str | None, unit: str | None) -> None:
+        with self._lock:
+            self.db.execute(
+                "UPDATE files SET source = ?, unit = ? WHERE path = ?", (source, unit, to_text(path))
+            )
+
+    # -- reading --------------------------------------------------------------------------
+    def read(self, path: str, offset: int = 0, length: int | None = None) -> Iterator[bytes]:
+        """The archived bytes of ``path`` from ``offset`` (``length`` of them, or to the end),
+        each frame checked; raises ArchiveDamaged on a mismatch, AgtailError when not archived."""
+        row = self.get(path)
+        if row is None:
+            raise AgtailError(f"{to_text(path)}: not in the archive")
+        return self._read_row(row, path, offset, length)
+
+    def _read_row(self, row: Row, path: str, offset: int = 0, length: int | None = None) -> Iterator[bytes]:
+        end = row.size if length is None else min(row.size, offset + length)
+        raw_at = z_at = 0
+        dctx = zstandard.ZstdDecompressor()
+        with open(self.blob(path), "rb") as fh:
+            for n, (raw_len, z_len, digest) in enumerate(row.frames):
+                if raw_at + raw_len > offset and raw_at < end:
+                    fh.seek(z_at)
+                    raw = _decompress(dctx, fh.read(z_len), raw_len, digest, f"{to_text(path)} frame {n}")
+                    yield raw[max(0, offset - raw_at) : end - raw_at]
+                raw_at += raw_len
+                z_at += z_len
+                if raw_at >= end:
+                    break
+
+    def matches(self, path: str, source: str) -> bool:
+        """Is the native file ``source`` byte for byte what is archived as ``path``? (hashed
+        frame by frame against the recorded digests: nothing is decompressed)"""
+        row = self.get(path)
+        if row is None:
+            return False
+        try:
+            if os.path.getsize(source) != row.size:
+                return False
+            with open(source, "rb") as fh:
+                return all(hashlib.sha256(fh.read(f[0])).hexdigest() == f[2] for f in row.frames)
+        except OSError:
+            return False
+
+    def materialise(self, path: str, dest: Path) -> int:
+        """Write the archived bytes of ``path`` to ``dest`` (temp file + rename); the bytes written."""
+        row = self.get(path)
+        if row is None:
+            raise AgtailError(f"{to_text(path)}: not in the archive")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.agtail-restore")
+        try:
+            with open(tmp, "wb") as out:
+                for block in self._read_row(row, path):
+                    out.write(block)
+            os.utime(tmp, ns=(row.mtime_ns, row.mtime_ns))
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return row.size
+
+    def verify(self, path: str) -> str | None:
+        """None when every frame of ``path`` decompresses to its recorded digest, else why not."""
+        try:
+            for _ in self.read(path):
+                pass
+        except ArchiveDamaged as exc:
+            return exc.message
+        except OSError as exc:
+            return f"{to_text(path)}: {exc.strerror or exc}"
+        return None
+
+
+def _reframe(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Regroup ``chunks`` into FRAME_RAW-sized pieces (the last one shorter)."""
+    buf = bytearray()
+    for chunk in chunks:
+        buf += chunk
+        while len(buf) >= FRAME_RAW:
+            yield bytes(buf[:FRAME_RAW])
+            del buf[:FRAME_RAW]
+    if buf:
+        yield bytes(buf)
+
+
+def _decompress(dctx: zstandard.ZstdDecompressor, z: bytes, raw_len: int, digest: str, where: str) -> bytes:
+    try:
+        raw = dctx.decompress(z, max_output_size=raw_len)
+    except zstandard.ZstdError as exc:
+        raise ArchiveDamaged(f"{where}: damaged archive frame ({exc})") from None
+    if len(raw) != raw_len or hashlib.sha256(raw).hexdigest() != digest:
+        raise ArchiveDamaged(f"{where}: damaged archive frame (its bytes do not match their sha256)")
+    return raw
+
+
+def _check_frames(blob: Path, frames: list[list[Any]], start: int, path: str) -> None:
+    dctx = zstandard.ZstdDecompressor()
+    with open(blob, "rb") as fh:
+        fh.seek(start)
+        for raw_len, z_len, digest in frames:
+            _decompress(dctx, fh.read(z_len), raw_len, digest, f"{to_text(path)}: written frame")
+
+
+def _check_blob(blob: Path, frames: list[list[Any]], path: str) -> None:
+    _check_frames(blob, frames, 0, path)
