@@ -240,7 +240,7 @@ async def local_parts(args: argparse.Namespace, config: Config, hub: ChangeHub, 
             writer.note((), gone_dirs=(str(config.index_path),))
         extra = {"pg_push": pusher.status()} if pusher else {}
         return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
-                "storage": storage, **extra}
+                "storage": storage, "progress": writer.progress(), **extra}
 
     async def background(_app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed

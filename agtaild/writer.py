@@ -9,6 +9,8 @@ start, after a directory vanishes (its files are not reported one by one) and ev
 ``rescan_interval`` seconds: watchers miss events, and this is the safety net.
 
 Each update's changed sessions go to the change hub (SSE `changes`, and `follow` wake-ups).
+While an update runs, :meth:`IndexWriter.progress` is its progress (units and bytes done and
+left, rate, ETA, phase: agtaild.index.progress), which /health reports; None when idle.
 On shutdown the update in flight is finished, so what it wrote is committed, and nothing
 new starts.
 """
@@ -74,6 +76,7 @@ class IndexWriter:
         self.last_update: float | None = None
         self.last_scan: float | None = None
         self.last_report: dict[str, Any] | None = None
+        self._progress: Any = None  # the running update's IndexProgress (set on its thread)
 
     # -- inputs (event loop only) ---------------------------------------------------------
     def note(self, paths: Iterable[str], gone_dirs: Iterable[str] = ()) -> None:
@@ -175,6 +178,7 @@ class IndexWriter:
             return None
         finally:
             self.busy = None
+            self._progress = None
         self.updates += 1
         self.last_update = time.time()
         if paths is None:
@@ -185,12 +189,22 @@ class IndexWriter:
         return report
 
     def _update_blocking(self, full: bool, paths: list[str] | None) -> dict[str, Any]:
-        def progress(*_args: Any, **_kwargs: Any) -> None:
+        def progress(tracker: Any = None, *_args: Any) -> None:
+            if tracker is not None:
+                self._progress = tracker
             if self._stopping:
                 raise _Stop()
 
         only = None if paths is None else expand_dirs(paths)
         return self.service.update_index(full=full, only_paths=only, progress=progress)
+
+    def progress(self) -> dict[str, Any] | None:
+        """The running update's progress (/health ``progress``), or None when idle."""
+        tracker = self._progress
+        if tracker is None or self.busy is None:
+            return None
+        snapshot: dict[str, Any] = tracker.snapshot()
+        return snapshot
 
     def status(self) -> dict[str, Any]:
         return {

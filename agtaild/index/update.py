@@ -11,6 +11,12 @@ never on a read error (agtaild.index.discovery).
 Reading is the CPU-heavy part, so big updates run it in worker processes while this process
 inserts; a window of in-flight jobs bounds memory. Small updates read in-process.
 
+Units are read newest first (by their files' mtime), and the first commits come soon and then
+ever less often (``FIRST_COMMIT_SECONDS`` doubling up to ``COMMIT_SECONDS``): on a cold index
+the sessions a person is likely to open are readable within the first second, while the
+total time stays that of a few large transactions. The update's progress (units and bytes
+done and left, rate, ETA, phase: agtaild.index.progress) goes to the ``progress`` callback.
+
 File paths are stored in their lossless text form (agtaild.fsnames): a file name that is not
 UTF-8 is indexed like any other.
 """
@@ -33,14 +39,16 @@ from agtaild.config import Config, RootSpec
 from agtaild.fsnames import to_text, unit_text
 from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
+from agtaild.index.progress import IndexProgress, Progress
 from agtaild.index.writer import UnitInfo, Writer
 
 #: Read in worker processes when an update has more than this many bytes to read.
 POOL_THRESHOLD_BYTES = 16 << 20
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
 COMMIT_SECONDS = 5.0
-
-Progress = Callable[[int, int], None]
+#: The first commit of an update comes this soon (the newest sessions become visible); each
+#: later interval doubles, up to COMMIT_SECONDS.
+FIRST_COMMIT_SECONDS = 0.25
 #: Called after each native unit was read and stored: (adapter, unit, root). The archive
 #: mirror registers here (Service.after_native_read) to copy the native files it just read.
 AfterRead = Callable[[Adapter, Unit, RootSpec], None]
@@ -126,6 +134,9 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
+        tracker = IndexProgress("rebuild" if full else ("update" if only_paths is None else "paths"))
+        if progress is not None:
+            progress(tracker)
         found = Discovery(self.errors)
         db = self.db
         writer = Writer(db)
@@ -143,6 +154,7 @@ class Updater:
                 stored[row[0]] = Stored(*row[1:])
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
+        newest_of: dict[str, float] = {}
         unchanged: set[str] = set()
         now = time.time()
         for c in candidates:
@@ -182,6 +194,11 @@ class Updater:
             )
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
+            newest_of[key] = newest
+        # Newest first: the sessions a person is likely to look at are indexed (and committed,
+        # see FIRST_COMMIT_SECONDS) before the old ones. The sort is stable: ties keep their
+        # discovery order.
+        jobs.sort(key=lambda j: -newest_of[j[0].path])
 
         seen = {info.path for info, _job, _cost in jobs} | unchanged
         gone = [
@@ -205,6 +222,7 @@ class Updater:
         )
         writer.begin()
         last_commit = time.perf_counter()
+        interval = min(FIRST_COMMIT_SECONDS, COMMIT_SECONDS)
         try:
             for path, file_id, agent in gone:
                 sid = db.execute("SELECT sid FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
@@ -215,18 +233,27 @@ class Updater:
             total = len(jobs)
             self.bytes_left = to_read = sum(cost for _info, _job, cost in jobs)
             costs = {info.path: cost for info, _job, cost in jobs}
-            for done, (info, prep) in enumerate(self._read_all(jobs), start=1):
-                to_read -= costs.get(info.path, 0)
+            tracker.reading(total, to_read)
+            if progress is not None:
+                progress(tracker)
+            for info, prep in self._read_all(jobs):
+                cost = costs.get(info.path, 0)
+                to_read -= cost
                 self._store(writer, info, prep, changed)
                 if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
                     hooks.submit(self._after_read, by_path[info.path])
+                tracker.stored(cost)
                 if progress is not None:
-                    progress(done, total)
-                if time.perf_counter() - last_commit > COMMIT_SECONDS:
+                    progress(tracker)
+                if time.perf_counter() - last_commit > interval:
                     writer.commit()
                     self.bytes_left = to_read
                     writer.begin()
                     last_commit = time.perf_counter()
+                    interval = min(interval * 2, COMMIT_SECONDS)
+            tracker.finishing()
+            if progress is not None:
+                progress(tracker)
             writer.commit(final=True)
         except BaseException:
             writer.rollback()
@@ -295,12 +322,11 @@ class Updater:
         if method not in multiprocessing.get_all_start_methods():
             method = "spawn"
         ctx = multiprocessing.get_context(method)
-        # Biggest first: the long reads start early and the small ones fill the gaps.
-        order = sorted(jobs, key=lambda j: -j[2])
+        # In the order given (newest first): results come back roughly in it, within the window.
         window = self.workers * 2
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
             pending: dict[Future[bytes], UnitInfo] = {}
-            queue = iter(order)
+            queue = iter(jobs)
 
             def submit_next() -> None:
                 for info, job, _ in queue:
