@@ -44,11 +44,16 @@ from agtaild.index.writer import UnitInfo, Writer
 
 #: Read in worker processes when an update has more than this many bytes to read.
 POOL_THRESHOLD_BYTES = 16 << 20
+#: Read in-process while the worker processes start: at most this many units, this many bytes.
+HEAD_UNITS = 50
+HEAD_BYTES = 2 << 20
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
 COMMIT_SECONDS = 5.0
 #: The first commit of an update comes this soon (the newest sessions become visible); each
 #: later interval doubles, up to COMMIT_SECONDS.
 FIRST_COMMIT_SECONDS = 0.25
+#: ... and once this many units are stored: a first page of `agtail list` (its default limit).
+FIRST_PAGE = 50
 #: Called after each native unit was read and stored: (adapter, unit, root). The archive
 #: mirror registers here (Service.after_native_read) to copy the native files it just read.
 AfterRead = Callable[[Adapter, Unit, RootSpec], None]
@@ -237,6 +242,8 @@ class Updater:
             if progress is not None:
                 progress(tracker)
             for info, prep in self._read_all(jobs):
+                if tracker.files_done == 0:  # the commit clock starts with the first unit read
+                    last_commit = time.perf_counter()
                 cost = costs.get(info.path, 0)
                 to_read -= cost
                 self._store(writer, info, prep, changed)
@@ -245,7 +252,7 @@ class Updater:
                 tracker.stored(cost)
                 if progress is not None:
                     progress(tracker)
-                if time.perf_counter() - last_commit > interval:
+                if time.perf_counter() - last_commit > interval or tracker.files_done == FIRST_PAGE:
                     writer.commit()
                     self.bytes_left = to_read
                     writer.begin()
@@ -323,10 +330,14 @@ class Updater:
             method = "spawn"
         ctx = multiprocessing.get_context(method)
         # In the order given (newest first): results come back roughly in it, within the window.
+        # The workers take a while to start (forkserver: a fresh interpreter, then imports), so
+        # the first few small units are read here meanwhile: the newest sessions are stored
+        # (and committed) before the first worker has answered.
+        head, rest = head_start(jobs)
         window = self.workers * 2
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
             pending: dict[Future[bytes], UnitInfo] = {}
-            queue = iter(jobs)
+            queue = iter(rest)
 
             def submit_next() -> None:
                 for info, job, _ in queue:
@@ -335,6 +346,8 @@ class Updater:
 
             for _ in range(window):
                 submit_next()
+            for info, job, _cost in head:
+                yield info, prepare(job)
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -345,6 +358,25 @@ class Updater:
                     except Exception as exc:  # a worker died: report, keep going
                         prep = Prepared(path=info.path, error=f"worker failed: {exc!r}")
                     yield info, prep
+
+
+def head_start(
+    jobs: list[tuple[UnitInfo, Job, int]],
+) -> tuple[list[tuple[UnitInfo, Job, int]], list[tuple[UnitInfo, Job, int]]]:
+    """(the units read in-process while the pool starts, the rest): among the first
+    HEAD_UNITS, the small ones, up to HEAD_BYTES in all. A big newest file (a long session
+    being written) goes to the pool: reading it here would keep the results waiting."""
+    head: list[tuple[UnitInfo, Job, int]] = []
+    rest: list[tuple[UnitInfo, Job, int]] = []
+    budget = HEAD_BYTES
+    for i, item in enumerate(jobs):
+        cost = item[2]
+        if i < HEAD_UNITS and cost <= HEAD_BYTES // 4 and cost <= budget:
+            head.append(item)
+            budget -= cost
+        else:
+            rest.append(item)
+    return head, rest
 
 
 def totals(db: Any) -> dict[str, Any]:
