@@ -69,10 +69,17 @@ def line(label: str, doc: dict[str, Any], width: int) -> str:
 
 
 def terminal_width() -> int:
+    """$COLUMNS, else stderr's terminal's width, else 80 (a terminal may report 0)."""
     try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns
-    except (AttributeError, ValueError, OSError):
-        return 80
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.stderr.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 class ProgressBar:
