@@ -43,6 +43,7 @@ HEAVY = (
     "agtaild.service",
     "agtaild.index",
     "agtaild.model",
+    "typing",  # only for annotations: imported under TYPE_CHECKING (~2 ms of a ~40 ms command)
 )
 
 

@@ -140,7 +140,7 @@ def test_session_stats_agents_and_resume(client: Client) -> None:
     assert stats["totals"]["total_tokens"] == sum(r["total_tokens"] for r in stats["rows"]) > 0
     assert {a["id"]: a["sessions"] > 0 for a in client.agents() if a["id"] in ("claude-code", "codex")} == {"claude-code": True, "codex": True}
     resume = client.resume_command("claude-code", s["id"])
-    assert resume["agent"] == "claude-code" and s["id"] in resume["argv"]
+    assert resume["agent"] == "claude-code" and f"--resume={s['id']}" in resume["argv"]
 
 
 # -- errors ------------------------------------------------------------------------------------

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from agtaild.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any
 
 #: The CONTRACT keys of `agtail index --json`; extensions follow them.
 INDEX_KEYS = ("sessions", "events", "files", "bad_lines", "seconds")
