@@ -176,7 +176,19 @@ def first_minute(corpus: Path, archive: bool) -> dict[str, Any]:
     return out
 
 
-def startup(corpus: Path, runs: int, word: str) -> dict[str, Any]:
+def compile_sources(*dirs: Path) -> None:
+    """Byte-compile, as an install does: with PYTHONDONTWRITEBYTECODE set (this machine sets
+    it) an editable checkout would otherwise compile every module of agtail at each start."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *map(str, dirs)], check=True)
+
+
+def startup(corpus: Path, runs: int, word: str, baseline: Path | None) -> dict[str, Any]:
+    import agtail_client
+    import agtaild
+
+    compile_sources(Path(agtaild.__file__).parent, Path(agtail_client.__file__).parent)
+    if baseline is not None:
+        compile_sources(baseline / "agtaild", baseline / "clients/python/agtail_client")
     d = Daemon(corpus, archive=False)
     try:
         while True:  # wait for the index to be complete: the figure is the CLI's, not the index's
@@ -184,21 +196,25 @@ def startup(corpus: Path, runs: int, word: str) -> dict[str, Any]:
             if (h.get("index") or {}).get("updates", 0) >= 1 and not h.get("progress"):
                 break
             time.sleep(0.5)
-        commands: dict[str, list[str]] = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            f"search {word}": [AGTAIL, "--data-dir", str(d.data), "search", word],
-            "list": [AGTAIL, "--data-dir", str(d.data), "list"],
-            "stats": [AGTAIL, "--data-dir", str(d.data), "stats"],
+        base_env = dict(d.env)
+        if baseline is not None:
+            base_env["PYTHONPATH"] = f"{baseline}:{baseline / 'clients/python'}"
+        commands: dict[str, tuple[list[str], dict[str, str]]] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], d.env)
         }
+        for name, args in ((f"search {word}", ["search", word]), ("list", ["list"]), ("stats", ["stats"])):
+            commands[name] = ([AGTAIL, "--data-dir", str(d.data), *args], d.env)
+            if baseline is not None:
+                commands[f"{name} (baseline)"] = ([AGTAIL, "--data-dir", str(d.data), *args], base_env)
         walls: dict[str, list[float]] = {k: [] for k in commands}
         cpus: dict[str, list[float]] = {k: [] for k in commands}
-        for name, argv in commands.items():  # warm the page cache once
-            code, _out, _w, _c = run_rusage(argv, d.env)
+        for name, (argv, env) in commands.items():  # warm the page cache once
+            code, _out, _w, _c = run_rusage(argv, env)
             if code != 0:
                 raise RuntimeError(f"{name} failed with {code}")
         for _ in range(runs):
-            for name, argv in commands.items():  # alternating: load changes hit every command alike
-                _code, _out, wall, cpu = run_rusage(argv, d.env)
+            for name, (argv, env) in commands.items():  # alternating: load hits every command alike
+                _code, _out, wall, cpu = run_rusage(argv, env)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
         base_w = statistics.median(walls["python -c pass"])
@@ -227,6 +243,9 @@ def main() -> int:
     )
     ap.add_argument("--no-touch", action="store_true", help="keep the files' mtimes")
     ap.add_argument("--word", default="needle000097zq", help="the search word (default: a planted needle)")
+    ap.add_argument(
+        "--baseline", type=Path, help="a source tree (git archive of another commit) to time beside"
+    )
     ap.add_argument("--skip-first-minute", action="store_true")
     ap.add_argument("--skip-startup", action="store_true")
     args = ap.parse_args()
@@ -237,7 +256,7 @@ def main() -> int:
         doc["first_minute"] = [first_minute(args.corpus, args.archive) for _ in range(args.runs)]
         doc["load_after_first_minute"] = os.getloadavg()
     if not args.skip_startup:
-        doc["startup"] = startup(args.corpus, args.startup_runs, args.word)
+        doc["startup"] = startup(args.corpus, args.startup_runs, args.word, args.baseline)
     doc["load_after"] = os.getloadavg()
     print(json.dumps(doc, indent=1))
     return 0

@@ -1593,6 +1593,7 @@
       this.fill = fill;
       this.label = label;
       $('.topbar').insertBefore(this.node, $('#live-toggle'));
+      this.listedTime = Date.now(); // route() has just listed the sessions
       this.poll();
     },
     async poll() {
@@ -1603,8 +1604,18 @@
         progress = null; // not answering: the live toggle says so
       }
       this.show(progress);
+      this.refreshList(progress);
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.poll(), progress ? 1000 : 20000);
+    },
+    // The change stream speaks once an update ends; a first index takes a while, so the
+    // session list is re-read every few seconds while sessions are still being added.
+    refreshList(p) {
+      const now = Date.now();
+      if (!p || !state.live || p.files_done === this.listedAt || now - (this.listedTime || 0) < 4000) return;
+      this.listedAt = p.files_done;
+      this.listedTime = now;
+      if (state.route && state.route.view === 'sessions') listView.refresh();
     },
     show(p) {
       this.node.hidden = !p;
