@@ -25,6 +25,7 @@ from agtaild.index.progress import IndexProgress
 from agtaild.service import Service
 from tests.conftest import CORPUS
 from tests.index_toy import ToyAdapter, sample_lines, toy_config, toy_registry, write_session
+from tests.web_cdp import Browser, chromium_available
 
 __all__ = ["toy_registry"]  # the fixture
 
@@ -283,3 +284,48 @@ def test_daemon_update_draws_from_health(monkeypatch: pytest.MonkeyPatch) -> Non
     ctx = argparse.Namespace(args=argparse.Namespace(full=False), resolved_data_dir="/nonexistent")
     assert query._daemon_update(ctx, SlowBackend(), Bar()) == {"sessions": 2}
     assert shown[0] == steps[0] and steps[1] in shown
+
+
+# -- the viewer ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not chromium_available(), reason="needs headless Chromium at /usr/bin/chromium")
+async def test_viewer_shows_index_progress_in_the_top_bar(aiohttp_server: Any, browser: Browser) -> None:
+    from agtaild.api.app import create_app
+    from agtaild.api.security import Security
+    from tests.test_web_browser import METHODS, TOKEN, FakeService, login
+
+    progress: list[dict[str, Any] | None] = [
+        {
+            **IndexProgress().snapshot(),
+            "phase": "reading",
+            "files_done": 3,
+            "files_total": 10,
+            "bytes_done": 5_000_000,
+            "bytes_total": 20_000_000,
+            "eta_seconds": 6.2,
+        }
+    ]
+    app = create_app(
+        FakeService(),
+        methods=METHODS,
+        security=Security(TOKEN),
+        hub=ChangeHub(),
+        readers=2,
+        health=lambda: {"progress": progress[0]},
+    )
+    server = await aiohttp_server(app, host="127.0.0.1")
+    await login(browser, argparse.Namespace(url=lambda path="/": f"http://127.0.0.1:{server.port}{path}"))
+    text = await browser.wait_for(
+        "(() => { const n = document.querySelector('.topbar .index-progress');"
+        " return n && !n.hidden && n.textContent; })()",
+        what="the progress line",
+    )
+    assert text == "Indexing 3/10 · 5.0/20.0 MB · 6 s left"
+    width = await browser.eval("document.querySelector('.index-progress-fill').style.width")
+    assert width == "25%"
+    progress[0] = None  # the update ended: the next poll (1 s) hides it
+    await browser.wait_for(
+        "document.querySelector('.topbar .index-progress').hidden", what="hidden when idle"
+    )
+    assert browser.errors == []
