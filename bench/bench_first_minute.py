@@ -176,19 +176,25 @@ def first_minute(corpus: Path, archive: bool) -> dict[str, Any]:
     return out
 
 
-def compile_sources(*dirs: Path) -> None:
+def compile_sources(*dirs: Path, compiled: bool = True) -> None:
     """Byte-compile, as an install does: with PYTHONDONTWRITEBYTECODE set (this machine sets
-    it) an editable checkout would otherwise compile every module of agtail at each start."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *map(str, dirs)], check=True)
+    it) an editable checkout would otherwise compile every module of agtail at each start.
+    ``compiled=False`` removes the compiled files instead (to time that case)."""
+    if compiled:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *map(str, dirs)], check=True)
+        return
+    for d in dirs:
+        for cache in d.rglob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)
 
 
-def startup(corpus: Path, runs: int, word: str, baseline: Path | None) -> dict[str, Any]:
+def startup(corpus: Path, runs: int, word: str, baseline: Path | None, compiled: bool) -> dict[str, Any]:
     import agtail_client
     import agtaild
 
-    compile_sources(Path(agtaild.__file__).parent, Path(agtail_client.__file__).parent)
-    if baseline is not None:
-        compile_sources(baseline / "agtaild", baseline / "clients/python/agtail_client")
+    here = [Path(agtaild.__file__).parent, Path(agtail_client.__file__).parent]
+    there = [] if baseline is None else [baseline / "agtaild", baseline / "clients/python/agtail_client"]
+    compile_sources(*here, *there, compiled=compiled)
     d = Daemon(corpus, archive=False)
     try:
         while True:  # wait for the index to be complete: the figure is the CLI's, not the index's
@@ -246,6 +252,7 @@ def main() -> int:
     ap.add_argument(
         "--baseline", type=Path, help="a source tree (git archive of another commit) to time beside"
     )
+    ap.add_argument("--no-compile", action="store_true", help="time agtail without its byte-compiled files")
     ap.add_argument("--skip-first-minute", action="store_true")
     ap.add_argument("--skip-startup", action="store_true")
     args = ap.parse_args()
@@ -256,7 +263,9 @@ def main() -> int:
         doc["first_minute"] = [first_minute(args.corpus, args.archive) for _ in range(args.runs)]
         doc["load_after_first_minute"] = os.getloadavg()
     if not args.skip_startup:
-        doc["startup"] = startup(args.corpus, args.startup_runs, args.word, args.baseline)
+        doc["startup"] = startup(
+            args.corpus, args.startup_runs, args.word, args.baseline, not args.no_compile
+        )
     doc["load_after"] = os.getloadavg()
     print(json.dumps(doc, indent=1))
     return 0
