@@ -98,8 +98,9 @@ class IndexWriter:
         return await fut
 
     # -- the task -------------------------------------------------------------------------
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="agtaild-writer")
+    def start(self, *, after: asyncio.Event | None = None) -> None:
+        """Start the task; its first scan waits for ``after`` when given (see daemon.local_parts)."""
+        self._task = asyncio.get_running_loop().create_task(self._run(after), name="agtaild-writer")
 
     async def stop(self) -> None:
         """Finish the update in flight (so it is committed), then end."""
@@ -112,7 +113,9 @@ class IndexWriter:
                 fut.set_exception(RuntimeError("the daemon is stopping"))
         await asyncio.to_thread(self._pool.shutdown, True)
 
-    async def _run(self) -> None:
+    async def _run(self, after: asyncio.Event | None = None) -> None:
+        if after is not None:
+            await self._until(after)
         loop = asyncio.get_running_loop()
         next_full = time.monotonic() + self.rescan_interval
         next_tick = time.monotonic() + self.tick_interval
@@ -161,6 +164,17 @@ class IndexWriter:
                 await asyncio.wait_for(self._wake.wait(), max(0.0, wake_at - time.monotonic()))
             except TimeoutError:
                 pass
+
+    async def _until(self, event: asyncio.Event) -> None:
+        """Wait for ``event``, or for stop() (a daemon that failed to bind never sets it)."""
+        while not event.is_set() and not self._stopping:
+            self._wake.clear()
+            waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(self._wake.wait())]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
 
     async def _update(self, *, full: bool, paths: list[str] | None) -> dict[str, Any] | None:
         """One update_index on the writer thread; its changes go to the hub."""

@@ -329,3 +329,35 @@ async def test_viewer_shows_index_progress_in_the_top_bar(aiohttp_server: Any, b
         "document.querySelector('.topbar .index-progress').hidden", what="hidden when idle"
     )
     assert browser.errors == []
+
+
+async def test_the_first_scan_waits_until_the_daemon_serves() -> None:
+    """The daemon answers before its first (on a new install, long) scan takes the writer."""
+    from agtaild.writer import IndexWriter
+    from tests.daemon_fakes import FakeService
+
+    service = FakeService()
+    writer = IndexWriter(service, ChangeHub())
+    serving = asyncio.Event()
+    writer.start(after=serving)
+    writer.note(["/somewhere/a.jsonl"])  # a watcher event meanwhile does not start it either
+    await asyncio.sleep(0.3)
+    assert service.updates == []
+    serving.set()
+    async with asyncio.timeout(10):
+        while not service.updates:
+            await asyncio.sleep(0.01)
+    assert service.updates[0] == {"full": False, "only_paths": None}  # the scan of every root
+    await writer.stop()
+
+
+async def test_a_writer_that_never_served_stops() -> None:
+    from agtaild.writer import IndexWriter
+    from tests.daemon_fakes import FakeService
+
+    service = FakeService()
+    writer = IndexWriter(service, ChangeHub())
+    writer.start(after=asyncio.Event())  # never set: the daemon failed to bind
+    async with asyncio.timeout(10):
+        await writer.stop()
+    assert service.updates == []
