@@ -6,15 +6,16 @@ same JSON documents, so a command never cares which one it got.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from agtaild.errors import AgtailError, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any, Protocol
 
-class Backend(Protocol):
-    def call(self, method: str, params: dict[str, Any]) -> Any: ...
+    class Backend(Protocol):
+        def call(self, method: str, params: dict[str, Any]) -> Any: ...
 
-    def close(self) -> None: ...
+        def close(self) -> None: ...
 
 
 class LocalBackend:

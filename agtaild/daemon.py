@@ -2,7 +2,9 @@
 
 Start-up order matters: the data dir is locked (one daemon per index), the watchers are armed
 before the first scan (so nothing written during the scan is missed), the sockets are bound
-and only then is ``agtaild.json`` written and systemd told READY. Shutdown (SIGTERM/SIGINT)
+and only then is ``agtaild.json`` written and systemd told READY; the first scan begins then
+(it reads newest first and commits early, so a new install lists its recent sessions while
+the rest is still being read). Shutdown (SIGTERM/SIGINT)
 runs the other way: STOPPING, stop accepting, end the live streams, finish the index update
 in flight (it is committed), stop the watchers, close the index, remove ``agtaild.json``.
 """
@@ -204,8 +206,18 @@ def check_writable_data_dir(data_dir: Path, index_path: Path) -> None:
         )
 
 
-async def local_parts(args: argparse.Namespace, config: Config, hub: ChangeHub, state: dict[str, Any]) -> tuple[Any, ...]:
-    """This machine's index: the service, its writer task and the watchers (and the pusher)."""
+async def local_parts(
+    args: argparse.Namespace,
+    config: Config,
+    hub: ChangeHub,
+    state: dict[str, Any],
+    serving: asyncio.Event | None = None,
+) -> tuple[Any, ...]:
+    """This machine's index: the service, its writer task and the watchers (and the pusher).
+
+    The first scan waits for ``serving`` (set once the sockets are bound and agtaild.json is
+    written): on a new install it reads for a while, on the writer's thread, and the daemon
+    should answer first — the sessions it commits are then listed as they come."""
     from agtaild.service import METHODS, Service
 
     service = await asyncio.to_thread(Service, config)
@@ -240,11 +252,11 @@ async def local_parts(args: argparse.Namespace, config: Config, hub: ChangeHub, 
             writer.note((), gone_dirs=(str(config.index_path),))
         extra = {"pg_push": pusher.status()} if pusher else {}
         return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
-                "storage": storage, **extra}
+                "storage": storage, "progress": writer.progress(), **extra}
 
     async def background(_app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed
-        writer.start()
+        writer.start(after=serving)
         if pusher:
             pusher.start()
         yield
@@ -279,12 +291,13 @@ async def serve(args: argparse.Namespace) -> int:
 
     hub = ChangeHub()
     state: dict[str, Any] = {}
+    serving = asyncio.Event()
     if args.backend:
         from agtaild.pg.server import team_parts
 
         service, methods, update, health, background = await team_parts(args, config, hub, state)
     else:
-        service, methods, update, health, background = await local_parts(args, config, hub, state)
+        service, methods, update, health, background = await local_parts(args, config, hub, state, serving)
     app = create_app(service, methods=methods, security=security, hub=hub, update=update, health=health)
     app.cleanup_ctx.append(background)
     runner = GuardedAppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
@@ -320,6 +333,7 @@ async def serve(args: argparse.Namespace) -> int:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             },
         )
+        serving.set()  # the first scan may begin
         sd_notify(f"READY=1\nSTATUS=serving {url or ''} {state['socket'] or ''}".strip())
         log.info("agtaild %s serving %s", __version__, " and ".join(x for x in (state["socket"], url) if x))
         if url:

@@ -132,10 +132,11 @@ class Service:
         *,
         full: bool = False,
         only_paths: Iterable[str] | None = None,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
         """Bring the index up to date with the native files (see agtaild.index.update and,
-        for a read-only, vanished or damaged index, agtaild.index.upkeep)."""
+        for a read-only, vanished or damaged index, agtaild.index.upkeep). ``progress`` is
+        called with the update's agtaild.index.progress.IndexProgress as it goes."""
         from agtaild.index import upkeep
 
         return upkeep.update(self, full=full, only_paths=only_paths, progress=progress)

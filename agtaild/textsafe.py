@@ -27,7 +27,10 @@ Only the standard library is imported here: the CLI loads this module for every 
 from __future__ import annotations
 
 import os
-from typing import Any, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any, TextIO
 
 #: C0 controls kept as they are: they only move to the next line or tab stop.
 _KEPT = {"\n", "\t"}

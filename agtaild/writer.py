@@ -9,6 +9,8 @@ start, after a directory vanishes (its files are not reported one by one) and ev
 ``rescan_interval`` seconds: watchers miss events, and this is the safety net.
 
 Each update's changed sessions go to the change hub (SSE `changes`, and `follow` wake-ups).
+While an update runs, :meth:`IndexWriter.progress` is its progress (units and bytes done and
+left, rate, ETA, phase: agtaild.index.progress), which /health reports; None when idle.
 On shutdown the update in flight is finished, so what it wrote is committed, and nothing
 new starts.
 """
@@ -74,6 +76,7 @@ class IndexWriter:
         self.last_update: float | None = None
         self.last_scan: float | None = None
         self.last_report: dict[str, Any] | None = None
+        self._progress: Any = None  # the running update's IndexProgress (set on its thread)
 
     # -- inputs (event loop only) ---------------------------------------------------------
     def note(self, paths: Iterable[str], gone_dirs: Iterable[str] = ()) -> None:
@@ -95,8 +98,9 @@ class IndexWriter:
         return await fut
 
     # -- the task -------------------------------------------------------------------------
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="agtaild-writer")
+    def start(self, *, after: asyncio.Event | None = None) -> None:
+        """Start the task; its first scan waits for ``after`` when given (see daemon.local_parts)."""
+        self._task = asyncio.get_running_loop().create_task(self._run(after), name="agtaild-writer")
 
     async def stop(self) -> None:
         """Finish the update in flight (so it is committed), then end."""
@@ -109,7 +113,9 @@ class IndexWriter:
                 fut.set_exception(RuntimeError("the daemon is stopping"))
         await asyncio.to_thread(self._pool.shutdown, True)
 
-    async def _run(self) -> None:
+    async def _run(self, after: asyncio.Event | None = None) -> None:
+        if after is not None:
+            await self._until(after)
         loop = asyncio.get_running_loop()
         next_full = time.monotonic() + self.rescan_interval
         next_tick = time.monotonic() + self.tick_interval
@@ -159,6 +165,17 @@ class IndexWriter:
             except TimeoutError:
                 pass
 
+    async def _until(self, event: asyncio.Event) -> None:
+        """Wait for ``event``, or for stop() (a daemon that failed to bind never sets it)."""
+        while not event.is_set() and not self._stopping:
+            self._wake.clear()
+            waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(self._wake.wait())]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+
     async def _update(self, *, full: bool, paths: list[str] | None) -> dict[str, Any] | None:
         """One update_index on the writer thread; its changes go to the hub."""
         self.busy = "rebuild" if full else ("scan" if paths is None else "paths")
@@ -175,6 +192,7 @@ class IndexWriter:
             return None
         finally:
             self.busy = None
+            self._progress = None
         self.updates += 1
         self.last_update = time.time()
         if paths is None:
@@ -185,12 +203,22 @@ class IndexWriter:
         return report
 
     def _update_blocking(self, full: bool, paths: list[str] | None) -> dict[str, Any]:
-        def progress(*_args: Any, **_kwargs: Any) -> None:
+        def progress(tracker: Any = None, *_args: Any) -> None:
+            if tracker is not None:
+                self._progress = tracker
             if self._stopping:
                 raise _Stop()
 
         only = None if paths is None else expand_dirs(paths)
         return self.service.update_index(full=full, only_paths=only, progress=progress)
+
+    def progress(self) -> dict[str, Any] | None:
+        """The running update's progress (/health ``progress``), or None when idle."""
+        tracker = self._progress
+        if tracker is None or self.busy is None:
+            return None
+        snapshot: dict[str, Any] = tracker.snapshot()
+        return snapshot
 
     def status(self) -> dict[str, Any]:
         return {

@@ -50,6 +50,7 @@ HEAVY = (
     "starlette",
     "httpx2",
     "anyio",
+    "typing",  # only for annotations: imported under TYPE_CHECKING (~2 ms of a ~40 ms command)
 )
 
 

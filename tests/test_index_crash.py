@@ -42,8 +42,8 @@ CHILD = textwrap.dedent(
     from agtaild.service import Service
     svc = Service(toy_config(Path({tmp!r}), Path({root!r})))
 
-    def progress(done, total):
-        if done == {kill_at}:
+    def progress(tracker):
+        if tracker.files_done == {kill_at}:
             os.kill(os.getpid(), signal.SIGKILL)
 
     svc.update_index(full={full}, progress=progress)

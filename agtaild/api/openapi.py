@@ -82,6 +82,26 @@ def schemas() -> dict[str, Any]:
                             "repairs": {"type": "array", "items": {"type": "object"}},
                         },
                     },
+                    # Trusted callers only: the running index update, null when idle (docs/api.md).
+                    "progress": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "kind": {"enum": ["update", "rebuild", "paths"]},
+                            "phase": {"enum": ["scanning", "reading", "finishing"]},
+                            "files_done": {"type": "integer"},
+                            "files_total": {"type": "integer"},
+                            "bytes_done": {"type": "integer"},
+                            "bytes_total": {"type": "integer"},
+                            "rate_bytes_per_second": {"type": ["integer", "null"]},
+                            "eta_seconds": {"type": ["number", "null"]},
+                            "elapsed_seconds": {"type": "number"},
+                            "started": {"type": "number"},
+                        },
+                        "required": [
+                            "kind", "phase", "files_done", "files_total", "bytes_done", "bytes_total",
+                            "rate_bytes_per_second", "eta_seconds", "elapsed_seconds", "started",
+                        ],
+                    },
                 },
                 ["status", "version"],
             ),

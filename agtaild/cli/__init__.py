@@ -20,10 +20,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from agtaild import __version__
 from agtaild.errors import AgtailError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any
 
 #: Command modules, each with register(subparsers, common).
 COMMAND_MODULES: list[str] = [
@@ -162,10 +165,14 @@ def help_width() -> int:
     return (columns or 80) - 2
 
 
+#: help_width() as build_parser found it (None: not built yet, ask each time).
+_width: int | None = None
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if len(args) < 4 and kwargs.get("width") is None:
-            kwargs["width"] = help_width()
+            kwargs["width"] = _width if _width is not None else help_width()
         super().__init__(*args, **kwargs)
 
 
@@ -238,6 +245,9 @@ def command_named(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command; given the command line, of only the command module it
     names when it surely names one (the parse is the same: no other command is involved)."""
+    global _width
+    _cached_translations()
+    _width = help_width()  # once: argparse makes a formatter for every argument it adds
     modules = COMMAND_MODULES
     command = command_named(argv) if argv is not None else None
     if command is not None and COMMANDS[command] in modules:
@@ -250,9 +260,50 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agtail {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = _common_options(True)
+    target = sub if command is None else _OnlyCommand(sub, command)
     for name in modules:
-        importlib.import_module(name).register(sub, common)
+        importlib.import_module(name).register(target, common)
     return parser
+
+
+class _OnlyCommand:
+    """The subparsers action, building only the parser of the named command: a module
+    registers several (agtaild.cli.query: six), and the others are never used when the
+    command line names one. Their add_parser gets a :class:`_Unbuilt`."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self.sub = sub
+        self.command = command
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name == self.command:
+            return self.sub.add_parser(name, **kwargs)
+        return _Unbuilt()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sub, name)
+
+
+class _Unbuilt:
+    """Takes every call a command module makes on a parser (add_argument, groups,
+    set_defaults) and builds nothing."""
+
+    def __getattr__(self, _name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *_args: Any, **_kwargs: Any) -> _Unbuilt:
+        return self
+
+
+def _cached_translations() -> None:
+    """argparse asks gettext for each of its messages anew, and each ask looks for catalogue
+    files on disk (~25 asks for one command's parser). The answer cannot change within a
+    process, so it is asked once per message."""
+    import functools
+
+    if not hasattr(argparse._, "cache_info"):  # type: ignore[attr-defined]
+        argparse._ = functools.lru_cache(maxsize=None)(argparse._)  # type: ignore[attr-defined]
+        argparse.ngettext = functools.lru_cache(maxsize=None)(argparse.ngettext)  # type: ignore[attr-defined]
 
 
 Handler = Callable[[Context], int | None]

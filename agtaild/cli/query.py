@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
-from typing import Any
 
 from agtaild.errors import UsageError
-from agtaild.textsafe import trusted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any
 
 #: The CONTRACT keys of `agtail index --json`; extensions follow them.
 INDEX_KEYS = ("sessions", "events", "files", "bad_lines", "seconds")
@@ -153,32 +153,6 @@ def _no_update(p: argparse.ArgumentParser) -> None:
     )
 
 
-class ProgressBar:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
-        self.drawn = False
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and done < total):
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"{trusted(chr(13))}{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stderr.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            sys.stderr.write(trusted("\r\x1b[K"))
-            sys.stderr.flush()
-
-
 def _local_service(backend: Any) -> Any:
     return getattr(backend, "service", None)
 
@@ -188,6 +162,8 @@ def open_backend(ctx: Any, *, update: bool = True) -> Any:
     backend = ctx.backend()
     service = _local_service(backend)
     if service is not None and update and not getattr(ctx.args, "no_update", False):
+        from agtaild.cli.progress import ProgressBar
+
         bar = ProgressBar("indexing")
         try:
             report = service.update_index(progress=bar)
@@ -195,6 +171,45 @@ def open_backend(ctx: Any, *, update: bool = True) -> Any:
             bar.close()
         _warn_errors(ctx, report)
     return backend
+
+
+def _daemon_update(ctx: Any, backend: Any, bar: Any) -> dict[str, Any]:
+    """``index.update`` through the daemon, drawing the bar from its /health ``progress``
+    (asked on a second connection while the first waits for the update)."""
+    import threading
+
+    from agtail_client import Client
+
+    result: list[Any] = []
+
+    def run() -> None:
+        try:
+            result.append(backend.call("index.update", {"full": ctx.args.full}))
+        except BaseException as err:  # handed to the main thread, raised there
+            result.append(err)
+
+    worker = threading.Thread(target=run, name="agtail-index", daemon=True)
+    worker.start()
+    watcher = None
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+            if not worker.is_alive():
+                break
+            try:
+                watcher = watcher or Client.discover(ctx.resolved_data_dir)
+                if watcher is not None:
+                    bar.show(watcher.health(timeout=2.0).get("progress"))
+            except Exception:  # the bar is a nicety: the update's own answer decides
+                watcher = None
+    finally:
+        if watcher is not None:
+            watcher.close()
+    outcome = result[0]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    report: dict[str, Any] = outcome
+    return report
 
 
 def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
@@ -206,18 +221,20 @@ def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
 
 
 def cmd_index(ctx: Any) -> int:
+    from agtaild.cli.progress import ProgressBar
+
     backend = ctx.backend()
+    bar = ProgressBar("reindexing" if ctx.args.full else "indexing")
     try:
         service = _local_service(backend)
         if service is not None:
-            bar = ProgressBar("reindexing" if ctx.args.full else "indexing")
-            try:
-                report = service.update_index(full=ctx.args.full, progress=bar)
-            finally:
-                bar.close()
+            report = service.update_index(full=ctx.args.full, progress=bar)
+        elif bar.enabled:
+            report = _daemon_update(ctx, backend, bar)
         else:
             report = backend.call("index.update", {"full": ctx.args.full})
     finally:
+        bar.close()
         backend.close()
     _warn_errors(ctx, report)
     changed = report.get("changed") or []

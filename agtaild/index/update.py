@@ -11,6 +11,12 @@ never on a read error (agtaild.index.discovery).
 Reading is the CPU-heavy part, so big updates run it in worker processes while this process
 inserts; a window of in-flight jobs bounds memory. Small updates read in-process.
 
+Units are read newest first (by their files' mtime), and the first commits come soon and then
+ever less often (``FIRST_COMMIT_SECONDS`` doubling up to ``COMMIT_SECONDS``): on a cold index
+the sessions a person is likely to open are readable within the first second, while the
+total time stays that of a few large transactions. The update's progress (units and bytes
+done and left, rate, ETA, phase: agtaild.index.progress) goes to the ``progress`` callback.
+
 File paths are stored in their lossless text form (agtaild.fsnames): a file name that is not
 UTF-8 is indexed like any other.
 """
@@ -33,14 +39,21 @@ from agtaild.config import Config, RootSpec
 from agtaild.fsnames import to_text, unit_text
 from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
+from agtaild.index.progress import IndexProgress, Progress
 from agtaild.index.writer import UnitInfo, Writer
 
 #: Read in worker processes when an update has more than this many bytes to read.
 POOL_THRESHOLD_BYTES = 16 << 20
+#: Read in-process while the worker processes start: at most this many units, this many bytes.
+HEAD_UNITS = 50
+HEAD_BYTES = 2 << 20
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
 COMMIT_SECONDS = 5.0
-
-Progress = Callable[[int, int], None]
+#: The first commit of an update comes this soon (the newest sessions become visible); each
+#: later interval doubles, up to COMMIT_SECONDS.
+FIRST_COMMIT_SECONDS = 0.25
+#: ... and once this many units are stored: a first page of `agtail list` (its default limit).
+FIRST_PAGE = 50
 #: Called after each native unit was read and stored: (adapter, unit, root). The archive
 #: mirror registers here (Service.after_native_read) to copy the native files it just read.
 AfterRead = Callable[[Adapter, Unit, RootSpec], None]
@@ -179,6 +192,9 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
+        tracker = IndexProgress("rebuild" if full else ("update" if only_paths is None else "paths"))
+        if progress is not None:
+            progress(tracker)
         found = Discovery(self.errors)
         db = self.db
         writer = Writer(db)
@@ -201,6 +217,7 @@ class Updater:
                 stored[row[0]] = Stored(*row[1:])
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
+        newest_of: dict[str, float] = {}
         unchanged: set[str] = set()
         now = time.time()
         for c in candidates:
@@ -240,6 +257,11 @@ class Updater:
             )
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
+            newest_of[key] = newest
+        # Newest first: the sessions a person is likely to look at are indexed (and committed,
+        # see FIRST_COMMIT_SECONDS) before the old ones. The sort is stable: ties keep their
+        # discovery order.
+        jobs.sort(key=lambda j: -newest_of[j[0].path])
 
         seen = {info.path for info, _job, _cost in jobs} | unchanged
         gone = [
@@ -263,6 +285,7 @@ class Updater:
         )
         writer.begin()
         last_commit = time.perf_counter()
+        interval = min(FIRST_COMMIT_SECONDS, COMMIT_SECONDS)
         try:
             for path, file_id, agent in gone:
                 sid = db.execute("SELECT sid FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
@@ -273,18 +296,29 @@ class Updater:
             total = len(jobs)
             self.bytes_left = to_read = sum(cost for _info, _job, cost in jobs)
             costs = {info.path: cost for info, _job, cost in jobs}
-            for done, (info, prep) in enumerate(self._read_all(jobs), start=1):
-                to_read -= costs.get(info.path, 0)
+            tracker.reading(total, to_read)
+            if progress is not None:
+                progress(tracker)
+            for info, prep in self._read_all(jobs):
+                if tracker.files_done == 0:  # the commit clock starts with the first unit read
+                    last_commit = time.perf_counter()
+                cost = costs.get(info.path, 0)
+                to_read -= cost
                 self._store(writer, info, prep, changed)
                 if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
                     hooks.submit(self._after_read, by_path[info.path])
+                tracker.stored(cost)
                 if progress is not None:
-                    progress(done, total)
-                if time.perf_counter() - last_commit > COMMIT_SECONDS:
+                    progress(tracker)
+                if time.perf_counter() - last_commit > interval or tracker.files_done == FIRST_PAGE:
                     writer.commit()
                     self.bytes_left = to_read
                     writer.begin()
                     last_commit = time.perf_counter()
+                    interval = min(interval * 2, COMMIT_SECONDS)
+            tracker.finishing()
+            if progress is not None:
+                progress(tracker)
             writer.commit(final=True)
         except BaseException:
             writer.rollback()
@@ -353,12 +387,15 @@ class Updater:
         if method not in multiprocessing.get_all_start_methods():
             method = "spawn"
         ctx = multiprocessing.get_context(method)
-        # Biggest first: the long reads start early and the small ones fill the gaps.
-        order = sorted(jobs, key=lambda j: -j[2])
+        # In the order given (newest first): results come back roughly in it, within the window.
+        # The workers take a while to start (forkserver: a fresh interpreter, then imports), so
+        # the first few small units are read here meanwhile: the newest sessions are stored
+        # (and committed) before the first worker has answered.
+        head, rest = head_start(jobs)
         window = self.workers * 2
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
             pending: dict[Future[bytes], UnitInfo] = {}
-            queue = iter(order)
+            queue = iter(rest)
 
             def submit_next() -> None:
                 for info, job, _ in queue:
@@ -367,6 +404,8 @@ class Updater:
 
             for _ in range(window):
                 submit_next()
+            for info, job, _cost in head:
+                yield info, prepare(job)
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -377,6 +416,25 @@ class Updater:
                     except Exception as exc:  # a worker died: report, keep going
                         prep = Prepared(path=info.path, error=f"worker failed: {exc!r}")
                     yield info, prep
+
+
+def head_start(
+    jobs: list[tuple[UnitInfo, Job, int]],
+) -> tuple[list[tuple[UnitInfo, Job, int]], list[tuple[UnitInfo, Job, int]]]:
+    """(the units read in-process while the pool starts, the rest): among the first
+    HEAD_UNITS, the small ones, up to HEAD_BYTES in all. A big newest file (a long session
+    being written) goes to the pool: reading it here would keep the results waiting."""
+    head: list[tuple[UnitInfo, Job, int]] = []
+    rest: list[tuple[UnitInfo, Job, int]] = []
+    budget = HEAD_BYTES
+    for i, item in enumerate(jobs):
+        cost = item[2]
+        if i < HEAD_UNITS and cost <= HEAD_BYTES // 4 and cost <= budget:
+            head.append(item)
+            budget -= cost
+        else:
+            rest.append(item)
+    return head, rest
 
 
 def totals(db: Any) -> dict[str, Any]:

@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError
+from agtaild.index.progress import Progress
 from agtaild.index.storage import DiskFull, disk_full_message, problem_of
-
-Progress = Callable[[int, int], None]
 
 
 def update(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Progress | None) -> dict[str, Any]:

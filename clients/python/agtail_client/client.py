@@ -12,10 +12,13 @@ from __future__ import annotations
 import time
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
 
 from agtail_client.errors import Unreachable
 from agtail_client.transport import Transport
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any
 
 #: Seconds between attempts when ``follow(..., reconnect=True)`` lost the daemon.
 RECONNECT_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)

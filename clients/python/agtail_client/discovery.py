@@ -13,7 +13,10 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any
 
 APP = "agtail"
 STATE_FILE = "agtaild.json"

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
     import http.client
+    from typing import Any
 
 
 class SseEvent:

@@ -14,16 +14,19 @@ import json
 import os
 import urllib.parse
 from pathlib import Path
-from typing import Any, TypeVar
 
 from agtail_client.discovery import read_state, read_token, resolve_data_dir
 from agtail_client.errors import ApiError, Unreachable, error_for, rpc_error
 from agtail_client.sse import EventStream, stream_connection
 from agtail_client.wire import Connection
 
-API = "/api/v1"
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any, TypeVar
 
-T = TypeVar("T", bound="Transport")
+    T = TypeVar("T", bound="Transport")
+
+API = "/api/v1"
 
 
 class Transport:

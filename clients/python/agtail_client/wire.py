@@ -8,7 +8,10 @@ only following an SSE stream (`agtail tail -f`) uses http.client.
 from __future__ import annotations
 
 import socket
-from typing import BinaryIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import BinaryIO
 
 #: Limits on what the daemon may answer, as http.client has them.
 _MAXLINE = 65536
