@@ -116,16 +116,21 @@ def short_id(sid: str, others: Sequence[str] = ()) -> str:
 
 
 def unique_short_ids(sessions: Sequence[dict[str, Any]]) -> list[str]:
-    """A short id per session, unique among the shown sessions of the same agent."""
+    """A short id per session: the index's ``short_id`` (unique among all the agent's
+    sessions), else one unique among the shown sessions of the same agent."""
     by_agent: dict[str, list[str]] = {}
     for s in sessions:
         by_agent.setdefault(str(s.get("agent")), []).append(str(s.get("id") or ""))
-    return [short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))]) for s in sessions]
+    return [
+        str(s["short_id"]) if s.get("short_id") else short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))])
+        for s in sessions
+    ]
 
 
 def session_ref(s: dict[str, Any], short: bool = True) -> str:
+    """AGENT:ID; short, the index's unique prefix (the whole id when the index gave none)."""
     sid = str(s.get("id", ""))
-    return f"{s.get('agent')}:{short_id(sid) if short else sid}"
+    return f"{s.get('agent')}:{str(s.get('short_id') or sid) if short else sid}"
 
 
 _FLAGS = (("I", "imported", "imported"), ("A", "archived", "archived"), ("P", "programmatic", "programmatic (SDK/script)"))
@@ -209,10 +214,16 @@ def compact_input(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def cut_line(line: str, width: int) -> str:
+    """A line cut at ``width`` characters with a marker, its whitespace kept as written
+    (tool output is indentation-sensitive: ``2\t    return`` must not become ``2 return``)."""
+    return line if len(line) <= width else f"{line[:width]}… (+{len(line) - width} chars)"
+
+
 def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> list[str]:
     lines = text.strip("\n").splitlines() or [""]
     shown = lines if max_lines is None else lines[:max_lines]
-    out = [indent + (line if max_lines is None else one_line(line, width)) for line in shown]
+    out = [indent + (line if max_lines is None else cut_line(line, width)) for line in shown]
     if max_lines is not None and len(lines) > max_lines:
         out.append(f"{indent}… ({len(lines) - max_lines} more lines)")
     return out
@@ -245,7 +256,7 @@ def transcript(
                 body = result if isinstance(result, str) else compact_input(result)
                 mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
                 lines = _block(body, "    ", tool_lines)
-                out.append(f"{mark} {lines[0].strip()}")
+                out.append(f"{mark} {lines[0][4:]}")
                 out += lines[1:]
         elif kind == "tool_result":
             out.append(f"{when} {style.cyan('⎿ result')}")

@@ -120,6 +120,7 @@ def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -
         for rid, data in db.execute(f"SELECT id, data FROM sessions WHERE id IN ({marks})", part):
             out[rid] = _decode(data)
     usage = session_usage(db, pricing, out)
+    add_short_ids(db, out.values())
     for rid, doc in out.items():
         if rid in usage:
             doc["usage"] = usage[rid]
@@ -130,6 +131,46 @@ def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -
             u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
             doc["usage"] = u
     return out
+
+
+#: The shortest id prefix shown: shorter prefixes collide too soon to be worth typing.
+MIN_SHORT_ID = 8
+#: Claude subagent ids all start "agent-": the same minimum counted after it.
+_SUBAGENT_PREFIX = "agent-"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def short_id(db: sqlite3.Connection, agent: str, sid: str) -> str:
+    """The shortest prefix of ``sid`` (at least :data:`MIN_SHORT_ID` characters) that no other
+    session id of ``agent`` in the whole index starts with, so ``show``/``resume`` accept it.
+    Time-ordered ids (Codex, Pi, OpenCode) share long starts; the two sorted neighbours of an
+    id are the only ids that can share a longer prefix with it than any other."""
+    longest = 0
+    for op, order in (("<", "DESC"), (">", "ASC")):
+        row = db.execute(
+            f"SELECT sid FROM sessions WHERE agent = ? AND sid {op} ? ORDER BY sid {order} LIMIT 1",
+            (agent, sid),
+        ).fetchone()
+        if row is not None:
+            longest = max(longest, _common_prefix(sid, row[0]))
+    floor = MIN_SHORT_ID + (len(_SUBAGENT_PREFIX) if sid.startswith(_SUBAGENT_PREFIX) else 0)
+    return sid[: max(floor, longest + 1)]
+
+
+def add_short_ids(db: sqlite3.Connection, docs: Iterable[dict[str, Any]]) -> None:
+    """Set each session document's ``short_id`` (an extension of the Session JSON)."""
+    for doc in docs:
+        agent, sid = doc.get("agent"), doc.get("id")
+        if isinstance(agent, str) and isinstance(sid, str):
+            doc["short_id"] = short_id(db, agent, sid)
 
 
 def list_sessions(
