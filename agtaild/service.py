@@ -244,14 +244,17 @@ def sessions_get(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
 def events_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.queries import list_events
 
-    p = Params("events.list", params, ("agent", "id", "collection", "path", "after_seq", "cursor", "limit"))
+    p = Params(
+        "events.list", params, ("agent", "id", "collection", "path", "after_seq", "before_seq", "cursor", "limit")
+    )
     rid = _resolve(svc, p)
     limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
     after = p.integer("after_seq", None, minimum=-1)
+    before = p.integer("before_seq", None, minimum=0)
     cursor = _number_cursor(p, "events", 1)
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
-    return list_events(svc._reader(), rid, after_seq=after, limit=limit)
+    return list_events(svc._reader(), rid, after_seq=after, limit=limit, before_seq=before)
 
 
 def search(svc: Service, params: dict[str, Any]) -> dict[str, Any]:

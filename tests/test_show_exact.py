@@ -72,7 +72,9 @@ def _codex_twins(corpus: Path, root: Path) -> tuple[str, str]:
     return ids
 
 
-def test_printed_ids_are_unique_prefixes(capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path) -> None:
+def test_printed_ids_are_unique_prefixes(
+    capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path
+) -> None:
     root = tmp_path / "sessions"
     ids = _codex_twins(corpus, root)
     args = base(tmp_path / "data", f"codex={root}")

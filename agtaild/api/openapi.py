@@ -43,6 +43,12 @@ def _page(name: str, item: dict[str, Any]) -> dict[str, Any]:
     return _ok({name: {"type": "array", "items": item}, "next": _nullable({"type": "string"})}, [name, "next"])
 
 
+def _with(schema: dict[str, Any], name: str, prop: dict[str, Any]) -> dict[str, Any]:
+    """A response schema with one more (optional) property."""
+    schema["properties"][name] = prop
+    return schema
+
+
 def schemas() -> dict[str, Any]:
     _, comps = msgspec.json.schema_components([Session, Event, Usage], ref_template=REF)
     usage_row = {
@@ -73,7 +79,11 @@ def schemas() -> dict[str, Any]:
             ),
             "SessionList": _page("sessions", _ref("Session")),
             "SessionDoc": _ok({"session": _ref("Session")}, ["session"]),
-            "EventList": _page("events", _ref("Event")),
+            "EventList": _with(
+                _page("events", _ref("Event")),
+                "prev_seq",
+                _nullable({"type": "integer", "description": "before_seq of the page before this one"}),
+            ),
             "SearchHit": {
                 "type": "object",
                 "properties": {"session": _ref("Session"), "event": _ref("Event"), "snippet": {"type": "string"}},

@@ -283,6 +283,12 @@ METHOD_TABLE: dict[str, Method] = {
                 _PATH_ID,
                 *_WHICH,
                 Param("after_seq", "integer", "only events with a larger seq", minimum=-1),
+                Param(
+                    "before_seq",
+                    "integer",
+                    "the events just before this seq (a page ending there; see prev_seq)",
+                    minimum=0,
+                ),
                 _CURSOR,
                 Param("limit", "integer", "page size", minimum=1, maximum=10_000),
             ),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -230,54 +230,102 @@ def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> l
 
 
 def transcript(
-    session: dict[str, Any], events: list[dict[str, Any]], style: Style, *, full: bool = False
+    session: dict[str, Any],
+    events: Iterable[dict[str, Any]],
+    style: Style,
+    *,
+    full: bool = False,
+    all_branches: bool = False,
 ) -> str:
-    """A readable transcript: who said what, tool calls with their (abbreviated) results."""
-    out = [session_header(session, style), ""]
+    """A readable transcript: who said what, tool calls with their (abbreviated) results.
+    The active branch only, with a marker at each fork (``all_branches``: every branch)."""
+    return "\n".join(transcript_lines(session, events, style, full=full, all_branches=all_branches))
+
+
+def transcript_lines(
+    session: dict[str, Any] | None,
+    events: Iterable[dict[str, Any]],
+    style: Style,
+    *,
+    full: bool = False,
+    all_branches: bool = False,
+) -> Iterator[str]:
+    """The transcript line by line (``show`` prints them as events arrive, page by page)."""
+    from agtaild.cli import branches
+
+    if session is not None:
+        yield session_header(session, style)
+        yield ""
+    for marker, ev in branches.walk(events, all_branches=all_branches):
+        if ev is None:
+            yield style.cyan(marker or "")
+            continue
+        yield from event_lines(ev, style, full=full)
+
+
+def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False) -> list[str]:
+    """The lines of one event in a transcript."""
+    from agtaild.cli import branches
+
+    out: list[str] = []
     text_lines = None if full else 40
     tool_lines = None if full else 6
-    for ev in events:
-        kind = ev.get("kind")
-        when = style.dim(f"[{clock(ev.get('ts'))}] #{ev.get('seq')}")
-        role = ev.get("role") or ""
-        if kind == "text":
-            out.append(f"{when} {style.bold(role or 'message')}")
-            out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
-        elif kind == "thinking":
-            out.append(f"{when} {style.dim('thinking')}")
-            out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
-        elif kind == "tool_use":
-            head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
-            out.append(head)
-            if ev.get("text"):
-                out += _block(ev["text"], "  ", text_lines)
-            result = ev.get("result")
-            if result is not None:
-                body = result if isinstance(result, str) else compact_input(result)
-                mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
-                lines = _block(body, "    ", tool_lines)
-                out.append(f"{mark} {lines[0][4:]}")
-                out += lines[1:]
-        elif kind == "tool_result":
-            out.append(f"{when} {style.cyan('⎿ result')}")
-            out += _block(compact_input(ev.get("result")), "    ", tool_lines)
-        elif kind == "hook":
-            hook = ev.get("hook") or {}
-            desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
-            out.append(f"{when} {style.dim('hook ' + one_line(desc, 160))}")
-            if hook.get("text") or ev.get("text"):
-                out += [
-                    style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)
-                ]
-        elif kind in ("summary", "system"):
-            label = kind + (f"/{ev['subtype']}" if ev.get("subtype") else "")
-            out.append(f"{when} {style.dim(label)} {style.dim(one_line(ev.get('text'), 200))}")
-        else:
-            raw = ev.get("raw")
-            out.append(
-                f"{when} {style.dim(str(kind))} {style.dim(one_line(compact_input(raw) if raw else ev.get('text'), 160))}"
-            )
-    return "\n".join(out)
+    kind = ev.get("kind")
+    when = style.dim(f"[{clock(ev.get('ts'))}] #{ev.get('seq')}")
+    role = ev.get("role") or ""
+    if branches.is_boundary(ev):
+        out.append(f"{when} {style.bold(branches.divider(ev))}")
+        if ev.get("text") and ev.get("subtype") == "compaction":
+            out += [style.dim("  " + x) for x in branches.folded_summary(ev["text"], full=full)]
+    elif branches.is_compact_summary(ev):
+        out.append(f"{when} {style.dim('compaction summary')}")
+        out += [style.dim("  " + x) for x in branches.folded_summary(ev.get("text") or "", full=full)]
+    elif kind == "text":
+        out.append(f"{when} {style.bold(role or 'message')}")
+        out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
+    elif kind == "thinking":
+        out.append(f"{when} {style.dim('thinking')}")
+        out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
+    elif kind == "tool_use":
+        head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
+        out.append(head)
+        if ev.get("text"):
+            out += _block(ev["text"], "  ", text_lines)
+        result = ev.get("result")
+        if result is not None:
+            body = result if isinstance(result, str) else compact_input(result)
+            mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
+            lines = _block(body, "    ", tool_lines)
+            out.append(f"{mark} {lines[0][4:]}")
+            out += lines[1:]
+    elif kind == "tool_result":
+        out.append(f"{when} {style.cyan('⎿ result')}")
+        out += _block(compact_input(ev.get("result")), "    ", tool_lines)
+    elif kind == "hook":
+        hook = ev.get("hook") or {}
+        desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
+        out.append(f"{when} {style.dim('hook ' + one_line(desc, 160))}")
+        if hook.get("text") or ev.get("text"):
+            out += [
+                style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)
+            ]
+    elif kind in ("summary", "system"):
+        label = kind + (f"/{ev['subtype']}" if ev.get("subtype") else "")
+        out.append(f"{when} {style.dim(label)} {style.dim(one_line(ev.get('text'), 200))}")
+    else:
+        raw = ev.get("raw")
+        out.append(
+            f"{when} {style.dim(str(kind))} {style.dim(one_line(compact_input(raw) if raw else ev.get('text'), 160))}"
+        )
+    return out
+
+
+def branch_note(ev: dict[str, Any]) -> str:
+    """Said after a search hit on an abandoned conversation branch (a rewind or edited prompt)."""
+    extra = ev.get("extra") or {}
+    if extra.get("branch") != "inactive":
+        return ""
+    return f"  (inactive branch {extra.get('alt', '?')} of {extra.get('alts', '?')}: show --around {ev.get('seq')})"
 
 
 def hits(doc: dict[str, Any], style: Style) -> str:
@@ -287,6 +335,7 @@ def hits(doc: dict[str, Any], style: Style) -> str:
         where = f"{session_ref(s)}  #{ev.get('seq')} {ev.get('kind')}" + (
             f"/{ev['role']}" if ev.get("role") else ""
         )
+        where += branch_note(ev)
         meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  {one_line(s.get('title'), 60)}"
         out.append(f"{style.bold(where)}  {style.dim(meta)}")
         out.append("    " + style.mark(hit.get("snippet") or ""))

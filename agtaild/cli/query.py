@@ -90,6 +90,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
+    p.add_argument(
+        "--branches",
+        action="store_true",
+        help="print every conversation branch (rewinds, edited prompts) with fork markers, "
+        "not only the active one",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--from", dest="from_seq", type=int, metavar="SEQ", help="start at event SEQ")
+    where.add_argument(
+        "--around", type=int, metavar="SEQ", help="only the events around event SEQ (e.g. a search hit)"
+    )
+    p.add_argument(
+        "--context",
+        type=int,
+        default=20,
+        metavar="N",
+        help="with --around: how many events before and after (default 20)",
+    )
     _no_update(p)
     p.set_defaults(func=cmd_show)
 
@@ -328,35 +346,66 @@ def split_ref(ref: str) -> tuple[str, str]:
     return agent, sid
 
 
+#: Events per request while `show` streams a session.
+SHOW_PAGE = 2000
+
+
 def cmd_show(ctx: Any) -> int:
+    """Print a session; the events are fetched a page at a time and printed as they come,
+    so a huge session is never held in memory (``--json`` builds its one document)."""
     agent, sid = split_ref(ctx.args.session)
     ref: dict[str, Any] = {"agent": agent, "id": sid}
     if ctx.args.collection:
         ref["collection"] = ctx.args.collection
+    if ctx.args.around is not None and not 0 <= ctx.args.context <= 5000:
+        raise UsageError("--context must be between 0 and 5000")
     backend = open_backend(ctx)
     try:
         session = backend.call("sessions.get", ref)["session"]
         # The resolved session, exactly (a prefix or a native/imported choice is made once).
         exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
-        events: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            page = backend.call(
-                "events.list", {**exact, "limit": 5000, **({"cursor": cursor} if cursor else {})}
-            )
-            events.extend(page["events"])
-            cursor = page.get("next")
-            if not cursor:
-                break
+        events = _show_events(backend, exact, ctx.args)
+        if ctx.json:
+            ctx.out_json({"session": session, "events": list(events)})
+            return 0
+        from agtaild.cli import format as fmt
+
+        style = fmt.Style()
+        out = sys.stdout
+        for line in fmt.transcript_lines(
+            session,
+            events,
+            style,
+            full=ctx.args.full,
+            # A window around an event (a search hit) may sit on an inactive branch: show all.
+            all_branches=ctx.args.branches or ctx.args.around is not None,
+        ):
+            out.write(line + "\n")
     finally:
         backend.close()
-    if ctx.json:
-        ctx.out_json({"session": session, "events": events})
-        return 0
-    from agtaild.cli import format as fmt
-
-    print(fmt.transcript(session, events, fmt.Style(), full=ctx.args.full))
     return 0
+
+
+def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) -> Any:
+    """The events `show` prints, page by page (a generator: nothing is held beyond a page)."""
+    after: int | None = None
+    stop: int | None = None
+    if args.from_seq is not None:
+        after = args.from_seq - 1
+    elif args.around is not None:
+        after = max(args.around - args.context, 0) - 1
+        stop = args.around + args.context
+    while True:
+        limit = SHOW_PAGE if stop is None else max(min(SHOW_PAGE, stop - (after or -1)), 1)
+        params = {**exact, "limit": limit, **({"after_seq": after} if after is not None else {})}
+        page = backend.call("events.list", params)
+        for ev in page["events"]:
+            if stop is not None and ev["seq"] > stop:
+                return
+            yield ev
+        if not page.get("next") or not page["events"]:
+            return
+        after = page["events"][-1]["seq"]
 
 
 def cmd_stats(ctx: Any) -> int:

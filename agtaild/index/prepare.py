@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import traceback
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 
@@ -66,6 +67,8 @@ class Prepared(msgspec.Struct):
     events: list[EventRow] = msgspec.field(default_factory=list)
     cjk: list[CjkRow] = msgspec.field(default_factory=list)
     usage: list[UsageRow] = msgspec.field(default_factory=list)
+    #: Stored events to re-mark: seq → ``extra`` keys (see agtaild.adapters.base, ``marks``).
+    marks: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
     chars: int = 0  # characters of text to index (the writer batches full-text inserts by it)
     seconds: float = 0.0
 
@@ -201,6 +204,7 @@ def prepare(job: Job) -> Prepared:
         events=events,
         cjk=cjk_rows(events),
         usage=[usage_row(r) for r in result.usage],
+        marks=result.marks,
         chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
         seconds=time.perf_counter() - started,
     )

@@ -250,15 +250,43 @@ def event_doc(data: bytes, text: str | None, tool_result: str | None, moved: int
 
 
 def list_events(
-    db: sqlite3.Connection, session_id: int, *, after_seq: int | None, limit: int
+    db: sqlite3.Connection,
+    session_id: int,
+    *,
+    after_seq: int | None,
+    limit: int,
+    before_seq: int | None = None,
 ) -> dict[str, Any]:
-    rows = db.execute(
-        "SELECT seq, data, text, tool_result, result_moved FROM events"
-        " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        (session_id, -1 if after_seq is None else after_seq, limit + 1),
-    ).fetchall()
-    more = len(rows) > limit
-    rows = rows[:limit]
+    """A page of events in seq order: after ``after_seq``, or (``before_seq``) the ``limit``
+    events just before that seq. ``next`` continues forwards; ``prev_seq`` (an extension) is the
+    ``before_seq`` of the page before this one, null at the start — so a viewer can open a
+    window around any event and grow it both ways without reading from the start."""
+    if before_seq is not None:
+        rows = db.execute(
+            "SELECT seq, data, text, tool_result, result_moved FROM events"
+            " WHERE session_id = ? AND seq < ? AND seq > ? ORDER BY seq DESC LIMIT ?",
+            (session_id, before_seq, -1 if after_seq is None else after_seq, limit + 1),
+        ).fetchall()
+        earlier = len(rows) > limit
+        rows = rows[:limit][::-1]
+        later = db.execute(
+            "SELECT 1 FROM events WHERE session_id = ? AND seq >= ? LIMIT 1", (session_id, before_seq)
+        ).fetchone()
+        more = later is not None and bool(rows)
+    else:
+        rows = db.execute(
+            "SELECT seq, data, text, tool_result, result_moved FROM events"
+            " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_id, -1 if after_seq is None else after_seq, limit + 1),
+        ).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        earlier = bool(rows) and (
+            db.execute(
+                "SELECT 1 FROM events WHERE session_id = ? AND seq < ? LIMIT 1", (session_id, rows[0][0])
+            ).fetchone()
+            is not None
+        )
     events = [event_doc(data, text, result, moved) for _, data, text, result, moved in rows]
     nxt = encode_cursor("events", rows[-1][0]) if more and rows else None
-    return {"events": events, "next": nxt}
+    return {"events": events, "next": nxt, "prev_seq": rows[0][0] if earlier and rows else None}
