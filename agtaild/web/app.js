@@ -693,6 +693,9 @@
     childBox: null,
     resumeBox: null,
     refreshTimer: null,
+    branchSel: new Map(), // fork → the alternative chosen with its switch
+    switches: new Map(), // fork → its switch element
+    forkInfo: new Map(), // fork → { alts, active, depth } (forkTable)
 
     build() {
       this.root = $('#view-session');
@@ -724,6 +727,7 @@
         // The route may name a unique prefix of the id; from here on use the whole id.
         this.agent = this.session.agent || agent;
         this.id = this.session.id || id;
+        this.forkInfo = forkTable(this.session);
         this.renderShell();
         this.appendEvents(ebody.events || []);
         this.next = ebody.next || null;
@@ -757,6 +761,9 @@
       this.childBox = this.resumeBox = null;
       this.maxSeq = -1;
       this.lastRole = null;
+      this.branchSel = new Map();
+      this.switches = new Map();
+      this.forkInfo = new Map();
     },
 
     renderShell() {
@@ -831,6 +838,7 @@
           // The same event again, maybe completed (a tool result merged into its call).
           if (this.json.get(ev.seq) !== json) {
             const node = renderEvent(ev, old.dataset.role === 'shown', this);
+            this.markBranch(node, ev, null);
             if (old.classList.contains('target')) node.classList.add('target');
             this.keepOpen(old, node);
             old.replaceWith(node);
@@ -847,6 +855,7 @@
         const showRole = role !== this.lastRole && role !== 'meta';
         if (role !== 'meta') this.lastRole = role;
         const node = renderEvent(ev, showRole, this);
+        this.markBranch(node, ev, frag);
         this.bySeq.set(ev.seq, node);
         this.json.set(ev.seq, json);
         this.track(ev);
@@ -857,6 +866,82 @@
       if (empty && frag.childNodes.length) empty.remove();
       this.events.append(frag);
       if (!this.events.firstChild && !this.next) this.events.append(h('div', { class: 'empty', text: 'This session has no events yet.' }));
+    },
+
+    // ---- conversation branches (rewinds, edited prompts): see agtaild/adapters/claude_branches.py.
+    // Events below a fork carry extra.branch/fork/alt; the active branch is shown, and a switch
+    // at each fork of the active chain shows another continuation in its place.
+    markBranch(node, ev, frag) {
+      const br = branchMark(ev);
+      if (!br) return;
+      node.dataset.branch = br.branch;
+      node.dataset.fork = br.fork;
+      node.dataset.alt = String(br.alt);
+      if (frag && this.forkInfo.has(br.fork) && !this.switches.has(br.fork)) {
+        const sw = this.branchSwitch(br.fork);
+        this.switches.set(br.fork, sw);
+        frag.append(sw);
+      }
+      node.hidden = !this.branchVisible(br.fork, br.alt, br.branch);
+    },
+
+    // The shallowest fork where another alternative than the active one is chosen.
+    chosenFork() {
+      let best = null;
+      for (const [fork, alt] of this.branchSel) {
+        const info = this.forkInfo.get(fork);
+        if (!info || alt === info.active) continue;
+        if (!best || info.depth < best.depth) best = { fork, alt, depth: info.depth };
+      }
+      return best;
+    },
+
+    branchVisible(fork, alt, branch) {
+      const chosen = this.chosenFork();
+      if (!chosen) return branch !== 'inactive';
+      if (fork === chosen.fork) return alt === chosen.alt;
+      const info = this.forkInfo.get(fork);
+      return branch === 'active' && !!info && info.depth < chosen.depth;
+    },
+
+    branchSwitch(fork) {
+      const info = this.forkInfo.get(fork);
+      const label = h('span', { class: 'branch-label' });
+      const step = (d) => {
+        const cur = this.branchSel.get(fork) || info.active || 1;
+        this.branchSel.set(fork, ((cur - 1 + d + info.alts) % info.alts) + 1);
+        this.applyBranches();
+      };
+      const sw = h(
+        'div',
+        { class: 'branch-switch', dataset: { fork }, role: 'group', 'aria-label': 'Conversation branches' },
+        h('span', { class: 'branch-icon', text: 'Fork' }),
+        h('button', { type: 'button', class: 'branch-prev', text: '\u2039', title: 'Previous branch', 'aria-label': 'Previous branch', onclick: () => step(-1) }),
+        label,
+        h('button', { type: 'button', class: 'branch-next', text: '\u203a', title: 'Next branch', 'aria-label': 'Next branch', onclick: () => step(1) }),
+      );
+      this.labelSwitch(sw, fork);
+      return sw;
+    },
+
+    labelSwitch(sw, fork) {
+      const info = this.forkInfo.get(fork);
+      const alt = this.branchSel.get(fork) || info.active || 1;
+      const label = sw.querySelector('.branch-label');
+      label.textContent = 'branch ' + alt + ' of ' + info.alts + (alt === info.active ? '' : info.active ? ' \u00b7 not the current branch' : '');
+      sw.classList.toggle('off', alt !== info.active);
+    },
+
+    applyBranches() {
+      const chosen = this.chosenFork();
+      for (const node of this.events.querySelectorAll('.ev[data-fork]')) {
+        node.hidden = !this.branchVisible(node.dataset.fork, Number(node.dataset.alt), node.dataset.branch);
+      }
+      for (const [fork, sw] of this.switches) {
+        const info = this.forkInfo.get(fork);
+        sw.hidden = !!chosen && info.depth > chosen.depth;
+        this.labelSwitch(sw, fork);
+      }
     },
 
     // Which tool calls still wait for their result (re-read when the session changes).
@@ -917,6 +1002,10 @@
         }
       }
       if (!node) return;
+      if (node.dataset.branch === 'inactive' && this.forkInfo.has(node.dataset.fork)) {
+        this.branchSel = new Map([[node.dataset.fork, Number(node.dataset.alt)]]);
+        this.applyBranches();
+      }
       for (const d of node.querySelectorAll('details')) d.open = true;
       for (const old of this.root.querySelectorAll('.ev.target')) old.classList.remove('target');
       node.classList.add('target');
@@ -1066,6 +1155,25 @@
   function shellQuote(s) {
     const str = String(s);
     return /^[A-Za-z0-9_@%+=:,./-]+$/.test(str) ? str : "'" + str.replace(/'/g, "'\\''") + "'";
+  }
+
+  // An event's branch mark, or null (sessions that never forked carry none).
+  function branchMark(ev) {
+    const x = ev && ev.extra;
+    if (!x || (x.branch !== 'active' && x.branch !== 'inactive') || typeof x.fork !== 'string') return null;
+    return { branch: x.branch, fork: x.fork, alt: Number(x.alt) || 1, alts: Number(x.alts) || 1 };
+  }
+
+  // The forks on the active chain (session.extra.forks), with their order along it.
+  function forkTable(s) {
+    const out = new Map();
+    const forks = s && s.extra && Array.isArray(s.extra.forks) ? s.extra.forks : [];
+    let depth = 0;
+    for (const f of forks) {
+      if (!f || typeof f.fork !== 'string' || !f.on_active_chain || !(f.alts > 1)) continue;
+      out.set(f.fork, { alts: Number(f.alts), active: Number(f.active) || 0, depth: depth++ });
+    }
+    return out;
   }
 
   function roleGroup(ev) {
@@ -1248,7 +1356,21 @@
     return h('details', { class: 'fold meta hook' }, h('summary', {}, h('span', { class: 'fold-title', text: label }), h('span', { class: 'fold-hint mono', text: oneLine(hint, 120) })), h('div', { class: 'tool-body' }, detail));
   }
 
+  // A compaction: an inline divider; the summary the agent wrote stays folded under it.
+  function compactionBlock(ev) {
+    const x = ev.extra || {};
+    const meta = x.compactMetadata && typeof x.compactMetadata === 'object' ? x.compactMetadata : {};
+    const bits = [meta.trigger, typeof meta.preTokens === 'number' ? fmtTokens(meta.preTokens) + ' tokens before' : null].filter(Boolean);
+    const line = h('div', { class: 'compact-divider', role: 'separator' }, h('span', { text: 'Context compacted' + (bits.length ? ' \u00b7 ' + bits.join(' \u00b7 ') : '') }));
+    if (!ev.text || ev.subtype === 'compact_boundary') return line;
+    return h('div', {}, line, h('details', { class: 'fold meta compact-summary' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Summary' }), h('span', { class: 'fold-hint', text: oneLine(ev.text, 120) })), richText(ev.text, TEXT_LIMIT)));
+  }
+
   function metaBlock(ev) {
+    if (ev.subtype === 'compact_boundary' || ev.subtype === 'compaction') return compactionBlock(ev);
+    if (ev.kind === 'summary' && (ev.subtype === 'compact_summary' || ev.subtype === 'compactionSummary')) {
+      return h('details', { class: 'fold meta compact-summary' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Compaction summary' }), h('span', { class: 'fold-hint', text: oneLine(ev.text || '', 120) })), richText(ev.text || '', TEXT_LIMIT));
+    }
     const label = ev.kind === 'summary' ? 'Summary' : 'System' + (ev.subtype ? ' · ' + ev.subtype : '');
     const text = ev.text || '';
     if (text.length <= 200 && !text.includes('\n')) {
@@ -1352,7 +1474,7 @@
       { class: 'hit', href: sessionHash(s.agent, s.id, ev.seq) },
       h('div', { class: 'hit-head' }, agentBadge(s.agent), h('span', { class: 'hit-title', text: sessionTitle(s) }), s.project ? h('span', { class: 'project', text: s.project }) : null, sessionTags(s)),
       h('div', { class: 'snippet' }, snippetNodes(snippet, query)),
-      h('div', { class: 'hit-meta' }, h('span', { class: 'kind', text: where }), d ? h('time', { text: relTime(d), title: fmtFull(d) }) : null),
+      h('div', { class: 'hit-meta' }, h('span', { class: 'kind', text: where }), branchMark(ev) && branchMark(ev).branch === 'inactive' ? tag('inactive branch', 'branch-tag', 'On a conversation branch that was rewound or edited away; opening it shows that branch') : null, d ? h('time', { text: relTime(d), title: fmtFull(d) }) : null),
     );
   }
 
