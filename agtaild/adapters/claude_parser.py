@@ -16,6 +16,7 @@ from typing import Any
 from agtaild.adapters import claude_hooks
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.claude_branches import BranchTracker
+from agtaild.adapters.claude_edits import EDIT_TOOLS, edit_of
 from agtaild.adapters.claude_messages import MessageParser
 from agtaild.adapters.claude_state import AGENT_ID, MAX_SEEN_UUIDS, ClaudeState, summarize, uuid_hash
 from agtaild.adapters.claude_subagents import find_spawning_tool_use, read_meta
@@ -185,6 +186,10 @@ class ClaudeParser(MessageParser):
 
     # -- branches (agtaild.adapters.claude_branches) -----------------------------------------
     def emit(self, event: Event) -> Event:
+        if event.kind == "tool_use" and event.tool in EDIT_TOOLS:
+            edit = edit_of(event)
+            if edit is not None:
+                event.extra["edit"] = edit
         ev = super().emit(event)
         self.branches.note(ev)
         return ev

@@ -39,6 +39,9 @@ class Style:
     def red(self, text: str) -> str:
         return self._wrap("31", text)
 
+    def green(self, text: str) -> str:
+        return self._wrap("32", text)
+
     def mark(self, snippet: str) -> str:
         """Turn the «» highlight markers of a snippet into colour (kept as-is without colour)."""
         if not self.on:
@@ -236,10 +239,11 @@ def transcript(
     *,
     full: bool = False,
     all_branches: bool = False,
+    diffs: bool = True,
 ) -> str:
     """A readable transcript: who said what, tool calls with their (abbreviated) results.
     The active branch only, with a marker at each fork (``all_branches``: every branch)."""
-    return "\n".join(transcript_lines(session, events, style, full=full, all_branches=all_branches))
+    return "\n".join(transcript_lines(session, events, style, full=full, all_branches=all_branches, diffs=diffs))
 
 
 def transcript_lines(
@@ -249,6 +253,7 @@ def transcript_lines(
     *,
     full: bool = False,
     all_branches: bool = False,
+    diffs: bool = True,
 ) -> Iterator[str]:
     """The transcript line by line (``show`` prints them as events arrive, page by page)."""
     from agtaild.cli import branches
@@ -260,12 +265,12 @@ def transcript_lines(
         if ev is None:
             yield style.cyan(marker or "")
             continue
-        yield from event_lines(ev, style, full=full)
+        yield from event_lines(ev, style, full=full, diffs=diffs)
 
 
-def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False) -> list[str]:
-    """The lines of one event in a transcript."""
-    from agtaild.cli import branches
+def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: bool = True) -> list[str]:
+    """The lines of one event in a transcript (an edit as a diff unless ``diffs`` is off)."""
+    from agtaild.cli import branches, diff
 
     out: list[str] = []
     text_lines = None if full else 40
@@ -291,6 +296,11 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False) -> list
         out.append(head)
         if ev.get("text"):
             out += _block(ev["text"], "  ", text_lines)
+        edit = diff.edit_of(ev) if diffs else None
+        if edit is not None:
+            out += diff.diff_lines(edit, style, full=full)
+        elif not diffs and isinstance(ev.get("input"), (dict, list)):
+            out += _block(json.dumps(ev["input"], ensure_ascii=False, indent=2), "    ", None if full else 40)
         result = ev.get("result")
         if result is not None:
             body = result if isinstance(result, str) else compact_input(result)

@@ -96,6 +96,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="print every conversation branch (rewinds, edited prompts) with fork markers, "
         "not only the active one",
     )
+    p.add_argument(
+        "--no-diff",
+        dest="diffs",
+        action="store_false",
+        help="print the raw input of edit tools instead of a diff",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--from", dest="from_seq", type=int, metavar="SEQ", help="start at event SEQ")
     where.add_argument(
@@ -379,6 +385,7 @@ def cmd_show(ctx: Any) -> int:
             full=ctx.args.full,
             # A window around an event (a search hit) may sit on an inactive branch: show all.
             all_branches=ctx.args.branches or ctx.args.around is not None,
+            diffs=ctx.args.diffs,
         ):
             out.write(line + "\n")
     finally:
