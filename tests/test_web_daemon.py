@@ -102,6 +102,8 @@ class Daemon:
         self.proc: subprocess.Popen[bytes] | None = None
         self.token = ""
         self.log = base / "agtaild.log"
+        #: More agtaild arguments (e.g. other agents' --root), for other test modules.
+        self.extra_args: list[str] = []
 
     def start(self) -> None:
         shutil.copytree(CLAUDE_ROOT, self.root)
@@ -127,6 +129,7 @@ class Daemon:
             "--only-roots", "--root", f"claude-code={self.root}",
             "--debounce", "0.05", "--poll-interval", "0.5",
             "--log-level", "info",
+            *self.extra_args,
         ]
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,

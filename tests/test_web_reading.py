@@ -7,10 +7,12 @@ import json
 import uuid as uuidlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.claude_rewind import last_uuid, rewound_session
+from tests.conftest import CORPUS
 from tests.test_web_daemon import Daemon, login, unexpected
 from tests.web_cdp import Browser, chromium_available
 
@@ -18,6 +20,13 @@ pytestmark = pytest.mark.skipif(
     not chromium_available(), reason="needs headless Chromium at /usr/bin/chromium (apt-get install chromium)"
 )
 
+#: Samples with an edit tool, one per agent (the Claude one is the daemon's own copy).
+AGENT_ROOTS = {
+    "codex": "codex/claude-code-log/sessions",
+    "gemini": "gemini/synthetic-agtail/.gemini/tmp",
+    "opencode": "opencode/synthetic-agtail-json/.local/share/opencode/storage",
+    "pi": "pi/pi-mono/.pi/agent/sessions",
+}
 REWOUND = str(uuidlib.UUID(int=0xB1A2C3D4_0000_4000_8000_00000000BEEF))
 VISIBLE_TEXT = "document.getElementById('view-session').innerText"
 
@@ -25,6 +34,8 @@ VISIBLE_TEXT = "document.getElementById('view-session').innerText"
 @pytest.fixture(scope="module")
 def reading_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Daemon, dict[str, str]]]:
     d = Daemon(tmp_path_factory.mktemp("web-reading"))
+    for agent, rel in AGENT_ROOTS.items():
+        d.extra_args += ["--root", f"{agent}={CORPUS / rel}"]
     try:
         d.start()
         ids = rewound_session(d.root / "-tmp-rewind" / f"{REWOUND}.jsonl")
@@ -79,4 +90,68 @@ async def test_a_hit_on_an_inactive_branch_says_so_and_opens_that_branch(
     label = await browser.eval("document.querySelector('.branch-switch .branch-label').textContent")
     assert label.startswith("branch 1 of 2")
     assert last_uuid()[:8] in await browser.eval("document.querySelector('.branch-switch').dataset.fork")
+    assert unexpected(browser.errors) == []
+
+
+async def _open_diff(browser: Browser, daemon: Daemon, agent: str, sid: str) -> dict[str, Any]:
+    await browser.eval(f"location.hash = {json.dumps(f'#/session/{agent}/{sid}')}")
+    await browser.wait_for(
+        "document.querySelectorAll('.transcript .diff-fold').length > 0", what=f"a {agent} diff"
+    )
+    return dict(
+        await browser.eval(
+            """(() => { const f = document.querySelector('.transcript .diff-fold');
+              const rows = (sel) => [...f.querySelectorAll(sel)].map((r) => [...r.children].map((c) => c.textContent));
+              return { open: f.open, file: f.querySelector('.diff-file').textContent,
+                       del: rows('.dl.del'), add: rows('.dl.add'), ctx: rows('.dl.ctx'),
+                       delColour: getComputedStyle(f.querySelector('.dl.del, .dl.add')).backgroundColor }; })()"""
+        )
+    )
+
+
+async def test_edits_render_as_diffs_for_every_agent(
+    reading_daemon: tuple[Daemon, dict[str, str]], browser: Browser, shots: Path
+) -> None:
+    daemon, _ids = reading_daemon
+    sessions = {(s["agent"], s["id"]) for s in daemon.get("/api/v1/sessions?limit=200")["sessions"]}
+    await login(browser, daemon)
+
+    claude = await _open_diff(browser, daemon, "claude-code", "cd61be5e")
+    assert claude["open"] and claude["file"].endswith("demo-app/hello.py")
+    assert claude["del"] == [["2", "", '-    return "Hello, " + name']]
+    assert claude["add"][0][:2] == ["", "2"] and claude["add"][0][2].startswith(
+        '+    return f"Hello, {name}!'
+    )
+    assert ["1", "1", " def greet(name):"] in claude["ctx"]
+    assert claude["delColour"] != "rgba(0, 0, 0, 0)"
+    await browser.eval("document.querySelector('.transcript .diff-fold').scrollIntoView({block: 'center'})")
+    await browser.screenshot(shots / "diff.png", full_page=False)
+    # Collapsible: the summary folds it.
+    await browser.click(".transcript .diff-fold > summary")
+    assert not await browser.eval("document.querySelector('.transcript .diff-fold').open")
+
+    opencode = next(sid for agent, sid in sessions if agent == "opencode")
+    oc = await _open_diff(browser, daemon, "opencode", opencode)
+    assert oc["del"] == [["42", "", "-Durations are printed in milliseconds."]]
+    assert oc["add"] == [["", "42", "+Durations are printed in seconds with one decimal, e.g. `1.5s`."]]
+
+    codex = await _open_diff(browser, daemon, "codex", "11111111-1111-4111-8111-111111111111")
+    assert codex["file"] == "gamma.txt (new file)" and codex["add"] == [["", "1", "+synthetic"]]
+
+    pi = await _open_diff(browser, daemon, "pi", "d703a1a9-1b7b-4fb1-b512-c9738b1fe617")
+    assert pi["file"] == "packages/coding-agent/src/tui/user-message-selector.ts" and pi["del"] and pi["add"]
+
+    gemini_ids = [sid for agent, sid in sessions if agent == "gemini"]
+    found = None
+    for sid in gemini_ids:
+        await browser.eval(f"location.hash = {json.dumps(f'#/session/gemini/{sid}')}")
+        await browser.wait_for(
+            "document.querySelectorAll('.transcript .ev').length > 0", what="a gemini session"
+        )
+        if await browser.eval("document.querySelectorAll('.transcript .diff-fold').length > 0"):
+            found = await _open_diff(browser, daemon, "gemini", sid)
+            break
+    assert found is not None and found["file"] == "/home/dev/src/agtail-demo/src/duration.ts"
+    assert found["del"] == [["5", "", "-  return m[2] === 'm' ? n * 60 : m[2] === 's' ? n : n / 1000;"]]
+    assert found["add"] == [["", "5", "+  return m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : n;"]]
     assert unexpected(browser.errors) == []
