@@ -91,6 +91,31 @@ def schemas() -> dict[str, Any]:
             },
             "SearchResult": _page("hits", _ref("SearchHit")),
             "Stats": _ok({"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]),
+            "ProjectList": _ok(
+                {
+                    "projects": {
+                        "type": "array",
+                        "items": {
+                            "allOf": [
+                                _ref("Usage"),
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "project": {"type": "string"},
+                                        "root": {"type": "string"},
+                                        "sessions": {"type": "integer"},
+                                        "agents": {"type": "array", "items": {"type": "string"}},
+                                        "last_active": _nullable({"type": "string"}),
+                                        "cwds": {"type": "array", "items": {"type": "string"}},
+                                    },
+                                    "required": ["project", "root", "sessions", "agents", "last_active"],
+                                },
+                            ]
+                        },
+                    }
+                },
+                ["projects"],
+            ),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
             "ResumeCommand": _ok(
                 {
@@ -115,6 +140,7 @@ RESULT_SCHEMA = {
     "resume.command": "ResumeCommand",
     "search": "SearchResult",
     "stats": "Stats",
+    "projects.list": "ProjectList",
 }
 
 

@@ -325,6 +325,11 @@ METHOD_TABLE: dict[str, Method] = {
                 _COLLECTION,
             ),
         ),
+        Method(
+            "projects.list",
+            "Projects (git root, else working directory) with their sessions, agents and usage",
+            (_AGENT, _SINCE, _IMPORTED),
+        ),
         Method("agents.list", "Known agents, their roots and session counts"),
         Method("resume.command", "How to resume a session with its agent", (_PATH_AGENT_REQUIRED, _PATH_ID)),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),

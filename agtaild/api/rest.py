@@ -36,6 +36,7 @@ ROUTES: tuple[Route, ...] = (
     Route(f"{API}/sessions/{{agent}}/{{id}}/resume", "resume.command", "getResumeCommand"),
     Route(f"{API}/search", "search", "search"),
     Route(f"{API}/stats", "stats", "getStats"),
+    Route(f"{API}/projects", "projects.list", "listProjects"),
 )
 
 

@@ -33,6 +33,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.resume",
     "agtaild.cli.sync",
     "agtaild.cli.doctor",
+    "agtaild.cli.projects",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -45,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "pick": "agtaild.cli.resume",
     **dict.fromkeys(("export", "sync", "collections"), "agtaild.cli.sync"),
     "doctor": "agtaild.cli.doctor",
+    "projects": "agtaild.cli.projects",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

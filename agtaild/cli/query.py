@@ -120,14 +120,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "stats",
         parents=[common],
-        help="tokens and cost by day, model, agent, project or session",
+        help="tokens and cost by day, model, agent, project or session; tool calls; activity by hour",
         description="Tokens and cost; each API response is counted once across all files.",
     )
     p.add_argument(
         "--by",
-        choices=("day", "model", "agent", "project", "session"),
+        choices=("day", "model", "agent", "project", "session", "tool", "hour"),
         default="day",
-        help="how to group (default day)",
+        help="how to group (default day); tool: calls and errors per tool; hour: activity by hour"
+        " of day and weekday (local time)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
     p.add_argument("--project", metavar="NAME", help="only this project")
@@ -424,6 +425,11 @@ def cmd_stats(ctx: Any) -> int:
         backend.close()
     if ctx.json:
         ctx.out_json(doc)
+        return 0
+    if ctx.args.by in ("tool", "hour"):
+        from agtaild.cli import activity_tables
+
+        print(activity_tables.tool_table(doc) if ctx.args.by == "tool" else activity_tables.hour_grid(doc))
         return 0
     from agtaild.cli import format as fmt
 

@@ -1,4 +1,4 @@
-"""Tokens and cost by day, model, agent, project or session.
+"""Tokens and cost by day, model, agent, project or session (tool and hour: agtaild.index.activity).
 
 Stats count each API response once across every file of an agent (``usage.counted``: resume
 replays and imported copies repeat responses), as ccusage does. Tokens are summed in SQL per
@@ -16,7 +16,8 @@ from agtaild.index.params import TimeBound
 from agtaild.index.queries import add_usage, empty_usage
 from agtaild.pricing import PriceTable
 
-BY = ("day", "model", "agent", "project", "session")
+#: Groupings; "tool" and "hour" count events (agtaild.index.activity).
+BY = ("day", "model", "agent", "project", "session", "tool", "hour")
 UNKNOWN = "(unknown)"
 
 _KEY_SQL = {
