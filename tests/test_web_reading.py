@@ -4,6 +4,7 @@ files: the branch switch at a rewind, search hits on an inactive branch, compact
 from __future__ import annotations
 
 import json
+import urllib.request
 import uuid as uuidlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,4 +155,75 @@ async def test_edits_render_as_diffs_for_every_agent(
     assert found is not None and found["file"] == "/home/dev/src/agtail-demo/src/duration.ts"
     assert found["del"] == [["5", "", "-  return m[2] === 'm' ? n * 60 : m[2] === 's' ? n : n / 1000;"]]
     assert found["add"] == [["", "5", "+  return m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : n;"]]
+    assert unexpected(browser.errors) == []
+
+
+def _rpc(daemon: Daemon, method: str, params: dict[str, Any]) -> Any:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    req = urllib.request.Request(f"{daemon.url}/rpc", data=body, method="POST",
+                                 headers={"Authorization": f"Bearer {daemon.token}", "Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())["result"]
+
+
+async def test_projects_view(
+    reading_daemon: tuple[Daemon, dict[str, str]], browser: Browser, shots: Path
+) -> None:
+    daemon, _ids = reading_daemon
+    doc = daemon.get("/api/v1/projects")
+    rpc = _rpc(daemon, "projects.list", {})
+    assert [p["root"] for p in rpc["projects"]] == [p["root"] for p in doc["projects"]]
+    assert {p["root"] for p in doc["projects"]} >= {
+        "/tmp/rt/claude/home/src/demo-app",
+        "/home/dev/src/agtail-demo",
+    }
+    await login(browser, daemon, "#/projects")
+    await browser.wait_for(
+        f"document.querySelectorAll('#view-projects .project-row').length === {len(doc['projects'])}",
+        what="projects",
+    )
+    shown = await browser.eval(
+        "[...document.querySelectorAll('#view-projects .project-row')].map((r) => r.dataset.root)"
+    )
+    assert shown == [p["root"] for p in doc["projects"]]
+    demo = next(p for p in doc["projects"] if p["root"] == "/home/dev/src/agtail-demo")
+    assert set(demo["agents"]) >= {"gemini", "opencode"}
+    row = "[...document.querySelectorAll('#view-projects .project-row')].find((r) => r.dataset.root === '/home/dev/src/agtail-demo')"
+    assert await browser.eval(f"{row}.querySelectorAll('.badge.agent').length") == len(demo["agents"])
+    await browser.eval(f"{row}.querySelector('.project-name').click()")
+    await browser.wait_for(
+        f"{row}.nextElementSibling.querySelectorAll('.srow').length === {demo['sessions']}",
+        what="the project's sessions",
+    )
+    await browser.screenshot(shots / "projects.png", full_page=False)
+    assert unexpected(browser.errors) == []
+
+
+async def test_stats_heat_map_tools_and_stacked_days(
+    reading_daemon: tuple[Daemon, dict[str, str]], browser: Browser, shots: Path
+) -> None:
+    daemon, _ids = reading_daemon
+    hours = daemon.get("/api/v1/stats?by=hour")
+    tools = daemon.get("/api/v1/stats?by=tool")
+    await login(browser, daemon, "#/stats?days=all")
+    await browser.wait_for("document.querySelectorAll('.heat .hc').length === 168", what="the heat map")
+    busy = await browser.eval(
+        "Object.fromEntries([...document.querySelectorAll('.heat .hc:not(.none)')].map((c) => [c.dataset.day + ' ' + c.dataset.hour, Number(c.dataset.events)]))"
+    )
+    assert busy == {f"{r['weekday']} {r['hour']}": r["events"] for r in hours["rows"] if r["events"]}
+    names = await browser.eval(
+        "[...document.querySelectorAll('.stats.tools tbody td.key')].map((t) => t.textContent)"
+    )
+    assert names == [r["key"] for r in tools["rows"]][:60]
+    # The per-day chart is stacked by model (the default), with a legend; by agent on request.
+    assert await browser.eval("document.querySelectorAll('.chart .seg').length") > 0
+    legend = await browser.eval("[...document.querySelectorAll('.legend .lg')].map((l) => l.textContent)")
+    assert "claude-opus-4-8" in legend
+    await browser.eval("document.querySelector('.heat-box').scrollIntoView({block: 'center'})")
+    await browser.screenshot(shots / "stats-hour.png", full_page=False)
+    await browser.eval("location.hash = '#/stats?days=all&stack=agent'")
+    await browser.wait_for(
+        "[...document.querySelectorAll('.legend .lg')].map((l) => l.textContent).includes('claude-code')",
+        what="by agent",
+    )
     assert unexpected(browser.errors) == []

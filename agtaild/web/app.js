@@ -1552,6 +1552,100 @@
 
   // ---------------------------------------------------------------- stats
 
+  // ---------------------------------------------------------------- projects
+
+  // Projects (GET /projects): the git root of the sessions' directories, else the directory;
+  // worktrees of one repository are one project. A row opens to list its sessions.
+  const projectsView = {
+    root: null,
+    key: null,
+
+    build() {
+      this.root = $('#view-projects');
+    },
+
+    async show(params) {
+      if (!this.root) this.build();
+      const p = { agent: params.get('agent') || '' };
+      const key = JSON.stringify(p);
+      if (key === this.key) return;
+      this.key = key;
+      const body = h('div', { class: 'projects-body' }, h('div', { class: 'loading', text: 'Loading…' }));
+      clear(this.root).append(h('div', { class: 'toolbar' }, h('h1', { text: 'Projects' }), agentSelect(p.agent, (v) => setHash(queryHash('#/projects', { agent: v })))), body);
+      try {
+        const doc = await api('/projects', { agent: p.agent });
+        if (key !== this.key) return;
+        const projects = doc.projects || [];
+        clear(body);
+        if (!projects.length) {
+          body.append(h('div', { class: 'empty', text: 'No projects yet.' }));
+          return;
+        }
+        const max = Math.max(1, ...projects.map((x) => x.total_tokens || 0));
+        const table = h(
+          'table',
+          { class: 'stats projects' },
+          h('thead', {}, h('tr', {}, h('th', { text: 'Project' }), h('th', { class: 'num', text: 'Sessions' }), h('th', { text: 'Agents' }), h('th', { text: 'Last active' }), h('th', { class: 'num', text: 'Tokens' }), h('th', { class: 'num', text: 'Cost' }))),
+        );
+        const tbody = h('tbody');
+        for (const pr of projects) tbody.append(...this.row(pr, max, p.agent));
+        table.append(tbody);
+        body.append(h('div', { class: 'table-wrap' }, table));
+      } catch (err) {
+        if (key !== this.key) return;
+        clear(body);
+        handleError(err, 'Projects');
+      }
+    },
+
+    row(pr, max, agent) {
+      const d = toDate(pr.last_active);
+      const bar = h('span', { class: 'minibar' });
+      bar.style.width = Math.round(((pr.total_tokens || 0) / max) * 100) + '%';
+      const detail = h('tr', { class: 'project-sessions', hidden: true }, h('td', { colspan: 6 }));
+      const toggle = h('button', { type: 'button', class: 'project-name', 'aria-expanded': 'false', text: pr.project || pr.root, title: pr.root });
+      toggle.addEventListener('click', () => {
+        const open = detail.hidden;
+        detail.hidden = !open;
+        toggle.setAttribute('aria-expanded', String(open));
+        if (open && !detail.dataset.loaded) {
+          detail.dataset.loaded = '1';
+          this.sessions(pr, agent, detail.firstChild);
+        }
+      });
+      const row = h(
+        'tr',
+        { class: 'project-row', dataset: { root: pr.root } },
+        h('td', { class: 'key' }, toggle, h('div', { class: 'project-root mono', text: pr.root })),
+        h('td', { class: 'num', text: fmtInt(pr.sessions || 0) }),
+        h('td', {}, (pr.agents || []).map((a) => agentBadge(a))),
+        h('td', {}, d ? h('time', { text: relTime(d), title: fmtFull(d) }) : '-'),
+        h('td', { class: 'num total', title: fmtInt(pr.total_tokens || 0) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(pr.total_tokens || 0) }))),
+        h('td', { class: 'num', text: fmtCost(pr.cost_usd) }),
+      );
+      return [row, detail];
+    },
+
+    // The project's sessions: one list query per working directory (worktrees live elsewhere).
+    async sessions(pr, agent, cell) {
+      cell.append(h('div', { class: 'loading', text: 'Loading sessions…' }));
+      try {
+        const cwds = (pr.cwds && pr.cwds.length ? pr.cwds : [pr.root]).slice(0, 20);
+        const pages = await Promise.all(cwds.map((cwd) => api('/sessions', { cwd, agent, limit: 100 })));
+        const seen = new Map();
+        for (const page of pages) for (const s of page.sessions || []) seen.set(s.agent + ':' + s.id, s);
+        const list = [...seen.values()].filter((s) => cwds.includes(s.cwd));
+        list.sort((a, b) => String(b.ended || b.started || '').localeCompare(String(a.ended || a.started || '')));
+        clear(cell).append(h('div', { class: 'slist', role: 'list' }, list.slice(0, 100).map(sessionRow)));
+      } catch (err) {
+        clear(cell);
+        handleError(err, 'Sessions');
+      }
+    },
+  };
+
+  // ---------------------------------------------------------------- stats
+
   const statsView = {
     root: null,
     key: null,
@@ -1562,14 +1656,14 @@
 
     async show(params) {
       if (!this.root) this.build();
-      const p = { agent: params.get('agent') || '', days: params.get('days') || '30' };
+      const p = { agent: params.get('agent') || '', days: params.get('days') || '30', stack: params.get('stack') || '' };
       const key = JSON.stringify(p);
       if (key === this.key) return;
       this.key = key;
       const since = p.days === 'all' ? null : new Date(Date.now() - Number(p.days) * 86400000).toISOString().slice(0, 10);
       const range = h('select', { class: 'range-select', 'aria-label': 'Period' }, [['7', 'Last 7 days'], ['30', 'Last 30 days'], ['90', 'Last 90 days'], ['365', 'Last year'], ['all', 'All time']].map(([v, t]) => h('option', { value: v, text: t })));
       range.value = p.days;
-      range.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: range.value })));
+      range.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: range.value, stack: p.stack })));
       const body = h('div', { class: 'stats-body' }, h('div', { class: 'loading', text: 'Loading…' }));
       clear(this.root).append(
         h('div', { class: 'toolbar' }, h('h1', { text: 'Usage' }), agentSelect(p.agent, (v) => setHash(queryHash('#/stats', { agent: v, days: p.days }))), range),
@@ -1577,12 +1671,20 @@
       );
       try {
         const q = { agent: p.agent, since };
-        const [byDay, byModel, byAgent] = await Promise.all([api('/stats', Object.assign({ by: 'day' }, q)), api('/stats', Object.assign({ by: 'model' }, q)), api('/stats', Object.assign({ by: 'agent' }, q))]);
+        const [byDay, byModel, byAgent, byTool, byHour] = await Promise.all(
+          ['day', 'model', 'agent', 'tool', 'hour'].map((by) => api('/stats', Object.assign({ by }, q))),
+        );
         if (key !== this.key) return;
+        const stack = STACKS.includes(p.stack) ? p.stack : 'model';
+        const stackSel = h('select', { class: 'stack-select', 'aria-label': 'Stack the bars by' }, STACKS.map((v) => h('option', { value: v, text: v === 'none' ? 'Not stacked' : 'By ' + v })));
+        stackSel.value = stack;
+        stackSel.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: p.days, stack: stackSel.value })));
         clear(body).append(
           usageCards(byDay.totals || {}),
-          dayChart(byDay.rows || []),
+          dayChart(byDay.rows || [], stack === 'none' ? null : stack, stackSel),
           h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model', true), statsTable('By agent', byAgent.rows || [], 'Agent', true)),
+          hourMap(byHour.rows || []),
+          toolTable(byTool.rows || []),
           statsTable('By day', (byDay.rows || []).slice().sort((a, b) => String(b.key).localeCompare(String(a.key))), 'Day'),
         );
       } catch (err) {
@@ -1610,23 +1712,99 @@
     return out;
   }
 
-  function dayChart(rows) {
+  const STACKS = ['model', 'agent', 'none'];
+  const PALETTE = 8; // series colours (.s0 … .s7 in style.css); the rest share "other"
+
+  // Tokens per day; stacked by model or agent (the day rows' split), with a legend.
+  function dayChart(rows, stack, control) {
     const days = fillDays(rows);
     if (!days.length) return h('div', { class: 'empty', text: 'No usage in this period.' });
     const max = Math.max(1, ...days.map((r) => r.total_tokens || 0));
-    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' });
+    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' + (stack ? ' by ' + stack : '') });
+    const totals = new Map();
+    if (stack) for (const r of days) for (const [k, v] of Object.entries((r.split && r.split[stack]) || {})) totals.set(k, (totals.get(k) || 0) + v);
+    const series = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([k]) => k);
+    const colour = (k) => {
+      const i = series.indexOf(k);
+      return i >= 0 && i < PALETTE ? 's' + i : 'sx';
+    };
     for (const r of days) {
-      const bar = h('div', { class: 'bar' + (r.total_tokens ? '' : ' zero') });
-      bar.style.height = (r.total_tokens ? Math.max(1, Math.round((r.total_tokens / max) * 100)) : 0) + '%';
-      chart.append(h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) }, bar));
+      const col = h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) });
+      const parts = stack && r.split ? Object.entries(r.split[stack] || {}).filter(([, v]) => v > 0) : [];
+      if (parts.length) {
+        parts.sort((a, b) => series.indexOf(b[0]) - series.indexOf(a[0]));
+        const stackBox = h('div', { class: 'stack' });
+        stackBox.style.height = Math.max(1, Math.round(((r.total_tokens || 0) / max) * 100)) + '%';
+        for (const [k, v] of parts) {
+          const seg = h('div', { class: 'seg ' + colour(k), title: r.key + ' \u00b7 ' + k + ': ' + fmtInt(v) + ' tokens' });
+          seg.style.height = (v / Math.max(1, r.total_tokens || 1)) * 100 + '%';
+          stackBox.append(seg);
+        }
+        col.append(stackBox);
+      } else {
+        const bar = h('div', { class: 'bar' + (r.total_tokens ? '' : ' zero') });
+        bar.style.height = (r.total_tokens ? Math.max(1, Math.round((r.total_tokens / max) * 100)) : 0) + '%';
+        col.append(bar);
+      }
+      chart.append(col);
     }
+    const legend = series.length
+      ? h('div', { class: 'legend' }, series.slice(0, PALETTE).map((k) => h('span', { class: 'lg' }, h('i', { class: 'sw ' + colour(k) }), k)), series.length > PALETTE ? h('span', { class: 'lg' }, h('i', { class: 'sw sx' }), 'other') : null)
+      : null;
     return h(
       'figure',
       { class: 'chart-box' },
-      h('div', { class: 'chart-head' }, h('span', { class: 'chart-title', text: 'Tokens per day' }), h('span', { class: 'chart-max', text: 'peak ' + fmtTokens(max) })),
+      h('div', { class: 'chart-head' }, h('span', { class: 'chart-title', text: 'Tokens per day' }), control || null, h('span', { class: 'chart-max', text: 'peak ' + fmtTokens(max) })),
       chart,
       h('figcaption', {}, h('span', { text: days[0].key }), h('span', { text: days[days.length - 1].key })),
+      legend,
     );
+  }
+
+  // Activity by hour of day × weekday (local time): a heat map of events per cell.
+  function hourMap(rows) {
+    const days = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+    const cells = new Map(rows.map((r) => [r.weekday + ' ' + r.hour, r]));
+    const max = Math.max(1, ...rows.map((r) => r.events || 0));
+    const grid = h('div', { class: 'heat', role: 'img', 'aria-label': 'Activity by hour and weekday' });
+    grid.append(h('span', { class: 'hl' }));
+    for (let hr = 0; hr < 24; hr++) grid.append(h('span', { class: 'hh', text: hr % 3 === 0 ? String(hr) : '' }));
+    for (let d = 1; d <= 7; d++) {
+      grid.append(h('span', { class: 'hl', text: days[d - 1] }));
+      for (let hr = 0; hr < 24; hr++) {
+        const r = cells.get(d + ' ' + hr);
+        const n = (r && r.events) || 0;
+        const cell = h('span', { class: 'hc' + (n ? '' : ' none'), dataset: { day: d, hour: hr, events: n }, title: days[d - 1] + ' ' + String(hr).padStart(2, '0') + ':00 \u00b7 ' + fmtInt(n) + ' events' + (r && r.total_tokens ? ', ' + fmtTokens(r.total_tokens) + ' tokens' : '') });
+        if (n) cell.style.opacity = String(0.15 + 0.85 * (n / max));
+        grid.append(cell);
+      }
+    }
+    return h('section', { class: 'stats-sec' }, h('h2', { text: 'Activity by hour (local time)' }), h('div', { class: 'heat-box' }, grid));
+  }
+
+  // Tool calls: calls, errors and the agents that made them.
+  function toolTable(rows) {
+    const max = Math.max(1, ...rows.map((r) => r.calls || 0));
+    const tbody = h('tbody');
+    for (const r of rows.slice(0, 60)) {
+      const bar = h('span', { class: 'minibar' });
+      bar.style.width = Math.round(((r.calls || 0) / max) * 100) + '%';
+      const agents = Object.entries(r.agents || {}).sort((a, b) => b[1] - a[1]).map(([a, n]) => a + ' ' + fmtInt(n)).join(', ');
+      tbody.append(
+        h(
+          'tr',
+          {},
+          h('td', { class: 'key mono', text: String(r.key) }),
+          h('td', { class: 'num total' }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtInt(r.calls || 0) }))),
+          h('td', { class: 'num' + (r.errors ? ' err' : ''), text: fmtInt(r.errors || 0) }),
+          h('td', { class: 'num', text: r.calls ? Math.round((100 * (r.errors || 0)) / r.calls) + '%' : '-' }),
+          h('td', { class: 'muted', text: agents }),
+        ),
+      );
+    }
+    if (!rows.length) tbody.append(h('tr', {}, h('td', { colspan: 5, class: 'muted', text: 'No tool calls in this period.' })));
+    const table = h('table', { class: 'stats tools' }, h('thead', {}, h('tr', {}, h('th', { text: 'Tool' }), h('th', { class: 'num', text: 'Calls' }), h('th', { class: 'num', text: 'Errors' }), h('th', { class: 'num', text: 'Error rate' }), h('th', { text: 'Agents' }))), tbody);
+    return h('section', { class: 'stats-sec' }, h('h2', { text: 'Tool calls' }), h('div', { class: 'table-wrap' }, table));
   }
 
   function statsTable(title, rows, keyLabel, compact) {
@@ -1739,6 +1917,7 @@
     if (parts[0] === 'session' && parts.length >= 3) return { view: 'session', agent: parts[1], id: parts.slice(2).join('/'), params };
     if (parts[0] === 'search') return { view: 'search', params };
     if (parts[0] === 'stats') return { view: 'stats', params };
+    if (parts[0] === 'projects') return { view: 'projects', params };
     return { view: 'sessions', params };
   }
 
@@ -1768,6 +1947,9 @@
     } else if (r.view === 'stats') {
       document.title = 'Usage · agtail';
       statsView.show(r.params);
+    } else if (r.view === 'projects') {
+      document.title = 'Projects · agtail';
+      projectsView.show(r.params);
     }
   }
 
