@@ -272,11 +272,11 @@ async def test_stats_show_the_corpus_usage(daemon: Daemon, browser: Browser, sho
     by_model = daemon.get("/api/v1/stats?by=model")["rows"]
     assert by_model
     await login(browser, daemon, "#/stats?days=all")
-    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 3", what="stats tables")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 4", what="stats tables")
     text = await browser.text("#view-stats")
     for row in by_model:
         assert str(row["key"]) in text
-    assert await browser.eval("document.querySelectorAll('#view-stats .chart .bar').length") >= 1
+    assert await browser.eval("document.querySelectorAll('#view-stats .chart .bar, #view-stats .chart .seg').length") >= 1
     await browser.screenshot(shots / "daemon-stats.png")
     assert unexpected(browser.errors) == []
 

@@ -10,6 +10,11 @@
   const API = '/api/v1';
   const SESSION_PAGE = 60;
   const EVENT_PAGE = 250;
+  // A huge session is shown as a window of pages: events around the target are fetched with
+  // before_seq/after_seq, more pages load on scroll in both directions, and the pages farthest
+  // from the reader are dropped once the transcript holds more than this many events.
+  const WINDOW_BEFORE = 60; // events fetched before a target event
+  const MAX_EVENTS_IN_DOM = 1500;
   const SEARCH_PAGE = 40;
   const TEXT_LIMIT = 20000; // characters of a message shown before "show all"
   const RESULT_LIMIT = 4000; // characters of a tool input/result shown before "show all"
@@ -636,6 +641,10 @@
     },
 
     renderMore() {
+      if (this.topBox) {
+        clear(this.topBox);
+        if (this.prevSeq !== null) this.topBox.append(h('button', { type: 'button', class: 'load-more load-earlier', disabled: this.loadingEarlier, text: this.loadingEarlier ? 'Loading…' : 'Load earlier events', onclick: () => this.loadEarlier() }));
+      }
       clear(this.moreBox);
       if (this.next) {
         this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'Load more sessions', onclick: () => this.loadMore() }));
@@ -696,6 +705,8 @@
     branchSel: new Map(), // fork → the alternative chosen with its switch
     switches: new Map(), // fork → its switch element
     forkInfo: new Map(), // fork → { alts, active, depth } (forkTable)
+    prevSeq: null, // before_seq of the page before the first shown event (null: at the start)
+    edgeObserver: null,
 
     build() {
       this.root = $('#view-session');
@@ -718,9 +729,11 @@
       this.id = id;
       clear(this.root).append(h('div', { class: 'loading', text: 'Loading session…' }));
       try {
-        const [sbody, ebody] = await Promise.all([
+        const eventsPath = sessionPath(agent, id) + '/events';
+        const [sbody, ebody, before] = await Promise.all([
           api(sessionPath(agent, id)),
-          api(sessionPath(agent, id) + '/events', { limit: EVENT_PAGE }),
+          api(eventsPath, atSeq !== null ? { after_seq: atSeq - 1, limit: EVENT_PAGE } : { limit: EVENT_PAGE }),
+          atSeq !== null && atSeq > 0 ? api(eventsPath, { before_seq: atSeq, limit: WINDOW_BEFORE }) : Promise.resolve(null),
         ]);
         if (gen !== this.gen) return;
         this.session = sbody.session || sbody;
@@ -729,9 +742,13 @@
         this.id = this.session.id || id;
         this.forkInfo = forkTable(this.session);
         this.renderShell();
-        this.appendEvents(ebody.events || []);
+        const earlier = (before && before.events) || [];
+        this.appendEvents(earlier.concat(ebody.events || []));
         this.next = ebody.next || null;
+        this.prevSeq = earlier.length ? before.prev_seq : ebody.prev_seq;
+        if (this.prevSeq === undefined) this.prevSeq = null;
         this.renderMore();
+        this.watchEdges();
         this.loadChildren(gen);
         this.loadResume(gen);
         if (atSeq !== null) await this.reveal(atSeq);
@@ -764,6 +781,9 @@
       this.branchSel = new Map();
       this.switches = new Map();
       this.forkInfo = new Map();
+      this.prevSeq = null;
+      if (this.edgeObserver) this.edgeObserver.disconnect();
+      this.edgeObserver = null;
     },
 
     renderShell() {
@@ -771,8 +791,9 @@
       this.liveBadge = h('span', { class: 'tag live-badge', hidden: true, text: 'following live' });
       this.events = h('div', { class: 'transcript' });
       this.moreBox = h('div', { class: 'more-box' });
+      this.topBox = h('div', { class: 'more-box top' });
       clear(this.root);
-      add(this.root, [h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' }), this.liveBadge), this.head, this.events, this.moreBox]);
+      add(this.root, [h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' }), this.liveBadge), this.head, this.topBox, this.events, this.moreBox]);
     },
 
     renderHead() {
@@ -944,6 +965,117 @@
       }
     },
 
+    // ---- the window of a huge session (see WINDOW_BEFORE / MAX_EVENTS_IN_DOM).
+    firstSeq() {
+      const first = this.events && this.events.querySelector('.ev[data-seq]');
+      return first ? Number(first.dataset.seq) : null;
+    },
+
+    // Replace the shown events by the window around `seq`.
+    async openWindow(seq) {
+      const gen = this.gen;
+      const path = sessionPath(this.agent, this.id) + '/events';
+      const [before, after] = await Promise.all([api(path, { before_seq: seq, limit: WINDOW_BEFORE }), api(path, { after_seq: seq - 1, limit: EVENT_PAGE })]);
+      if (gen !== this.gen) return;
+      this.stopFollow();
+      this.resetEvents();
+      this.switches = new Map();
+      const earlier = before.events || [];
+      this.appendEvents(earlier.concat(after.events || []));
+      this.next = after.next || null;
+      this.prevSeq = earlier.length ? before.prev_seq : after.prev_seq;
+      if (this.prevSeq === undefined) this.prevSeq = null;
+      this.renderMore();
+      if (!this.next) this.startFollow();
+    },
+
+    async loadEarlier() {
+      if (this.prevSeq === null || this.loadingEarlier) return false;
+      const gen = this.gen;
+      this.loadingEarlier = true;
+      this.renderMore();
+      try {
+        const body = await api(sessionPath(this.agent, this.id) + '/events', { before_seq: this.prevSeq, limit: EVENT_PAGE });
+        if (gen !== this.gen) return false;
+        this.prependEvents(body.events || []);
+        this.prevSeq = body.prev_seq === undefined ? null : body.prev_seq;
+        this.trimWindow('bottom');
+        return true;
+      } catch (err) {
+        handleError(err, 'Events');
+        return false;
+      } finally {
+        if (gen === this.gen) {
+          this.loadingEarlier = false;
+          this.renderMore();
+        }
+      }
+    },
+
+    // Earlier events go above the first shown one; the reader's view does not move.
+    prependEvents(events) {
+      const frag = document.createDocumentFragment();
+      let lastRole = null;
+      for (const ev of events) {
+        if (!ev || typeof ev.seq !== 'number' || this.bySeq.has(ev.seq)) continue;
+        const role = roleGroup(ev);
+        const node = renderEvent(ev, role !== lastRole && role !== 'meta', this);
+        if (role !== 'meta') lastRole = role;
+        this.markBranch(node, ev, frag);
+        this.bySeq.set(ev.seq, node);
+        this.json.set(ev.seq, this.eventJson(ev));
+        this.track(ev);
+        frag.append(node);
+      }
+      const doc = document.documentElement;
+      const height = doc.scrollHeight;
+      this.events.insertBefore(frag, this.events.firstChild);
+      window.scrollBy(0, doc.scrollHeight - height);
+    },
+
+    // Keep the DOM bounded: drop the events farthest from where the reader is going.
+    trimWindow(side) {
+      const extra = this.bySeq.size - MAX_EVENTS_IN_DOM;
+      if (extra <= 0) return;
+      const seqs = [...this.bySeq.keys()].sort((a, b) => a - b);
+      const drop = side === 'top' ? seqs.slice(0, extra) : seqs.slice(seqs.length - extra);
+      const doc = document.documentElement;
+      const height = doc.scrollHeight;
+      for (const seq of drop) {
+        const node = this.bySeq.get(seq);
+        if (node) node.remove();
+        this.bySeq.delete(seq);
+        this.json.delete(seq);
+        this.pending.delete(seq);
+      }
+      if (side === 'top') {
+        this.prevSeq = seqs[extra];
+        window.scrollBy(0, doc.scrollHeight - height);
+      } else {
+        this.stopFollow();
+        this.maxSeq = seqs[seqs.length - extra - 1];
+        this.next = this.next || 'more';
+      }
+      this.renderMore();
+    },
+
+    // Load further pages when the reader nears either end of the window.
+    watchEdges() {
+      if (this.edgeObserver || typeof IntersectionObserver === 'undefined') return;
+      this.edgeObserver = new IntersectionObserver(
+        (entries) => {
+          for (const e of entries) {
+            if (!e.isIntersecting) continue;
+            if (e.target === this.topBox && this.prevSeq !== null) this.loadEarlier();
+            else if (e.target === this.moreBox && this.next) this.loadMore();
+          }
+        },
+        { rootMargin: '600px 0px' },
+      );
+      this.edgeObserver.observe(this.topBox);
+      this.edgeObserver.observe(this.moreBox);
+    },
+
     // Which tool calls still wait for their result (re-read when the session changes).
     track(ev) {
       if (ev.kind === 'tool_use' && (ev.result === null || ev.result === undefined) && !ev.is_error) this.pending.add(ev.seq);
@@ -969,10 +1101,11 @@
       this.loading = true;
       this.renderMore();
       try {
-        const body = await api(sessionPath(this.agent, this.id) + '/events', { cursor: this.next, limit: EVENT_PAGE });
+        const body = await api(sessionPath(this.agent, this.id) + '/events', { after_seq: this.maxSeq, limit: EVENT_PAGE });
         if (gen !== this.gen) return false;
         this.appendEvents(body.events || []);
         this.next = body.next || null;
+        this.trimWindow('top');
         if (!this.next) this.startFollow();
         return true;
       } catch (err) {
@@ -989,17 +1122,19 @@
     // Scroll to the event at (or after) `seq`, loading further pages as needed.
     async reveal(seq) {
       const gen = this.gen;
+      const first = this.firstSeq();
+      if ((this.next && seq > this.maxSeq + EVENT_PAGE) || (this.prevSeq !== null && first !== null && seq < first)) {
+        await this.openWindow(seq);
+        if (gen !== this.gen) return;
+      }
       while (this.maxSeq < seq && this.next) {
         if (!(await this.loadMore()) || gen !== this.gen) return;
       }
       let node = this.bySeq.get(seq);
       if (!node) {
-        for (const [k, v] of this.bySeq) {
-          if (k >= seq) {
-            node = v;
-            break;
-          }
-        }
+        let best = null;
+        for (const k of this.bySeq.keys()) if (k >= seq && (best === null || k < best)) best = k;
+        if (best !== null) node = this.bySeq.get(best);
       }
       if (!node) return;
       if (node.dataset.branch === 'inactive' && this.forkInfo.has(node.dataset.fork)) {
