@@ -3,6 +3,7 @@ files: the branch switch at a rewind, search hits on an inactive branch, compact
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 import uuid as uuidlib
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench import make_huge_claude as make_huge
 from tests.claude_rewind import last_uuid, rewound_session
 from tests.conftest import CORPUS
 from tests.test_web_daemon import Daemon, login, unexpected
@@ -40,7 +42,8 @@ def reading_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[D
     try:
         d.start()
         ids = rewound_session(d.root / "-tmp-rewind" / f"{REWOUND}.jsonl")
-        d.wait_indexed({REWOUND})
+        make_huge.main([str(d.root), "--mb", "5"])  # ≈ 3,400 events: more than the viewer's window
+        d.wait_indexed({REWOUND, make_huge.SESSION_ID})
         yield d, ids
     finally:
         d.stop()
@@ -226,4 +229,42 @@ async def test_stats_heat_map_tools_and_stacked_days(
         "[...document.querySelectorAll('.legend .lg')].map((l) => l.textContent).includes('claude-code')",
         what="by agent",
     )
+    assert unexpected(browser.errors) == []
+
+
+async def test_a_long_session_opens_as_a_window_around_the_hit(
+    reading_daemon: tuple[Daemon, dict[str, str]], browser: Browser
+) -> None:
+    daemon, _ids = reading_daemon
+    sid = make_huge.SESSION_ID
+    last = daemon.get(f"/api/v1/sessions/claude-code/{sid}/events?before_seq=1000000&limit=1")["events"][0][
+        "seq"
+    ]
+    assert last > 3000
+    target = 3000
+    await login(browser, daemon, f"#/session/claude-code/{sid}?at={target}")
+    await browser.wait_for(f"document.querySelector('.ev.target')?.id === 'ev-{target}'", what="the hit")
+    seqs = "[...document.querySelectorAll('.transcript .ev')].map((n) => Number(n.dataset.seq))"
+    shown = await browser.eval(seqs)
+    # Not read from the start: a window of pages around the hit, in order.
+    assert min(shown) > 2000 and target in shown and shown == sorted(shown)
+    assert len(shown) <= 1500
+    assert await browser.eval(
+        f"(() => {{ const r = document.getElementById('ev-{target}').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }})()"
+    )
+    # Scrolling up loads earlier pages above, without moving what the reader looks at.
+    first = min(shown)
+    await browser.eval("window.scrollTo(0, 0)")
+    await browser.wait_for(f"Math.min(...{seqs}) < {first}", what="earlier events")
+    now = await browser.eval(seqs)
+    assert now == sorted(now) and len(set(now)) == len(now)
+    # Scrolling down again and again: pages load at the end, the far ones are dropped.
+    for _ in range(20):
+        await browser.eval("window.scrollTo(0, document.documentElement.scrollHeight)")
+        await asyncio.sleep(0.3)
+        if await browser.eval(f"{seqs}.includes({last})"):
+            break
+    end = await browser.eval(seqs)
+    assert last in end and len(end) <= 1500 + 250 and end == sorted(end)
+    assert await browser.eval("!!document.querySelector('#view-session .load-earlier')")
     assert unexpected(browser.errors) == []

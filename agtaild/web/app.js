@@ -641,10 +641,6 @@
     },
 
     renderMore() {
-      if (this.topBox) {
-        clear(this.topBox);
-        if (this.prevSeq !== null) this.topBox.append(h('button', { type: 'button', class: 'load-more load-earlier', disabled: this.loadingEarlier, text: this.loadingEarlier ? 'Loading…' : 'Load earlier events', onclick: () => this.loadEarlier() }));
-      }
       clear(this.moreBox);
       if (this.next) {
         this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'Load more sessions', onclick: () => this.loadMore() }));
@@ -1089,6 +1085,10 @@
     },
 
     renderMore() {
+      if (this.topBox) {
+        clear(this.topBox);
+        if (this.prevSeq !== null) this.topBox.append(h('button', { type: 'button', class: 'load-more load-earlier', disabled: this.loadingEarlier, text: this.loadingEarlier ? 'Loading…' : 'Load earlier events', onclick: () => this.loadEarlier() }));
+      }
       clear(this.moreBox);
       if (this.next) {
         this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'Load more events', onclick: () => this.loadMore() }));
