@@ -80,12 +80,26 @@ def get(url: str, token: str) -> Any:
         return json.loads(resp.read())
 
 
-async def measure(browser: Browser, hash_: str, cond: str, timeout: float = 120.0) -> float:
-    await browser.eval("location.hash = '#/'")
+async def measure(browser: Browser, url: str, hash_: str, cond: str, timeout: float = 120.0) -> float:
+    """From setting the route on a freshly loaded viewer (nothing of the session in memory)."""
+    # A blank page first: the previous page's live streams (SSE) are closed before the next
+    # load, as when a person opens the viewer afresh.
+    await browser.goto("about:blank")
+    measure.loads = getattr(measure, "loads", 0) + 1  # type: ignore[attr-defined]
+    await browser.goto(f"{url}/?load={measure.loads}#/")  # type: ignore[attr-defined]
     await browser.wait_for("document.querySelectorAll('#view-sessions .srow').length > 0", timeout=60)
     await browser.eval(MEASURE % {"cond": cond, "hash": json.dumps(hash_)})
     took = await browser.wait_for("window.__took", timeout=timeout, what=hash_)
+    slow = await browser.eval(
+        "performance.getEntriesByType('resource').filter((e) => e.duration > 2000)"
+        ".map((e) => [e.name.replace(location.origin, ''), Math.round(e.duration), Math.round(e.startTime)])"
+    )
+    SLOW.extend(slow)
     return round(float(took) / 1000.0, 3)
+
+
+#: Requests of the measured pages that took over 2 s (url, ms, start ms): where a stall came from.
+SLOW: list[Any] = []
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -104,7 +118,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         s = sessions[0]
         total: int | None = None
         try:
-            page = get(f"{url}/api/v1/sessions/{s['agent']}/{s['id']}/events?before_seq=100000000&limit=1", token)
+            page = get(
+                f"{url}/api/v1/sessions/{s['agent']}/{s['id']}/events?before_seq=100000000&limit=1", token
+            )
             total = page["events"][0]["seq"] + 1 if page.get("events") else 0
         except urllib.error.HTTPError:  # an agtaild from before before_seq
             pass
@@ -115,10 +131,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         first, jump = [], []
         for _ in range(args.repeat):
             first.append(
-                await measure(browser, route, "document.querySelectorAll('.transcript .ev').length > 0")
+                await measure(browser, url, route, "document.querySelectorAll('.transcript .ev').length > 0")
             )
             target = f"document.querySelector('.ev.target')?.id === 'ev-{args.at}'"
-            jump.append(await measure(browser, f"{route}?at={args.at}", target))
+            jump.append(await measure(browser, url, f"{route}?at={args.at}", target))
         in_dom = await browser.eval("document.querySelectorAll('.transcript .ev').length")
         # Scroll to the end of the window a few times: pages load, the DOM stays bounded.
         for _ in range(args.scrolls):
@@ -135,6 +151,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "jump_to_hit_median_s": statistics.median(jump),
             "events_in_dom_after_jump": in_dom,
             f"events_in_dom_after_{args.scrolls}_scrolls": after_scroll,
+            "slow_requests": SLOW,
             "load": os.getloadavg(),
             "cpus": os.cpu_count(),
         }
