@@ -191,3 +191,28 @@ def test_long_diffs_are_cut_with_a_marker() -> None:
     assert short[-1].strip() == "… diff cut: 120 more lines (--full shows what was recorded)"
     full = diff.diff_lines(edit, fmt.Style(io.StringIO()), full=True)
     assert sum(1 for x in full if x.rstrip().endswith(tuple(f"+{i}" for i in range(200)))) == 200
+
+
+def test_the_generic_path_for_other_agents(
+    capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path
+) -> None:
+    """Grok's adapter has no edit normaliser: its search_replace call (old_string/new_string)
+    gets a diff through the generic path of the index."""
+    root = f"grok={corpus / 'grok' / 'synthetic-agtail' / '.grok' / 'sessions'}"
+    base = ["--data-dir", str(tmp_path / "data"), "--no-daemon", "--only-roots", "--root", root]
+    assert main([*base, "--json", "list"]) == 0
+    found = []
+    for s in json.loads(capsys.readouterr().out)["sessions"]:
+        out, doc = _show(capsys, tmp_path, root, f"grok:{s['id']}")
+        found += [(e, out) for _, e in _edits(doc)]
+    assert found
+    edit, out = found[0]
+    (f,) = edit["files"]
+    assert f["path"] == "agtail/watch.py" and not f["numbered"]
+    assert "-    f.seek(0, 2)  # start at EOF" in f["hunks"][0]["lines"]
+    assert "-    f.seek(0, 2)  # start at EOF" in out
+    # Other shapes of the generic path: a unified diff in an input, an apply_patch envelope.
+    unified = edits.generic_edit({"diff": "--- a/x\n+++ b/x\n@@ -3 +3 @@\n-a\n+b\n"})
+    assert unified is not None and unified["files"][0]["hunks"][0]["old_start"] == 3
+    assert edits.generic_edit("*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch") is not None
+    assert edits.generic_edit({"command": "ls -la"}) is None

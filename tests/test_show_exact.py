@@ -104,3 +104,24 @@ def test_printed_ids_are_unique_prefixes(
 def test_short_id_floor_for_subagents() -> None:
     docs: list[dict[str, Any]] = [{"agent": "claude-code", "id": "agent-a0ad4f44468bdf20d"}]
     assert fmt.unique_short_ids(docs) == ["agent-a0ad4f44"]
+
+
+def test_compaction_is_a_divider_with_the_summary_folded(
+    capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path
+) -> None:
+    args = base(tmp_path / "data", f"claude-code={corpus / 'claude-code' / 'spotter' / 'projects'}")
+    code, out, err = run(capsys, *args, "show", "claude-code:ae4a77f8", "--from", "1143")
+    assert code == 0, err
+    lines = out.splitlines()
+    # --from starts at that event (after the header).
+    assert lines[3].endswith("#1143 ──── context compacted (manual, 142,431 tokens before) ────")
+    assert lines[4].endswith("#1144 compaction summary")
+    assert lines[5].startswith("  This session is being continued from a previous conversation")
+    assert lines[8].startswith("  … summary folded: ") and lines[8].endswith(" more lines (--full)")
+    code, full, err = run(capsys, *args, "show", "claude-code:ae4a77f8", "--from", "1143", "--full")
+    assert "summary folded" not in full and len(full.splitlines()) > len(lines)
+    code, around, err = run(
+        capsys, *args, "show", "claude-code:ae4a77f8", "--around", "1143", "--context", "1"
+    )
+    seqs = [int(x.split("#")[1].split()[0]) for x in around.splitlines() if x.startswith("[") and "#" in x]
+    assert seqs == [1142, 1143, 1144]

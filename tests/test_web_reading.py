@@ -268,3 +268,23 @@ async def test_a_long_session_opens_as_a_window_around_the_hit(
     assert last in end and len(end) <= 1500 + 250 and end == sorted(end)
     assert await browser.eval("!!document.querySelector('#view-session .load-earlier')")
     assert unexpected(browser.errors) == []
+
+
+async def test_a_compaction_is_a_divider_with_its_summary_folded(
+    reading_daemon: tuple[Daemon, dict[str, str]], browser: Browser
+) -> None:
+    """The long session repeats the spotter sample, whose event 1143 is a compact boundary and
+    1144 the summary Claude Code wrote."""
+    daemon, _ids = reading_daemon
+    sid = make_huge.SESSION_ID
+    await login(browser, daemon, f"#/session/claude-code/{sid}?at=1143")
+    await browser.wait_for("document.querySelector('.ev.target')?.id === 'ev-1143'", what="the boundary")
+    divider = await browser.eval("document.querySelector('#ev-1143 .compact-divider')?.textContent")
+    assert divider == "Context compacted · manual · 142k tokens before"
+    summary = await browser.eval(
+        "(() => { const d = document.querySelector('#ev-1144 details.compact-summary');"
+        " return d && [d.querySelector('.fold-title').textContent, d.querySelector('.fold-hint').textContent, d.open]; })()"
+    )
+    assert summary[0] == "Compaction summary" and summary[1].startswith("This session is being continued")
+    assert summary[2] is False  # folded
+    assert unexpected(browser.errors) == []

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.base import Unit
+from agtaild.adapters.edits import generic_edit
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
 from agtaild.model import Event, Session, UsageRecord, project_of
@@ -194,6 +195,12 @@ def prepare(job: Job) -> Prepared:
         at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
         return Prepared(path=path, error=f"{type(exc).__name__}: {exc}{at}")
     session = result.session
+    for e in result.events:
+        # The generic edit path: tool calls whose adapter gave no extra["edit"].
+        if e.kind == "tool_use" and "edit" not in e.extra and e.input is not None:
+            edit = generic_edit(e.input)
+            if edit is not None:
+                e.extra["edit"] = edit
     events = [event_row(e) for e in result.events]
     return Prepared(
         path=path,
