@@ -125,3 +125,25 @@ def test_compaction_is_a_divider_with_the_summary_folded(
     )
     seqs = [int(x.split("#")[1].split()[0]) for x in around.splitlines() if x.startswith("[") and "#" in x]
     assert seqs == [1142, 1143, 1144]
+
+
+def test_pi_inactive_branch_is_left_out_of_show(
+    capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path
+) -> None:
+    """Pi marks only extra.branch: show leaves its abandoned branch out (saying so), --branches
+    prints it."""
+    root = corpus / "pi" / "synthetic-agtail" / ".pi" / "agent" / "sessions"
+    args = base(tmp_path / "data", f"pi={root}")
+    code, out, err = run(capsys, *args, "--json", "list")
+    (s,) = json.loads(out)["sessions"]
+    code, out, err = run(capsys, *args, "--json", "show", f"pi:{s['id']}")
+    inactive = [e["seq"] for e in json.loads(out)["events"] if e["extra"].get("branch") == "inactive"]
+    assert inactive
+    code, out, err = run(capsys, *args, "show", f"pi:{s['id']}")
+    shown = {int(x.split("#")[1].split()[0]) for x in out.splitlines() if x.startswith("[") and "] #" in x}
+    assert not shown & set(inactive)
+    assert "⑂ events on other branches are left out: show --branches" in out
+    code, out, err = run(capsys, *args, "show", f"pi:{s['id']}", "--branches")
+    assert code == 0, err
+    shown = {int(x.split("#")[1].split()[0]) for x in out.splitlines() if x.startswith("[") and "] #" in x}
+    assert set(inactive) <= shown and "⑂ on another branch (inactive)" in out

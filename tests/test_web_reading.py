@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bench import make_huge_claude as make_huge
-from tests.claude_rewind import last_uuid, rewound_session
+from tests.claude_rewind import last_uuid, prompt, rewound_session, write_lines
 from tests.conftest import CORPUS
 from tests.test_web_daemon import Daemon, login, unexpected
 from tests.web_cdp import Browser, chromium_available
@@ -287,4 +287,25 @@ async def test_a_compaction_is_a_divider_with_its_summary_folded(
     )
     assert summary[0] == "Compaction summary" and summary[1].startswith("This session is being continued")
     assert summary[2] is False  # folded
+    assert unexpected(browser.errors) == []
+
+
+async def test_zz_a_rewind_while_the_session_is_open_re_marks_the_page(
+    reading_daemon: tuple[Daemon, dict[str, str]], browser: Browser
+) -> None:
+    """Runs last (it changes the rewound session): continuing the old branch moves the active
+    branch back; the open page follows without a reload."""
+    daemon, ids = reading_daemon
+    await login(browser, daemon, f"#/session/claude-code/{REWOUND}")
+    switch = "document.querySelector('.branch-switch .branch-label')?.textContent"
+    await browser.wait_for(f"{switch} === 'branch 2 of 2'", what="the switch")
+    await browser.wait_for("!document.querySelector('.live-badge').hidden", what="following live")
+    write_lines(
+        daemon.root / "-tmp-rewind" / f"{REWOUND}.jsonl",
+        [prompt("Keep the English farewell after all", ids["a2"])],
+        append=True,
+    )
+    await browser.wait_for(f"{switch} === 'branch 1 of 2'", timeout=30, what="the switch after the append")
+    text = await browser.eval(VISIBLE_TEXT)
+    assert "first try" in text and "Keep the English farewell after all" in text and "en français" not in text
     assert unexpected(browser.errors) == []

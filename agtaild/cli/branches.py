@@ -30,9 +30,12 @@ def is_compact_summary(ev: dict[str, Any]) -> bool:
 
 
 def branch_of(ev: dict[str, Any]) -> tuple[str, str, int, int] | None:
-    """(branch, fork, alt, alts) of a marked event, else None."""
+    """(branch, fork, alt, alts) of a marked event, else None. Agents that mark only
+    ``branch`` (Pi, Grok) give their inactive events the fork ``?``: left out by default too."""
     extra = ev.get("extra") or {}
     branch, fork = extra.get("branch"), extra.get("fork")
+    if branch == "inactive" and not isinstance(fork, str):
+        return "inactive", "?", 0, 0
     if branch not in ("active", "inactive") or not isinstance(fork, str):
         return None
     alt, alts = extra.get("alt"), extra.get("alts")
@@ -40,6 +43,8 @@ def branch_of(ev: dict[str, Any]) -> tuple[str, str, int, int] | None:
 
 
 def fork_label(fork: str, alt: int, alts: int, branch: str) -> str:
+    if fork == "?":
+        return "⑂ on another branch (inactive)"
     state = "active" if branch == "active" else "inactive"
     return f"⑂ branch {alt} of {alts} at fork {fork[:8]} ({state})"
 
@@ -63,6 +68,9 @@ def walk(
         branch, fork, alt, alts = mark
         if not all_branches:
             if branch == "inactive":
+                if fork == "?" and fork not in announced:
+                    announced.add(fork)
+                    yield "⑂ events on other branches are left out: show --branches", None
                 continue
             if fork not in announced:
                 announced.add(fork)

@@ -1209,6 +1209,15 @@
         const body = await api(sessionPath(this.agent, this.id));
         if (gen !== this.gen) return;
         this.session = body.session || body;
+        const forks = forkTable(this.session);
+        if (JSON.stringify([...forks]) !== JSON.stringify([...this.forkInfo])) {
+          // A rewind or an edited prompt moved the active branch: marks of events already on
+          // the page changed too, so the shown window is read again.
+          this.forkInfo = forks;
+          this.branchSel = new Map();
+          await this.openWindow(this.firstSeq() || 0);
+          if (gen !== this.gen) return;
+        }
         const head = this.renderHead();
         this.head.replaceWith(head);
         this.head = head;
