@@ -48,11 +48,11 @@ START = "start"
 Mark = tuple[str, str, int, int]  # (branch, fork uuid, alt, alts)
 
 
-class Node(msgspec.Struct, array_like=True):
+class Node(msgspec.Struct, array_like=True, omit_defaults=True):
     parent: str | None
     head: bool = False
-    sidechain: bool = False
-    seqs: list[int] = msgspec.field(default_factory=list)
+    #: The seqs of the events this record produced (None: none yet).
+    seqs: list[int] | None = None
 
 
 class BranchState(msgspec.Struct):
@@ -98,34 +98,37 @@ class BranchTracker:
             self.current = None
             return
         self.current = uuid
-        parent = obj.get("parentUuid")
-        if parent is None:
-            parent = obj.get("logicalParentUuid")
-        parent = parent if type(parent) is str and parent != uuid else None
-        nodes = self.st.nodes
-        node = nodes.get(uuid)
+        st = self.st
+        kind = obj.get("type")
         sidechain = obj.get("isSidechain") is True
-        if node is None:
-            head = is_head(obj)
-            nodes[uuid] = Node(parent=parent, head=head, sidechain=sidechain)
+        if uuid not in st.nodes:
+            parent = obj.get("parentUuid")
+            if parent is None:
+                parent = obj.get("logicalParentUuid")
+            if type(parent) is not str or parent == uuid:
+                parent = None
+            head = kind == "user" and not sidechain and is_head(obj)
+            st.nodes[uuid] = Node(parent, head) if head else Node(parent)
             if head:
                 where = parent if parent is not None else START
-                if where in self.st.head_parents:
-                    self.st.forked = True
-                self.st.head_parents.add(where)
-            elif parent is None and not sidechain and obj.get("type") in ("user", "assistant"):
-                self.st.loose_roots = True
-        if not sidechain and obj.get("type") in ("user", "assistant"):
-            self.st.leaf = uuid
+                if where in st.head_parents:
+                    st.forked = True
+                st.head_parents.add(where)
+            elif parent is None and not sidechain and kind in ("user", "assistant"):
+                st.loose_roots = True
+        if not sidechain and (kind == "user" or kind == "assistant"):
+            st.leaf = uuid
 
     def note(self, event: Event) -> None:
         """Remember which record an event came from (by its uuid, else the current record)."""
         owner = event.uuid if event.uuid is not None and event.uuid in self.st.nodes else self.current
         if owner is None:
             return
-        seqs = self.st.nodes[owner].seqs
-        if event.seq not in seqs:
-            seqs.append(event.seq)
+        node = self.st.nodes[owner]
+        if node.seqs is None:
+            node.seqs = [event.seq]
+        elif event.seq not in node.seqs:
+            node.seqs.append(event.seq)
 
     # -- marking ----------------------------------------------------------------------------
     def settle(self, output: dict[int, Event]) -> None:
@@ -137,8 +140,8 @@ class BranchTracker:
         new: dict[int, list[Any]] = {}
         for uuid, node in self.st.nodes.items():
             mark = desired.get(uuid)
-            for seq in node.seqs:
-                if mark is not None:
+            if mark is not None and node.seqs:
+                for seq in node.seqs:
                     new[seq] = list(mark)
         for seq in set(old) | set(new):
             want = new.get(seq)
