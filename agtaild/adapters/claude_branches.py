@@ -21,8 +21,10 @@ Events below a fork get ``extra`` marks: ``branch`` (``active``/``inactive``), `
 fork's uuid where this line leaves the active chain — for an active event, the nearest fork
 above it), ``alt`` (1-based) and ``alts``. Sessions without a fork carry no marks at all.
 
-Incremental reads: the tracker keeps the tree (uuid → parent, head flag, seqs of the events
-it produced) and the marks it last gave out. After a read it recomputes the marks of the whole
+Incremental reads: once a session forked, the tracker keeps the tree (uuid → parent, head
+flag, seqs of the events it produced) and the marks it last gave out; before that it keeps only
+the parents of prompts (to notice the first fork), and the read that finds a first fork in an
+appended part asks for one read from the start (the earlier records' tree was not kept). After a read it recomputes the marks of the whole
 tree; events of this read get them directly, and stored events whose marks changed are re-marked
 through ``ReadResult.marks`` (seq → extra keys), so an append that moves the leaf to another
 branch touches only the events whose mark changed.
@@ -85,8 +87,14 @@ def is_head(obj: dict[str, Any]) -> bool:
 class BranchTracker:
     """One per read, working on the :class:`BranchState` of the parser state."""
 
-    def __init__(self, state: BranchState) -> None:
+    def __init__(self, state: BranchState, *, from_start: bool) -> None:
         self.st = state
+        #: The tree: the saved one once the session forked, else only this read's records.
+        self.nodes: dict[str, Node] = state.nodes
+        self.from_start = from_start
+        #: A first fork found by a read that continued a saved state without a tree: the
+        #: earlier records are not known, so the file must be read again from the start.
+        self.need_full_read = False
         self.current: str | None = None
         self.patches: dict[int, dict[str, Any]] = {}
         self.forks: list[dict[str, Any]] = []
@@ -101,18 +109,20 @@ class BranchTracker:
         st = self.st
         kind = obj.get("type")
         sidechain = obj.get("isSidechain") is True
-        if uuid not in st.nodes:
+        nodes = self.nodes
+        if uuid not in nodes:
             parent = obj.get("parentUuid")
             if parent is None:
                 parent = obj.get("logicalParentUuid")
             if type(parent) is not str or parent == uuid:
                 parent = None
             head = kind == "user" and not sidechain and is_head(obj)
-            st.nodes[uuid] = Node(parent, head) if head else Node(parent)
+            nodes[uuid] = Node(parent, head) if head else Node(parent)
             if head:
                 where = parent if parent is not None else START
-                if where in st.head_parents:
+                if where in st.head_parents and not st.forked:
                     st.forked = True
+                    self.need_full_read = not self.from_start
                 st.head_parents.add(where)
             elif parent is None and not sidechain and kind in ("user", "assistant"):
                 st.loose_roots = True
@@ -121,10 +131,10 @@ class BranchTracker:
 
     def note(self, event: Event) -> None:
         """Remember which record an event came from (by its uuid, else the current record)."""
-        owner = event.uuid if event.uuid is not None and event.uuid in self.st.nodes else self.current
+        owner = event.uuid if event.uuid is not None and event.uuid in self.nodes else self.current
         if owner is None:
             return
-        node = self.st.nodes[owner]
+        node = self.nodes[owner]
         if node.seqs is None:
             node.seqs = [event.seq]
         elif event.seq not in node.seqs:
@@ -132,9 +142,13 @@ class BranchTracker:
 
     # -- marking ----------------------------------------------------------------------------
     def settle(self, output: dict[int, Event]) -> None:
-        """Recompute the marks; mark this read's events and queue patches for stored ones."""
+        """Recompute the marks; mark this read's events and queue patches for stored ones.
+        The tree is saved with the state only once the session forked: most never do, and a
+        50 MB session's tree would be most of its state."""
         if not self.st.forked:
+            self.st.nodes = {}
             return
+        self.st.nodes = self.nodes
         desired = self._marks()
         old = self.st.marks
         new: dict[int, list[Any]] = {}
@@ -154,7 +168,7 @@ class BranchTracker:
         self.st.marks = new
 
     def _marks(self) -> dict[str, Mark]:
-        nodes = self.st.nodes
+        nodes = self.nodes
         children: dict[str, list[str]] = {}
         for uuid, node in nodes.items():
             if node.head and node.parent is not None:

@@ -85,7 +85,7 @@ class ClaudeParser(MessageParser):
             "agent-name": self.title_record,
             "pr-link": self.title_record,
         }
-        self.branches = BranchTracker(self.st.branches)
+        self.branches = BranchTracker(self.st.branches, from_start=state is None)
         if self.st.subagent:
             self.link_parent()
 
@@ -199,6 +199,9 @@ class ClaudeParser(MessageParser):
 
     def take_marks(self) -> dict[int, dict[str, Any]]:
         return self.branches.patches
+
+    def wants_full_read(self) -> bool:
+        return self.branches.need_full_read
 
     # -- subagents ------------------------------------------------------------------------
     def link_parent(self) -> None:

@@ -106,6 +106,11 @@ class LineParser(Generic[S]):
         """Extra keys to set on events stored by earlier reads, by seq (``ReadResult.marks``)."""
         return {}
 
+    def wants_full_read(self) -> bool:
+        """True when the appended lines cannot be applied to the saved state (e.g. they need
+        records the state no longer holds): the helper then reads the file from the start."""
+        return False
+
     # -- used by the helper ---------------------------------------------------------------
     def take_output(self) -> tuple[list[Event], list[UsageRecord]]:
         events = [self._out[k] for k in sorted(self._out)]
@@ -211,6 +216,8 @@ class JsonlAdapter(Adapter):
                     buf = buf[used:]
                     buf_start += used
         parser.settle()
+        if cont is not None and parser.wants_full_read():
+            return self.read(unit, None, now=now)
         committed = self._continuation(parser, st, buf_start)
         if buf and settled:
             parse_tail(parser, buf, buf_start)
