@@ -258,14 +258,19 @@ def sessions_get(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
 def events_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.queries import list_events
 
-    p = Params("events.list", params, ("agent", "id", "collection", "path", "after_seq", "cursor", "limit"))
+    p = Params(
+        "events.list",
+        params,
+        ("agent", "id", "collection", "path", "after_seq", "before_seq", "cursor", "limit"),
+    )
     rid = _resolve(svc, p)
     limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
     after = p.integer("after_seq", None, minimum=-1)
+    before = p.integer("before_seq", None, minimum=0)
     cursor = _number_cursor(p, "events", 1)
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
-    return list_events(svc._reader(), rid, after_seq=after, limit=limit)
+    return list_events(svc._reader(), rid, after_seq=after, limit=limit, before_seq=before)
 
 
 def search(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
@@ -339,16 +344,41 @@ def stats(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.stats import stats as run_stats
 
     p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection"))
+    by = p.choice("by", BY, "day") or "day"
+    if by in ("tool", "hour"):
+        from agtaild.index import activity
+
+        agent = svc.check_agent("stats", p.text("agent"))
+        project, since, until = p.text("project"), p.when("since"), p.when("until", end=True)
+        if by == "tool":
+            return activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until)
+        return activity.by_hour(
+            svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until
+        )
     return run_stats(
         svc._reader(),
         svc.pricing(),
-        by=p.choice("by", BY, "day") or "day",
+        by=by,
         agent=svc.check_agent("stats", p.text("agent")),
         project=p.text("project"),
         since=p.when("since"),
         until=p.when("until", end=True),
         imported=p.flag("imported"),
         collection=p.text("collection"),
+    )
+
+
+def projects_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.projects import projects
+
+    p = Params("projects.list", params, ("agent", "since", "imported"))
+    since = p.when("since")
+    return projects(
+        svc._reader(),
+        svc.pricing(),
+        agent=svc.check_agent("projects.list", p.text("agent")),
+        since=since.epoch if since is not None else None,
+        imported=p.flag("imported"),
     )
 
 
@@ -418,6 +448,7 @@ METHODS: dict[str, Method] = {
     "events.list": events_list,
     "search": search,
     "stats": stats,
+    "projects.list": projects_list,
     "agents.list": agents_list,
     "index.update": index_update,
     "resume.command": _resume_command,

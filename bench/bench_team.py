@@ -79,11 +79,15 @@ def append_lines(root: Path, count: int) -> int:
     added = 0
     for i, path in enumerate(files):
         sid = path.stem
+        with path.open("rb") as f:  # continue the conversation's last record, as Claude Code does
+            f.seek(max(0, path.stat().st_size - 65536))
+            tail = [json.loads(x) for x in f.read().splitlines()[1:] if x.strip()]
+        parent = next((r["uuid"] for r in reversed(tail) if r.get("uuid")), None)
         line = {
             "type": "user",
             "message": {"role": "user", "content": f"appended for the push benchmark {i}"},
             "uuid": f"0e000000-0000-4000-8000-{i:012d}",
-            "parentUuid": None,
+            "parentUuid": parent,
             "sessionId": sid,
             "timestamp": "2026-12-01T00:00:00.000Z",
             "cwd": "/home/dev",

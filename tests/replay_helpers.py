@@ -27,6 +27,14 @@ class Store:
             self.usage.clear()
         for ev in result.events:
             self.events[ev.seq] = to_builtins(ev)
+        for seq, patch in result.marks.items():  # re-marks of stored events (as the index does)
+            stored = self.events.get(seq)
+            if stored is not None:
+                for key, value in patch.items():
+                    if value is None:
+                        stored["extra"].pop(key, None)
+                    else:
+                        stored["extra"][key] = value
         for rec in result.usage:
             self.usage[rec.key] = to_builtins(rec)
         session = to_builtins(result.session)

@@ -135,11 +135,14 @@ def test_an_append_pushes_only_that_sessions_new_events(
         (tmp_path / "a" / "roots" / "claude-code").glob("*/*.jsonl"), key=lambda p: p.stat().st_size
     )[-1]
     sid = session_file.stem
+    # As Claude Code appends: the new prompt continues the conversation's last record.
+    last = [json.loads(x) for x in session_file.read_text().splitlines() if x.strip()]
+    parent = next((r["uuid"] for r in reversed(last) if r.get("uuid") and r.get("type") in ("user", "assistant")), None)
     line = {
         "type": "user",
         "message": {"role": "user", "content": "pushed afterwards: zebrafinch"},
         "uuid": "0f000000-0000-4000-8000-000000000001",
-        "parentUuid": None,
+        "parentUuid": parent,
         "sessionId": sid,
         "timestamp": "2026-11-30T23:59:00.000Z",
         "cwd": "/tmp",

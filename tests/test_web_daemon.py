@@ -102,6 +102,8 @@ class Daemon:
         self.proc: subprocess.Popen[bytes] | None = None
         self.token = ""
         self.log = base / "agtaild.log"
+        #: More agtaild arguments (e.g. other agents' --root), for other test modules.
+        self.extra_args: list[str] = []
 
     def start(self) -> None:
         shutil.copytree(CLAUDE_ROOT, self.root)
@@ -127,6 +129,7 @@ class Daemon:
             "--only-roots", "--root", f"claude-code={self.root}",
             "--debounce", "0.05", "--poll-interval", "0.5",
             "--log-level", "info",
+            *self.extra_args,
         ]
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -269,11 +272,11 @@ async def test_stats_show_the_corpus_usage(daemon: Daemon, browser: Browser, sho
     by_model = daemon.get("/api/v1/stats?by=model")["rows"]
     assert by_model
     await login(browser, daemon, "#/stats?days=all")
-    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 3", what="stats tables")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 4", what="stats tables")
     text = await browser.text("#view-stats")
     for row in by_model:
         assert str(row["key"]) in text
-    assert await browser.eval("document.querySelectorAll('#view-stats .chart .bar').length") >= 1
+    assert await browser.eval("document.querySelectorAll('#view-stats .chart .bar, #view-stats .chart .seg').length") >= 1
     await browser.screenshot(shots / "daemon-stats.png")
     assert unexpected(browser.errors) == []
 

@@ -14,6 +14,9 @@ The read protocol (what the index relies on):
 * ``result.usage`` are usage records keyed by ``UsageRecord.key``: upserts, never sums.
 * ``result.session`` is the complete, current summary of the session (not a delta).
 * ``result.state`` continues the read later; None means the next read starts from scratch.
+* ``result.marks`` re-marks events stored by earlier reads without re-emitting them: seq →
+  ``extra`` keys to set (a None value removes the key). Used for conversation-branch marks
+  that a later line changes (agtaild.adapters.claude_branches).
 
 Applying the same read twice must give the same stored rows (idempotent), and incremental
 reads in any number of steps must give the same rows as one read from scratch.
@@ -53,6 +56,7 @@ class ReadResult(msgspec.Struct):
     usage: list[UsageRecord]
     state: bytes | None = None
     reset: bool = True
+    marks: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
 
 
 class ResumeCommand(msgspec.Struct):

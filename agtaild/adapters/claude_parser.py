@@ -15,12 +15,14 @@ from typing import Any
 
 from agtaild.adapters import claude_hooks
 from agtaild.adapters.base import Adapter, Unit
+from agtaild.adapters.claude_branches import BranchTracker
+from agtaild.adapters.claude_edits import EDIT_TOOLS, edit_of
 from agtaild.adapters.claude_messages import MessageParser
 from agtaild.adapters.claude_state import AGENT_ID, MAX_SEEN_UUIDS, ClaudeState, summarize, uuid_hash
 from agtaild.adapters.claude_subagents import find_spawning_tool_use, read_meta
 from agtaild.adapters.claude_text import command_text, injected_subtype, norm_ts, strip_ansi
 from agtaild.adapters.jsonl import Category
-from agtaild.model import HookInfo, Session, project_of
+from agtaild.model import Event, HookInfo, Session, project_of
 
 #: Records that only describe the session (no uuid, not part of the conversation).
 METADATA_TYPES = frozenset(
@@ -83,6 +85,7 @@ class ClaudeParser(MessageParser):
             "agent-name": self.title_record,
             "pr-link": self.title_record,
         }
+        self.branches = BranchTracker(self.st.branches, from_start=state is None)
         if self.st.subagent:
             self.link_parent()
 
@@ -105,8 +108,10 @@ class ClaudeParser(MessageParser):
     def record(self, obj: Any, line: int, offset: int) -> Category:
         if type(obj) is not dict:
             self.line_ts = None
+            self.branches.current = None
             return self.unknown(obj, line, offset)
         self.envelope(obj)
+        self.branches.see(obj)
         kind = obj.get("type")
         if type(kind) is not str:  # a list or dict here would not even be hashable
             kind = None
@@ -174,7 +179,29 @@ class ClaudeParser(MessageParser):
 
     def finish(self, *, settled: bool) -> Session:
         plugin_for_prompt = self.plugins.plugin_for_prompt if self.plugins is not None else None
-        return summarize(self.st, self.usage.total(), plugin_for_prompt)
+        s = summarize(self.st, self.usage.total(), plugin_for_prompt)
+        if self.st.branches.forked:
+            s.extra["forks"] = self.branches.forks
+        return s
+
+    # -- branches (agtaild.adapters.claude_branches) -----------------------------------------
+    def emit(self, event: Event) -> Event:
+        if event.kind == "tool_use" and event.tool in EDIT_TOOLS:
+            edit = edit_of(event)
+            if edit is not None:
+                event.extra["edit"] = edit
+        ev = super().emit(event)
+        self.branches.note(ev)
+        return ev
+
+    def settle(self) -> None:
+        self.branches.settle(self._out)
+
+    def take_marks(self) -> dict[int, dict[str, Any]]:
+        return self.branches.patches
+
+    def wants_full_read(self) -> bool:
+        return self.branches.need_full_read
 
     # -- subagents ------------------------------------------------------------------------
     def link_parent(self) -> None:

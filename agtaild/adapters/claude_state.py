@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.claude_branches import BranchState
 from agtaild.adapters.claude_text import first_line
 from agtaild.adapters.jsonl import ParserState
 from agtaild.model import Event, ParentRef, Session
@@ -59,6 +60,8 @@ class ClaudeState(ParserState):
     parent_tool_use_id: str | None = None
     parent_scan_offset: int = 0
     meta_loaded: bool = False
+    #: The uuid tree and the branch marks given out (agtaild.adapters.claude_branches).
+    branches: BranchState = msgspec.field(default_factory=BranchState)
 
 
 def uuid_hash(uuid: str) -> int:

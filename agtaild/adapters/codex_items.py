@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters import codex_patch
 from agtaild.adapters.codex_emit import CodexParserBase, Line
 from agtaild.adapters.codex_text import as_dict, as_str, content_text, dedupe_key, is_injected, msgpack_safe
 from agtaild.adapters.jsonl import Category
@@ -190,6 +191,9 @@ def _call(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
     event = p.new_event(line, "tool_use", role="assistant", tool=tool, input=data, uuid=as_str(item.get("id")))
     event.subtype = str(kind)
     event.extra.update(extra)
+    edit = codex_patch.edit_of(tool, data)
+    if edit is not None:
+        event.extra["edit"] = edit
     if kind == "image_generation_call":
         image = item.get("result")
         event.result = f"[generated image, {len(image)} base64 characters]" if isinstance(image, str) else None

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from agtaild.adapters.stamps import norm_iso
+from agtaild.adapters.tool_edits import gemini_edit
 from agtaild.model import Event, Usage, UsageRecord
 
 #: The environment context Gemini CLI injects as the first "user" message of a session.
@@ -236,6 +237,9 @@ def _gemini_events(rec: dict[str, Any], ev: _EventMaker) -> list[Event]:
             extra["status"] = call["status"]
         if isinstance(call.get("agentId"), str):
             extra["subagent_id"] = call["agentId"]
+        edit = gemini_edit(call.get("name"), call.get("args"), call)
+        if edit is not None:
+            extra["edit"] = edit
         out.append(
             ev(
                 "tool_use",

@@ -97,6 +97,20 @@ class LineParser(Generic[S]):
         if len(s.bad_line_numbers) < MAX_BAD_LINE_NUMBERS:
             s.bad_line_numbers.append(line)
 
+    def settle(self) -> None:
+        """Called once the complete lines of a read are in (and again after a settled last
+        line): the moment to derive marks that depend on the whole file so far, so the
+        state saved after it includes them."""
+
+    def take_marks(self) -> dict[int, dict[str, Any]]:
+        """Extra keys to set on events stored by earlier reads, by seq (``ReadResult.marks``)."""
+        return {}
+
+    def wants_full_read(self) -> bool:
+        """True when the appended lines cannot be applied to the saved state (e.g. they need
+        records the state no longer holds): the helper then reads the file from the start."""
+        return False
+
     # -- used by the helper ---------------------------------------------------------------
     def take_output(self) -> tuple[list[Event], list[UsageRecord]]:
         events = [self._out[k] for k in sorted(self._out)]
@@ -201,9 +215,13 @@ class JsonlAdapter(Adapter):
                     feed_lines(parser, lines)
                     buf = buf[used:]
                     buf_start += used
+        parser.settle()
+        if cont is not None and parser.wants_full_read():
+            return self.read(unit, None, now=now)
         committed = self._continuation(parser, st, buf_start)
         if buf and settled:
             parse_tail(parser, buf, buf_start)
+            parser.settle()
         session = parser.finish(settled=settled)
         session.path = unit.path
         session.mtime = st.st_mtime
@@ -216,6 +234,7 @@ class JsonlAdapter(Adapter):
             usage=usage,
             state=msgspec.msgpack.encode(committed) if committed is not None else None,
             reset=cont is None,
+            marks=parser.take_marks(),
         )
 
     @staticmethod

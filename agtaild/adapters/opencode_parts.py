@@ -25,6 +25,7 @@ import msgspec
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.adapters.stamps import from_epoch_ms, widen
+from agtaild.adapters.tool_edits import opencode_edit
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
 #: A session quiet this long while a tool still runs (or a reply never completed) counts as
@@ -315,6 +316,9 @@ class _Walk:
         meta = state.get("metadata")
         if p.get("tool") == "task" and isinstance(meta, dict) and isinstance(meta.get("sessionId"), str):
             extra["subagent_id"] = meta["sessionId"]
+        edit = opencode_edit(p.get("tool"), state.get("input"), meta)
+        if edit is not None:
+            extra["edit"] = edit
         times = sub_dict(state, "time")
         self.last_tool_open = self.last_tool_open or status in _OPEN_TOOL_STATES
         ev(

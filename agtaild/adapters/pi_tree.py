@@ -36,6 +36,7 @@ from agtaild.adapters.pi_content import (
     title_from_prompt,
 )
 from agtaild.adapters.stamps import from_epoch, norm_iso, widen
+from agtaild.adapters.tool_edits import pi_edit
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
 #: Tool calls still waiting for a result that the state keeps (the oldest are dropped).
@@ -272,6 +273,9 @@ class PiTreeParser(LineParser[PiState]):
                 input=block.get("arguments"),
                 tool_use_id=call_id,
             )
+            edit = pi_edit(block.get("name"), block.get("arguments"))
+            if edit is not None:
+                ev.extra["edit"] = edit
             if call_id:
                 pending = self.st.pending
                 pending[call_id] = ev

@@ -43,6 +43,12 @@ def _page(name: str, item: dict[str, Any]) -> dict[str, Any]:
     return _ok({name: {"type": "array", "items": item}, "next": _nullable({"type": "string"})}, [name, "next"])
 
 
+def _with(schema: dict[str, Any], name: str, prop: dict[str, Any]) -> dict[str, Any]:
+    """A response schema with one more (optional) property."""
+    schema["properties"][name] = prop
+    return schema
+
+
 def schemas() -> dict[str, Any]:
     _, comps = msgspec.json.schema_components([Session, Event, Usage], ref_template=REF)
     usage_row = {
@@ -107,7 +113,11 @@ def schemas() -> dict[str, Any]:
             ),
             "SessionList": _page("sessions", _ref("Session")),
             "SessionDoc": _ok({"session": _ref("Session")}, ["session"]),
-            "EventList": _page("events", _ref("Event")),
+            "EventList": _with(
+                _page("events", _ref("Event")),
+                "prev_seq",
+                _nullable({"type": "integer", "description": "before_seq of the page before this one"}),
+            ),
             "SearchHit": {
                 "type": "object",
                 "properties": {"session": _ref("Session"), "event": _ref("Event"), "snippet": {"type": "string"}},
@@ -115,6 +125,31 @@ def schemas() -> dict[str, Any]:
             },
             "SearchResult": _page("hits", _ref("SearchHit")),
             "Stats": _ok({"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]),
+            "ProjectList": _ok(
+                {
+                    "projects": {
+                        "type": "array",
+                        "items": {
+                            "allOf": [
+                                _ref("Usage"),
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "project": {"type": "string"},
+                                        "root": {"type": "string"},
+                                        "sessions": {"type": "integer"},
+                                        "agents": {"type": "array", "items": {"type": "string"}},
+                                        "last_active": _nullable({"type": "string"}),
+                                        "cwds": {"type": "array", "items": {"type": "string"}},
+                                    },
+                                    "required": ["project", "root", "sessions", "agents", "last_active"],
+                                },
+                            ]
+                        },
+                    }
+                },
+                ["projects"],
+            ),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
             "MachineList": _ok({"machines": {"type": "array", "items": {"type": "object"}}}, ["machines"]),
             "ResumeCommand": _ok(
@@ -141,6 +176,7 @@ RESULT_SCHEMA = {
     "search": "SearchResult",
     "stats": "Stats",
     "machines.list": "MachineList",
+    "projects.list": "ProjectList",
 }
 
 

@@ -291,6 +291,12 @@ METHOD_TABLE: dict[str, Method] = {
                 _PATH_ID,
                 *_WHICH,
                 Param("after_seq", "integer", "only events with a larger seq", minimum=-1),
+                Param(
+                    "before_seq",
+                    "integer",
+                    "the events just before this seq (a page ending there; see prev_seq)",
+                    minimum=0,
+                ),
                 _CURSOR,
                 Param("limit", "integer", "page size", minimum=1, maximum=10_000),
             ),
@@ -328,6 +334,11 @@ METHOD_TABLE: dict[str, Method] = {
                 _COLLECTION,
                 _MACHINE,
             ),
+        ),
+        Method(
+            "projects.list",
+            "Projects (git root, else working directory) with their sessions, agents and usage",
+            (_AGENT, _SINCE, _IMPORTED),
         ),
         Method("agents.list", "Known agents, their roots and session counts"),
         Method(

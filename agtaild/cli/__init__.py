@@ -39,6 +39,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.service",
     "agtaild.cli.pg",
     "agtaild.cli.mcp",
+    "agtaild.cli.projects",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -54,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "service": "agtaild.cli.service",
     "pg": "agtaild.cli.pg",
     "mcp": "agtaild.cli.mcp",
+    "projects": "agtaild.cli.projects",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

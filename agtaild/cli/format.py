@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from agtaild.textsafe import trusted
@@ -46,6 +46,9 @@ class Style:
 
     def red(self, text: str) -> str:
         return self._wrap("31", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("32", text)
 
     def mark(self, snippet: str) -> str:
         """Turn the «» highlight markers of a snippet into colour (kept as-is without colour)."""
@@ -124,16 +127,21 @@ def short_id(sid: str, others: Sequence[str] = ()) -> str:
 
 
 def unique_short_ids(sessions: Sequence[dict[str, Any]]) -> list[str]:
-    """A short id per session, unique among the shown sessions of the same agent."""
+    """A short id per session: the index's ``short_id`` (unique among all the agent's
+    sessions), else one unique among the shown sessions of the same agent."""
     by_agent: dict[str, list[str]] = {}
     for s in sessions:
         by_agent.setdefault(str(s.get("agent")), []).append(str(s.get("id") or ""))
-    return [short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))]) for s in sessions]
+    return [
+        str(s["short_id"]) if s.get("short_id") else short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))])
+        for s in sessions
+    ]
 
 
 def session_ref(s: dict[str, Any], short: bool = True) -> str:
+    """AGENT:ID; short, the index's unique prefix (the whole id when the index gave none)."""
     sid = str(s.get("id", ""))
-    return f"{s.get('agent')}:{short_id(sid) if short else sid}"
+    return f"{s.get('agent')}:{str(s.get('short_id') or sid) if short else sid}"
 
 
 _FLAGS = (("I", "imported", "imported"), ("A", "archived", "archived"), ("P", "programmatic", "programmatic (SDK/script)"))
@@ -217,64 +225,125 @@ def compact_input(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def cut_line(line: str, width: int) -> str:
+    """A line cut at ``width`` characters with a marker, its whitespace kept as written
+    (tool output is indentation-sensitive: ``2\t    return`` must not become ``2 return``)."""
+    return line if len(line) <= width else f"{line[:width]}… (+{len(line) - width} chars)"
+
+
 def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> list[str]:
     lines = text.strip("\n").splitlines() or [""]
     shown = lines if max_lines is None else lines[:max_lines]
-    out = [indent + (line if max_lines is None else one_line(line, width)) for line in shown]
+    out = [indent + (line if max_lines is None else cut_line(line, width)) for line in shown]
     if max_lines is not None and len(lines) > max_lines:
         out.append(f"{indent}… ({len(lines) - max_lines} more lines)")
     return out
 
 
 def transcript(
-    session: dict[str, Any], events: list[dict[str, Any]], style: Style, *, full: bool = False
+    session: dict[str, Any],
+    events: Iterable[dict[str, Any]],
+    style: Style,
+    *,
+    full: bool = False,
+    all_branches: bool = False,
+    diffs: bool = True,
 ) -> str:
-    """A readable transcript: who said what, tool calls with their (abbreviated) results."""
-    out = [session_header(session, style), ""]
+    """A readable transcript: who said what, tool calls with their (abbreviated) results.
+    The active branch only, with a marker at each fork (``all_branches``: every branch)."""
+    return "\n".join(transcript_lines(session, events, style, full=full, all_branches=all_branches, diffs=diffs))
+
+
+def transcript_lines(
+    session: dict[str, Any] | None,
+    events: Iterable[dict[str, Any]],
+    style: Style,
+    *,
+    full: bool = False,
+    all_branches: bool = False,
+    diffs: bool = True,
+) -> Iterator[str]:
+    """The transcript line by line (``show`` prints them as events arrive, page by page)."""
+    from agtaild.cli import branches
+
+    if session is not None:
+        yield session_header(session, style)
+        yield ""
+    for marker, ev in branches.walk(events, all_branches=all_branches):
+        if ev is None:
+            yield style.cyan(marker or "")
+            continue
+        yield from event_lines(ev, style, full=full, diffs=diffs)
+
+
+def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: bool = True) -> list[str]:
+    """The lines of one event in a transcript (an edit as a diff unless ``diffs`` is off)."""
+    from agtaild.cli import branches, diff
+
+    out: list[str] = []
     text_lines = None if full else 40
     tool_lines = None if full else 6
-    for ev in events:
-        kind = ev.get("kind")
-        when = style.dim(f"[{clock(ev.get('ts'))}] #{ev.get('seq')}")
-        role = ev.get("role") or ""
-        if kind == "text":
-            out.append(f"{when} {style.bold(role or 'message')}")
-            out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
-        elif kind == "thinking":
-            out.append(f"{when} {style.dim('thinking')}")
-            out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
-        elif kind == "tool_use":
-            head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
-            out.append(head)
-            if ev.get("text"):
-                out += _block(ev["text"], "  ", text_lines)
-            result = ev.get("result")
-            if result is not None:
-                body = result if isinstance(result, str) else compact_input(result)
-                mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
-                lines = _block(body, "    ", tool_lines)
-                out.append(f"{mark} {lines[0].strip()}")
-                out += lines[1:]
-        elif kind == "tool_result":
-            out.append(f"{when} {style.cyan('⎿ result')}")
-            out += _block(compact_input(ev.get("result")), "    ", tool_lines)
-        elif kind == "hook":
-            hook = ev.get("hook") or {}
-            desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
-            out.append(f"{when} {style.dim('hook ' + one_line(desc, 160))}")
-            if hook.get("text") or ev.get("text"):
-                out += [
-                    style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)
-                ]
-        elif kind in ("summary", "system"):
-            label = kind + (f"/{ev['subtype']}" if ev.get("subtype") else "")
-            out.append(f"{when} {style.dim(label)} {style.dim(one_line(ev.get('text'), 200))}")
-        else:
-            raw = ev.get("raw")
-            out.append(
-                f"{when} {style.dim(str(kind))} {style.dim(one_line(compact_input(raw) if raw else ev.get('text'), 160))}"
-            )
-    return "\n".join(out)
+    kind = ev.get("kind")
+    when = style.dim(f"[{clock(ev.get('ts'))}] #{ev.get('seq')}")
+    role = ev.get("role") or ""
+    if branches.is_boundary(ev):
+        out.append(f"{when} {style.bold(branches.divider(ev))}")
+        if ev.get("text") and ev.get("subtype") == "compaction":
+            out += [style.dim("  " + x) for x in branches.folded_summary(ev["text"], full=full)]
+    elif branches.is_compact_summary(ev):
+        out.append(f"{when} {style.dim('compaction summary')}")
+        out += [style.dim("  " + x) for x in branches.folded_summary(ev.get("text") or "", full=full)]
+    elif kind == "text":
+        out.append(f"{when} {style.bold(role or 'message')}")
+        out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
+    elif kind == "thinking":
+        out.append(f"{when} {style.dim('thinking')}")
+        out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
+    elif kind == "tool_use":
+        head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
+        out.append(head)
+        if ev.get("text"):
+            out += _block(ev["text"], "  ", text_lines)
+        edit = diff.edit_of(ev) if diffs else None
+        if edit is not None:
+            out += diff.diff_lines(edit, style, full=full)
+        elif not diffs and isinstance(ev.get("input"), (dict, list)):
+            out += _block(json.dumps(ev["input"], ensure_ascii=False, indent=2), "    ", None if full else 40)
+        result = ev.get("result")
+        if result is not None:
+            body = result if isinstance(result, str) else compact_input(result)
+            mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
+            lines = _block(body, "    ", tool_lines)
+            out.append(f"{mark} {lines[0][4:]}")
+            out += lines[1:]
+    elif kind == "tool_result":
+        out.append(f"{when} {style.cyan('⎿ result')}")
+        out += _block(compact_input(ev.get("result")), "    ", tool_lines)
+    elif kind == "hook":
+        hook = ev.get("hook") or {}
+        desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
+        out.append(f"{when} {style.dim('hook ' + one_line(desc, 160))}")
+        if hook.get("text") or ev.get("text"):
+            out += [
+                style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)
+            ]
+    elif kind in ("summary", "system"):
+        label = kind + (f"/{ev['subtype']}" if ev.get("subtype") else "")
+        out.append(f"{when} {style.dim(label)} {style.dim(one_line(ev.get('text'), 200))}")
+    else:
+        raw = ev.get("raw")
+        out.append(
+            f"{when} {style.dim(str(kind))} {style.dim(one_line(compact_input(raw) if raw else ev.get('text'), 160))}"
+        )
+    return out
+
+
+def branch_note(ev: dict[str, Any]) -> str:
+    """Said after a search hit on an abandoned conversation branch (a rewind or edited prompt)."""
+    extra = ev.get("extra") or {}
+    if extra.get("branch") != "inactive":
+        return ""
+    return f"  (inactive branch {extra.get('alt', '?')} of {extra.get('alts', '?')}: show --around {ev.get('seq')})"
 
 
 def hits(doc: dict[str, Any], style: Style) -> str:
@@ -284,6 +353,7 @@ def hits(doc: dict[str, Any], style: Style) -> str:
         where = f"{session_ref(s)}  #{ev.get('seq')} {ev.get('kind')}" + (
             f"/{ev['role']}" if ev.get("role") else ""
         )
+        where += branch_note(ev)
         meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  {one_line(s.get('title'), 60)}"
         out.append(f"{style.bold(where)}  {style.dim(meta)}")
         out.append("    " + style.mark(hit.get("snippet") or ""))

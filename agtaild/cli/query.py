@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from agtaild.errors import UsageError
 
@@ -92,20 +93,45 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
+    p.add_argument(
+        "--branches",
+        action="store_true",
+        help="print every conversation branch (rewinds, edited prompts) with fork markers, "
+        "not only the active one",
+    )
+    p.add_argument(
+        "--no-diff",
+        dest="diffs",
+        action="store_false",
+        help="print the raw input of edit tools instead of a diff",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--from", dest="from_seq", type=int, metavar="SEQ", help="start at event SEQ")
+    where.add_argument(
+        "--around", type=int, metavar="SEQ", help="only the events around event SEQ (e.g. a search hit)"
+    )
+    p.add_argument(
+        "--context",
+        type=int,
+        default=20,
+        metavar="N",
+        help="with --around: how many events before and after (default 20)",
+    )
     _no_update(p)
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser(
         "stats",
         parents=[common],
-        help="tokens and cost by day, model, agent, project or session",
+        help="tokens and cost by day, model, agent, project or session; tool calls; activity by hour",
         description="Tokens and cost; each API response is counted once across all files.",
     )
     p.add_argument(
         "--by",
-        choices=("day", "model", "agent", "project", "session"),
+        choices=("day", "model", "agent", "project", "session", "tool", "hour"),
         default="day",
-        help="how to group (default day)",
+        help="how to group (default day); tool: calls and errors per tool; hour: activity by hour"
+        " of day and weekday (local time)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
     p.add_argument("--project", metavar="NAME", help="only this project")
@@ -347,35 +373,67 @@ def split_ref(ref: str) -> tuple[str, str]:
     return agent, sid
 
 
+#: Events per request while `show` streams a session.
+SHOW_PAGE = 2000
+
+
 def cmd_show(ctx: Any) -> int:
+    """Print a session; the events are fetched a page at a time and printed as they come,
+    so a huge session is never held in memory (``--json`` builds its one document)."""
     agent, sid = split_ref(ctx.args.session)
     ref: dict[str, Any] = {"agent": agent, "id": sid}
     if ctx.args.collection:
         ref["collection"] = ctx.args.collection
+    if ctx.args.around is not None and not 0 <= ctx.args.context <= 5000:
+        raise UsageError("--context must be between 0 and 5000")
     backend = open_backend(ctx)
     try:
         session = backend.call("sessions.get", ref)["session"]
         # The resolved session, exactly (a prefix or a native/imported choice is made once).
         exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
-        events: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            page = backend.call(
-                "events.list", {**exact, "limit": 5000, **({"cursor": cursor} if cursor else {})}
-            )
-            events.extend(page["events"])
-            cursor = page.get("next")
-            if not cursor:
-                break
+        events = _show_events(backend, exact, ctx.args)
+        if ctx.json:
+            ctx.out_json({"session": session, "events": list(events)})
+            return 0
+        from agtaild.cli import format as fmt
+
+        style = fmt.Style()
+        out = sys.stdout
+        for line in fmt.transcript_lines(
+            session,
+            events,
+            style,
+            full=ctx.args.full,
+            # A window around an event (a search hit) may sit on an inactive branch: show all.
+            all_branches=ctx.args.branches or ctx.args.around is not None,
+            diffs=ctx.args.diffs,
+        ):
+            out.write(line + "\n")
     finally:
         backend.close()
-    if ctx.json:
-        ctx.out_json({"session": session, "events": events})
-        return 0
-    from agtaild.cli import format as fmt
-
-    print(fmt.transcript(session, events, fmt.Style(), full=ctx.args.full))
     return 0
+
+
+def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) -> Any:
+    """The events `show` prints, page by page (a generator: nothing is held beyond a page)."""
+    after: int | None = None
+    stop: int | None = None
+    if args.from_seq is not None:
+        after = args.from_seq - 1
+    elif args.around is not None:
+        after = max(args.around - args.context, 0) - 1
+        stop = args.around + args.context
+    while True:
+        limit = SHOW_PAGE if stop is None else max(min(SHOW_PAGE, stop - (after or -1)), 1)
+        params = {**exact, "limit": limit, **({"after_seq": after} if after is not None else {})}
+        page = backend.call("events.list", params)
+        for ev in page["events"]:
+            if stop is not None and ev["seq"] > stop:
+                return
+            yield ev
+        if not page.get("next") or not page["events"]:
+            return
+        after = page["events"][-1]["seq"]
 
 
 def cmd_stats(ctx: Any) -> int:
@@ -387,6 +445,11 @@ def cmd_stats(ctx: Any) -> int:
         backend.close()
     if ctx.json:
         ctx.out_json(doc)
+        return 0
+    if ctx.args.by in ("tool", "hour"):
+        from agtaild.cli import activity_tables
+
+        print(activity_tables.tool_table(doc) if ctx.args.by == "tool" else activity_tables.hour_grid(doc))
         return 0
     from agtaild.cli import format as fmt
 

@@ -44,3 +44,32 @@ def decode_event(data: bytes) -> dict[str, Any]:
     if len(values) == len(EVENT_FIELDS):
         return dict(zip(EVENT_FIELDS, values, strict=True))
     return {**_DEFAULTS, **dict(zip(EVENT_FIELDS, values, strict=False))}
+
+
+_EXTRA_AT = EVENT_FIELDS.index("extra")
+
+
+def patch_extra(data: bytes, patch: dict[str, Any]) -> bytes:
+    """A stored event with keys of its ``extra`` set (a None value removes the key): how an
+    adapter re-marks an event it emitted in an earlier read (``ReadResult.marks``)."""
+    if data[:1] == b"{":
+        doc: dict[str, Any] = msgspec.json.decode(data)
+        extra = doc.get("extra")
+        doc["extra"] = _patched(extra if isinstance(extra, dict) else {}, patch)
+        return _json.encode(doc)
+    values = _unpack.decode(data)
+    while len(values) <= _EXTRA_AT:
+        values.append(_DEFAULTS[EVENT_FIELDS[len(values)]])
+    extra = values[_EXTRA_AT] if isinstance(values[_EXTRA_AT], dict) else {}
+    values[_EXTRA_AT] = _patched(extra, patch)
+    return _pack.encode(values)
+
+
+def _patched(extra: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    out = dict(extra)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out

@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 import traceback
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 
 from agtaild.adapters.base import Unit
+from agtaild.adapters.edits import generic_edit
 from agtaild.fsnames import printable, to_text, unit_real, unit_text
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
@@ -67,6 +69,8 @@ class Prepared(msgspec.Struct):
     events: list[EventRow] = msgspec.field(default_factory=list)
     cjk: list[CjkRow] = msgspec.field(default_factory=list)
     usage: list[UsageRow] = msgspec.field(default_factory=list)
+    #: Stored events to re-mark: seq → ``extra`` keys (see agtaild.adapters.base, ``marks``).
+    marks: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
     chars: int = 0  # characters of text to index (the writer batches full-text inserts by it)
     seconds: float = 0.0
 
@@ -190,6 +194,12 @@ def prepare(job: Job) -> Prepared:
         session = result.session
         session.path = to_text(session.path)
         session.id = printable(session.id)  # an id taken from an undecodable file name
+        for e in result.events:
+            # The generic edit path: tool calls whose adapter gave no extra["edit"].
+            if e.kind == "tool_use" and "edit" not in e.extra and e.input is not None:
+                edit = generic_edit(e.input)
+                if edit is not None:
+                    e.extra["edit"] = edit
         events = [event_row(e) for e in result.events]
         return Prepared(
             path=path,
@@ -200,6 +210,7 @@ def prepare(job: Job) -> Prepared:
             events=events,
             cjk=cjk_rows(events),
             usage=[usage_row(r) for r in result.usage],
+            marks=result.marks,
             chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
             seconds=time.perf_counter() - started,
         )

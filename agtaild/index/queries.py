@@ -120,6 +120,7 @@ def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -
         for rid, data in db.execute(f"SELECT id, data FROM sessions WHERE id IN ({marks})", part):
             out[rid] = _decode(data)
     usage = session_usage(db, pricing, out)
+    add_short_ids(db, out.values())
     for rid, doc in out.items():
         if rid in usage:
             doc["usage"] = usage[rid]
@@ -130,6 +131,46 @@ def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -
             u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
             doc["usage"] = u
     return out
+
+
+#: The shortest id prefix shown: shorter prefixes collide too soon to be worth typing.
+MIN_SHORT_ID = 8
+#: Claude subagent ids all start "agent-": the same minimum counted after it.
+_SUBAGENT_PREFIX = "agent-"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def short_id(db: sqlite3.Connection, agent: str, sid: str) -> str:
+    """The shortest prefix of ``sid`` (at least :data:`MIN_SHORT_ID` characters) that no other
+    session id of ``agent`` in the whole index starts with, so ``show``/``resume`` accept it.
+    Time-ordered ids (Codex, Pi, OpenCode) share long starts; the two sorted neighbours of an
+    id are the only ids that can share a longer prefix with it than any other."""
+    longest = 0
+    for op, order in (("<", "DESC"), (">", "ASC")):
+        row = db.execute(
+            f"SELECT sid FROM sessions WHERE agent = ? AND sid {op} ? ORDER BY sid {order} LIMIT 1",
+            (agent, sid),
+        ).fetchone()
+        if row is not None:
+            longest = max(longest, _common_prefix(sid, row[0]))
+    floor = MIN_SHORT_ID + (len(_SUBAGENT_PREFIX) if sid.startswith(_SUBAGENT_PREFIX) else 0)
+    return sid[: max(floor, longest + 1)]
+
+
+def add_short_ids(db: sqlite3.Connection, docs: Iterable[dict[str, Any]]) -> None:
+    """Set each session document's ``short_id`` (an extension of the Session JSON)."""
+    for doc in docs:
+        agent, sid = doc.get("agent"), doc.get("id")
+        if isinstance(agent, str) and isinstance(sid, str):
+            doc["short_id"] = short_id(db, agent, sid)
 
 
 def list_sessions(
@@ -209,15 +250,43 @@ def event_doc(data: bytes, text: str | None, tool_result: str | None, moved: int
 
 
 def list_events(
-    db: sqlite3.Connection, session_id: int, *, after_seq: int | None, limit: int
+    db: sqlite3.Connection,
+    session_id: int,
+    *,
+    after_seq: int | None,
+    limit: int,
+    before_seq: int | None = None,
 ) -> dict[str, Any]:
-    rows = db.execute(
-        "SELECT seq, data, text, tool_result, result_moved FROM events"
-        " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        (session_id, -1 if after_seq is None else after_seq, limit + 1),
-    ).fetchall()
-    more = len(rows) > limit
-    rows = rows[:limit]
+    """A page of events in seq order: after ``after_seq``, or (``before_seq``) the ``limit``
+    events just before that seq. ``next`` continues forwards; ``prev_seq`` (an extension) is the
+    ``before_seq`` of the page before this one, null at the start — so a viewer can open a
+    window around any event and grow it both ways without reading from the start."""
+    if before_seq is not None:
+        rows = db.execute(
+            "SELECT seq, data, text, tool_result, result_moved FROM events"
+            " WHERE session_id = ? AND seq < ? AND seq > ? ORDER BY seq DESC LIMIT ?",
+            (session_id, before_seq, -1 if after_seq is None else after_seq, limit + 1),
+        ).fetchall()
+        earlier = len(rows) > limit
+        rows = rows[:limit][::-1]
+        later = db.execute(
+            "SELECT 1 FROM events WHERE session_id = ? AND seq >= ? LIMIT 1", (session_id, before_seq)
+        ).fetchone()
+        more = later is not None and bool(rows)
+    else:
+        rows = db.execute(
+            "SELECT seq, data, text, tool_result, result_moved FROM events"
+            " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_id, -1 if after_seq is None else after_seq, limit + 1),
+        ).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        earlier = bool(rows) and (
+            db.execute(
+                "SELECT 1 FROM events WHERE session_id = ? AND seq < ? LIMIT 1", (session_id, rows[0][0])
+            ).fetchone()
+            is not None
+        )
     events = [event_doc(data, text, result, moved) for _, data, text, result, moved in rows]
     nxt = encode_cursor("events", rows[-1][0]) if more and rows else None
-    return {"events": events, "next": nxt}
+    return {"events": events, "next": nxt, "prev_seq": rows[0][0] if earlier and rows else None}

@@ -27,7 +27,7 @@ from agtaild.index.codec import event_layout
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
-INDEX_VERSION = 6
+INDEX_VERSION = 7  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.

@@ -1,4 +1,4 @@
-"""Tokens and cost by day, model, agent, project or session.
+"""Tokens and cost by day, model, agent, project or session (tool and hour: agtaild.index.activity).
 
 Stats count each API response once across every file of an agent (``usage.counted``: resume
 replays and imported copies repeat responses), as ccusage does. Tokens are summed in SQL per
@@ -16,7 +16,8 @@ from agtaild.index.params import TimeBound
 from agtaild.index.queries import add_usage, empty_usage
 from agtaild.pricing import PriceTable
 
-BY = ("day", "model", "agent", "project", "session")
+#: Groupings; "tool" and "hour" count events (agtaild.index.activity).
+BY = ("day", "model", "agent", "project", "session", "tool", "hour")
 UNKNOWN = "(unknown)"
 
 _KEY_SQL = {
@@ -66,15 +67,18 @@ def stats(
         where.append("u.day <= ?" if until.day else "u.epoch < ?")
         args.append(until.day or until.epoch)
     join = " JOIN sessions s ON s.id = u.session_id" if needs_session else ""
-    extra = ", s.title" if by == "session" else ", NULL"
+    extra = ", s.title" if by == "session" else ", u.agent" if by == "day" else ", NULL"
+    # By day, also by agent: each day row says how its tokens split by model and by agent.
+    split = ", u.agent" if by == "day" else ""
     sql = (
         f"SELECT {_KEY_SQL[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
         f" sum(u.cache_write), sum(u.reasoning){extra} FROM {table}{join} WHERE {' AND '.join(where)}"
-        " GROUP BY k, u.model, u.long_ctx"
+        f" GROUP BY k, u.model, u.long_ctx{split}"
     )
     rows: dict[str, dict[str, Any]] = {}
     models: dict[str, set[str]] = {}
     titles: dict[str, str | None] = {}
+    splits: dict[str, dict[str, dict[str, int]]] = {}
     totals = empty_usage()
     for key, model, long_ctx, inp, outp, cr, cw, rs, title in db.execute(sql, args):
         k = key if key else UNKNOWN
@@ -84,6 +88,11 @@ def stats(
         models.setdefault(k, set()).add(model or UNKNOWN)
         if by == "session":
             titles[k] = title
+        elif by == "day":
+            tokens = inp + outp + cr + cw
+            part = splits.setdefault(k, {"model": {}, "agent": {}})
+            part["model"][model or UNKNOWN] = part["model"].get(model or UNKNOWN, 0) + tokens
+            part["agent"][title or UNKNOWN] = part["agent"].get(title or UNKNOWN, 0) + tokens
     out = []
     for k, usage in rows.items():
         row: dict[str, Any] = {"key": k, **usage}
@@ -91,6 +100,8 @@ def stats(
             row["models"] = sorted(models[k])
         if by == "session":
             row["title"] = titles.get(k)
+        if by == "day":
+            row["split"] = splits.get(k, {"model": {}, "agent": {}})
         out.append(row)
     if by == "day":
         out.sort(key=lambda r: r["key"])

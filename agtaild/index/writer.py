@@ -19,9 +19,11 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
 
+from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
 
@@ -260,8 +262,20 @@ class Writer:
         else:
             self._drop_events_by_seq(session_id, [e[0] for e in prep.events])
         self._insert_events(session_id, prep)
+        if prep.marks and not prep.reset:
+            self._mark_events(session_id, prep.marks)
         self._upsert_usage(session_id, info.agent, prep)
         return action
+
+    def _mark_events(self, session_id: int, marks: dict[int, dict[str, Any]]) -> None:
+        """Set ``extra`` keys of stored events (only their JSON changes: no text is re-indexed)."""
+        db = self.db
+        for seq, patch in marks.items():
+            row = db.execute(
+                "SELECT id, data FROM events WHERE session_id = ? AND seq = ?", (session_id, seq)
+            ).fetchone()
+            if row is not None:
+                db.execute("UPDATE events SET data = ? WHERE id = ?", (patch_extra(row[1], patch), row[0]))
 
     def note_read(self, info: UnitInfo, state: bytes | None) -> None:
         """Remember a read that produced nothing new (e.g. a settled tail re-check)."""

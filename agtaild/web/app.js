@@ -10,6 +10,11 @@
   const API = '/api/v1';
   const SESSION_PAGE = 60;
   const EVENT_PAGE = 250;
+  // A huge session is shown as a window of pages: events around the target are fetched with
+  // before_seq/after_seq, more pages load on scroll in both directions, and the pages farthest
+  // from the reader are dropped once the transcript holds more than this many events.
+  const WINDOW_BEFORE = 60; // events fetched before a target event
+  const MAX_EVENTS_IN_DOM = 1500;
   const SEARCH_PAGE = 40;
   const TEXT_LIMIT = 20000; // characters of a message shown before "show all"
   const RESULT_LIMIT = 4000; // characters of a tool input/result shown before "show all"
@@ -693,6 +698,11 @@
     childBox: null,
     resumeBox: null,
     refreshTimer: null,
+    branchSel: new Map(), // fork → the alternative chosen with its switch
+    switches: new Map(), // fork → its switch element
+    forkInfo: new Map(), // fork → { alts, active, depth } (forkTable)
+    prevSeq: null, // before_seq of the page before the first shown event (null: at the start)
+    edgeObserver: null,
 
     build() {
       this.root = $('#view-session');
@@ -715,19 +725,26 @@
       this.id = id;
       clear(this.root).append(h('div', { class: 'loading', text: 'Loading session…' }));
       try {
-        const [sbody, ebody] = await Promise.all([
+        const eventsPath = sessionPath(agent, id) + '/events';
+        const [sbody, ebody, before] = await Promise.all([
           api(sessionPath(agent, id)),
-          api(sessionPath(agent, id) + '/events', { limit: EVENT_PAGE }),
+          api(eventsPath, atSeq !== null ? { after_seq: atSeq - 1, limit: EVENT_PAGE } : { limit: EVENT_PAGE }),
+          atSeq !== null && atSeq > 0 ? api(eventsPath, { before_seq: atSeq, limit: WINDOW_BEFORE }) : Promise.resolve(null),
         ]);
         if (gen !== this.gen) return;
         this.session = sbody.session || sbody;
         // The route may name a unique prefix of the id; from here on use the whole id.
         this.agent = this.session.agent || agent;
         this.id = this.session.id || id;
+        this.forkInfo = forkTable(this.session);
         this.renderShell();
-        this.appendEvents(ebody.events || []);
+        const earlier = (before && before.events) || [];
+        this.appendEvents(earlier.concat(ebody.events || []));
         this.next = ebody.next || null;
+        this.prevSeq = earlier.length ? before.prev_seq : ebody.prev_seq;
+        if (this.prevSeq === undefined) this.prevSeq = null;
         this.renderMore();
+        this.watchEdges();
         this.loadChildren(gen);
         this.loadResume(gen);
         if (atSeq !== null) await this.reveal(atSeq);
@@ -757,6 +774,12 @@
       this.childBox = this.resumeBox = null;
       this.maxSeq = -1;
       this.lastRole = null;
+      this.branchSel = new Map();
+      this.switches = new Map();
+      this.forkInfo = new Map();
+      this.prevSeq = null;
+      if (this.edgeObserver) this.edgeObserver.disconnect();
+      this.edgeObserver = null;
     },
 
     renderShell() {
@@ -764,8 +787,9 @@
       this.liveBadge = h('span', { class: 'tag live-badge', hidden: true, text: 'following live' });
       this.events = h('div', { class: 'transcript' });
       this.moreBox = h('div', { class: 'more-box' });
+      this.topBox = h('div', { class: 'more-box top' });
       clear(this.root);
-      add(this.root, [h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' }), this.liveBadge), this.head, this.events, this.moreBox]);
+      add(this.root, [h('nav', { class: 'crumbs' }, h('a', { href: '#/', text: '← Sessions' }), this.liveBadge), this.head, this.topBox, this.events, this.moreBox]);
     },
 
     renderHead() {
@@ -831,6 +855,7 @@
           // The same event again, maybe completed (a tool result merged into its call).
           if (this.json.get(ev.seq) !== json) {
             const node = renderEvent(ev, old.dataset.role === 'shown', this);
+            this.markBranch(node, ev, null);
             if (old.classList.contains('target')) node.classList.add('target');
             this.keepOpen(old, node);
             old.replaceWith(node);
@@ -847,6 +872,7 @@
         const showRole = role !== this.lastRole && role !== 'meta';
         if (role !== 'meta') this.lastRole = role;
         const node = renderEvent(ev, showRole, this);
+        this.markBranch(node, ev, frag);
         this.bySeq.set(ev.seq, node);
         this.json.set(ev.seq, json);
         this.track(ev);
@@ -857,6 +883,193 @@
       if (empty && frag.childNodes.length) empty.remove();
       this.events.append(frag);
       if (!this.events.firstChild && !this.next) this.events.append(h('div', { class: 'empty', text: 'This session has no events yet.' }));
+    },
+
+    // ---- conversation branches (rewinds, edited prompts): see agtaild/adapters/claude_branches.py.
+    // Events below a fork carry extra.branch/fork/alt; the active branch is shown, and a switch
+    // at each fork of the active chain shows another continuation in its place.
+    markBranch(node, ev, frag) {
+      const br = branchMark(ev);
+      if (!br) return;
+      node.dataset.branch = br.branch;
+      node.dataset.fork = br.fork;
+      node.dataset.alt = String(br.alt);
+      if (frag && this.forkInfo.has(br.fork) && !this.switches.has(br.fork)) {
+        const sw = this.branchSwitch(br.fork);
+        this.switches.set(br.fork, sw);
+        frag.append(sw);
+      }
+      node.hidden = !this.branchVisible(br.fork, br.alt, br.branch);
+    },
+
+    // The shallowest fork where another alternative than the active one is chosen.
+    chosenFork() {
+      let best = null;
+      for (const [fork, alt] of this.branchSel) {
+        const info = this.forkInfo.get(fork);
+        if (!info || alt === info.active) continue;
+        if (!best || info.depth < best.depth) best = { fork, alt, depth: info.depth };
+      }
+      return best;
+    },
+
+    branchVisible(fork, alt, branch) {
+      const chosen = this.chosenFork();
+      if (!chosen) return branch !== 'inactive';
+      if (fork === chosen.fork) return alt === chosen.alt;
+      const info = this.forkInfo.get(fork);
+      return branch === 'active' && !!info && info.depth < chosen.depth;
+    },
+
+    branchSwitch(fork) {
+      const info = this.forkInfo.get(fork);
+      const label = h('span', { class: 'branch-label' });
+      const step = (d) => {
+        const cur = this.branchSel.get(fork) || info.active || 1;
+        this.branchSel.set(fork, ((cur - 1 + d + info.alts) % info.alts) + 1);
+        this.applyBranches();
+      };
+      const sw = h(
+        'div',
+        { class: 'branch-switch', dataset: { fork }, role: 'group', 'aria-label': 'Conversation branches' },
+        h('span', { class: 'branch-icon', text: 'Fork' }),
+        h('button', { type: 'button', class: 'branch-prev', text: '\u2039', title: 'Previous branch', 'aria-label': 'Previous branch', onclick: () => step(-1) }),
+        label,
+        h('button', { type: 'button', class: 'branch-next', text: '\u203a', title: 'Next branch', 'aria-label': 'Next branch', onclick: () => step(1) }),
+      );
+      this.labelSwitch(sw, fork);
+      return sw;
+    },
+
+    labelSwitch(sw, fork) {
+      const info = this.forkInfo.get(fork);
+      const alt = this.branchSel.get(fork) || info.active || 1;
+      const label = sw.querySelector('.branch-label');
+      label.textContent = 'branch ' + alt + ' of ' + info.alts + (alt === info.active ? '' : info.active ? ' \u00b7 not the current branch' : '');
+      sw.classList.toggle('off', alt !== info.active);
+    },
+
+    applyBranches() {
+      const chosen = this.chosenFork();
+      for (const node of this.events.querySelectorAll('.ev[data-fork]')) {
+        node.hidden = !this.branchVisible(node.dataset.fork, Number(node.dataset.alt), node.dataset.branch);
+      }
+      for (const [fork, sw] of this.switches) {
+        const info = this.forkInfo.get(fork);
+        sw.hidden = !!chosen && info.depth > chosen.depth;
+        this.labelSwitch(sw, fork);
+      }
+    },
+
+    // ---- the window of a huge session (see WINDOW_BEFORE / MAX_EVENTS_IN_DOM).
+    firstSeq() {
+      const first = this.events && this.events.querySelector('.ev[data-seq]');
+      return first ? Number(first.dataset.seq) : null;
+    },
+
+    // Replace the shown events by the window around `seq`.
+    async openWindow(seq) {
+      const gen = this.gen;
+      const path = sessionPath(this.agent, this.id) + '/events';
+      const [before, after] = await Promise.all([api(path, { before_seq: seq, limit: WINDOW_BEFORE }), api(path, { after_seq: seq - 1, limit: EVENT_PAGE })]);
+      if (gen !== this.gen) return;
+      this.stopFollow();
+      this.resetEvents();
+      this.switches = new Map();
+      const earlier = before.events || [];
+      this.appendEvents(earlier.concat(after.events || []));
+      this.next = after.next || null;
+      this.prevSeq = earlier.length ? before.prev_seq : after.prev_seq;
+      if (this.prevSeq === undefined) this.prevSeq = null;
+      this.renderMore();
+      if (!this.next) this.startFollow();
+    },
+
+    async loadEarlier() {
+      if (this.prevSeq === null || this.loadingEarlier) return false;
+      const gen = this.gen;
+      this.loadingEarlier = true;
+      this.renderMore();
+      try {
+        const body = await api(sessionPath(this.agent, this.id) + '/events', { before_seq: this.prevSeq, limit: EVENT_PAGE });
+        if (gen !== this.gen) return false;
+        this.prependEvents(body.events || []);
+        this.prevSeq = body.prev_seq === undefined ? null : body.prev_seq;
+        this.trimWindow('bottom');
+        return true;
+      } catch (err) {
+        handleError(err, 'Events');
+        return false;
+      } finally {
+        if (gen === this.gen) {
+          this.loadingEarlier = false;
+          this.renderMore();
+        }
+      }
+    },
+
+    // Earlier events go above the first shown one; the reader's view does not move.
+    prependEvents(events) {
+      const frag = document.createDocumentFragment();
+      let lastRole = null;
+      for (const ev of events) {
+        if (!ev || typeof ev.seq !== 'number' || this.bySeq.has(ev.seq)) continue;
+        const role = roleGroup(ev);
+        const node = renderEvent(ev, role !== lastRole && role !== 'meta', this);
+        if (role !== 'meta') lastRole = role;
+        this.markBranch(node, ev, frag);
+        this.bySeq.set(ev.seq, node);
+        this.json.set(ev.seq, this.eventJson(ev));
+        this.track(ev);
+        frag.append(node);
+      }
+      const doc = document.documentElement;
+      const height = doc.scrollHeight;
+      this.events.insertBefore(frag, this.events.firstChild);
+      window.scrollBy(0, doc.scrollHeight - height);
+    },
+
+    // Keep the DOM bounded: drop the events farthest from where the reader is going.
+    trimWindow(side) {
+      const extra = this.bySeq.size - MAX_EVENTS_IN_DOM;
+      if (extra <= 0) return;
+      const seqs = [...this.bySeq.keys()].sort((a, b) => a - b);
+      const drop = side === 'top' ? seqs.slice(0, extra) : seqs.slice(seqs.length - extra);
+      const doc = document.documentElement;
+      const height = doc.scrollHeight;
+      for (const seq of drop) {
+        const node = this.bySeq.get(seq);
+        if (node) node.remove();
+        this.bySeq.delete(seq);
+        this.json.delete(seq);
+        this.pending.delete(seq);
+      }
+      if (side === 'top') {
+        this.prevSeq = seqs[extra];
+        window.scrollBy(0, doc.scrollHeight - height);
+      } else {
+        this.stopFollow();
+        this.maxSeq = seqs[seqs.length - extra - 1];
+        this.next = this.next || 'more';
+      }
+      this.renderMore();
+    },
+
+    // Load further pages when the reader nears either end of the window.
+    watchEdges() {
+      if (this.edgeObserver || typeof IntersectionObserver === 'undefined') return;
+      this.edgeObserver = new IntersectionObserver(
+        (entries) => {
+          for (const e of entries) {
+            if (!e.isIntersecting) continue;
+            if (e.target === this.topBox && this.prevSeq !== null) this.loadEarlier();
+            else if (e.target === this.moreBox && this.next) this.loadMore();
+          }
+        },
+        { rootMargin: '600px 0px' },
+      );
+      this.edgeObserver.observe(this.topBox);
+      this.edgeObserver.observe(this.moreBox);
     },
 
     // Which tool calls still wait for their result (re-read when the session changes).
@@ -872,6 +1085,10 @@
     },
 
     renderMore() {
+      if (this.topBox) {
+        clear(this.topBox);
+        if (this.prevSeq !== null) this.topBox.append(h('button', { type: 'button', class: 'load-more load-earlier', disabled: this.loadingEarlier, text: this.loadingEarlier ? 'Loading…' : 'Load earlier events', onclick: () => this.loadEarlier() }));
+      }
       clear(this.moreBox);
       if (this.next) {
         this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'Load more events', onclick: () => this.loadMore() }));
@@ -884,10 +1101,11 @@
       this.loading = true;
       this.renderMore();
       try {
-        const body = await api(sessionPath(this.agent, this.id) + '/events', { cursor: this.next, limit: EVENT_PAGE });
+        const body = await api(sessionPath(this.agent, this.id) + '/events', { after_seq: this.maxSeq, limit: EVENT_PAGE });
         if (gen !== this.gen) return false;
         this.appendEvents(body.events || []);
         this.next = body.next || null;
+        this.trimWindow('top');
         if (!this.next) this.startFollow();
         return true;
       } catch (err) {
@@ -904,19 +1122,25 @@
     // Scroll to the event at (or after) `seq`, loading further pages as needed.
     async reveal(seq) {
       const gen = this.gen;
+      const first = this.firstSeq();
+      if ((this.next && seq > this.maxSeq + EVENT_PAGE) || (this.prevSeq !== null && first !== null && seq < first)) {
+        await this.openWindow(seq);
+        if (gen !== this.gen) return;
+      }
       while (this.maxSeq < seq && this.next) {
         if (!(await this.loadMore()) || gen !== this.gen) return;
       }
       let node = this.bySeq.get(seq);
       if (!node) {
-        for (const [k, v] of this.bySeq) {
-          if (k >= seq) {
-            node = v;
-            break;
-          }
-        }
+        let best = null;
+        for (const k of this.bySeq.keys()) if (k >= seq && (best === null || k < best)) best = k;
+        if (best !== null) node = this.bySeq.get(best);
       }
       if (!node) return;
+      if (node.dataset.branch === 'inactive' && this.forkInfo.has(node.dataset.fork)) {
+        this.branchSel = new Map([[node.dataset.fork, Number(node.dataset.alt)]]);
+        this.applyBranches();
+      }
       for (const d of node.querySelectorAll('details')) d.open = true;
       for (const old of this.root.querySelectorAll('.ev.target')) old.classList.remove('target');
       node.classList.add('target');
@@ -985,6 +1209,15 @@
         const body = await api(sessionPath(this.agent, this.id));
         if (gen !== this.gen) return;
         this.session = body.session || body;
+        const forks = forkTable(this.session);
+        if (JSON.stringify([...forks]) !== JSON.stringify([...this.forkInfo])) {
+          // A rewind or an edited prompt moved the active branch: marks of events already on
+          // the page changed too, so the shown window is read again.
+          this.forkInfo = forks;
+          this.branchSel = new Map();
+          await this.openWindow(this.firstSeq() || 0);
+          if (gen !== this.gen) return;
+        }
         const head = this.renderHead();
         this.head.replaceWith(head);
         this.head = head;
@@ -1066,6 +1299,25 @@
   function shellQuote(s) {
     const str = String(s);
     return /^[A-Za-z0-9_@%+=:,./-]+$/.test(str) ? str : "'" + str.replace(/'/g, "'\\''") + "'";
+  }
+
+  // An event's branch mark, or null (sessions that never forked carry none).
+  function branchMark(ev) {
+    const x = ev && ev.extra;
+    if (!x || (x.branch !== 'active' && x.branch !== 'inactive') || typeof x.fork !== 'string') return null;
+    return { branch: x.branch, fork: x.fork, alt: Number(x.alt) || 1, alts: Number(x.alts) || 1 };
+  }
+
+  // The forks on the active chain (session.extra.forks), with their order along it.
+  function forkTable(s) {
+    const out = new Map();
+    const forks = s && s.extra && Array.isArray(s.extra.forks) ? s.extra.forks : [];
+    let depth = 0;
+    for (const f of forks) {
+      if (!f || typeof f.fork !== 'string' || !f.on_active_chain || !(f.alts > 1)) continue;
+      out.set(f.fork, { alts: Number(f.alts), active: Number(f.active) || 0, depth: depth++ });
+    }
+    return out;
   }
 
   function roleGroup(ev) {
@@ -1180,10 +1432,82 @@
         hasResult || ev.is_error ? h('div', { class: 'tool-sec' }, h('div', { class: 'sec-label', text: ev.is_error ? 'Error' : 'Result' }), resultView(ev.result, ev.is_error)) : null,
       ),
     );
-    const wrap = h('div', { class: 'tool-wrap', dataset: ev.tool_use_id ? { toolUseId: ev.tool_use_id } : null }, details);
+    const edit = editOf(ev);
+    const wrap = h('div', { class: 'tool-wrap', dataset: ev.tool_use_id ? { toolUseId: ev.tool_use_id } : null }, details, edit ? diffFold(edit) : null);
     const child = ev.tool_use_id && view.children.get(ev.tool_use_id);
     if (child) wrap.append(childLink(child, view.agent));
     return wrap;
+  }
+
+  // ---- edits as diffs: adapters put every agent's edit in one shape, extra.edit =
+  // { files: [{ path, op, hunks: [{ old_start, new_start, lines: [' ctx', '-old', '+new'] }], numbered, cut }] }.
+  const DIFF_LINES = 300; // diff lines shown before "show all"
+
+  function editOf(ev) {
+    const e = ev && ev.extra && ev.extra.edit;
+    return e && Array.isArray(e.files) && e.files.length ? e : null;
+  }
+
+  function diffFold(edit) {
+    let added = 0;
+    let removed = 0;
+    for (const f of edit.files) {
+      for (const hk of (f && f.hunks) || []) {
+        for (const l of hk.lines || []) {
+          if (typeof l !== 'string') continue;
+          if (l[0] === '+') added++;
+          else if (l[0] === '-') removed++;
+        }
+      }
+    }
+    const paths = edit.files.map((f) => String((f && f.path) || '?'));
+    return h(
+      'details',
+      { class: 'fold diff-fold', open: true },
+      h('summary', {}, h('span', { class: 'fold-title', text: 'Diff' }), h('span', { class: 'fold-hint mono', text: oneLine(paths.join(', '), 120) }), h('span', { class: 'diff-stat' }, h('span', { class: 'add', text: '+' + added }), ' ', h('span', { class: 'del', text: '\u2212' + removed }))),
+      diffView(edit, DIFF_LINES),
+    );
+  }
+
+  function diffView(edit, limit) {
+    const box = h('div', { class: 'diff' });
+    let budget = limit;
+    let hidden = 0;
+    for (const f of edit.files) {
+      if (!f || typeof f !== 'object') continue;
+      const op = f.op === 'create' ? ' (new file)' : f.op === 'delete' ? ' (deleted)' : '';
+      box.append(h('div', { class: 'diff-file mono', text: String(f.path || '?') + op }));
+      for (const hk of Array.isArray(f.hunks) ? f.hunks : []) {
+        let oldNo = Number(hk.old_start) || 1;
+        let newNo = Number(hk.new_start) || 1;
+        const lines = (hk.lines || []).filter((l) => typeof l === 'string');
+        if (budget !== null && budget <= 0) {
+          hidden += lines.length;
+          continue;
+        }
+        const approx = f.numbered ? '' : '~';
+        box.append(h('div', { class: 'dl hunk', title: f.numbered ? 'Line numbers of the file' : 'Line numbers counted from the edited snippet (the file position was not recorded)' }, h('span', { class: 'no' }), h('span', { class: 'no' }), h('span', { class: 'code', text: '@@ ' + approx + '-' + oldNo + ' ' + approx + '+' + newNo + ' @@' })));
+        for (const l of lines) {
+          if (budget !== null) {
+            if (budget <= 0) {
+              hidden++;
+              continue;
+            }
+            budget--;
+          }
+          const sign = l[0];
+          const body = l.slice(1);
+          if (sign === '-') box.append(h('div', { class: 'dl del' }, h('span', { class: 'no', text: oldNo++ }), h('span', { class: 'no' }), h('span', { class: 'code', text: '-' + body })));
+          else if (sign === '+') box.append(h('div', { class: 'dl add' }, h('span', { class: 'no' }), h('span', { class: 'no', text: newNo++ }), h('span', { class: 'code', text: '+' + body })));
+          else box.append(h('div', { class: 'dl ctx' }, h('span', { class: 'no', text: oldNo++ }), h('span', { class: 'no', text: newNo++ }), h('span', { class: 'code', text: ' ' + body })));
+        }
+      }
+      if (f.cut) box.append(h('div', { class: 'dl cut', text: '\u2026 ' + fmtInt(f.cut) + ' more diff lines were not recorded (a very large edit)' }));
+    }
+    if (hidden) {
+      box.append(h('button', { type: 'button', class: 'more', text: 'Show ' + fmtInt(hidden) + ' more diff lines', onclick: () => box.replaceWith(diffView(edit, null)) }));
+    }
+    return box;
   }
 
   function inputView(input) {
@@ -1248,7 +1572,21 @@
     return h('details', { class: 'fold meta hook' }, h('summary', {}, h('span', { class: 'fold-title', text: label }), h('span', { class: 'fold-hint mono', text: oneLine(hint, 120) })), h('div', { class: 'tool-body' }, detail));
   }
 
+  // A compaction: an inline divider; the summary the agent wrote stays folded under it.
+  function compactionBlock(ev) {
+    const x = ev.extra || {};
+    const meta = x.compactMetadata && typeof x.compactMetadata === 'object' ? x.compactMetadata : {};
+    const bits = [meta.trigger, typeof meta.preTokens === 'number' ? fmtTokens(meta.preTokens) + ' tokens before' : null].filter(Boolean);
+    const line = h('div', { class: 'compact-divider', role: 'separator' }, h('span', { text: 'Context compacted' + (bits.length ? ' \u00b7 ' + bits.join(' \u00b7 ') : '') }));
+    if (!ev.text || ev.subtype === 'compact_boundary') return line;
+    return h('div', {}, line, h('details', { class: 'fold meta compact-summary' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Summary' }), h('span', { class: 'fold-hint', text: oneLine(ev.text, 120) })), richText(ev.text, TEXT_LIMIT)));
+  }
+
   function metaBlock(ev) {
+    if (ev.subtype === 'compact_boundary' || ev.subtype === 'compaction') return compactionBlock(ev);
+    if (ev.kind === 'summary' && (ev.subtype === 'compact_summary' || ev.subtype === 'compactionSummary')) {
+      return h('details', { class: 'fold meta compact-summary' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Compaction summary' }), h('span', { class: 'fold-hint', text: oneLine(ev.text || '', 120) })), richText(ev.text || '', TEXT_LIMIT));
+    }
     const label = ev.kind === 'summary' ? 'Summary' : 'System' + (ev.subtype ? ' · ' + ev.subtype : '');
     const text = ev.text || '';
     if (text.length <= 200 && !text.includes('\n')) {
@@ -1352,9 +1690,103 @@
       { class: 'hit', href: sessionHash(s.agent, s.id, ev.seq) },
       h('div', { class: 'hit-head' }, agentBadge(s.agent), h('span', { class: 'hit-title', text: sessionTitle(s) }), s.project ? h('span', { class: 'project', text: s.project }) : null, sessionTags(s)),
       h('div', { class: 'snippet' }, snippetNodes(snippet, query)),
-      h('div', { class: 'hit-meta' }, h('span', { class: 'kind', text: where }), d ? h('time', { text: relTime(d), title: fmtFull(d) }) : null),
+      h('div', { class: 'hit-meta' }, h('span', { class: 'kind', text: where }), branchMark(ev) && branchMark(ev).branch === 'inactive' ? tag('inactive branch', 'branch-tag', 'On a conversation branch that was rewound or edited away; opening it shows that branch') : null, d ? h('time', { text: relTime(d), title: fmtFull(d) }) : null),
     );
   }
+
+  // ---------------------------------------------------------------- stats
+
+  // ---------------------------------------------------------------- projects
+
+  // Projects (GET /projects): the git root of the sessions' directories, else the directory;
+  // worktrees of one repository are one project. A row opens to list its sessions.
+  const projectsView = {
+    root: null,
+    key: null,
+
+    build() {
+      this.root = $('#view-projects');
+    },
+
+    async show(params) {
+      if (!this.root) this.build();
+      const p = { agent: params.get('agent') || '' };
+      const key = JSON.stringify(p);
+      if (key === this.key) return;
+      this.key = key;
+      const body = h('div', { class: 'projects-body' }, h('div', { class: 'loading', text: 'Loading…' }));
+      clear(this.root).append(h('div', { class: 'toolbar' }, h('h1', { text: 'Projects' }), agentSelect(p.agent, (v) => setHash(queryHash('#/projects', { agent: v })))), body);
+      try {
+        const doc = await api('/projects', { agent: p.agent });
+        if (key !== this.key) return;
+        const projects = doc.projects || [];
+        clear(body);
+        if (!projects.length) {
+          body.append(h('div', { class: 'empty', text: 'No projects yet.' }));
+          return;
+        }
+        const max = Math.max(1, ...projects.map((x) => x.total_tokens || 0));
+        const table = h(
+          'table',
+          { class: 'stats projects' },
+          h('thead', {}, h('tr', {}, h('th', { text: 'Project' }), h('th', { class: 'num', text: 'Sessions' }), h('th', { text: 'Agents' }), h('th', { text: 'Last active' }), h('th', { class: 'num', text: 'Tokens' }), h('th', { class: 'num', text: 'Cost' }))),
+        );
+        const tbody = h('tbody');
+        for (const pr of projects) tbody.append(...this.row(pr, max, p.agent));
+        table.append(tbody);
+        body.append(h('div', { class: 'table-wrap' }, table));
+      } catch (err) {
+        if (key !== this.key) return;
+        clear(body);
+        handleError(err, 'Projects');
+      }
+    },
+
+    row(pr, max, agent) {
+      const d = toDate(pr.last_active);
+      const bar = h('span', { class: 'minibar' });
+      bar.style.width = Math.round(((pr.total_tokens || 0) / max) * 100) + '%';
+      const detail = h('tr', { class: 'project-sessions', hidden: true }, h('td', { colspan: 6 }));
+      const toggle = h('button', { type: 'button', class: 'project-name', 'aria-expanded': 'false', text: pr.project || pr.root, title: pr.root });
+      toggle.addEventListener('click', () => {
+        const open = detail.hidden;
+        detail.hidden = !open;
+        toggle.setAttribute('aria-expanded', String(open));
+        if (open && !detail.dataset.loaded) {
+          detail.dataset.loaded = '1';
+          this.sessions(pr, agent, detail.firstChild);
+        }
+      });
+      const row = h(
+        'tr',
+        { class: 'project-row', dataset: { root: pr.root } },
+        h('td', { class: 'key' }, toggle, h('div', { class: 'project-root mono', text: pr.root })),
+        h('td', { class: 'num', text: fmtInt(pr.sessions || 0) }),
+        h('td', {}, (pr.agents || []).map((a) => agentBadge(a))),
+        h('td', {}, d ? h('time', { text: relTime(d), title: fmtFull(d) }) : '-'),
+        h('td', { class: 'num total', title: fmtInt(pr.total_tokens || 0) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(pr.total_tokens || 0) }))),
+        h('td', { class: 'num', text: fmtCost(pr.cost_usd) }),
+      );
+      return [row, detail];
+    },
+
+    // The project's sessions: one list query per working directory (worktrees live elsewhere).
+    async sessions(pr, agent, cell) {
+      cell.append(h('div', { class: 'loading', text: 'Loading sessions…' }));
+      try {
+        const cwds = (pr.cwds && pr.cwds.length ? pr.cwds : [pr.root]).slice(0, 20);
+        const pages = await Promise.all(cwds.map((cwd) => api('/sessions', { cwd, agent, limit: 100 })));
+        const seen = new Map();
+        for (const page of pages) for (const s of page.sessions || []) seen.set(s.agent + ':' + s.id, s);
+        const list = [...seen.values()].filter((s) => cwds.includes(s.cwd));
+        list.sort((a, b) => String(b.ended || b.started || '').localeCompare(String(a.ended || a.started || '')));
+        clear(cell).append(h('div', { class: 'slist', role: 'list' }, list.slice(0, 100).map(sessionRow)));
+      } catch (err) {
+        clear(cell);
+        handleError(err, 'Sessions');
+      }
+    },
+  };
 
   // ---------------------------------------------------------------- stats
 
@@ -1368,14 +1800,14 @@
 
     async show(params) {
       if (!this.root) this.build();
-      const p = { agent: params.get('agent') || '', days: params.get('days') || '30' };
+      const p = { agent: params.get('agent') || '', days: params.get('days') || '30', stack: params.get('stack') || '' };
       const key = JSON.stringify(p);
       if (key === this.key) return;
       this.key = key;
       const since = p.days === 'all' ? null : new Date(Date.now() - Number(p.days) * 86400000).toISOString().slice(0, 10);
       const range = h('select', { class: 'range-select', 'aria-label': 'Period' }, [['7', 'Last 7 days'], ['30', 'Last 30 days'], ['90', 'Last 90 days'], ['365', 'Last year'], ['all', 'All time']].map(([v, t]) => h('option', { value: v, text: t })));
       range.value = p.days;
-      range.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: range.value })));
+      range.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: range.value, stack: p.stack })));
       const body = h('div', { class: 'stats-body' }, h('div', { class: 'loading', text: 'Loading…' }));
       clear(this.root).append(
         h('div', { class: 'toolbar' }, h('h1', { text: 'Usage' }), agentSelect(p.agent, (v) => setHash(queryHash('#/stats', { agent: v, days: p.days }))), range),
@@ -1383,12 +1815,20 @@
       );
       try {
         const q = { agent: p.agent, since };
-        const [byDay, byModel, byAgent] = await Promise.all([api('/stats', Object.assign({ by: 'day' }, q)), api('/stats', Object.assign({ by: 'model' }, q)), api('/stats', Object.assign({ by: 'agent' }, q))]);
+        const [byDay, byModel, byAgent, byTool, byHour] = await Promise.all(
+          ['day', 'model', 'agent', 'tool', 'hour'].map((by) => api('/stats', Object.assign({ by }, q))),
+        );
         if (key !== this.key) return;
+        const stack = STACKS.includes(p.stack) ? p.stack : 'model';
+        const stackSel = h('select', { class: 'stack-select', 'aria-label': 'Stack the bars by' }, STACKS.map((v) => h('option', { value: v, text: v === 'none' ? 'Not stacked' : 'By ' + v })));
+        stackSel.value = stack;
+        stackSel.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: p.days, stack: stackSel.value })));
         clear(body).append(
           usageCards(byDay.totals || {}),
-          dayChart(byDay.rows || []),
+          dayChart(byDay.rows || [], stack === 'none' ? null : stack, stackSel),
           h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model', true), statsTable('By agent', byAgent.rows || [], 'Agent', true)),
+          hourMap(byHour.rows || []),
+          toolTable(byTool.rows || []),
           statsTable('By day', (byDay.rows || []).slice().sort((a, b) => String(b.key).localeCompare(String(a.key))), 'Day'),
         );
       } catch (err) {
@@ -1416,23 +1856,99 @@
     return out;
   }
 
-  function dayChart(rows) {
+  const STACKS = ['model', 'agent', 'none'];
+  const PALETTE = 8; // series colours (.s0 … .s7 in style.css); the rest share "other"
+
+  // Tokens per day; stacked by model or agent (the day rows' split), with a legend.
+  function dayChart(rows, stack, control) {
     const days = fillDays(rows);
     if (!days.length) return h('div', { class: 'empty', text: 'No usage in this period.' });
     const max = Math.max(1, ...days.map((r) => r.total_tokens || 0));
-    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' });
+    const chart = h('div', { class: 'chart', role: 'img', 'aria-label': 'Tokens per day' + (stack ? ' by ' + stack : '') });
+    const totals = new Map();
+    if (stack) for (const r of days) for (const [k, v] of Object.entries((r.split && r.split[stack]) || {})) totals.set(k, (totals.get(k) || 0) + v);
+    const series = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([k]) => k);
+    const colour = (k) => {
+      const i = series.indexOf(k);
+      return i >= 0 && i < PALETTE ? 's' + i : 'sx';
+    };
     for (const r of days) {
-      const bar = h('div', { class: 'bar' + (r.total_tokens ? '' : ' zero') });
-      bar.style.height = (r.total_tokens ? Math.max(1, Math.round((r.total_tokens / max) * 100)) : 0) + '%';
-      chart.append(h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) }, bar));
+      const col = h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) });
+      const parts = stack && r.split ? Object.entries(r.split[stack] || {}).filter(([, v]) => v > 0) : [];
+      if (parts.length) {
+        parts.sort((a, b) => series.indexOf(b[0]) - series.indexOf(a[0]));
+        const stackBox = h('div', { class: 'stack' });
+        stackBox.style.height = Math.max(1, Math.round(((r.total_tokens || 0) / max) * 100)) + '%';
+        for (const [k, v] of parts) {
+          const seg = h('div', { class: 'seg ' + colour(k), title: r.key + ' \u00b7 ' + k + ': ' + fmtInt(v) + ' tokens' });
+          seg.style.height = (v / Math.max(1, r.total_tokens || 1)) * 100 + '%';
+          stackBox.append(seg);
+        }
+        col.append(stackBox);
+      } else {
+        const bar = h('div', { class: 'bar' + (r.total_tokens ? '' : ' zero') });
+        bar.style.height = (r.total_tokens ? Math.max(1, Math.round((r.total_tokens / max) * 100)) : 0) + '%';
+        col.append(bar);
+      }
+      chart.append(col);
     }
+    const legend = series.length
+      ? h('div', { class: 'legend' }, series.slice(0, PALETTE).map((k) => h('span', { class: 'lg' }, h('i', { class: 'sw ' + colour(k) }), k)), series.length > PALETTE ? h('span', { class: 'lg' }, h('i', { class: 'sw sx' }), 'other') : null)
+      : null;
     return h(
       'figure',
       { class: 'chart-box' },
-      h('div', { class: 'chart-head' }, h('span', { class: 'chart-title', text: 'Tokens per day' }), h('span', { class: 'chart-max', text: 'peak ' + fmtTokens(max) })),
+      h('div', { class: 'chart-head' }, h('span', { class: 'chart-title', text: 'Tokens per day' }), control || null, h('span', { class: 'chart-max', text: 'peak ' + fmtTokens(max) })),
       chart,
       h('figcaption', {}, h('span', { text: days[0].key }), h('span', { text: days[days.length - 1].key })),
+      legend,
     );
+  }
+
+  // Activity by hour of day × weekday (local time): a heat map of events per cell.
+  function hourMap(rows) {
+    const days = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+    const cells = new Map(rows.map((r) => [r.weekday + ' ' + r.hour, r]));
+    const max = Math.max(1, ...rows.map((r) => r.events || 0));
+    const grid = h('div', { class: 'heat', role: 'img', 'aria-label': 'Activity by hour and weekday' });
+    grid.append(h('span', { class: 'hl' }));
+    for (let hr = 0; hr < 24; hr++) grid.append(h('span', { class: 'hh', text: hr % 3 === 0 ? String(hr) : '' }));
+    for (let d = 1; d <= 7; d++) {
+      grid.append(h('span', { class: 'hl', text: days[d - 1] }));
+      for (let hr = 0; hr < 24; hr++) {
+        const r = cells.get(d + ' ' + hr);
+        const n = (r && r.events) || 0;
+        const cell = h('span', { class: 'hc' + (n ? '' : ' none'), dataset: { day: d, hour: hr, events: n }, title: days[d - 1] + ' ' + String(hr).padStart(2, '0') + ':00 \u00b7 ' + fmtInt(n) + ' events' + (r && r.total_tokens ? ', ' + fmtTokens(r.total_tokens) + ' tokens' : '') });
+        if (n) cell.style.opacity = String(0.15 + 0.85 * (n / max));
+        grid.append(cell);
+      }
+    }
+    return h('section', { class: 'stats-sec' }, h('h2', { text: 'Activity by hour (local time)' }), h('div', { class: 'heat-box' }, grid));
+  }
+
+  // Tool calls: calls, errors and the agents that made them.
+  function toolTable(rows) {
+    const max = Math.max(1, ...rows.map((r) => r.calls || 0));
+    const tbody = h('tbody');
+    for (const r of rows.slice(0, 60)) {
+      const bar = h('span', { class: 'minibar' });
+      bar.style.width = Math.round(((r.calls || 0) / max) * 100) + '%';
+      const agents = Object.entries(r.agents || {}).sort((a, b) => b[1] - a[1]).map(([a, n]) => a + ' ' + fmtInt(n)).join(', ');
+      tbody.append(
+        h(
+          'tr',
+          {},
+          h('td', { class: 'key mono', text: String(r.key) }),
+          h('td', { class: 'num total' }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtInt(r.calls || 0) }))),
+          h('td', { class: 'num' + (r.errors ? ' err' : ''), text: fmtInt(r.errors || 0) }),
+          h('td', { class: 'num', text: r.calls ? Math.round((100 * (r.errors || 0)) / r.calls) + '%' : '-' }),
+          h('td', { class: 'muted', text: agents }),
+        ),
+      );
+    }
+    if (!rows.length) tbody.append(h('tr', {}, h('td', { colspan: 5, class: 'muted', text: 'No tool calls in this period.' })));
+    const table = h('table', { class: 'stats tools' }, h('thead', {}, h('tr', {}, h('th', { text: 'Tool' }), h('th', { class: 'num', text: 'Calls' }), h('th', { class: 'num', text: 'Errors' }), h('th', { class: 'num', text: 'Error rate' }), h('th', { text: 'Agents' }))), tbody);
+    return h('section', { class: 'stats-sec' }, h('h2', { text: 'Tool calls' }), h('div', { class: 'table-wrap' }, table));
   }
 
   function statsTable(title, rows, keyLabel, compact) {
@@ -1545,6 +2061,7 @@
     if (parts[0] === 'session' && parts.length >= 3) return { view: 'session', agent: parts[1], id: parts.slice(2).join('/'), params };
     if (parts[0] === 'search') return { view: 'search', params };
     if (parts[0] === 'stats') return { view: 'stats', params };
+    if (parts[0] === 'projects') return { view: 'projects', params };
     return { view: 'sessions', params };
   }
 
@@ -1574,6 +2091,9 @@
     } else if (r.view === 'stats') {
       document.title = 'Usage · agtail';
       statsView.show(r.params);
+    } else if (r.view === 'projects') {
+      document.title = 'Projects · agtail';
+      projectsView.show(r.params);
     }
   }
 

@@ -1,0 +1,54 @@
+"""`agtail stats --by tool` and `--by hour` as text: a tool table and an hour × weekday grid."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
+    from typing import Any
+
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+#: Shades of the hour grid, from no activity to the busiest cell.
+SHADES = " ░▒▓█"
+
+
+def tool_table(doc: dict[str, Any]) -> str:
+    from agtaild.cli import format as fmt
+
+    rows = []
+    for r in doc.get("rows", []):
+        agents = ", ".join(
+            f"{a} {n}" for a, n in sorted((r.get("agents") or {}).items(), key=lambda x: -x[1])
+        )
+        calls, errors = int(r.get("calls") or 0), int(r.get("errors") or 0)
+        rate = f"{100 * errors / calls:.0f}%" if calls else "-"
+        rows.append([f"{calls:,}", f"{errors:,}", rate, str(r.get("key")), agents])
+    t = doc.get("totals") or {}
+    rows.append([f"{t.get('calls', 0):,}", f"{t.get('errors', 0):,}", "", "TOTAL", ""])
+    return fmt.table(rows, ["CALLS", "ERRORS", "ERR%", "TOOL", "AGENTS"], right=(0, 1, 2))
+
+
+def hour_grid(doc: dict[str, Any]) -> str:
+    """Events per hour of day (columns) × weekday (rows), shaded, then the busiest cells."""
+    counts = {(int(r["weekday"]), int(r["hour"])): int(r.get("events") or 0) for r in doc.get("rows", [])}
+    top = max(counts.values(), default=0)
+    lines = ["     " + "".join(f"{h:<3}" if h % 3 == 0 else "   " for h in range(24)).rstrip()]
+    for d in range(1, 8):
+        cells = []
+        for h in range(24):
+            n = counts.get((d, h), 0)
+            shade = SHADES[0] if not n or not top else SHADES[max(1, round(n / top * (len(SHADES) - 1)))]
+            cells.append(shade * 2 + " ")
+        lines.append(f"{WEEKDAYS[d - 1]}  " + "".join(cells).rstrip())
+    busiest = sorted(doc.get("rows", []), key=lambda r: -int(r.get("events") or 0))[:5]
+    if busiest:
+        lines.append("")
+        lines.append(
+            "busiest: "
+            + ", ".join(
+                f"{WEEKDAYS[int(r['weekday']) - 1]} {int(r['hour']):02d}:00 ({r['events']:,} events)"
+                for r in busiest
+            )
+        )
+    t = doc.get("totals") or {}
+    lines.append(f"{t.get('events', 0):,} events, {t.get('total_tokens', 0):,} tokens (local time)")
+    return "\n".join(lines)

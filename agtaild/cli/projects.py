@@ -1,0 +1,74 @@
+"""`agtail projects`: sessions grouped by project (the git root, else the working directory).
+
+Worktrees of one repository group under the main repository (agtaild.index.projects).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
+    from typing import Any
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "projects",
+        parents=[common],
+        help="projects (git root, else directory) with their sessions, agents, last activity and usage",
+        description="Projects: sessions grouped by git repository (worktrees together), else by directory.",
+    )
+    p.add_argument("--agent", metavar="A", help="only this agent's sessions")
+    p.add_argument(
+        "--since", metavar="WHEN", help="only sessions active at or after WHEN (date, time or age like 7d)"
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--imported", dest="imported", action="store_const", const=True, help="only imported sessions"
+    )
+    g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
+    p.add_argument(
+        "--no-update",
+        action="store_true",
+        help="answer from the index as it is, without checking the files first (in-process only)",
+    )
+    p.set_defaults(func=cmd_projects)
+
+
+def cmd_projects(ctx: Any) -> int:
+    from agtaild.cli.query import _common_params, open_backend
+
+    params = _common_params(ctx.args, ("agent", "since", "imported"))
+    backend = open_backend(ctx)
+    try:
+        doc = backend.call("projects.list", params)
+    finally:
+        backend.close()
+    if ctx.json:
+        ctx.out_json(doc)
+        return 0
+    if not doc["projects"]:
+        ctx.err("agtail: no projects")
+        return 0
+    print(projects_table(doc["projects"]))
+    return 0
+
+
+def projects_table(projects: list[dict[str, Any]]) -> str:
+    from agtaild.cli import format as fmt
+
+    rows = [
+        [
+            fmt.local_time(p.get("last_active")),
+            str(p.get("sessions") or 0),
+            fmt.tokens(p.get("total_tokens")),
+            fmt.cost(p.get("cost_usd")),
+            ",".join(p.get("agents") or []),
+            f"{p.get('project')}  {p.get('root')}",
+        ]
+        for p in projects
+    ]
+    return fmt.table(
+        rows, ["LAST ACTIVE", "SESSIONS", "TOKENS", "COST", "AGENTS", "PROJECT"], right=(1, 2, 3)
+    )

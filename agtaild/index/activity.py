@@ -1,0 +1,133 @@
+"""Stats that count events rather than tokens: ``--by tool`` and ``--by hour``.
+
+* tool: every ``tool_use`` event by tool name — calls, errors (``is_error``), calls per agent.
+  The tool name lives in the stored event (not a column), so the rows of the tool calls in
+  scope are decoded; a tool call has no tokens of its own, so the usage fields are zero.
+* hour: activity by hour of day × weekday in the local time zone of agtaild (the user's):
+  events per cell, and the tokens/cost of the API responses in it (each counted once).
+  Keys are ``"<weekday> <hour>"`` with ISO weekdays (1 = Monday … 7 = Sunday), e.g. ``"1 09"``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import msgspec
+
+from agtaild.index.codec import EVENT_FIELDS
+from agtaild.index.params import TimeBound
+from agtaild.index.queries import add_usage, empty_usage
+from agtaild.pricing import PriceTable
+
+_TOOL_AT = EVENT_FIELDS.index("tool")
+_ERROR_AT = EVENT_FIELDS.index("is_error")
+_unpack = msgspec.msgpack.Decoder()
+#: strftime('%w') (0 = Sunday) → ISO weekday.
+_ISO_DAY = {"0": 7, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6}
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _where(
+    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str
+) -> tuple[str, list[Any]]:
+    where = [f"{col} IS NOT NULL"]
+    args: list[Any] = []
+    if agent:
+        where.append("s.agent = ?")
+        args.append(agent)
+    if project:
+        where.append("s.project = ?")
+        args.append(project)
+    if since is not None:
+        where.append(f"{col} >= ?")
+        args.append(since.epoch)
+    if until is not None:
+        where.append(f"{col} < ?")
+        args.append(until.epoch)
+    return " AND ".join(where), args
+
+
+def by_tool(
+    db: sqlite3.Connection,
+    *,
+    agent: str | None = None,
+    project: str | None = None,
+    since: TimeBound | None = None,
+    until: TimeBound | None = None,
+) -> dict[str, Any]:
+    clause, args = _where(agent, project, since, until, "e.epoch")
+    if since is None and until is None:
+        clause = clause.replace("e.epoch IS NOT NULL", "1")
+    rows: dict[str, dict[str, Any]] = {}
+    calls = errors = 0
+    for ag, data in db.execute(
+        "SELECT s.agent, e.data FROM events e JOIN sessions s ON s.id = e.session_id"
+        f" WHERE e.kind = 'tool_use' AND {clause}",
+        args,
+    ):
+        tool, failed = _tool_of(data)
+        row = rows.get(tool)
+        if row is None:
+            row = rows[tool] = {"key": tool, "calls": 0, "errors": 0, "agents": {}, **empty_usage()}
+        row["calls"] += 1
+        row["agents"][ag] = row["agents"].get(ag, 0) + 1
+        calls += 1
+        if failed:
+            row["errors"] += 1
+            errors += 1
+    out = sorted(rows.values(), key=lambda r: (-r["calls"], r["key"]))
+    return {"totals": {**empty_usage(), "calls": calls, "errors": errors}, "rows": out}
+
+
+def _tool_of(data: bytes) -> tuple[str, bool]:
+    if data[:1] == b"{":
+        doc = msgspec.json.decode(data)
+        return str(doc.get("tool") or "(unknown)"), doc.get("is_error") is True
+    values = _unpack.decode(data)
+    tool = values[_TOOL_AT] if len(values) > _TOOL_AT else None
+    failed = values[_ERROR_AT] if len(values) > _ERROR_AT else None
+    return str(tool or "(unknown)"), failed is True
+
+
+def by_hour(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    *,
+    agent: str | None = None,
+    project: str | None = None,
+    since: TimeBound | None = None,
+    until: TimeBound | None = None,
+) -> dict[str, Any]:
+    cells: dict[str, dict[str, Any]] = {}
+
+    def cell(wd: str, hour: str) -> dict[str, Any]:
+        day = _ISO_DAY.get(wd, 0)
+        key = f"{day} {hour}"
+        c = cells.get(key)
+        if c is None:
+            c = cells[key] = {"key": key, "weekday": day, "hour": int(hour), "events": 0, **empty_usage()}
+        return c
+
+    local = "strftime('%w', {col}, 'unixepoch', 'localtime'), strftime('%H', {col}, 'unixepoch', 'localtime')"
+    clause, args = _where(agent, project, since, until, "e.epoch")
+    for wd, hour, n in db.execute(
+        f"SELECT {local.format(col='e.epoch')}, count(*) FROM events e JOIN sessions s ON s.id = e.session_id"
+        f" WHERE {clause} GROUP BY 1, 2",
+        args,
+    ):
+        cell(wd, hour)["events"] += n
+    totals = empty_usage()
+    clause, args = _where(agent, project, since, until, "u.epoch")
+    for wd, hour, model, long_ctx, inp, outp, cr, cw, rs in db.execute(
+        f"SELECT {local.format(col='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output),"
+        " sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u JOIN sessions s ON s.id = u.session_id"
+        f" WHERE u.counted = 1 AND {clause} GROUP BY 1, 2, u.model, u.long_ctx",
+        args,
+    ):
+        cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
+        add_usage(cell(wd, hour), inp, outp, cr, cw, rs, cost)
+        add_usage(totals, inp, outp, cr, cw, rs, cost)
+    out = sorted(cells.values(), key=lambda c: (c["weekday"], c["hour"]))
+    totals["events"] = sum(c["events"] for c in out)
+    return {"totals": totals, "rows": out}
