@@ -306,6 +306,36 @@ def test_team_search_modes(team: Any, capsys: pytest.CaptureFixture[str]) -> Non
     assert team.call("search", {"q": "'\"!:*&|<->", "limit": 5})["hits"] == []
 
 
+def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the viewer's reading features ask: a window before a seq, stats by tool and by hour,
+    projects, and the unique short ids — the same answers as the machine's own index."""
+    local = team.machines["laptop"]
+    listed = cli(capsys, [*local, "list", "--limit", "500", "--no-update"])["sessions"]
+    remote = {(s["agent"], s["id"]): s for s in team.call("sessions.list", {"machine": "laptop", "limit": 500})["sessions"]}
+    assert all(remote[(s["agent"], s["id"])]["short_id"] == s["short_id"] for s in listed)
+    big = max(listed, key=lambda s: s["messages"])
+    ref = {"agent": big["agent"], "id": big["id"]}
+    all_events = team.call("events.list", {**ref, "limit": 10_000})["events"]
+    mid = all_events[len(all_events) // 2]["seq"]
+    window = team.call("events.list", {**ref, "before_seq": mid, "limit": 5})
+    assert [e["seq"] for e in window["events"]] == [e["seq"] for e in all_events if e["seq"] < mid][-5:]
+    first = window["events"][0]["seq"]
+    assert window["prev_seq"] == (first if any(e["seq"] < first for e in all_events) else None)
+    assert window["next"]
+    for by in ("tool", "hour"):
+        mine = cli(capsys, [*local, "stats", "--by", by, "--no-update"])
+        theirs = team.call("stats", {"by": by, "machine": "laptop"})
+        assert theirs["totals"] == mine["totals"], by
+        assert {r["key"]: r.get("calls", r.get("events")) for r in theirs["rows"]} == {
+            r["key"]: r.get("calls", r.get("events")) for r in mine["rows"]
+        }, by
+    mine = cli(capsys, [*local, "projects", "--no-update"])["projects"]
+    theirs = team.call("projects.list", {"machine": "laptop"})["projects"]
+    assert {(p["root"], p["sessions"], p["total_tokens"]) for p in theirs} == {
+        (p["root"], p["sessions"], p["total_tokens"]) for p in mine
+    }
+
+
 def test_team_events_and_resume_rules(team: Any) -> None:
     from agtaild.errors import Refused
 
@@ -362,6 +392,22 @@ def test_team_server_daemon_serves_the_api_and_streams_pushes(
             10,
             "the new machine's sessions",
         )
+        # The CLI against the team server, by URL: the machine filter and facet.
+        env = {**os.environ, "AGTAIL_SERVER": server.url, "AGTAIL_TOKEN": server.token, "HOME": str(tmp_path)}
+        run = [sys.executable, "-c", "import sys; from agtaild.cli import main; sys.exit(main())", "--data-dir", str(tmp_path / "cli")]
+        listed_cli = subprocess.run([*run, "list", "--machine", "desktop", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        assert listed_cli.returncode == 0, listed_cli.stderr
+        sessions = json.loads(listed_cli.stdout)["sessions"]
+        assert sessions and {s["machine"] for s in sessions} == {"desktop"}
+        by_machine = subprocess.run([*run, "stats", "--by", "machine", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        assert {r["key"] for r in json.loads(by_machine.stdout)["rows"]} == {"laptop", "desktop"}
+        one = sessions[0]
+        shown = subprocess.run(
+            [*run, "show", f"{one['agent']}:{one['id']}", "--machine", "desktop", "--json"],
+            capture_output=True, text=True, env=env, timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["session"]["machine"] == "desktop"
         # The team server never indexes anything.
         with pytest.raises(Exception, match=r"(?i)index\.update|not offer|no method"):
             client.call("index.update", {})

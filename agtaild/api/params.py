@@ -338,7 +338,7 @@ METHOD_TABLE: dict[str, Method] = {
         Method(
             "projects.list",
             "Projects (git root, else working directory) with their sessions, agents and usage",
-            (_AGENT, _SINCE, _IMPORTED),
+            (_AGENT, _SINCE, _IMPORTED, _MACHINE),
         ),
         Method("agents.list", "Known agents, their roots and session counts"),
         Method(

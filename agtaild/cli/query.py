@@ -69,6 +69,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="NAME", help="only sessions of this project (last part of the cwd)")
     p.add_argument("--since", metavar="WHEN", help="only events at or after WHEN (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="only events before WHEN (a date includes that day)")
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument(
         "--mode",
         choices=("phrase", "prefix", "words", "regex"),
@@ -92,6 +93,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
+    p.add_argument("--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
     p.add_argument(
         "--branches",
@@ -128,12 +130,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--by",
-        choices=("day", "model", "agent", "project", "session", "tool", "hour"),
+        choices=("day", "model", "agent", "project", "session", "tool", "hour", "machine"),
         default="day",
         help="how to group (default day); tool: calls and errors per tool; hour: activity by hour"
-        " of day and weekday (local time)",
+        " of day and weekday (local time); machine: per pushing machine (a team server)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument("--project", metavar="NAME", help="only this project")
     p.add_argument("--since", metavar="WHEN", help="from this day or time (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="up to this day (included) or time")
@@ -154,6 +157,7 @@ def _session_filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
     p.add_argument("--collection", metavar="C", help="only sessions imported into collection C")
     p.add_argument("--archived", action="store_const", const=True, help="only sessions kept by the archive")
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--programmatic",
@@ -314,6 +318,7 @@ def cmd_list(ctx: Any) -> int:
             "archived",
             "programmatic",
             "cursor",
+            "machine",
         ),
     )
     params["limit"] = _limit(ctx.args)
@@ -343,7 +348,7 @@ def cmd_list(ctx: Any) -> int:
 
 def cmd_search(ctx: Any) -> int:
     params = _common_params(
-        ctx.args, ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor")
+        ctx.args, ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine")
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)
@@ -384,6 +389,8 @@ def cmd_show(ctx: Any) -> int:
     ref: dict[str, Any] = {"agent": agent, "id": sid}
     if ctx.args.collection:
         ref["collection"] = ctx.args.collection
+    if ctx.args.machine:
+        ref["machine"] = ctx.args.machine
     if ctx.args.around is not None and not 0 <= ctx.args.context <= 5000:
         raise UsageError("--context must be between 0 and 5000")
     backend = open_backend(ctx)
@@ -391,6 +398,8 @@ def cmd_show(ctx: Any) -> int:
         session = backend.call("sessions.get", ref)["session"]
         # The resolved session, exactly (a prefix or a native/imported choice is made once).
         exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
+        if session.get("machine"):  # a team server: the copy of that machine
+            exact["machine"] = session["machine"]
         events = _show_events(backend, exact, ctx.args)
         if ctx.json:
             ctx.out_json({"session": session, "events": list(events)})
@@ -437,7 +446,7 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) 
 
 
 def cmd_stats(ctx: Any) -> int:
-    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until"))
+    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until", "machine"))
     backend = open_backend(ctx)
     try:
         doc = backend.call("stats", params)

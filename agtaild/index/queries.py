@@ -136,10 +136,10 @@ def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -
 #: The shortest id prefix shown: shorter prefixes collide too soon to be worth typing.
 MIN_SHORT_ID = 8
 #: Claude subagent ids all start "agent-": the same minimum counted after it.
-_SUBAGENT_PREFIX = "agent-"
+SUBAGENT_PREFIX = "agent-"
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -160,8 +160,8 @@ def short_id(db: sqlite3.Connection, agent: str, sid: str) -> str:
             (agent, sid),
         ).fetchone()
         if row is not None:
-            longest = max(longest, _common_prefix(sid, row[0]))
-    floor = MIN_SHORT_ID + (len(_SUBAGENT_PREFIX) if sid.startswith(_SUBAGENT_PREFIX) else 0)
+            longest = max(longest, common_prefix(sid, row[0]))
+    floor = MIN_SHORT_ID + (len(SUBAGENT_PREFIX) if sid.startswith(SUBAGENT_PREFIX) else 0)
     return sid[: max(floor, longest + 1)]
 
 

@@ -10,6 +10,7 @@ make that row's cost — and the totals' — null: unknown, not zero.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agtaild.index.params import TimeBound
@@ -75,12 +76,21 @@ def stats(
         f" sum(u.cache_write), sum(u.reasoning){extra} FROM {table}{join} WHERE {' AND '.join(where)}"
         f" GROUP BY k, u.model, u.long_ctx{split}"
     )
+    return assemble(db.execute(sql, args), by, pricing)
+
+
+def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> dict[str, Any]:
+    """The stats document from summed token groups: ``(key, model, long_ctx, input, output,
+    cache_read, cache_write, reasoning, extra)`` where ``extra`` is the session's title
+    (``by=session``), the agent (``by=day``: each day row says how its tokens split by model
+    and by agent) or nothing. Shared by the local index and the team database."""
     rows: dict[str, dict[str, Any]] = {}
     models: dict[str, set[str]] = {}
     titles: dict[str, str | None] = {}
     splits: dict[str, dict[str, dict[str, int]]] = {}
     totals = empty_usage()
-    for key, model, long_ctx, inp, outp, cr, cw, rs, title in db.execute(sql, args):
+    for key, model, long_ctx, inp, outp, cr, cw, rs, title in groups:
+        inp, outp, cr, cw, rs = int(inp), int(outp), int(cr), int(cw), int(rs)
         k = key if key else UNKNOWN
         cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
         add_usage(rows.setdefault(k, empty_usage()), inp, outp, cr, cw, rs, cost)

@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from agtaild.errors import AgtailError
+from agtaild.index.projects import project_root
 from agtaild.index.queries import event_doc
 from agtaild.pg.schema import migrate
 
@@ -236,10 +237,11 @@ class Pusher:
         doc = data.decode() if isinstance(data, bytes) else data
         cur.execute(
             "INSERT INTO sessions (machine, agent, sid, collection, kind, cwd, project, started, activity,"
-            " programmatic, archived, title, doc, index_id, last_event)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " programmatic, archived, title, doc, index_id, last_event, project_root)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " ON CONFLICT (machine, agent, sid, collection) DO UPDATE SET kind = excluded.kind,"
             " cwd = excluded.cwd, project = excluded.project, started = excluded.started,"
+            " project_root = excluded.project_root,"
             " activity = excluded.activity, programmatic = excluded.programmatic,"
             " archived = excluded.archived, title = excluded.title, doc = excluded.doc,"
             " index_id = excluded.index_id, pushed_at = now()",
@@ -256,6 +258,7 @@ class Pusher:
                 _clean_doc(doc),
                 self.index_id,
                 after,
+                _clean(project_root(cwd)) if cwd else None,  # the git root, found here where the repository is
             ),
         )
         self.report.sessions += 1

@@ -105,6 +105,8 @@ def session_docs(
             rs,
             pricing.cost(model, inp, outp, cr, cw, long_ctx),
         )
+    for d in docs.values():
+        d["short_id"] = short_id(cur, d["agent"], d["id"])
     for rid, d in docs.items():
         if rid in usage:
             d["usage"] = usage[rid]
@@ -176,22 +178,68 @@ def load_session(cur: Any, pricing: PriceTable, rid: int, here: str | None) -> d
     return session_docs(cur, pricing, cur.fetchall(), here)[rid]
 
 
-def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int) -> dict[str, Any]:
-    cur.execute(
-        "SELECT e.seq, e.doc FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
-        " WHERE s.id = %s AND e.seq > %s ORDER BY e.seq LIMIT %s",
-        (rid, -1 if after_seq is None else after_seq, limit + 1),
-    )
-    rows = cur.fetchall()
-    more = len(rows) > limit
-    rows = rows[:limit]
+def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before_seq: int | None = None) -> dict[str, Any]:
+    """A page of events in seq order, as agtaild.index.queries.list_events: after
+    ``after_seq``, or the ``limit`` events just before ``before_seq``; ``prev_seq`` (the
+    ``before_seq`` of the page before) lets a viewer grow a window both ways."""
+    key = "SELECT machine, agent, sid, collection FROM sessions WHERE id = %s"
+    after = -1 if after_seq is None else after_seq
+    if before_seq is not None:
+        cur.execute(
+            f"SELECT seq, doc FROM events WHERE (machine, agent, sid, collection) = ({key})"
+            " AND seq < %s AND seq > %s ORDER BY seq DESC LIMIT %s",
+            (rid, before_seq, after, limit + 1),
+        )
+        rows = cur.fetchall()
+        earlier = len(rows) > limit
+        rows = rows[:limit][::-1]
+        cur.execute(
+            f"SELECT 1 FROM events WHERE (machine, agent, sid, collection) = ({key}) AND seq >= %s LIMIT 1",
+            (rid, before_seq),
+        )
+        more = cur.fetchone() is not None and bool(rows)
+    else:
+        cur.execute(
+            f"SELECT seq, doc FROM events WHERE (machine, agent, sid, collection) = ({key})"
+            " AND seq > %s ORDER BY seq LIMIT %s",
+            (rid, after, limit + 1),
+        )
+        rows = cur.fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        earlier = False
+        if rows:
+            cur.execute(
+                f"SELECT 1 FROM events WHERE (machine, agent, sid, collection) = ({key}) AND seq < %s LIMIT 1",
+                (rid, rows[0][0]),
+            )
+            earlier = cur.fetchone() is not None
     return {
         "events": [json.loads(doc) for _, doc in rows],
         "next": encode_cursor("events", rows[-1][0]) if more and rows else None,
+        "prev_seq": rows[0][0] if earlier and rows else None,
     }
 
 
-STATS_BY = ("day", "model", "agent", "project", "session", "machine")
+def short_id(cur: Any, agent: str, sid: str) -> str:
+    """The shortest prefix of ``sid`` no other id of ``agent`` starts with (on the whole team
+    database), as agtaild.index.queries.short_id: only the two byte-order neighbours matter."""
+    from agtaild.index.queries import MIN_SHORT_ID, SUBAGENT_PREFIX, common_prefix
+
+    longest = 0
+    for op, order in (("<", "DESC"), (">", "ASC")):
+        cur.execute(
+            f'SELECT sid FROM sessions WHERE agent = %s AND sid COLLATE "C" {op} %s ORDER BY sid COLLATE "C" {order} LIMIT 1',
+            (agent, sid),
+        )
+        row = cur.fetchone()
+        if row is not None:
+            longest = max(longest, common_prefix(sid, row[0]))
+    floor = MIN_SHORT_ID + (len(SUBAGENT_PREFIX) if sid.startswith(SUBAGENT_PREFIX) else 0)
+    return sid[: max(floor, longest + 1)]
+
+
+STATS_BY = ("day", "model", "agent", "project", "session", "machine", "tool", "hour")
 _STATS_KEY = {
     "day": "u.day",
     "model": "u.model",
@@ -221,32 +269,14 @@ def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[st
     if flt.until is not None:
         where.append("u.day <= %s" if flt.until.day else "u.epoch < %s")
         args.append(flt.until.day or flt.until.epoch)
-    title = "max(s.title)" if by == "session" else "NULL"
+    from agtaild.index.stats import assemble
+
+    extra = "max(s.title)" if by == "session" else "u.agent" if by == "day" else "NULL"
+    split = ", u.agent" if by == "day" else ""
     cur.execute(
         f"SELECT {_STATS_KEY[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
-        f" sum(u.cache_write), sum(u.reasoning), {title} FROM usage u JOIN sessions s USING (machine, agent, sid, collection)"
-        f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3",
+        f" sum(u.cache_write), sum(u.reasoning), {extra} FROM usage u JOIN sessions s USING (machine, agent, sid, collection)"
+        f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
         args,
     )
-    rows: dict[str, dict[str, Any]] = {}
-    models: dict[str, set[str]] = {}
-    titles: dict[str, str | None] = {}
-    totals = empty_usage()
-    for key, model, long_ctx, inp, outp, cr, cw, rs, ttl in cur.fetchall():
-        k = key or "(unknown)"
-        inp, outp, cr, cw, rs = int(inp), int(outp), int(cr), int(cw), int(rs)
-        cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
-        add_usage(rows.setdefault(k, empty_usage()), inp, outp, cr, cw, rs, cost)
-        add_usage(totals, inp, outp, cr, cw, rs, cost)
-        models.setdefault(k, set()).add(model or "(unknown)")
-        titles[k] = ttl
-    out = []
-    for k, usage in rows.items():
-        row: dict[str, Any] = {"key": k, **usage}
-        if by != "model":
-            row["models"] = sorted(models[k])
-        if by == "session":
-            row["title"] = titles.get(k)
-        out.append(row)
-    out.sort(key=(lambda r: r["key"]) if by == "day" else (lambda r: (-r["total_tokens"], r["key"])))
-    return {"totals": totals, "rows": out}
+    return assemble(cur.fetchall(), by, pricing)

@@ -115,7 +115,17 @@ def m001_initial(cur: Any) -> None:
     cur.execute("CREATE INDEX usage_day ON usage (day) WHERE counted")
 
 
-MIGRATIONS: list[Migration] = [m001_initial]
+def m002_reading(cur: Any) -> None:
+    """What the viewer's reading features need: the project each session belongs to (its git
+    root, found on the pushing machine, where the repository is), and ids in byte order for the
+    shortest-unique-prefix lookups."""
+    cur.execute("ALTER TABLE sessions ADD COLUMN project_root text")
+    cur.execute("CREATE INDEX sessions_project_root ON sessions (project_root)")
+    cur.execute('CREATE INDEX sessions_sid_bytes ON sessions (agent, sid COLLATE "C")')
+    cur.execute("CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_reading]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.

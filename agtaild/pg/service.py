@@ -182,14 +182,17 @@ def events_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     p = Params(
         "events.list",
         params,
-        ("agent", "id", "collection", "machine", "path", "after_seq", "cursor", "limit"),
+        ("agent", "id", "collection", "machine", "path", "after_seq", "before_seq", "cursor", "limit"),
     )
     limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
     after = p.integer("after_seq", None, minimum=-1)
+    before = p.integer("before_seq", None, minimum=0)
     cursor = _cursor(p, "events", 1)
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
-    return svc.run(lambda cur: queries.list_events(cur, _resolve(svc, p, cur), after_seq=after, limit=limit))
+    return svc.run(
+        lambda cur: queries.list_events(cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before)
+    )
 
 
 def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +240,21 @@ def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     )
     by = p.choice("by", queries.STATS_BY, "day") or "day"
     flt = _filter(p)
+    if by in ("tool", "hour"):
+        from agtaild.pg import activity
+
+        if by == "tool":
+            return svc.run(lambda cur: activity.by_tool(cur, flt))
+        return svc.run(lambda cur: activity.by_hour(cur, svc.pricing(), flt))
     return svc.run(lambda cur: queries.stats(cur, svc.pricing(), by=by, flt=flt))
+
+
+def projects_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.pg import activity
+
+    p = Params("projects.list", params, ("agent", "since", "imported", "machine"))
+    flt = TeamFilter(agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine"))
+    return svc.run(lambda cur: activity.projects(cur, svc.pricing(), flt))
 
 
 def agents_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
@@ -325,5 +342,6 @@ METHODS: dict[str, Method] = {
     "stats": stats,
     "agents.list": agents_list,
     "machines.list": machines_list,
+    "projects.list": projects_list,
     "resume.command": resume_command,
 }
