@@ -413,3 +413,45 @@ def test_team_server_daemon_serves_the_api_and_streams_pushes(
             client.call("index.update", {})
     finally:
         server.cleanup()
+
+
+async def test_viewer_on_a_team_server_filters_by_machine(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str], browser: Any, shots: Path
+) -> None:
+    """In Chromium: the team server's viewer lists both machines' sessions, tags each with its
+    machine, and its machine menu narrows the list to one machine."""
+    from tests.daemon_proc import DaemonProc
+    from tests.web_cdp import chromium_available
+
+    if not chromium_available():
+        pytest.skip("needs headless Chromium at /usr/bin/chromium (apt-get install chromium)")
+    push(capsys, machine(tmp_path, "a", MACHINE_A), pg_url, "laptop")
+    push(capsys, machine(tmp_path, "b", MACHINE_B), pg_url, "desktop")
+    (tmp_path / "server").mkdir()
+    server = DaemonProc(tmp_path / "server", {}, extra=["--backend", pg_url])
+    try:
+        server.start(wait_indexed=False)
+        total = len(server.tcp().get("/sessions", {"limit": 500})["sessions"])
+        desktop = len(server.tcp().get("/sessions", {"limit": 500, "machine": "desktop"})["sessions"])
+        await browser.goto(f"{server.url}/login?token={server.token}")
+        await browser.wait_for("location.pathname === '/' && !!window.agtail", what="the viewer after login")
+        options = await browser.wait_for(
+            "(() => { const s = document.querySelector('.machine-select'); return s && [...s.options].map((o) => o.value); })()",
+            what="the machine menu",
+        )
+        assert options == ["", "desktop", "laptop"]
+        tags = await browser.wait_for(
+            f"(() => {{ const r = [...document.querySelectorAll('#view-sessions .srow')]; return r.length === {min(total, 60)} && "
+            "[...new Set(r.map((x) => x.querySelector('.tag.machine').textContent))].sort(); })()",
+            what="every session listed with its machine",
+        )
+        assert tags == ["on desktop", "on laptop"]
+        await browser.eval("location.hash = '#/?machine=desktop'")
+        await browser.wait_for(
+            f"(() => {{ const r = [...document.querySelectorAll('#view-sessions .srow')]; return r.length === {desktop} && "
+            "r.every((x) => x.querySelector('.tag.machine').textContent === 'on desktop'); })()",
+            what="only the desktop's sessions",
+        )
+        await browser.screenshot(shots / "team-machines.png")
+    finally:
+        server.cleanup()

@@ -377,6 +377,7 @@
 
   const state = {
     agents: [],
+    machines: [], // a team server's pushing machines (agtaild --backend); empty on a local daemon
     live: localStorage.getItem('agtail.live') !== 'off',
     route: null,
   };
@@ -421,6 +422,7 @@
   function sessionTags(s) {
     const tags = [];
     if (s.parent) tags.push(tag('subagent', 'sub'));
+    if (s.machine) tags.push(tag('on ' + s.machine, 'machine', 'Pushed by this machine to the team server'));
     if (s.imported) tags.push(tag(s.collection ? 'imported · ' + s.collection : 'imported', 'imported', 'Imported from another machine; not resumable here'));
     if (s.archived) tags.push(tag('archived', 'archived', 'The agent deleted the native file; shown from agtail\u2019s archive'));
     if (s.truncated) tags.push(tag('truncated', 'warn', 'The last line of the file is incomplete'));
@@ -428,6 +430,28 @@
     if (s.ending) tags.push(tag(s.ending, 'warn', 'How the session ended'));
     if (s.programmatic) tags.push(tag(s.origin || 'sdk', 'muted', 'Driven programmatically'));
     return tags;
+  }
+
+  // A team server (its /health says backend: postgresql) lists the machines that push into it.
+  async function loadMachines() {
+    try {
+      const health = await api('/health');
+      if (!health || health.backend !== 'postgresql') return;
+      const body = await api('/machines');
+      state.machines = (body.machines || []).map((m) => m.machine).filter(Boolean);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) throw err;
+      state.machines = [];
+    }
+  }
+
+  function machineSelect(current, onChange) {
+    if (!state.machines.length) return null;
+    const sel = h('select', { class: 'machine-select', 'aria-label': 'Machine' }, h('option', { value: '', text: 'All machines' }));
+    for (const m of state.machines) sel.append(h('option', { value: m, text: m }));
+    sel.value = current || '';
+    sel.addEventListener('change', () => onChange(sel.value));
+    return sel;
   }
 
   async function loadAgents() {
@@ -498,6 +522,7 @@
     build() {
       this.root = $('#view-sessions');
       this.agentBox = h('span');
+      this.machineBox = h('span');
       this.q = h('input', { type: 'search', class: 'filter-q', placeholder: 'Filter by title or first prompt…', 'aria-label': 'Filter sessions', autocomplete: 'off', spellcheck: 'false' });
       let timer = null;
       this.q.addEventListener('input', () => {
@@ -514,7 +539,7 @@
       this.list = h('div', { class: 'slist', role: 'list' });
       this.moreBox = h('div', { class: 'more-box' });
       add(this.root, [
-        h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.source, this.q, this.count),
+        h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.machineBox, this.source, this.q, this.count),
         this.list,
         this.moreBox,
       ]);
@@ -523,9 +548,12 @@
     show(params) {
       if (!this.root) this.build();
       const src = params.get('source') || '';
-      const p = { agent: params.get('agent') || '', q: params.get('q') || '', source: SOURCES[src] ? src : '' };
+      const p = { agent: params.get('agent') || '', machine: params.get('machine') || '', q: params.get('q') || '', source: SOURCES[src] ? src : '' };
       this.params = p;
       clear(this.agentBox).append(agentSelect(p.agent, (v) => setHash(queryHash('#/', Object.assign({}, p, { agent: v })))));
+      const machines = machineSelect(p.machine, (v) => setHash(queryHash('#/', Object.assign({}, p, { machine: v }))));
+      clear(this.machineBox);
+      if (machines) this.machineBox.append(machines);
       this.source.value = p.source;
       if (document.activeElement !== this.q) this.q.value = p.q;
       const key = JSON.stringify(p);
@@ -538,7 +566,7 @@
     },
 
     apiParams(cursor) {
-      return Object.assign({ agent: this.params.agent, q: this.params.q, limit: SESSION_PAGE, cursor }, SOURCES[this.params.source].params);
+      return Object.assign({ agent: this.params.agent, machine: this.params.machine || undefined, q: this.params.q, limit: SESSION_PAGE, cursor }, SOURCES[this.params.source].params);
     },
 
     async reload() {
@@ -2172,6 +2200,7 @@
     setLiveState('connecting');
     try {
       await loadAgents();
+      await loadMachines();
     } catch (err) {
       handleError(err);
       return;
