@@ -192,16 +192,6 @@ def _session_filter(svc: Service, p: Params) -> Any:
     )
 
 
-def _number_cursor(p: Params, tag: str, size: int) -> list[Any] | None:
-    values = p.cursor("cursor", tag)
-    if values is None:
-        return None
-    if len(values) != size or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-    ):
-        raise UsageError(f"{p.method}: parameter 'cursor' is not a cursor returned by {p.method}")
-    return values
-
 
 def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.queries import list_sessions
@@ -211,7 +201,7 @@ def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     p = Params("sessions.list", params, (*_SESSION_FILTERS, "q", "limit", "cursor"))
     flt = _session_filter(svc, p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
-    after = _number_cursor(p, "sessions", 2)
+    after = p.number_cursor("sessions", 2)
     q = p.text("q")
     from agtaild.index.budget import time_budget
 
@@ -267,7 +257,7 @@ def events_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
     after = p.integer("after_seq", None, minimum=-1)
     before = p.integer("before_seq", None, minimum=0)
-    cursor = _number_cursor(p, "events", 1)
+    cursor = p.number_cursor("events", 1)
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
     return list_events(svc._reader(), rid, after_seq=after, limit=limit, before_seq=before)
@@ -323,7 +313,7 @@ def search(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
         event_until=p.when("until", end=True),
     )
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
-    after = _number_cursor(p, "search", 2)
+    after = p.number_cursor("search", 2)
     from agtaild.index.budget import time_budget
 
     query = compile_query(q, mode)

@@ -131,6 +131,15 @@ class Params:
             raise UsageError(f"{self.method}: parameter {name!r} is not a cursor returned by {self.method}")
         return decoded[1:]
 
+    def number_cursor(self, tag: str, size: int) -> list[Any] | None:
+        """``cursor`` holding ``size`` numbers (a keyset position), or None when not given."""
+        values = self.cursor("cursor", tag)
+        if values is None:
+            return None
+        if len(values) != size or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise UsageError(f"{self.method}: parameter 'cursor' is not a cursor returned by {self.method}")
+        return values
+
 
 def parse_bound(value: str, *, end: bool = False, now: float | None = None) -> TimeBound:
     """A date is a whole local day (``end``: the bound is the end of that day, exclusive)."""

@@ -128,16 +128,6 @@ def _filter(p: Params) -> TeamFilter:
     )
 
 
-def _cursor(p: Params, tag: str, size: int) -> list[Any] | None:
-    values = p.cursor("cursor", tag)
-    if values is None:
-        return None
-    if len(values) != size or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-    ):
-        raise UsageError(f"{p.method}: parameter 'cursor' is not a cursor returned by {p.method}")
-    return values
-
 
 def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
     ident = p.text("id", required=True, max_len=1000)
@@ -156,7 +146,7 @@ def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     p = Params("sessions.list", params, (*_FILTERS, "q", "limit", "cursor"))
     flt = _filter(p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
-    after = _cursor(p, "sessions", 2)
+    after = p.number_cursor("sessions", 2)
     if p.text("q"):
         raise UsageError("sessions.list: parameter 'q' is not offered by the team server; use search")
     return svc.run(
@@ -187,7 +177,7 @@ def events_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
     after = p.integer("after_seq", None, minimum=-1)
     before = p.integer("before_seq", None, minimum=0)
-    cursor = _cursor(p, "events", 1)
+    cursor = p.number_cursor("events", 1)
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
     return svc.run(
@@ -206,7 +196,7 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     kind = p.choice("kind", EVENT_KINDS)
     flt = _filter(p)
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
-    after = _cursor(p, "search", 2)
+    after = p.number_cursor("search", 2)
     ref = p.text("session", max_len=1000)
 
     def run(cur: Any) -> dict[str, Any]:
