@@ -103,10 +103,16 @@ class Service:
             raise NotFound(
                 f"no method {method!r}; methods: {', '.join(sorted(METHODS))}", data={"method": method}
             )
+        params = dict(params or {})
+        if params.get("machine") is not None or (method == "stats" and params.get("by") == "machine"):
+            raise UsageError(
+                f"{method}: machines are a team server's (agtaild --backend postgresql://…, docs/team.md);"
+                " this index is one machine's"
+            )
         if self.index.replaced():
             self._repair("replaced")
         try:
-            return handler(self, dict(params or {}))
+            return handler(self, params)
         except sqlite3.DatabaseError as exc:
             # Damage, or tables gone because the file was swapped under us; a missing table
             # in our own file is a bug to report, not a reason to throw the index away.
