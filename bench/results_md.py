@@ -30,27 +30,33 @@ def _totals_equal(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
 def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     cc = r["ccusage"]["seconds"]
     cold, bare = r["cold"], r["cold_no_archive"]
-    ap, st, se, ip = r["append"], r["stats"], r["search"], r["in_process"]
-    rss = cold["rusage"]["maxrss_self_mb"] + cold["rusage"]["maxrss_children_mb"]
+    ap, st, se, ip, api = r["append"], r["stats"], r["search"], r["in_process"], r["api"]
+    workers = r["env"]["cpus"]
+    # RUSAGE_CHILDREN's peak is that of the largest worker: the tree peaks at most at the CLI
+    # plus every worker at that size.
+    tree = cold["rusage"]["maxrss_self_mb"] + workers * cold["rusage"]["maxrss_children_mb"]
+    ru, rb = cold["rusage"], bare["rusage"]
     return [
         (
             "cold `agtail index`, 200 MB, as shipped (archive mirror on)",
-            "≤ 8× ccusage (aim 5×)",
-            f"{_ms(cold['seconds'])} = {cold['seconds'] / cc:.1f}× ccusage ({_ms(cc)})",
-            _ok(cold["seconds"] <= 8 * cc),
+            "≤ 5× ccusage",
+            f"{_ms(cold['seconds'])} = {cold['seconds'] / cc:.1f}× ccusage ({_ms(cc)}); CPU "
+            f"{ru['cpu_self']:.1f} s (CLI/writer) + {ru['cpu_children']:.1f} s (workers)",
+            _ok(cold["seconds"] <= 5 * cc),
         ),
         (
             "same, `AGTAIL_ARCHIVE=0` (the index alone)",
-            "≤ 8× ccusage (aim 5×)",
-            f"{_ms(bare['seconds'])} = {bare['seconds'] / cc:.1f}× ccusage",
-            _ok(bare["seconds"] <= 8 * cc),
+            "≤ 5× ccusage",
+            f"{_ms(bare['seconds'])} = {bare['seconds'] / cc:.1f}× ccusage; CPU {rb['cpu_self']:.1f} s + "
+            f"{rb['cpu_children']:.1f} s",
+            _ok(bare["seconds"] <= 5 * cc),
         ),
         (
-            "peak RSS of the cold index",
-            "< 250 MB",
-            f"CLI {cold['rusage']['maxrss_self_mb']:.0f} MB + largest worker "
-            f"{cold['rusage']['maxrss_children_mb']:.0f} MB = {rss:.0f} MB",
-            _ok(rss < 250),
+            "peak RSS of the cold index, whole process tree",
+            "≤ 250 MB",
+            f"CLI {ru['maxrss_self_mb']:.0f} MB + {workers} workers × {ru['maxrss_children_mb']:.0f} MB "
+            f"= {tree:.0f} MB at most",
+            _ok(tree <= 250),
         ),
         (
             f'append one line to a {ap["size_mb"]:.0f} MB session: the update (`index --json` "seconds")',
@@ -105,6 +111,34 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             "< 1/20 grep",
             f"{_ms(ip['rare'])} = 1/{se['grep'] / ip['rare']:.0f} of grep",
             _ok(ip["rare"] * 20 < se["grep"]),
+        ),
+        (
+            "over the API (HTTP, running agtaild): `/stats?by=day` / `by=session`, best of 7",
+            "≤ 1/100 ccusage",
+            f"{_ms(api['stats_day'])} / {_ms(api['stats_session'])} = 1/{cc / api['stats_day']:.0f} / "
+            f"1/{cc / api['stats_session']:.0f}",
+            _ok(api["stats_day"] * 100 <= cc),
+        ),
+        (
+            "over the API: rare word `/search`, best of 7 (median of 5 words)",
+            "≤ 1/20 grep",
+            f"{_ms(api['rare'])} = 1/{se['grep'] / api['rare']:.0f} of grep",
+            _ok(api["rare"] * 20 <= se["grep"]),
+        ),
+        (
+            f"over the API: phrase `/search`, best of 7, {len(api['phrase'])} phrases (worst shown)",
+            "≤ 16 ms",
+            f"worst {_ms(api['phrase_worst'])}; "
+            + ", ".join(f"“{q}” {_ms(v)}" for q, v in api["phrase"].items()),
+            _ok(api["phrase_worst"] <= 0.016),
+        ),
+        (
+            "over the API: common word / CJK substring / prefix, best of 7",
+            "no slower than before",
+            "; ".join(
+                f"“{q}” {_ms(v)}" for part in ("common", "cjk", "prefix") for q, v in api[part].items()
+            ),
+            "recorded",
         ),
         (
             f"`agtail search --no-update`, {se['queries']} mixed queries",

@@ -155,7 +155,7 @@ class Bench:
         config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
         config.archive = False
         svc = Service(config)
-        real = svc._db
+        real = svc.index.db  # the writer connection (Service._db reads it from the keeper)
         spent: dict[str, float] = {}
 
         def kind(sql: str) -> str:
@@ -184,12 +184,12 @@ class Bench:
                 finally:
                     spent[kind(sql)] = spent.get(kind(sql), 0.0) + time.process_time() - t
 
-        svc._db = Timed()  # type: ignore[assignment]
+        svc.index.db = Timed()  # type: ignore[assignment]
         t = time.process_time()
         try:
             svc.update_index()
         finally:
-            svc._db = real
+            svc.index.db = real
             svc.close()
         parts.update(spent)
         parts["writer_total"] = time.process_time() - t
@@ -378,6 +378,55 @@ class Bench:
                 svc.close()
         return out
 
+    def api_figure(self, corpus: Path, data: Path, needles: list[str]) -> dict[str, Any]:
+        """Search and stats over the daemon's REST API (HTTP on 127.0.0.1), best of 7 each: what a
+        client of a running agtaild waits for. The daemon serves the index the cold run built."""
+        sys.path.insert(0, str(REPO))
+        from agtail_client import Client
+        from tests.daemon_proc import DaemonProc
+
+        base = Path(tempfile.mkdtemp(prefix="agtail-bench-api-"))
+        (base / "data").symlink_to(data)
+        roots = {"claude-code": corpus / "claude" / "projects", "codex": corpus / "codex" / "sessions"}
+        d = DaemonProc(base, roots, env={k: v for k, v in self.env.items() if k != "HOME"})
+        d.start(timeout=120)
+        try:
+            client = Client(url=d.url, token=d.token)
+
+            def best(path: str, params: dict[str, Any], n: int = 7) -> float:
+                client.get(path, params)
+                runs = []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    client.get(path, params)
+                    runs.append(time.perf_counter() - t)
+                return min(runs)
+
+            phrases = [
+                "refactor the parser",
+                "token usage cost",
+                "import store collection",
+                "cache read write",
+                "json rpc daemon",
+                "assert expected actual",
+                "hook subagent tool",
+            ]
+            out: dict[str, Any] = {
+                "phrase": {q: best("/search", {"q": q}) for q in phrases},
+                "rare": median([best("/search", {"q": n}) for n in needles[:5]]),
+                "common": {q: best("/search", {"q": q}) for q in ("session", "parser")},
+                "cjk": {q: best("/search", {"q": q}) for q in ("テスト", "索引")},
+                "prefix": {q: best("/search", {"q": q, "mode": "prefix"}) for q in ("trig", "sess")},
+                "stats_day": best("/stats", {"by": "day"}),
+                "stats_session": best("/stats", {"by": "session"}),
+            }
+            client.close()
+        finally:
+            d.cleanup()
+            shutil.rmtree(base, ignore_errors=True)
+        out["phrase_worst"] = max(out["phrase"].values())
+        return out
+
     def list_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
         walls, stale = [], []
         for _ in range(self.repeat + 1):
@@ -437,6 +486,7 @@ def main() -> int:
     r["append"] = b.append_figure(big_session)
     r["stats"] = b.stats_figure(big_corpus, work / "data-big")
     r["search"] = b.search_figure(big_corpus, work / "data-big", big_summary["needles"])
+    r["api"] = b.api_figure(big_corpus, work / "data-big", big_summary["needles"])
     r["list_big"] = b.list_figure(big_corpus, work / "data-big")
     r["list_small"] = b.list_figure(small_corpus, work / "data-small")
     r["in_process"] = b.in_process(work / "data-big", work / "data-small", big_summary["needles"])
