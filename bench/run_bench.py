@@ -195,6 +195,42 @@ class Bench:
         parts["writer_total"] = time.process_time() - t
         return parts
 
+    def archive_breakdown(self, corpus: Path) -> dict[str, float]:
+        """The archive mirror alone (what the cold index waits for at its end): every native
+        unit mirrored into a fresh data dir, one unit at a time as the index's hook does; then
+        again with ``os.fsync`` made a no-op, to show how much of it is waiting for the disk."""
+        sys.path.insert(0, str(REPO))
+        from agtaild.adapters import get_adapter
+        from agtaild.config import load_config
+        from agtaild.store import archive
+
+        out: dict[str, float] = {}
+        real_fsync = os.fsync
+        for tag in ("", "_no_fsync"):
+            data = self.work / "data-archive"
+            shutil.rmtree(data, ignore_errors=True)
+            config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
+            arch = archive.Archiver(config)
+            pairs = [
+                (get_adapter(r.agent), u)
+                for r in config.roots
+                for u in get_adapter(r.agent).discover(Path(r.path))
+            ]
+            if tag:
+                os.fsync = lambda fd: None
+            try:
+                cpu, wall = time.process_time(), time.perf_counter()
+                for pair in pairs:
+                    arch.mirror_pairs([pair])
+                out[f"cpu{tag}"] = time.process_time() - cpu
+                out[f"wall{tag}"] = time.perf_counter() - wall
+            finally:
+                os.fsync = real_fsync
+                arch.cache.close()
+            out["units"] = len(pairs)
+        shutil.rmtree(self.work / "data-archive", ignore_errors=True)
+        return out
+
     def cold_index_env(self, corpus: Path, extra: dict[str, str]) -> dict[str, Any]:
         """The cold index again, with ``extra`` in the environment (e.g. the archive off)."""
         saved = self.env
@@ -492,6 +528,7 @@ def main() -> int:
     r["in_process"] = b.in_process(work / "data-big", work / "data-small", big_summary["needles"])
     r["cold_no_archive"] = b.cold_index_env(big_corpus, {"AGTAIL_ARCHIVE": "0"})
     r["breakdown"] = b.breakdown(big_corpus)
+    r["archive"] = b.archive_breakdown(big_corpus)
     r["load"] = {"before": load_before, "after": load_average()}
     r["seconds"] = time.time() - started
     r["env"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
