@@ -77,6 +77,16 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             _ok(ap["append_cli"] * 100 < ap["cold_cli"]),
         ),
         (
+            f"appends to {r['append100']['files']} session files, then one `agtail index` (the update's "
+            '"seconds"; archive mirror on)',
+            "in proportion to the appended bytes",
+            "; ".join(
+                f"{x['lines']} lines each ({x['bytes'] / 2**20:.1f} MB): {_ms(x['seconds'])}"
+                for x in r["append100"]["runs"]
+            ),
+            "see notes",
+        ),
+        (
             "`agtail stats --json` (checks the files first)",
             "< 1/20 ccusage",
             f"{_ms(st['seconds'])} = 1/{cc / st['seconds']:.1f}",

@@ -300,6 +300,53 @@ class Bench:
             "append_daemon": median(daemon),
         }
 
+    def append_100(self, corpus: Path, lines_per_file: tuple[int, ...] = (10, 100)) -> dict[str, Any]:
+        """Appends to 100 session files of an indexed copy of the corpus, then one update each
+        time (the update's own "seconds"): the cost should follow the appended bytes."""
+        copy = self.work / "append100"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(corpus, copy, symlinks=False)
+        data = self.work / "data-append100"
+        shutil.rmtree(data, ignore_errors=True)
+        roots = self.roots(copy)
+        self.agtail(data, roots, "index")
+        files = sorted((copy / "claude" / "projects").glob("*/*.jsonl"))[:100]
+        out: dict[str, Any] = {"files": len(files), "runs": []}
+        for n in lines_per_file:
+            added = 0
+            for i, path in enumerate(files):
+                chunk = "".join(
+                    json.dumps(
+                        {
+                            "type": "user",
+                            "message": {"role": "user", "content": f"appended line {n} {j} of file {i}"},
+                            "uuid": f"00000000-0000-4000-a{n:03d}-{i:06d}{j:06d}",
+                            "parentUuid": None,
+                            "sessionId": path.stem,
+                            "cwd": "/home/dev/src/appended",
+                            "timestamp": "2026-03-30T00:00:00.000Z",
+                            "isSidechain": False,
+                            "userType": "external",
+                        },
+                        separators=(",", ":"),
+                    )
+                    + "\n"
+                    for j in range(n)
+                )
+                with open(path, "a") as fh:
+                    fh.write(chunk)
+                added += len(chunk.encode())
+                old = time.time() - 60
+                os.utime(path, (old, old))
+            wall, report, usage = self.agtail(data, roots, "index")
+            assert report["read"] == len(files), report["read"]
+            out["runs"].append(
+                {"lines": n, "bytes": added, "seconds": report["seconds"], "wall": wall, "cpu": usage}
+            )
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(data, ignore_errors=True)
+        return out
+
     def stats_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
         walls, stale = [], []
         doc: dict[str, Any] = {}
@@ -520,6 +567,7 @@ def main() -> int:
     r["cold"] = b.cold_index(big_corpus, "big")
     r["cold_small"] = b.cold_index(small_corpus, "small")
     r["append"] = b.append_figure(big_session)
+    r["append100"] = b.append_100(big_corpus)
     r["stats"] = b.stats_figure(big_corpus, work / "data-big")
     r["search"] = b.search_figure(big_corpus, work / "data-big", big_summary["needles"])
     r["api"] = b.api_figure(big_corpus, work / "data-big", big_summary["needles"])
