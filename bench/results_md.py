@@ -179,6 +179,20 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _append_note(a: dict[str, Any]) -> str:
+    """The appends' update cost split into a fixed part and a part per appended MB (a line
+    through the two sizes measured)."""
+    lo, hi = a["runs"][0], a["runs"][-1]
+    per_mb = (hi["seconds"] - lo["seconds"]) / max((hi["bytes"] - lo["bytes"]) / 2**20, 1e-9)
+    fixed = lo["seconds"] - per_mb * lo["bytes"] / 2**20
+    return (
+        f"* **Appends to {a['files']} files**: the update costs about {_ms(fixed)} whatever was appended "
+        f"plus {_ms(per_mb)} per appended MB. The fixed part is the check of every unit (a `stat` of "
+        "each file, the fingerprints) and, with the archive mirror on, its verified append (and fsync) "
+        "of each of the changed files; the rest follows the bytes."
+    )
+
+
 def _notes(r: dict[str, Any]) -> list[str]:
     su, cold, cc, bd, ar = r["startup"], r["cold_no_archive"], r["ccusage"], r["breakdown"], r["archive"]
     ru = cold["rusage"]
@@ -217,6 +231,7 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "file under the archiver's lock. That wait, not CPU, is the gap between the two cold-index "
         "rows; it shrinks only if the archive syncs in batches (or outside its lock) — the archive "
         "module's work (branch archive), not the index's.",
+        _append_note(r["append100"]),
         "* **`list` with the file check**: an in-process `agtail list` first stats every session file "
         "(one `stat` per file, plus the adapters' directory walks) so that it is never stale; that check "
         "grows with the number of files (see the 50 vs 200 MB columns). `--no-update`, and the daemon, "
