@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.index.text import MARK_END, MARK_START, compile_query, highlight_pattern
+from agtaild.index.text import MARK_END, MARK_START, compile_query, find_phrases, highlight_pattern
 from agtaild.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
@@ -98,7 +98,9 @@ def test_pattern_follows_the_tokenizer() -> None:
     def found(q: str, text: str, mode: str = "phrase") -> list[str]:
         pattern = highlight_pattern(compile_query(q, mode))
         assert pattern is not None
-        return [m.group(0) for m in pattern.finditer(text)]
+        found = find_phrases(pattern, text)
+        assert found is not None
+        return found
 
     assert found("json rpc daemon", "JSON-RPC  daemon; json rpc daemons") == ["JSON-RPC  daemon"]
     assert found("rare_result_word", "x rare_result_word y") == ["rare_result_word"]
@@ -106,6 +108,12 @@ def test_pattern_follows_the_tokenizer() -> None:
     assert found("trig", "trigram trig xtrig", "prefix") == ["trigram", "trig"]
     assert found("the trig", "the trigram", "prefix") == ["the trigram"]
     assert found("parser refactor", "refactor the parser", "words") == ["refactor", "parser"]
+    assert found("json", "at the start: json") == ["json"]
+    assert found("json", "json") == ["json"]
+    assert found("a b", "A_B ab a-b") == ["A_B", "a-b"]
+    # Lower-casing "İ" makes two characters: no positions to trust, FTS5 makes that snippet.
+    pattern = highlight_pattern(compile_query("json"))
+    assert pattern is not None and find_phrases(pattern, "İ json") is None
     assert highlight_pattern(compile_query("日本語")) is None
     assert highlight_pattern(compile_query("x", "regex")) is None
 

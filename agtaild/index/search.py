@@ -23,6 +23,7 @@ from agtaild.index.text import (
     MARK_START,
     Query,
     clean_snippet,
+    find_phrases,
     fts_phrase,
     highlight_pattern,
     like_pattern,
@@ -176,14 +177,16 @@ def _fts_snippets(db: sqlite3.Connection, query: Query, ids: list[int]) -> dict[
     return found
 
 
-def _phrase_snippet(pattern: re.Pattern[str] | None, texts: list[str | None]) -> str | None:
+def _phrase_snippet(pattern: list[re.Pattern[str]] | None, texts: list[str | None]) -> str | None:
     """The snippet around the first match of the query's phrases, or None (see
     agtaild.index.text.highlight_pattern: FTS5 then makes it)."""
     if pattern is None:
         return None
     for text in texts:
         if text:
-            needles = regex_spans(pattern, text)
+            needles = find_phrases(pattern, text)
+            if needles is None:
+                return None
             if needles:
                 return make_snippet([text], needles)
     return None
