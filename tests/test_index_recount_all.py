@@ -14,6 +14,7 @@ import pytest
 
 from agtaild.index import update as update_module
 from agtaild.index import writer as writer_module
+from agtaild.index.prepare import UsageRow
 from agtaild.service import Service
 from tests.index_toy import ToyAdapter, append, snapshot, toy_config, toy_line, toy_registry
 from tests.test_index_incremental import OPS, make_corpus
@@ -78,5 +79,5 @@ def test_the_pending_recount_is_recorded_before_the_last_commit(
 
 
 def _prep_with_usage(n: int) -> writer_module.Prepared:
-    rows = [(f"x-{i}", 0.0, "2026-01-08", "m", 1, 1, 0, 0, 0, 2, 0) for i in range(n)]
+    rows: list[UsageRow] = [(f"x-{i}", 0.0, "2026-01-08", "m", 1, 1, 0, 0, 0, 2, 0) for i in range(n)]
     return writer_module.Prepared(path="p", usage=rows)
