@@ -224,13 +224,14 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "FTS5 writes through one connection, so the writer cannot be split across cores without "
         "sharding the full-text index into separate database files.",
         f"* **The archive mirror** (on by default) copies and hashes every native file the index "
-        f"reads, on its own thread, and the update waits for it before it reports. Alone, in the same "
-        f"run, mirroring the {ar['units']:.0f} units of this corpus took {ar['wall']:.1f} s of wall time "
-        f"for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, {ar['wall_no_fsync']:.1f} s for "
-        f"{ar['cpu_no_fsync']:.1f} s: the difference is waiting for the disk, one fsync per archived "
-        "file under the archiver's lock. That wait, not CPU, is the gap between the two cold-index "
-        "rows; it shrinks only if the archive syncs in batches (or outside its lock) — the archive "
-        "module's work (branch archive), not the index's.",
+        f"reads, on its own thread in the writer's process, and the update waits for it before it "
+        f"reports. Alone, in the same run, mirroring the {ar['units']:.0f} units of this corpus took "
+        f"{ar['wall']:.1f} s of wall time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, "
+        f"{ar['wall_no_fsync']:.1f} s for {ar['cpu_no_fsync']:.1f} s. Its CPU competes with the writer "
+        "(the same process: the GIL, and the 2 cores the workers also use), and its fsyncs (one per "
+        "archived file, under the archiver's lock) wait for the disk when other work keeps it busy. "
+        "Both are the archive module's to reduce (branch archive: batched syncs, or the copy moved "
+        "off the writer's process); the index only calls its hook.",
         _append_note(r["append100"]),
         "* **`list` with the file check**: an in-process `agtail list` first stats every session file "
         "(one `stat` per file, plus the adapters' directory walks) so that it is never stale; that check "
