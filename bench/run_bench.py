@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -585,12 +586,12 @@ def main() -> int:
 
     out = Path(a.out)
     text = render(r)
-    # The daemon figures (bench/bench_daemon.py) are written by hand into the same page:
-    # keep that block when the rest is regenerated.
+    # Blocks written by hand into the same page (the daemon figures of bench/bench_daemon.py,
+    # measurements made on the side) sit between <!-- NAME:start … --> and <!-- NAME:end -->:
+    # keep them when the rest is regenerated.
     old = out.read_text() if out.exists() else ""
-    start, end = old.find("<!-- bench_daemon:start"), old.find("<!-- bench_daemon:end -->")
-    if 0 <= start < end:
-        text = text.rstrip("\n") + "\n\n" + old[start : end + len("<!-- bench_daemon:end -->")] + "\n"
+    for block in re.finditer(r"<!-- (\w+):start.*?<!-- \1:end -->", old, re.DOTALL):
+        text = text.rstrip("\n") + "\n\n" + block.group(0) + "\n"
     out.write_text(text)
     print(json.dumps(r, indent=1))
     return 0
