@@ -30,27 +30,33 @@ def _totals_equal(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
 def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     cc = r["ccusage"]["seconds"]
     cold, bare = r["cold"], r["cold_no_archive"]
-    ap, st, se, ip = r["append"], r["stats"], r["search"], r["in_process"]
-    rss = cold["rusage"]["maxrss_self_mb"] + cold["rusage"]["maxrss_children_mb"]
+    ap, st, se, ip, api = r["append"], r["stats"], r["search"], r["in_process"], r["api"]
+    workers = r["env"]["cpus"]
+    # RUSAGE_CHILDREN's peak is that of the largest worker: the tree peaks at most at the CLI
+    # plus every worker at that size.
+    tree = cold["rusage"]["maxrss_self_mb"] + workers * cold["rusage"]["maxrss_children_mb"]
+    ru, rb = cold["rusage"], bare["rusage"]
     return [
         (
             "cold `agtail index`, 200 MB, as shipped (archive mirror on)",
-            "≤ 8× ccusage (aim 5×)",
-            f"{_ms(cold['seconds'])} = {cold['seconds'] / cc:.1f}× ccusage ({_ms(cc)})",
-            _ok(cold["seconds"] <= 8 * cc),
+            "≤ 5× ccusage",
+            f"{_ms(cold['seconds'])} = {cold['seconds'] / cc:.1f}× ccusage ({_ms(cc)}); CPU "
+            f"{ru['cpu_self']:.1f} s (CLI/writer) + {ru['cpu_children']:.1f} s (workers)",
+            _ok(cold["seconds"] <= 5 * cc),
         ),
         (
             "same, `AGTAIL_ARCHIVE=0` (the index alone)",
-            "≤ 8× ccusage (aim 5×)",
-            f"{_ms(bare['seconds'])} = {bare['seconds'] / cc:.1f}× ccusage",
-            _ok(bare["seconds"] <= 8 * cc),
+            "≤ 5× ccusage",
+            f"{_ms(bare['seconds'])} = {bare['seconds'] / cc:.1f}× ccusage; CPU {rb['cpu_self']:.1f} s + "
+            f"{rb['cpu_children']:.1f} s",
+            _ok(bare["seconds"] <= 5 * cc),
         ),
         (
-            "peak RSS of the cold index",
-            "< 250 MB",
-            f"CLI {cold['rusage']['maxrss_self_mb']:.0f} MB + largest worker "
-            f"{cold['rusage']['maxrss_children_mb']:.0f} MB = {rss:.0f} MB",
-            _ok(rss < 250),
+            "peak RSS of the cold index, whole process tree",
+            "≤ 250 MB",
+            f"CLI {ru['maxrss_self_mb']:.0f} MB + {workers} workers × {ru['maxrss_children_mb']:.0f} MB "
+            f"= {tree:.0f} MB at most",
+            _ok(tree <= 250),
         ),
         (
             f'append one line to a {ap["size_mb"]:.0f} MB session: the update (`index --json` "seconds")',
@@ -69,6 +75,16 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             "< 1/100",
             f"{_ms(ap['append_cli'])} vs {_ms(ap['cold_cli'])} = 1/{ap['cold_cli'] / ap['append_cli']:.0f}",
             _ok(ap["append_cli"] * 100 < ap["cold_cli"]),
+        ),
+        (
+            f"appends to {r['append100']['files']} session files, then one `agtail index` (the update's "
+            '"seconds"; archive mirror on)',
+            "in proportion to the appended bytes",
+            "; ".join(
+                f"{x['lines']} lines each ({x['bytes'] / 2**20:.1f} MB): {_ms(x['seconds'])}"
+                for x in r["append100"]["runs"]
+            ),
+            "see notes",
         ),
         (
             "`agtail stats --json` (checks the files first)",
@@ -107,6 +123,34 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             _ok(ip["rare"] * 20 < se["grep"]),
         ),
         (
+            "over the API (HTTP, running agtaild): `/stats?by=day` / `by=session`, best of 7",
+            "≤ 1/100 ccusage",
+            f"{_ms(api['stats_day'])} / {_ms(api['stats_session'])} = 1/{cc / api['stats_day']:.0f} / "
+            f"1/{cc / api['stats_session']:.0f}",
+            _ok(api["stats_day"] * 100 <= cc),
+        ),
+        (
+            "over the API: rare word `/search`, best of 7 (median of 5 words)",
+            "≤ 1/20 grep",
+            f"{_ms(api['rare'])} = 1/{se['grep'] / api['rare']:.0f} of grep",
+            _ok(api["rare"] * 20 <= se["grep"]),
+        ),
+        (
+            f"over the API: phrase `/search`, best of 7, {len(api['phrase'])} phrases (worst shown)",
+            "≤ 16 ms",
+            f"worst {_ms(api['phrase_worst'])}; "
+            + ", ".join(f"“{q}” {_ms(v)}" for q, v in api["phrase"].items()),
+            _ok(api["phrase_worst"] <= 0.016),
+        ),
+        (
+            "over the API: common word / CJK substring / prefix, best of 7",
+            "no slower than before",
+            "; ".join(
+                f"“{q}” {_ms(v)}" for part in ("common", "cjk", "prefix") for q, v in api[part].items()
+            ),
+            "recorded",
+        ),
+        (
             f"`agtail search --no-update`, {se['queries']} mixed queries",
             "p95 recorded",
             f"p50 {_ms(se['p50'])}, p95 {_ms(se['p95'])}",
@@ -135,8 +179,22 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _append_note(a: dict[str, Any]) -> str:
+    """The appends' update cost split into a fixed part and a part per appended MB (a line
+    through the two sizes measured)."""
+    lo, hi = a["runs"][0], a["runs"][-1]
+    per_mb = (hi["seconds"] - lo["seconds"]) / max((hi["bytes"] - lo["bytes"]) / 2**20, 1e-9)
+    fixed = lo["seconds"] - per_mb * lo["bytes"] / 2**20
+    return (
+        f"* **Appends to {a['files']} files**: the update costs about {_ms(fixed)} whatever was appended "
+        f"plus {_ms(per_mb)} per appended MB. The fixed part is the check of every unit (a `stat` of "
+        "each file, the fingerprints) and, with the archive mirror on, its verified append (and fsync) "
+        "of each of the changed files; the rest follows the bytes."
+    )
+
+
 def _notes(r: dict[str, Any]) -> list[str]:
-    su, cold, cc, bd = r["startup"], r["cold_no_archive"], r["ccusage"], r["breakdown"]
+    su, cold, cc, bd, ar = r["startup"], r["cold_no_archive"], r["ccusage"], r["breakdown"], r["archive"]
     ru = cold["rusage"]
     return [
         "## What stands in the way",
@@ -165,9 +223,16 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "time approaches the CPU sum. "
         "FTS5 writes through one connection, so the writer cannot be split across cores without "
         "sharding the full-text index into separate database files.",
-        "* **The archive mirror** (on by default) copies and hashes every native file it indexes; it "
-        "runs on its own thread during the update and accounts for the difference between the two "
-        "cold-index rows.",
+        f"* **The archive mirror** (on by default) copies and hashes every native file the index "
+        f"reads, on its own thread in the writer's process, and the update waits for it before it "
+        f"reports. Alone, in the same run, mirroring the {ar['units']:.0f} units of this corpus took "
+        f"{ar['wall']:.1f} s of wall time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, "
+        f"{ar['wall_no_fsync']:.1f} s for {ar['cpu_no_fsync']:.1f} s. Its CPU competes with the writer "
+        "(the same process: the GIL, and the 2 cores the workers also use), and its fsyncs (one per "
+        "archived file, under the archiver's lock) wait for the disk when other work keeps it busy. "
+        "Both are the archive module's to reduce (branch archive: batched syncs, or the copy moved "
+        "off the writer's process); the index only calls its hook.",
+        _append_note(r["append100"]),
         "* **`list` with the file check**: an in-process `agtail list` first stats every session file "
         "(one `stat` per file, plus the adapters' directory walks) so that it is never stale; that check "
         "grows with the number of files (see the 50 vs 200 MB columns). `--no-update`, and the daemon, "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -155,7 +156,7 @@ class Bench:
         config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
         config.archive = False
         svc = Service(config)
-        real = svc._db
+        real = svc.index.db  # the writer connection (Service._db reads it from the keeper)
         spent: dict[str, float] = {}
 
         def kind(sql: str) -> str:
@@ -184,16 +185,52 @@ class Bench:
                 finally:
                     spent[kind(sql)] = spent.get(kind(sql), 0.0) + time.process_time() - t
 
-        svc._db = Timed()  # type: ignore[assignment]
+        svc.index.db = Timed()  # type: ignore[assignment]
         t = time.process_time()
         try:
             svc.update_index()
         finally:
-            svc._db = real
+            svc.index.db = real
             svc.close()
         parts.update(spent)
         parts["writer_total"] = time.process_time() - t
         return parts
+
+    def archive_breakdown(self, corpus: Path) -> dict[str, float]:
+        """The archive mirror alone (what the cold index waits for at its end): every native
+        unit mirrored into a fresh data dir, one unit at a time as the index's hook does; then
+        again with ``os.fsync`` made a no-op, to show how much of it is waiting for the disk."""
+        sys.path.insert(0, str(REPO))
+        from agtaild.adapters import get_adapter
+        from agtaild.config import load_config
+        from agtaild.store import archive
+
+        out: dict[str, float] = {}
+        real_fsync = os.fsync
+        for tag in ("", "_no_fsync"):
+            data = self.work / "data-archive"
+            shutil.rmtree(data, ignore_errors=True)
+            config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
+            arch = archive.Archiver(config)
+            pairs = [
+                (get_adapter(r.agent), u)
+                for r in config.roots
+                for u in get_adapter(r.agent).discover(Path(r.path))
+            ]
+            if tag:
+                os.fsync = lambda fd: None
+            try:
+                cpu, wall = time.process_time(), time.perf_counter()
+                for pair in pairs:
+                    arch.mirror_pairs([pair])
+                out[f"cpu{tag}"] = time.process_time() - cpu
+                out[f"wall{tag}"] = time.perf_counter() - wall
+            finally:
+                os.fsync = real_fsync
+                arch.cache.close()
+            out["units"] = len(pairs)
+        shutil.rmtree(self.work / "data-archive", ignore_errors=True)
+        return out
 
     def cold_index_env(self, corpus: Path, extra: dict[str, str]) -> dict[str, Any]:
         """The cold index again, with ``extra`` in the environment (e.g. the archive off)."""
@@ -263,6 +300,53 @@ class Bench:
             "append_inner": median(append_inner),
             "append_daemon": median(daemon),
         }
+
+    def append_100(self, corpus: Path, lines_per_file: tuple[int, ...] = (10, 100)) -> dict[str, Any]:
+        """Appends to 100 session files of an indexed copy of the corpus, then one update each
+        time (the update's own "seconds"): the cost should follow the appended bytes."""
+        copy = self.work / "append100"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(corpus, copy, symlinks=False)
+        data = self.work / "data-append100"
+        shutil.rmtree(data, ignore_errors=True)
+        roots = self.roots(copy)
+        self.agtail(data, roots, "index")
+        files = sorted((copy / "claude" / "projects").glob("*/*.jsonl"))[:100]
+        out: dict[str, Any] = {"files": len(files), "runs": []}
+        for n in lines_per_file:
+            added = 0
+            for i, path in enumerate(files):
+                chunk = "".join(
+                    json.dumps(
+                        {
+                            "type": "user",
+                            "message": {"role": "user", "content": f"appended line {n} {j} of file {i}"},
+                            "uuid": f"00000000-0000-4000-a{n:03d}-{i:06d}{j:06d}",
+                            "parentUuid": None,
+                            "sessionId": path.stem,
+                            "cwd": "/home/dev/src/appended",
+                            "timestamp": "2026-03-30T00:00:00.000Z",
+                            "isSidechain": False,
+                            "userType": "external",
+                        },
+                        separators=(",", ":"),
+                    )
+                    + "\n"
+                    for j in range(n)
+                )
+                with open(path, "a") as fh:
+                    fh.write(chunk)
+                added += len(chunk.encode())
+                old = time.time() - 60
+                os.utime(path, (old, old))
+            wall, report, usage = self.agtail(data, roots, "index")
+            assert report["read"] == len(files), report["read"]
+            out["runs"].append(
+                {"lines": n, "bytes": added, "seconds": report["seconds"], "wall": wall, "cpu": usage}
+            )
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(data, ignore_errors=True)
+        return out
 
     def stats_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
         walls, stale = [], []
@@ -378,6 +462,55 @@ class Bench:
                 svc.close()
         return out
 
+    def api_figure(self, corpus: Path, data: Path, needles: list[str]) -> dict[str, Any]:
+        """Search and stats over the daemon's REST API (HTTP on 127.0.0.1), best of 7 each: what a
+        client of a running agtaild waits for. The daemon serves the index the cold run built."""
+        sys.path.insert(0, str(REPO))
+        from agtail_client import Client
+        from tests.daemon_proc import DaemonProc
+
+        base = Path(tempfile.mkdtemp(prefix="agtail-bench-api-"))
+        (base / "data").symlink_to(data)
+        roots = {"claude-code": corpus / "claude" / "projects", "codex": corpus / "codex" / "sessions"}
+        d = DaemonProc(base, roots, env={k: v for k, v in self.env.items() if k != "HOME"})
+        d.start(timeout=120)
+        try:
+            client = Client(url=d.url, token=d.token)
+
+            def best(path: str, params: dict[str, Any], n: int = 7) -> float:
+                client.get(path, params)
+                runs = []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    client.get(path, params)
+                    runs.append(time.perf_counter() - t)
+                return min(runs)
+
+            phrases = [
+                "refactor the parser",
+                "token usage cost",
+                "import store collection",
+                "cache read write",
+                "json rpc daemon",
+                "assert expected actual",
+                "hook subagent tool",
+            ]
+            out: dict[str, Any] = {
+                "phrase": {q: best("/search", {"q": q}) for q in phrases},
+                "rare": median([best("/search", {"q": n}) for n in needles[:5]]),
+                "common": {q: best("/search", {"q": q}) for q in ("session", "parser")},
+                "cjk": {q: best("/search", {"q": q}) for q in ("テスト", "索引")},
+                "prefix": {q: best("/search", {"q": q, "mode": "prefix"}) for q in ("trig", "sess")},
+                "stats_day": best("/stats", {"by": "day"}),
+                "stats_session": best("/stats", {"by": "session"}),
+            }
+            client.close()
+        finally:
+            d.cleanup()
+            shutil.rmtree(base, ignore_errors=True)
+        out["phrase_worst"] = max(out["phrase"].values())
+        return out
+
     def list_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
         walls, stale = [], []
         for _ in range(self.repeat + 1):
@@ -435,13 +568,16 @@ def main() -> int:
     r["cold"] = b.cold_index(big_corpus, "big")
     r["cold_small"] = b.cold_index(small_corpus, "small")
     r["append"] = b.append_figure(big_session)
+    r["append100"] = b.append_100(big_corpus)
     r["stats"] = b.stats_figure(big_corpus, work / "data-big")
     r["search"] = b.search_figure(big_corpus, work / "data-big", big_summary["needles"])
+    r["api"] = b.api_figure(big_corpus, work / "data-big", big_summary["needles"])
     r["list_big"] = b.list_figure(big_corpus, work / "data-big")
     r["list_small"] = b.list_figure(small_corpus, work / "data-small")
     r["in_process"] = b.in_process(work / "data-big", work / "data-small", big_summary["needles"])
     r["cold_no_archive"] = b.cold_index_env(big_corpus, {"AGTAIL_ARCHIVE": "0"})
     r["breakdown"] = b.breakdown(big_corpus)
+    r["archive"] = b.archive_breakdown(big_corpus)
     r["load"] = {"before": load_before, "after": load_average()}
     r["seconds"] = time.time() - started
     r["env"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
@@ -450,13 +586,12 @@ def main() -> int:
 
     out = Path(a.out)
     text = render(r)
-    # The daemon and archive figures (bench/bench_daemon.py, bench/bench_archive.py) are
-    # written by hand into the same page: keep those blocks when the rest is regenerated.
+    # Blocks written by hand into the same page (the daemon figures of bench/bench_daemon.py,
+    # measurements made on the side) sit between <!-- NAME:start … --> and <!-- NAME:end -->:
+    # keep them when the rest is regenerated.
     old = out.read_text() if out.exists() else ""
-    for block in ("bench_daemon", "bench_archive"):
-        start, end = old.find(f"<!-- {block}:start"), old.find(f"<!-- {block}:end -->")
-        if 0 <= start < end:
-            text = text.rstrip("\n") + "\n\n" + old[start : end + len(f"<!-- {block}:end -->")] + "\n"
+    for block in re.finditer(r"<!-- (\w+):start.*?<!-- \1:end -->", old, re.DOTALL):
+        text = text.rstrip("\n") + "\n\n" + block.group(0) + "\n"
     out.write_text(text)
     print(json.dumps(r, indent=1))
     return 0

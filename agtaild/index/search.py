@@ -9,6 +9,7 @@ Pages are keyset: the cursor holds (score, event id) of the last hit.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Any
 
@@ -22,7 +23,9 @@ from agtaild.index.text import (
     MARK_START,
     Query,
     clean_snippet,
+    find_phrases,
     fts_phrase,
+    highlight_pattern,
     like_pattern,
     make_snippet,
     regex_spans,
@@ -163,14 +166,30 @@ def search(
 def _fts_snippets(db: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
     if not query.words or not ids:
         return {}
-    marks = ",".join("?" * len(ids))
     snippet = f"snippet(events_fts, -1, '{MARK_START}', '{MARK_END}', '{ELLIPSIS}', {SNIPPET_TOKENS})"
-    return dict(
-        db.execute(
-            f"SELECT rowid, {snippet} FROM events_fts WHERE events_fts MATCH ? AND rowid IN ({marks})",
-            [query.words, *ids],
-        ).fetchall()
-    )
+    found: dict[int, str] = {}
+    for eid in ids:  # one by one: FTS5 seeks each rowid (an IN list runs the whole MATCH)
+        row = db.execute(
+            f"SELECT {snippet} FROM events_fts WHERE events_fts MATCH ? AND rowid = ?", (query.words, eid)
+        ).fetchone()
+        if row is not None:
+            found[eid] = row[0]
+    return found
+
+
+def _phrase_snippet(pattern: list[re.Pattern[str]] | None, texts: list[str | None]) -> str | None:
+    """The snippet around the first match of the query's phrases, or None (see
+    agtaild.index.text.highlight_pattern: FTS5 then makes it)."""
+    if pattern is None:
+        return None
+    for text in texts:
+        if text:
+            needles = find_phrases(pattern, text)
+            if needles is None:
+                return None
+            if needles:
+                return make_snippet([text], needles)
+    return None
 
 
 def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any]) -> list[dict[str, Any]]:
@@ -187,12 +206,14 @@ def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[
         )
     }
     sessions = load_sessions(db, pricing, sorted({e[0] for e in events.values()}))
-    snippets = _fts_snippets(db, query, ids)
+    phrases = highlight_pattern(query) if query.words else None
+    made = {eid: _phrase_snippet(phrases, [e[2], e[3], e[4]]) for eid, e in events.items()}
+    snippets = _fts_snippets(db, query, [eid for eid in ids if made.get(eid) is None])
     pattern = compile_regex(query.regex) if query.regex is not None else None
     hits = []
     for eid, _score in rows:
         session_id, data, text, tool_input, tool_result, moved = events[eid]
-        snip = snippets.get(eid)
+        snip = made.get(eid) or snippets.get(eid)
         if snip:
             snippet = clean_snippet(snip)
         else:

@@ -43,6 +43,7 @@ MARK_END = "»"
 ELLIPSIS = "…"
 
 _ASCII_TOKEN = re.compile(r"[A-Za-z0-9]")
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _SPACES = re.compile(r"\s+")
 
 
@@ -123,6 +124,10 @@ class Query(msgspec.Struct):
     words: str | None = None  # FTS5 MATCH expression for events_fts
     wide: list[str] = msgspec.field(default_factory=list)  # substrings for events_cjk
     regex: str | None = None
+    #: The ASCII runs quoted in ``words`` (each one a phrase), and whether the last one is a
+    #: prefix: what ``highlight_pattern`` marks in a snippet.
+    runs: list[str] = msgspec.field(default_factory=list)
+    prefix_last: bool = False
 
     @property
     def empty(self) -> bool:
@@ -159,14 +164,65 @@ def compile_query(q: str, mode: str = "phrase") -> Query:
     if mode == "words":
         runs = [[w] for run in runs for w in run]
     phrases = []
-    searchable = [run for run in runs if _ASCII_TOKEN.search(" ".join(run))]
-    for i, run in enumerate(searchable):
-        phrase = fts_phrase(" ".join(run))
-        if mode == "prefix" and i == len(searchable) - 1 and not wide:
+    searchable = [" ".join(run) for run in runs if _ASCII_TOKEN.search(" ".join(run))]
+    prefix_last = mode == "prefix" and bool(searchable) and not wide
+    for i, run_text in enumerate(searchable):
+        phrase = fts_phrase(run_text)
+        if prefix_last and i == len(searchable) - 1:
             phrase += " *"
         phrases.append(phrase)
     check_query_size(q, len(phrases) + len(wide))
-    return Query(mode=mode, words=" AND ".join(phrases) or None, wide=wide)
+    return Query(
+        mode=mode, words=" AND ".join(phrases) or None, wide=wide, runs=searchable, prefix_last=prefix_last
+    )
+
+
+#: Characters the word tokenizer keeps inside a token (letters, numbers; ASCII has no other).
+_TOKEN_CHAR = r"[^\W_]"
+
+
+def highlight_pattern(query: Query) -> list[re.Pattern[str]] | None:
+    """Regular expressions (one per phrase) that find the query's phrases in an event's
+    *lower-cased* text, for snippets (see ``find_phrases``).
+
+    A hit's snippet used to come from FTS5's ``snippet()``, which tokenizes the whole column
+    again for each hit: on long tool results that was as slow as the search itself. The
+    phrases are ASCII runs, so unicode61's view of them is simple: the runs' ``[A-Za-z0-9]``
+    tokens, case-folded, separated by anything that is not a letter or a number. Each
+    pattern starts with its first token as a literal (the boundary before it is a fixed-width
+    look-behind), so the regex engine scans for it as fast as ``str.find`` (measured: 3 ms per
+    MB, against 110 ms with a leading look-behind and IGNORECASE, and 36 ms for an alternation
+    of two phrases in one pattern, which loses that scan). Where
+    it finds nothing (diacritics folded by the tokenizer: "cafe" in "café"), the caller falls
+    back to ``snippet()``.
+    """
+    alternatives = []
+    for i, run in enumerate(query.runs):
+        tokens = [t.lower() for t in _ASCII_WORD.findall(run)]
+        if not tokens:
+            continue
+        last = query.prefix_last and i == len(query.runs) - 1
+        body = r"[\W_]+".join(tokens)
+        before = f"(?<!{_TOKEN_CHAR}{tokens[0]})"
+        end = f"{_TOKEN_CHAR}*" if last else f"(?!{_TOKEN_CHAR})"
+        alternatives.append(re.compile(f"{tokens[0]}{before}{body[len(tokens[0]) :]}{end}"))
+    return alternatives or None
+
+
+def find_phrases(patterns: list[re.Pattern[str]], text: str, limit: int = 20) -> list[str] | None:
+    """The matches of ``highlight_pattern`` in ``text``, as written there, in text order;
+    None when lower-casing changes the text's length (a few letters, e.g. "İ", lower to two
+    characters: the positions would not carry over)."""
+    lower = text.lower()
+    if len(lower) != len(text):
+        return None
+    spans: list[tuple[int, int]] = []
+    for pattern in patterns:
+        for n, m in enumerate(pattern.finditer(lower)):
+            if n >= limit:
+                break
+            spans.append(m.span())
+    return [text[a:b] for a, b in sorted(spans)[:limit]]
 
 
 def like_pattern(word: str) -> str:

@@ -13,18 +13,27 @@ from collections.abc import Iterable
 
 
 def recount(db: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> None:
-    """Re-elect the counted copy of each (agent, key) given (None: of every key)."""
+    """Re-elect the counted copy of each (agent, key) given (None: of every key).
+
+    Every key: a key with one copy counts it, so only the keys with several copies go through
+    the election (a sort of every usage row by key took 3.7 s of a 2 GB cold index, growing
+    faster than the corpus; finding the repeated keys reads the (agent, key) index once)."""
     if keys is not None and not keys:
         return
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS _recount (agent TEXT, key TEXT, PRIMARY KEY (agent, key))")
+    db.execute("DELETE FROM _recount")
     if keys is None:
-        scope = "1"
-    else:
         db.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS _recount (agent TEXT, key TEXT, PRIMARY KEY (agent, key))"
+            "INSERT INTO _recount (agent, key) SELECT agent, key FROM usage GROUP BY agent, key"
+            " HAVING count(*) > 1"
         )
-        db.execute("DELETE FROM _recount")
+        db.execute(
+            "UPDATE usage SET counted = 1 WHERE counted = 0"
+            " AND (agent, key) NOT IN (SELECT agent, key FROM _recount)"
+        )
+    else:
         db.executemany("INSERT OR IGNORE INTO _recount (agent, key) VALUES (?, ?)", list(keys))
-        scope = "(u.agent, u.key) IN (SELECT agent, key FROM _recount)"
+    scope = "(u.agent, u.key) IN (SELECT agent, key FROM _recount)"
     db.execute(
         f"""
         UPDATE usage SET counted = (id IN (

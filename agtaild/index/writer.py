@@ -28,6 +28,10 @@ from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
 
 _CHUNK = 500
+#: Past this many touched usage keys an update re-counts every key instead: cheaper than a
+#: re-count per key, and the keys are no longer kept (a 2 GB cold index touched ~400k of them,
+#: tens of MB that grew with the corpus).
+RECOUNT_ALL_KEYS = 20_000
 #: Full-text rows are inserted in batches of about this many characters (see Writer).
 FTS_BATCH_CHARS = 4_000_000
 
@@ -107,7 +111,7 @@ class Writer:
         """
         self.flush_fts()
         if final:
-            if self._recount_all or len(self.touched_keys) > 20_000:
+            if self._recount_all or len(self.touched_keys) > RECOUNT_ALL_KEYS:
                 recount(self.db, None)
                 refresh_rollup(self.db, None)
             elif self.touched_keys or self.rollup_sessions or self.rollup_days:
@@ -130,7 +134,7 @@ class Writer:
             self.touched_keys, self.rollup_sessions, self.rollup_days = set(), set(), set()
             self._marked = self._recount_all = False
             self._first_change = None
-        elif (self.touched_keys or self.rollup_sessions) and not self._marked:
+        elif (self.touched_keys or self.rollup_sessions or self._recount_all) and not self._marked:
             self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('recount_pending', '1')")
             self._marked = True
         self.db.execute("COMMIT")
@@ -315,8 +319,11 @@ class Writer:
             (session_id,),
         )
         db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
-        for agent, key in db.execute("SELECT agent, key FROM usage WHERE session_id = ?", (session_id,)):
-            self.touched_keys.add((agent, key))
+        if not self._recount_all:
+            self.touched_keys.update(
+                db.execute("SELECT agent, key FROM usage WHERE session_id = ?", (session_id,))
+            )
+            self._check_touched()
         db.execute("DELETE FROM usage WHERE session_id = ?", (session_id,))
 
     def _drop_events_by_seq(self, session_id: int, seqs: list[int]) -> None:
@@ -410,4 +417,11 @@ class Writer:
             " reasoning = excluded.reasoning, total = excluded.total, long_ctx = excluded.long_ctx",
             prep.usage,
         )
-        self.touched_keys.update((agent, u[0]) for u in prep.usage)
+        if not self._recount_all:
+            self.touched_keys.update((agent, u[0]) for u in prep.usage)
+            self._check_touched()
+
+    def _check_touched(self) -> None:
+        if len(self.touched_keys) > RECOUNT_ALL_KEYS:
+            self._recount_all = True
+            self.touched_keys = set()
