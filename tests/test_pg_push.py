@@ -304,6 +304,11 @@ def test_team_search_modes(team: Any, capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(UsageError):
         team.call("search", {"q": "(unclosed", "mode": "regex"})
     assert team.call("search", {"q": "'\"!:*&|<->", "limit": 5})["hits"] == []
+    # The same caps as the local index: too long, too many terms.
+    with pytest.raises(UsageError, match="too expensive"):
+        team.call("search", {"q": "x" * 1001})
+    with pytest.raises(UsageError, match="too expensive"):
+        team.call("search", {"q": " ".join(f"w{i}" for i in range(40)), "mode": "words"})
 
 
 def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -138,15 +138,10 @@ class Query(msgspec.Struct):
         return list(self.wide)
 
 
-def compile_query(q: str, mode: str = "phrase") -> Query:
-    from agtaild.index.budget import check_query_size
-
-    if mode == "regex":
-        check_query_size(q, 1)
-        return Query(mode=mode, regex=q)
-    check_query_size(q, 0)
-    # FTS5 reads its query as a C string: a NUL would end it inside the quotes.
-    q = q.replace("\x00", " ")
+def split_query(q: str, mode: str = "phrase") -> tuple[list[list[str]], list[str]]:
+    """A person's query as runs of ASCII words (each a phrase; in ``words`` mode one word a run)
+    and the distinct words with other characters (CJK and the like: matched as substrings).
+    The local index and the team database (agtaild.pg.search) read queries the same way."""
     runs: list[list[str]] = []
     wide: list[str] = []
     current: list[str] = []
@@ -163,6 +158,19 @@ def compile_query(q: str, mode: str = "phrase") -> Query:
         runs.append(current)
     if mode == "words":
         runs = [[w] for run in runs for w in run]
+    return runs, wide
+
+
+def compile_query(q: str, mode: str = "phrase") -> Query:
+    from agtaild.index.budget import check_query_size
+
+    if mode == "regex":
+        check_query_size(q, 1)
+        return Query(mode=mode, regex=q)
+    check_query_size(q, 0)
+    # FTS5 reads its query as a C string: a NUL would end it inside the quotes.
+    q = q.replace("\x00", " ")
+    runs, wide = split_query(q, mode)
     phrases = []
     searchable = [" ".join(run) for run in runs if _ASCII_TOKEN.search(" ".join(run))]
     prefix_last = mode == "prefix" and bool(searchable) and not wide

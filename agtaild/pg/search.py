@@ -29,32 +29,18 @@ STATEMENT_TIMEOUT_MS = 5000
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 
 
-def _ascii_runs(q: str) -> tuple[list[list[str]], list[str]]:
-    runs: list[list[str]] = []
-    wide: list[str] = []
-    current: list[str] = []
-    for word in q.replace("\x00", " ").split():
-        if word.isascii():
-            current.append(word)
-            continue
-        if current:
-            runs.append(current)
-            current = []
-        if word not in wide:
-            wide.append(word)
-    if current:
-        runs.append(current)
-    return runs, wide
-
-
 def conditions(q: str, mode: str) -> tuple[list[str], list[Any], str, list[Any], list[str]]:
     """(WHERE conditions, their args, the rank expression, its args, snippet needles)."""
+    from agtaild.index.budget import check_query_size
+    from agtaild.index.text import split_query
+
     if mode == "regex":
+        check_query_size(q, 1)
         cond = "(e.text ~ %s OR e.tool_input ~ %s OR e.tool_result ~ %s)"
         return [cond], [q, q, q], "-e.id", [], []
-    runs, wide = _ascii_runs(q)
-    if mode == "words":
-        runs = [[w] for run in runs for w in run]
+    check_query_size(q, 0)  # the same caps as the local index: characters, then terms
+    runs, wide = split_query(q.replace("\x00", " "), mode)
+    check_query_size(q, len(runs) + len(wide))
     where: list[str] = []
     args: list[Any] = []
     queries: list[str] = []
