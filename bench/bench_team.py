@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,12 @@ def corpus(work: Path, mb: float) -> tuple[Path, dict[str, Any]]:
     if not summary.exists():
         text = subprocess.run([sys.executable, str(GEN), str(out), "--mb", str(mb)], check=True, capture_output=True, text=True).stdout
         summary.write_text(text)
+        # Settled: written an hour ago (a file changed in the last seconds is read again by the
+        # next update, in case it was caught mid-write; a real history is not that fresh).
+        old = time.time() - 3600
+        for path in out.rglob("*"):
+            if path.is_file():
+                os.utime(path, (old, old))
     return out, json.loads(summary.read_text())
 
 
@@ -86,7 +93,7 @@ def append_lines(root: Path, count: int) -> int:
         line = {
             "type": "user",
             "message": {"role": "user", "content": f"appended for the push benchmark {i}"},
-            "uuid": f"0e000000-0000-4000-8000-{i:012d}",
+            "uuid": str(uuid.uuid4()),  # fresh each run: the corpus is reused between runs
             "parentUuid": parent,
             "sessionId": sid,
             "timestamp": "2026-12-01T00:00:00.000Z",
