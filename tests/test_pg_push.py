@@ -341,6 +341,16 @@ def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.Captu
     }
 
 
+def test_team_ranks_only_the_newest_matches_of_a_common_word(team: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agtaild.pg.search as pg_search
+
+    everything = team.call("search", {"q": "the", "limit": 50})["hits"]
+    assert len(everything) > 3
+    monkeypatch.setattr(pg_search, "RANK_WINDOW", 3)
+    windowed = team.call("search", {"q": "the", "limit": 50})["hits"]
+    assert 0 < len(windowed) <= 3
+
+
 def test_team_events_and_resume_rules(team: Any) -> None:
     from agtaild.errors import Refused
 

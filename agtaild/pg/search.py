@@ -9,8 +9,9 @@
 
 User text never becomes tsquery syntax: phrases go through ``phraseto_tsquery`` and the prefix
 word is reduced to its letters and digits before it is quoted. Ranking is ``ts_rank_cd`` with
-message text weighted over tool input over tool output; substring-only and regex hits come
-newest first. Keyset pages: the cursor holds (score, event id).
+message text weighted over tool input over tool output, over the newest ``RANK_WINDOW``
+matches (a common word over tens of GB stays fast; a rarer one is ranked whole);
+substring-only and regex hits come newest first. Keyset pages: the cursor holds (score, event id).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from agtaild.pricing import PriceTable
 
 #: How long one search may run on the server.
 STATEMENT_TIMEOUT_MS = 5000
+#: Ranked searches rank at most this many matches, the newest (all of them for rarer words).
+RANK_WINDOW = 2000
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -105,10 +108,15 @@ def search(
     if session_id is not None:
         where.append("s.id = %s")
         args.append(session_id)
-    sql = (
-        f"SELECT e.id, {rank} AS score FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+    matches = (
+        "FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(where)}"
     )
+    if rank_args:
+        # Rank the newest RANK_WINDOW matches: ranking reads every ranked row's tsvector, so
+        # a common word over a team's whole history would cost seconds (bench/RESULTS.md).
+        matches = f"FROM (SELECT e.id, e.tsv {matches} ORDER BY e.id DESC LIMIT {RANK_WINDOW}) e"
+    sql = f"SELECT e.id, {rank} AS score {matches}"
     params = [*rank_args, *args]
     if after is not None:
         sql = f"SELECT id, score FROM ({sql}) hits WHERE (score > %s OR (score = %s AND id > %s))"
