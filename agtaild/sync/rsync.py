@@ -134,14 +134,18 @@ class RsyncRemote:
                 listing = stage / f".files-{name}"
                 listing.write_text("".join(p + "\n" for p in paths))
                 flags = [f for f in BASE_FLAGS if name != "append" or not f.startswith("--partial-dir")]
-                stats = self._run([*flags, "--copy-links", *extra[name], f"--files-from={listing}",
+                # These files are known to differ (the manifests say so): rsync's own quick check
+                # (same size, same mtime second) must not skip one rewritten within a second.
+                stats = self._run([*flags, "--ignore-times", "--copy-links", *extra[name], f"--files-from={listing}",
                                    f"{stage}/", f"{self.target}/{collection}/"])
                 wire += stats.get("sent", 0)
             new_record = merge_record(record, manifest.files, manifest)
             (stage / "manifest.json").unlink(missing_ok=True)
             (stage / ".record").mkdir()
             (stage / ".record" / "manifest.json").write_bytes(encode_manifest(new_record))
-            self._run(["--times", f"{stage}/.record/manifest.json", f"{self.target}/{collection}/manifest.json"])
+            # --ignore-times: a new record often has the old one's size (same-width numbers) and,
+            # within a second, its mtime; rsync would then keep the stale record.
+            self._run(["--times", "--ignore-times", f"{stage}/.record/manifest.json", f"{self.target}/{collection}/manifest.json"])
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         report["wire_bytes"] = wire
