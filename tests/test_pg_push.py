@@ -423,6 +423,8 @@ def test_team_server_daemon_serves_the_api_and_streams_pushes(
         )
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["session"]["machine"] == "desktop"
+        # MCP over the team server's /mcp (the unix socket needs no token).
+        _mcp_on_team_server(server.socket, sessions[0])
         # The team server never indexes anything.
         with pytest.raises(Exception, match=r"(?i)index\.update|not offer|no method"):
             client.call("index.update", {})
@@ -470,3 +472,34 @@ async def test_viewer_on_a_team_server_filters_by_machine(
         await browser.screenshot(shots / "team-machines.png")
     finally:
         server.cleanup()
+
+
+def _mcp_on_team_server(socket_path: Path, one: dict[str, Any]) -> None:
+    """Every MCP tool answers from the team database (an agent on any machine searches the
+    team's history), with no tool error."""
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def run() -> None:
+        transport = httpx2.AsyncHTTPTransport(uds=str(socket_path))
+        async with httpx2.AsyncClient(transport=transport, timeout=60) as http, Client(
+            streamable_http_client("http://localhost/mcp", http_client=http)
+        ) as client:
+            answers = {}
+            for name, args in (
+                ("list_sessions", {"limit": 5}),
+                ("search_sessions", {"query": "hello"}),
+                ("read_session", {"id": f"{one['agent']}:{one['id']}"}),
+                ("usage_summary", {"since": "2026-01-01"}),
+                ("sessions_here", {"cwd": one["cwd"] or "/"}),
+            ):
+                result = await client.call_tool(name, args)
+                text = "".join(getattr(c, "text", "") for c in result.content)
+                assert not result.is_error, (name, text)
+                answers[name] = text
+            assert one["id"] in answers["read_session"] or one["id"][:8] in answers["read_session"]
+            assert answers["search_sessions"].strip()
+
+    anyio.run(run)
