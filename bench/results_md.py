@@ -268,7 +268,7 @@ def render(r: dict[str, Any]) -> str:
         "",
         f"Run {r['started']}, {r['seconds']:.0f} s; {r['env']['cpus']} CPUs, Python {r['env']['python']}, "
         f"SQLite {r['env']['sqlite']}; load average before {r['load']['before']}, after {r['load']['after']} "
-        "(a shared machine: other work ran meanwhile).",
+        "(the load average says how busy the 2-core machine was).",
         f"Corpus: {corpus['sessions']} sessions, {corpus['lines']:,} lines, {corpus['bytes'] / 2**20:.0f} MB "
         "(Claude Code + Codex layouts).",
         "",

@@ -34,6 +34,21 @@ CCUSAGE = REPO / ".ci/node/node_modules/.bin/ccusage"
 RUSAGE = Path(__file__).resolve().parent / "cli_rusage.py"
 
 
+def last_uuid(path: Path) -> str | None:
+    """The uuid of a Claude transcript's last record, which an appended prompt continues (as
+    Claude Code writes it; a parentless prompt would be a rewind of the first one)."""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, path.stat().st_size - 262144))
+        for raw in reversed(fh.read().splitlines()[1:]):
+            try:
+                uuid = json.loads(raw).get("uuid")
+            except ValueError:
+                continue
+            if isinstance(uuid, str):
+                return uuid
+    return None
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
@@ -263,6 +278,7 @@ class Bench:
             "userType": "external",
         }
         for i in range(self.repeat):
+            line["parentUuid"] = last_uuid(big)
             line["uuid"] = f"00000000-0000-4000-8000-{i:012d}"
             with open(big, "a") as fh:
                 fh.write(json.dumps(line, separators=(",", ":")) + "\n")
@@ -282,6 +298,7 @@ class Bench:
         try:
             svc.update_index()  # the daemon has been running: its modules are loaded
             for i in range(self.repeat):
+                line["parentUuid"] = last_uuid(big)
                 line["uuid"] = f"00000000-0000-4000-9000-{i:012d}"
                 with open(big, "a") as fh:
                     fh.write(json.dumps(line, separators=(",", ":")) + "\n")
@@ -316,13 +333,15 @@ class Bench:
         for n in lines_per_file:
             added = 0
             for i, path in enumerate(files):
+                parent = last_uuid(path)
+                uuids = [f"00000000-0000-4000-a{n:03d}-{i:06d}{j:06d}" for j in range(n)]
                 chunk = "".join(
                     json.dumps(
                         {
                             "type": "user",
                             "message": {"role": "user", "content": f"appended line {n} {j} of file {i}"},
-                            "uuid": f"00000000-0000-4000-a{n:03d}-{i:06d}{j:06d}",
-                            "parentUuid": None,
+                            "uuid": uuids[j],
+                            "parentUuid": uuids[j - 1] if j else parent,
                             "sessionId": path.stem,
                             "cwd": "/home/dev/src/appended",
                             "timestamp": "2026-03-30T00:00:00.000Z",
