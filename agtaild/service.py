@@ -169,7 +169,7 @@ class Service:
 
 
 # -- methods ------------------------------------------------------------------------------
-_SESSION_FILTERS = (
+SESSION_FILTERS = (
     "agent",
     "cwd",
     "project",
@@ -204,7 +204,7 @@ def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*_SESSION_FILTERS, "q", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, "q", "limit", "cursor"))
     flt = _session_filter(svc, p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
@@ -225,13 +225,7 @@ def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _session_ref(svc: Service, p: Params) -> tuple[str, str]:
-    ident = p.text("id", required=True, max_len=1000)
-    assert ident is not None
-    agent = p.text("agent")
-    if agent is None and ":" in ident:
-        agent, ident = ident.split(":", 1)
-    if agent is None:
-        raise UsageError(f"{p.method}: parameter 'agent' is required (or give id as AGENT:ID)")
+    agent, ident = p.session_ref()
     svc.check_agent(p.method, agent)
     return agent, ident
 

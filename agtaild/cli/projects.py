@@ -37,14 +37,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_projects(ctx: Any) -> int:
-    from agtaild.cli.query import _common_params, open_backend
+    from agtaild.cli.query import _common_params, call_once
 
     params = _common_params(ctx.args, ("agent", "since", "imported"))
-    backend = open_backend(ctx)
-    try:
-        doc = backend.call("projects.list", params)
-    finally:
-        backend.close()
+    doc = call_once(ctx, "projects.list", params)
     if ctx.json:
         ctx.out_json(doc)
         return 0

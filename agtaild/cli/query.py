@@ -242,6 +242,16 @@ def _daemon_update(ctx: Any, backend: Any, bar: Any) -> dict[str, Any]:
     return report
 
 
+def call_once(ctx: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One service call of a command that asks once: open the backend, call, close."""
+    backend = open_backend(ctx)
+    try:
+        doc: dict[str, Any] = backend.call(method, params)
+        return doc
+    finally:
+        backend.close()
+
+
 def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
     errors = report.get("errors") or []
     for err in errors[:5]:
@@ -324,11 +334,7 @@ def cmd_list(ctx: Any) -> int:
     params["limit"] = _limit(ctx.args)
     if ctx.args.query:
         params["q"] = ctx.args.query
-    backend = open_backend(ctx)
-    try:
-        doc = backend.call("sessions.list", params)
-    finally:
-        backend.close()
+    doc = call_once(ctx, "sessions.list", params)
     if ctx.json:
         ctx.out_json(doc)
         return 0
@@ -352,11 +358,7 @@ def cmd_search(ctx: Any) -> int:
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)
-    backend = open_backend(ctx)
-    try:
-        doc = backend.call("search", params)
-    finally:
-        backend.close()
+    doc = call_once(ctx, "search", params)
     if ctx.json:
         ctx.out_json(doc)
         return 0
@@ -447,11 +449,7 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) 
 
 def cmd_stats(ctx: Any) -> int:
     params = _common_params(ctx.args, ("by", "agent", "project", "since", "until", "machine"))
-    backend = open_backend(ctx)
-    try:
-        doc = backend.call("stats", params)
-    finally:
-        backend.close()
+    doc = call_once(ctx, "stats", params)
     if ctx.json:
         ctx.out_json(doc)
         return 0

@@ -131,6 +131,17 @@ class Params:
             raise UsageError(f"{self.method}: parameter {name!r} is not a cursor returned by {self.method}")
         return decoded[1:]
 
+    def session_ref(self) -> tuple[str, str]:
+        """(agent, id) of the session named by ``id``, with ``agent`` or as ``AGENT:ID``."""
+        ident = self.text("id", required=True, max_len=1000)
+        assert ident is not None
+        agent = self.text("agent")
+        if agent is None and ":" in ident:
+            agent, ident = ident.split(":", 1)
+        if agent is None:
+            raise UsageError(f"{self.method}: parameter 'agent' is required (or give id as AGENT:ID)")
+        return agent, ident
+
     def number_cursor(self, tag: str, size: int) -> list[Any] | None:
         """``cursor`` holding ``size`` numbers (a keyset position), or None when not given."""
         values = self.cursor("cursor", tag)

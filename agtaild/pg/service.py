@@ -22,6 +22,7 @@ from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
 from agtaild.pg.queries import TeamFilter
 from agtaild.pg.schema import migrate
+from agtaild.service import SESSION_FILTERS
 
 Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
 
@@ -90,18 +91,8 @@ class TeamService:
 
 
 # -- methods ------------------------------------------------------------------------------
-_FILTERS = (
-    "agent",
-    "machine",
-    "cwd",
-    "project",
-    "since",
-    "until",
-    "imported",
-    "collection",
-    "programmatic",
-    "archived",
-)
+#: The local service's session filters, and the machine that pushed the session.
+_FILTERS = ("machine", *SESSION_FILTERS)
 
 
 def _known_agent(p: Params, name: str = "agent") -> str | None:
@@ -130,13 +121,7 @@ def _filter(p: Params) -> TeamFilter:
 
 
 def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
-    ident = p.text("id", required=True, max_len=1000)
-    assert ident is not None
-    agent = p.text("agent")
-    if agent is None and ":" in ident:
-        agent, ident = ident.split(":", 1)
-    if agent is None:
-        raise UsageError(f"{p.method}: parameter 'agent' is required (or give id as AGENT:ID)")
+    agent, ident = p.session_ref()
     return queries.resolve_session(
         cur, agent, ident, machine=p.text("machine"), collection=p.text("collection"), here=svc.here
     )
