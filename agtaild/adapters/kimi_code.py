@@ -24,6 +24,7 @@ import msgspec
 from agtaild.adapters.base import ReadResult, Unit
 from agtaild.adapters.epoch_iso import millis_iso
 from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
+from agtaild.adapters.kimi_wire import kimi_usage, nonempty_str, user_input_text
 from agtaild.adapters.stamps import widen
 from agtaild.model import Event, ParentRef, Session, Usage, UsageRecord, project_of
 
@@ -51,33 +52,12 @@ class KimiCodeState(ParserState):
     turn_open: bool = False
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+#: Kimi Code's token fields (kimi_wire.kimi_usage's order).
+CODE_USAGE_KEYS = ("inputOther", "output", "inputCacheRead", "inputCacheCreation")
 
 
 def code_usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    usage = Usage(
-        input_tokens=_int(raw.get("inputOther")),
-        output_tokens=_int(raw.get("output")),
-        cache_read_tokens=_int(raw.get("inputCacheRead")),
-        cache_write_tokens=_int(raw.get("inputCacheCreation")),
-    ).fix_total()
-    return None if usage.is_zero() else usage
-
-
-def _input_text(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = [str(p["text"]) for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        return "\n".join(parts) if parts else None
-    return None
+    return kimi_usage(raw, CODE_USAGE_KEYS)
 
 
 class KimiCodeParser(LineParser[KimiCodeState]):
@@ -115,7 +95,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             self._event(line, ts, "system", subtype=kind, text="turn cancelled")
             return "events"
         if kind == "turn.ended":
-            reason = _str(obj.get("reason"))
+            reason = nonempty_str(obj.get("reason"))
             self.st.turn_open = False
             if reason in (None, "completed"):
                 self.st.outcome = None
@@ -125,7 +105,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             return "events"
         if kind == "context.apply_compaction":
             s.compactions += 1
-            self._event(line, ts, "summary", subtype=kind, text=_str(obj.get("summary")), extra=_rest(obj, "summary"))
+            self._event(line, ts, "summary", subtype=kind, text=nonempty_str(obj.get("summary")), extra=_rest(obj, "summary"))
             return "events"
         if kind.startswith(("permission.", "plan_mode.")):
             self._event(line, ts, "system", subtype=kind, extra=_rest(obj))
@@ -138,17 +118,17 @@ class KimiCodeParser(LineParser[KimiCodeState]):
 
     def _config(self, obj: dict[str, Any]) -> None:
         s = self.st.session
-        cwd = _str(obj.get("cwd"))
+        cwd = nonempty_str(obj.get("cwd"))
         if cwd and not s.cwd:
             s.cwd, s.project = cwd, project_of(cwd)
-        if _str(obj.get("modelAlias")):
+        if nonempty_str(obj.get("modelAlias")):
             s.extra["model_alias"] = obj["modelAlias"]  # models come from usage.record
 
     def _prompt(self, obj: dict[str, Any], kind: str, line: int, ts: str | None) -> Category:
         st = self.st
         origin = obj.get("origin") if isinstance(obj.get("origin"), dict) else {}
         by_user = not isinstance(origin, dict) or origin.get("kind") in (None, "user")
-        text = _input_text(obj.get("input"))
+        text = user_input_text(obj.get("input"))
         subtype = "steer" if kind == "turn.steer" else (None if by_user else "system_trigger")
         self._event(line, ts, "text", role="user", text=text, subtype=subtype, extra={"origin": origin} if origin else {})
         st.session.messages += 1
@@ -165,7 +145,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             return "events"
         if msg.get("role") == "user":
             return "skipped"  # the turn.prompt / turn.steer already recorded it
-        self._event(line, ts, "text", role=_str(msg.get("role")), text=_input_text(msg.get("content")), subtype="context")
+        self._event(line, ts, "text", role=nonempty_str(msg.get("role")), text=user_input_text(msg.get("content")), subtype="context")
         return "events"
 
     def _loop(self, ev: dict[str, Any], line: int, ts: str | None) -> Category:
@@ -173,24 +153,24 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         if etype == "step.begin":
             return "skipped"
         if etype == "step.end":
-            if _str(ev.get("finishReason")) == "max_tokens":
+            if nonempty_str(ev.get("finishReason")) == "max_tokens":
                 self.st.outcome = "limit"
             return "metadata"
         if etype == "content.part" and isinstance(ev.get("part"), dict):
             part = ev["part"]
             if part.get("type") == "think":
-                self._event(line, ts, "thinking", role="assistant", text=_str(part.get("think")), uuid=_str(ev.get("uuid")))
+                self._event(line, ts, "thinking", role="assistant", text=nonempty_str(part.get("think")), uuid=nonempty_str(ev.get("uuid")))
                 return "events"
             if part.get("type") == "text":
-                self._event(line, ts, "text", role="assistant", text=_str(part.get("text")), uuid=_str(ev.get("uuid")))
+                self._event(line, ts, "text", role="assistant", text=nonempty_str(part.get("text")), uuid=nonempty_str(ev.get("uuid")))
                 self.st.session.messages += 1
                 return "events"
         if etype == "tool.call":
-            call_id = _str(ev.get("toolCallId"))
+            call_id = nonempty_str(ev.get("toolCallId"))
             tool_ev = self._event(
-                line, ts, "tool_use", role="assistant", tool=_str(ev.get("name")), input=ev.get("args"),
-                tool_use_id=call_id, uuid=_str(ev.get("uuid")),
-                extra={"description": ev["description"]} if _str(ev.get("description")) else {},
+                line, ts, "tool_use", role="assistant", tool=nonempty_str(ev.get("name")), input=ev.get("args"),
+                tool_use_id=call_id, uuid=nonempty_str(ev.get("uuid")),
+                extra={"description": ev["description"]} if nonempty_str(ev.get("description")) else {},
             )
             if call_id:
                 self.st.pending[call_id] = tool_ev
@@ -198,7 +178,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
                     del self.st.pending[next(iter(self.st.pending))]
             return "events"
         if etype == "tool.result":
-            call_id = _str(ev.get("toolCallId"))
+            call_id = nonempty_str(ev.get("toolCallId"))
             raw = ev.get("result")
             result = raw.get("output") if isinstance(raw, dict) else raw
             is_error = bool(raw.get("isError") or raw.get("is_error")) if isinstance(raw, dict) else False
@@ -217,7 +197,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         usage = code_usage(obj.get("usage"))
         if usage is None:
             return "metadata"
-        model = _str(obj.get("model"))
+        model = nonempty_str(obj.get("model"))
         self.add_usage(UsageRecord(key=f"line:{line}", ts=ts, model=model, usage=usage))
         self.st.session.usage.add(usage)
         if model and model not in self.st.session.models:
@@ -274,14 +254,14 @@ class KimiCodeReader:
         doc = _read_state(folder / "state.json")
         agent_id = str(unit.hints.get("agent_id", "main"))
         if isinstance(doc, dict):
-            work_dir = _str(doc.get("workDir"))
+            work_dir = nonempty_str(doc.get("workDir"))
             if work_dir:
                 s.cwd, s.project = work_dir, project_of(work_dir)
-            if agent_id == "main" and _str(doc.get("title")):
+            if agent_id == "main" and nonempty_str(doc.get("title")):
                 s.title = doc["title"]
             agents = doc.get("agents") if isinstance(doc.get("agents"), dict) else {}
             info = agents.get(agent_id) if isinstance(agents, dict) else None
-            if isinstance(info, dict) and _str(info.get("type")):
+            if isinstance(info, dict) and nonempty_str(info.get("type")):
                 s.extra["agent_type"] = info["type"]
         if not s.title and agent_id != "main":
             s.title = f"subagent {agent_id}"

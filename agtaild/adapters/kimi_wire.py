@@ -38,7 +38,7 @@ class KimiState(ParserState):
     last_epoch: float | None = None
 
 
-def _str(value: Any) -> str | None:
+def nonempty_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
@@ -46,15 +46,21 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def kimi_usage(raw: Any) -> Usage | None:
-    """``token_usage`` → Usage: ``input_other`` is input without cache, the rest map by name."""
+#: The token fields of kimi-cli's ``token_usage`` (Kimi Code writes the same in camel case).
+WIRE_USAGE_KEYS = ("input_other", "output", "input_cache_read", "input_cache_creation")
+
+
+def kimi_usage(raw: Any, keys: tuple[str, str, str, str] = WIRE_USAGE_KEYS) -> Usage | None:
+    """A token record → Usage: the first key is input without cache, then output, cache read
+    and cache write."""
     if not isinstance(raw, dict):
         return None
+    inp, out, read, write = keys
     usage = Usage(
-        input_tokens=_int(raw.get("input_other")),
-        output_tokens=_int(raw.get("output")),
-        cache_read_tokens=_int(raw.get("input_cache_read")),
-        cache_write_tokens=_int(raw.get("input_cache_creation")),
+        input_tokens=_int(raw.get(inp)),
+        output_tokens=_int(raw.get(out)),
+        cache_read_tokens=_int(raw.get(read)),
+        cache_write_tokens=_int(raw.get(write)),
     ).fix_total()
     return None if usage.is_zero() else usage
 
@@ -129,9 +135,9 @@ class KimiWireParser(LineParser[KimiState]):
         st = self.st
         ptype = payload.get("type")
         if ptype == "text":
-            kind, text = "text", _str(payload.get("text"))
+            kind, text = "text", nonempty_str(payload.get("text"))
         elif ptype == "think":
-            kind, text = "thinking", _str(payload.get("think"))
+            kind, text = "thinking", nonempty_str(payload.get("think"))
         else:
             self._event(line, ts, "unknown", role="assistant", subtype="ContentPart", raw=payload)
             return "events"
@@ -149,10 +155,10 @@ class KimiWireParser(LineParser[KimiState]):
 
     def _tool_call(self, payload: dict[str, Any], line: int, ts: str | None) -> Category:
         fn = payload.get("function") if isinstance(payload.get("function"), dict) else {}
-        call_id = _str(payload.get("id"))
+        call_id = nonempty_str(payload.get("id"))
         args = fn.get("arguments") if isinstance(fn, dict) else None
         ev = self._event(
-            line, ts, "tool_use", role="assistant", tool=_str(fn.get("name")) if isinstance(fn, dict) else None,
+            line, ts, "tool_use", role="assistant", tool=nonempty_str(fn.get("name")) if isinstance(fn, dict) else None,
             input=_decode_args(args), tool_use_id=call_id,
         )
         if call_id:
@@ -175,11 +181,11 @@ class KimiWireParser(LineParser[KimiState]):
         return "merged"
 
     def _tool_result(self, payload: dict[str, Any], line: int, ts: str | None) -> Category:
-        call_id = _str(payload.get("tool_call_id"))
+        call_id = nonempty_str(payload.get("tool_call_id"))
         rv = payload.get("return_value") if isinstance(payload.get("return_value"), dict) else {}
         assert isinstance(rv, dict)
         output = rv.get("output")
-        message = _str(rv.get("message"))
+        message = nonempty_str(rv.get("message"))
         result = output if isinstance(output, str) and output else message
         is_error = bool(rv.get("is_error"))
         extra = {k: rv[k] for k in ("message", "display", "extras") if rv.get(k)}
@@ -196,7 +202,7 @@ class KimiWireParser(LineParser[KimiState]):
     def _status(self, payload: dict[str, Any], line: int, ts: str | None) -> Category:
         usage = kimi_usage(payload.get("token_usage"))
         if usage is not None:
-            key = _str(payload.get("message_id")) or f"line:{line}"
+            key = nonempty_str(payload.get("message_id")) or f"line:{line}"
             self.add_usage(UsageRecord(key=key, ts=ts, model=None, usage=usage))
             self.st.session.usage.add(usage)
         if isinstance(payload.get("context_tokens"), int):
