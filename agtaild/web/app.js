@@ -1722,8 +1722,6 @@
     );
   }
 
-  // ---------------------------------------------------------------- stats
-
   // ---------------------------------------------------------------- projects
 
   // Projects (GET /projects): the git root of the sessions' directories, else the directory;
