@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agtaild.index import update as update_module
+from agtaild.index import usage as usage_module
 from agtaild.index import writer as writer_module
 from agtaild.index.prepare import UsageRow
 from agtaild.service import Service
@@ -45,6 +46,7 @@ def test_recounting_everything_gives_the_same_rows(
     shutil.rmtree(root)  # the same files again, at the same paths
     monkeypatch.setattr(writer_module, "RECOUNT_ALL_KEYS", 1)
     monkeypatch.setattr(update_module, "COMMIT_SECONDS", 0.0)  # a commit after every unit
+    monkeypatch.setattr(usage_module, "ROLLUP_CHUNK", 1)  # the whole rollup, a session at a time
     got = run(tmp_path / "all", root, make_corpus(root), ops)
     # The files were written again (other mtimes): compare what the index derives from them.
     for part in ("usage", "rollup", "events", "fts_rows", "cjk", "orphans"):
