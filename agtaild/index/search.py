@@ -15,6 +15,7 @@ from typing import Any
 
 from agtaild.errors import UsageError
 from agtaild.index.params import TimeBound, encode_cursor
+from agtaild.index.phrase_rank import MAX_ROWS, rank_hits
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
 from agtaild.index.regex import compile_regex, matches
 from agtaild.index.text import (
@@ -104,6 +105,9 @@ def search(
     if query.empty:
         return {"hits": [], "next": None}
     where, args, uses_sessions = scope.event_sql()
+    rows = _one_phrase_page(db, query, where, args, uses_sessions, limit=limit, after=after)
+    if rows is not None:
+        return _page(db, pricing, query, rows, limit)
     wide_expr, short = _wide_conditions(query)
     if query.regex is not None:
         compile_regex(query.regex)  # a clear error before any row is scanned
@@ -150,17 +154,69 @@ def search(
         f" WHERE {' AND '.join(where) or '1'} ORDER BY score, id LIMIT ?"
     )
     args.append(limit + 1)
+    return _page(db, pricing, query, _run(db, sql, args), limit)
+
+
+def _run(db: sqlite3.Connection, sql: str, args: list[Any]) -> list[Any]:
     try:
-        rows = db.execute(sql, args).fetchall()
+        return db.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:
         # Quoting makes syntax errors impossible; anything else here is a real fault.
         raise UsageError(f"search: the query could not be run: {exc}") from None
+
+
+def _page(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], limit: int) -> dict[str, Any]:
+    """The hits of ``rows`` ((id, score) in rank order, up to ``limit`` + 1 of them)."""
     more = len(rows) > limit
     rows = rows[:limit]
     return {
         "hits": _hits(db, pricing, query, rows),
         "next": encode_cursor("search", rows[-1][1], rows[-1][0]) if more and rows else None,
     }
+
+
+def _one_phrase_page(
+    db: sqlite3.Connection,
+    query: Query,
+    where: list[str],
+    args: list[Any],
+    uses_sessions: bool,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> list[tuple[int, float]] | None:
+    """The page's (id, score) rows for a query that is one ASCII phrase matching few rows,
+    ranked by agtaild.index.phrase_rank (bm25's scores without bm25's second pass over the
+    table); None for any other query, which the bm25() query then runs.
+
+    The phrase is matched without the filters: all its rows are the count bm25's IDF takes,
+    and the filters are applied to those few rows afterwards (as the bm25() query would:
+    its IDF too counts the whole table)."""
+    if query.regex is not None or query.wide or not query.words or len(query.runs) != 1:
+        return None
+    ids = [
+        r[0]
+        for r in _run(
+            db, "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?", [query.words, MAX_ROWS + 1]
+        )
+    ]
+    scores = rank_hits(db, ids, query.runs[0], query.prefix_last, WEIGHTS)
+    if scores is None:
+        return None
+    if where:
+        joins = " JOIN sessions s ON s.id = e.session_id" if uses_sessions else ""
+        marks = ",".join("?" * len(ids))
+        kept = {
+            r[0]
+            for r in _run(
+                db, f"SELECT e.id FROM events e{joins} WHERE e.id IN ({marks}) AND {' AND '.join(where)}", [*ids, *args]
+            )
+        }
+        scores = {eid: s for eid, s in scores.items() if eid in kept}
+    rows = sorted(scores.items(), key=lambda r: (r[1], r[0]))
+    if after is not None:
+        rows = [r for r in rows if r[1] > after[0] or (r[1] == after[0] and r[0] > after[1])]
+    return rows[: limit + 1]
 
 
 def _fts_snippets(db: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
