@@ -116,13 +116,17 @@ def phrase_instances(
         )
         at: dict[int, set[tuple[int, int, int]]] = {}
         for j, token in enumerate(tokens):
+            args: tuple[str, ...]
             if prefix_last and j == len(tokens) - 1:
                 # An ASCII prefix: the next string after all its continuations ends one
                 # code point higher ([a-z0-9] + 1 is still ASCII).
                 sql, args = "term >= ? AND term < ?", (token, token[:-1] + chr(ord(token[-1]) + 1))
             else:
                 sql, args = "term = ?", (token,)
-            at[j] = {(d, column[c], o) for d, c, o in db.execute(f"SELECT doc, col, offset FROM v WHERE {sql}", args)}
+            at[j] = {
+                (d, column[c], o)
+                for d, c, o in db.execute(f"SELECT doc, col, offset FROM v WHERE {sql}", args)
+            }
     finally:
         db.execute("ROLLBACK")
     rest = range(1, len(tokens))

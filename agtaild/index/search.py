@@ -14,8 +14,8 @@ import sqlite3
 from typing import Any
 
 from agtaild.errors import UsageError
+from agtaild.index import phrase_rank
 from agtaild.index.params import TimeBound, encode_cursor
-from agtaild.index.phrase_rank import MAX_ROWS, rank_hits
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
 from agtaild.index.regex import compile_regex, matches
 from agtaild.index.text import (
@@ -147,7 +147,8 @@ def search(
     if uses_sessions:
         joins += " JOIN sessions s ON s.id = e.session_id"
     if after is not None:
-        where.append("(score > ? OR (score = ? AND id > ?))")
+        # The row id by its table: a bare ``id`` is ambiguous once sessions are joined.
+        where.append(f"(score > ? OR (score = ? AND {rowid} > ?))")
         args += [after[0], after[0], after[1]]
     sql = (
         f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins}"
@@ -197,10 +198,10 @@ def _one_phrase_page(
     ids = [
         r[0]
         for r in _run(
-            db, "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?", [query.words, MAX_ROWS + 1]
+            db, "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?", [query.words, phrase_rank.MAX_ROWS + 1]
         )
     ]
-    scores = rank_hits(db, ids, query.runs[0], query.prefix_last, WEIGHTS)
+    scores = phrase_rank.rank_hits(db, ids, query.runs[0], query.prefix_last, WEIGHTS)
     if scores is None:
         return None
     if where:
