@@ -1,7 +1,9 @@
 """Full-text search: ranked hits with the session, the event and a highlighted snippet.
 
 Ranking is FTS5's bm25 with the tool result column weighted lowest (a word in what the
-person or the model wrote matters more than the same word in a tool's output). Hits found
+person or the model wrote matters more than the same word in a tool's output). A query that
+is one phrase found in few rows gets the same scores computed without bm25()'s second pass
+over the table (agtaild/index/phrase_rank.py): it was half the cost of such a search. Hits found
 only through the trigram table (queries made only of CJK / non-ASCII words) are ranked by
 its own bm25; regex hits and very short CJK queries, which are scans, come newest first.
 Pages are keyset: the cursor holds (score, event id) of the last hit.
@@ -195,6 +197,29 @@ def _one_phrase_page(
     its IDF too counts the whole table)."""
     if query.regex is not None or query.wide or not query.words or len(query.runs) != 1:
         return None
+    # One read snapshot: the hits, their sizes and the table's totals must agree for the
+    # scores to be the ones bm25() would give (a writer may commit between statements).
+    own = not db.in_transaction
+    if own:
+        db.execute("BEGIN")
+    try:
+        return _rank_one_phrase(db, query, where, args, uses_sessions, limit=limit, after=after)
+    finally:
+        if own:
+            db.execute("COMMIT")
+
+
+def _rank_one_phrase(
+    db: sqlite3.Connection,
+    query: Query,
+    where: list[str],
+    args: list[Any],
+    uses_sessions: bool,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> list[tuple[int, float]] | None:
+    assert query.words is not None
     ids = [
         r[0]
         for r in _run(
