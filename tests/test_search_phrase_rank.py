@@ -239,3 +239,25 @@ def test_the_sample_corpus_ranks_as_bm25(tmp_path: Path, corpus: Path) -> None:
         assert tried >= 100 and ranked >= tried // 2, (tried, ranked)
     finally:
         service.close()
+
+
+def test_a_row_that_disagrees_with_the_index_goes_to_bm25(svc: Service) -> None:
+    """FTS5 matched a row whose stored text no longer holds the phrase (or that is gone):
+    the phrase's count would be wrong, so bm25() ranks the query instead."""
+    reader = svc._reader()
+    query = compile_query("json rpc daemon")
+    ids = [
+        r[0] for r in reader.execute("SELECT rowid FROM events_fts WHERE events_fts MATCH ?", (query.words,))
+    ]
+    assert rank_hits(reader, ids, query.runs[0], False, WEIGHTS) is not None
+    assert rank_hits(reader, [*ids, 10**9], query.runs[0], False, WEIGHTS) is None
+    expected = bm25_rows(reader, query.words or "")
+    writer = sqlite3.connect(svc.config.index_path)
+    with writer:  # behind FTS5's back: the index still lists the row
+        writer.execute(
+            "UPDATE events SET text = 'gone', tool_input = NULL, tool_result = NULL WHERE id = ?", (ids[0],)
+        )
+    writer.close()
+    assert rank_hits(reader, ids, query.runs[0], False, WEIGHTS) is None
+    assert _one_phrase_page(reader, query, *SearchScope().event_sql(), limit=5, after=None) is None
+    assert bm25_rows(reader, query.words or "") == expected  # what the service then serves
