@@ -35,10 +35,10 @@ from agtaild.index.schema import WORD_TOKENIZER
 K1 = 1.2
 B = 0.75
 #: At most this many hits are ranked here (above it, bm25() runs the query instead).
-MAX_ROWS = 256
+MAX_ROWS = 128
 #: ... and at most this many characters of their text (tokenizing it again costs about as
 #: much per MB as the phrase search does: measured ~11 ms per MB under load).
-MAX_CHARS = 512 * 1024
+MAX_CHARS = 256 * 1024
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _COLUMNS = ("text", "tool_input", "tool_result")
