@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from agtaild.errors import UsageError
@@ -168,7 +170,9 @@ def _run(db: sqlite3.Connection, sql: str, args: list[Any]) -> list[Any]:
         raise UsageError(f"search: the query could not be run: {exc}") from None
 
 
-def _page(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], limit: int) -> dict[str, Any]:
+def _page(
+    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], limit: int
+) -> dict[str, Any]:
     """The hits of ``rows`` ((id, score) in rank order, up to ``limit`` + 1 of them)."""
     more = len(rows) > limit
     rows = rows[:limit]
@@ -197,52 +201,41 @@ def _one_phrase_page(
     its IDF too counts the whole table)."""
     if query.regex is not None or query.wide or not query.words or len(query.runs) != 1:
         return None
-    # One read snapshot: the hits, their sizes and the table's totals must agree for the
-    # scores to be the ones bm25() would give (a writer may commit between statements).
-    own = not db.in_transaction
-    if own:
-        db.execute("BEGIN")
-    try:
-        return _rank_one_phrase(db, query, where, args, uses_sessions, limit=limit, after=after)
-    finally:
-        if own:
-            db.execute("COMMIT")
-
-
-def _rank_one_phrase(
-    db: sqlite3.Connection,
-    query: Query,
-    where: list[str],
-    args: list[Any],
-    uses_sessions: bool,
-    *,
-    limit: int,
-    after: tuple[float, int] | None,
-) -> list[tuple[int, float]] | None:
-    assert query.words is not None
-    ids = [
-        r[0]
-        for r in _run(
-            db, "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?", [query.words, phrase_rank.MAX_ROWS + 1]
+    with _snapshot(db):
+        found = _run(
+            db,
+            "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?",
+            [query.words, phrase_rank.MAX_ROWS + 1],
         )
-    ]
-    scores = phrase_rank.rank_hits(db, ids, query.runs[0], query.prefix_last, WEIGHTS)
-    if scores is None:
-        return None
-    if where:
-        joins = " JOIN sessions s ON s.id = e.session_id" if uses_sessions else ""
-        marks = ",".join("?" * len(ids))
-        kept = {
-            r[0]
-            for r in _run(
-                db, f"SELECT e.id FROM events e{joins} WHERE e.id IN ({marks}) AND {' AND '.join(where)}", [*ids, *args]
-            )
-        }
-        scores = {eid: s for eid, s in scores.items() if eid in kept}
+        ids = [r[0] for r in found]
+        scores = phrase_rank.rank_hits(db, ids, query.runs[0], query.prefix_last, WEIGHTS)
+        if scores is None:
+            return None
+        if where:
+            joins = " JOIN sessions s ON s.id = e.session_id" if uses_sessions else ""
+            marks = ",".join("?" * len(ids))
+            sql = f"SELECT e.id FROM events e{joins} WHERE e.id IN ({marks}) AND {' AND '.join(where)}"
+            kept = {r[0] for r in _run(db, sql, [*ids, *args])}
+            scores = {eid: s for eid, s in scores.items() if eid in kept}
     rows = sorted(scores.items(), key=lambda r: (r[1], r[0]))
     if after is not None:
         rows = [r for r in rows if r[1] > after[0] or (r[1] == after[0] and r[0] > after[1])]
     return rows[: limit + 1]
+
+
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around the block (unless the caller holds one): the hits, their
+    sizes and the table's totals must agree for the scores to be the ones bm25() would give,
+    and a writer may commit between two statements."""
+    own = not db.in_transaction
+    if own:
+        db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if own:
+            db.execute("COMMIT")
 
 
 def _fts_snippets(db: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
