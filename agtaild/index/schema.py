@@ -201,7 +201,15 @@ def m003_change_log(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log]
+def m004_phrase(db: sqlite3.Connection) -> None:
+    """Sessions by (agent, sid): a session's short id looks up its two neighbours among its
+    agent's ids (agtaild.index.queries.short_id) for every session a search or a list shows.
+    Without this index each lookup read and sorted all of the agent's sessions (measured:
+    ~0.2 ms each at 1,335 sessions, 40 lookups for a page of 20 hits)."""
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_agent_sid ON sessions(agent, sid)")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log, m004_phrase]
 
 
 def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:

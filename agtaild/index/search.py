@@ -1,7 +1,9 @@
 """Full-text search: ranked hits with the session, the event and a highlighted snippet.
 
 Ranking is FTS5's bm25 with the tool result column weighted lowest (a word in what the
-person or the model wrote matters more than the same word in a tool's output). Hits found
+person or the model wrote matters more than the same word in a tool's output). A query that
+is one phrase found in few rows gets the same scores computed without bm25()'s second pass
+over the table (agtaild/index/phrase_rank.py): it was half the cost of such a search. Hits found
 only through the trigram table (queries made only of CJK / non-ASCII words) are ranked by
 its own bm25; regex hits and very short CJK queries, which are scans, come newest first.
 Pages are keyset: the cursor holds (score, event id) of the last hit.
@@ -11,9 +13,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from agtaild.errors import UsageError
+from agtaild.index import phrase_rank
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
 from agtaild.index.regex import compile_regex, matches
@@ -104,6 +109,9 @@ def search(
     if query.empty:
         return {"hits": [], "next": None}
     where, args, uses_sessions = scope.event_sql()
+    rows = _one_phrase_page(db, query, where, args, uses_sessions, limit=limit, after=after)
+    if rows is not None:
+        return _page(db, pricing, query, rows, limit)
     wide_expr, short = _wide_conditions(query)
     if query.regex is not None:
         compile_regex(query.regex)  # a clear error before any row is scanned
@@ -143,24 +151,91 @@ def search(
     if uses_sessions:
         joins += " JOIN sessions s ON s.id = e.session_id"
     if after is not None:
-        where.append("(score > ? OR (score = ? AND id > ?))")
+        # The row id by its table: a bare ``id`` is ambiguous once sessions are joined.
+        where.append(f"(score > ? OR (score = ? AND {rowid} > ?))")
         args += [after[0], after[0], after[1]]
     sql = (
         f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins}"
         f" WHERE {' AND '.join(where) or '1'} ORDER BY score, id LIMIT ?"
     )
     args.append(limit + 1)
+    return _page(db, pricing, query, _run(db, sql, args), limit)
+
+
+def _run(db: sqlite3.Connection, sql: str, args: list[Any]) -> list[Any]:
     try:
-        rows = db.execute(sql, args).fetchall()
+        return db.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:
         # Quoting makes syntax errors impossible; anything else here is a real fault.
         raise UsageError(f"search: the query could not be run: {exc}") from None
+
+
+def _page(
+    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], limit: int
+) -> dict[str, Any]:
+    """The hits of ``rows`` ((id, score) in rank order, up to ``limit`` + 1 of them)."""
     more = len(rows) > limit
     rows = rows[:limit]
     return {
         "hits": _hits(db, pricing, query, rows),
         "next": encode_cursor("search", rows[-1][1], rows[-1][0]) if more and rows else None,
     }
+
+
+def _one_phrase_page(
+    db: sqlite3.Connection,
+    query: Query,
+    where: list[str],
+    args: list[Any],
+    uses_sessions: bool,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> list[tuple[int, float]] | None:
+    """The page's (id, score) rows for a query that is one ASCII phrase matching few rows,
+    ranked by agtaild.index.phrase_rank (bm25's scores without bm25's second pass over the
+    table); None for any other query, which the bm25() query then runs.
+
+    The phrase is matched without the filters: all its rows are the count bm25's IDF takes,
+    and the filters are applied to those few rows afterwards (as the bm25() query would:
+    its IDF too counts the whole table)."""
+    if query.regex is not None or query.wide or not query.words or len(query.runs) != 1:
+        return None
+    with _snapshot(db):
+        found = _run(
+            db,
+            "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?",
+            [query.words, phrase_rank.MAX_ROWS + 1],
+        )
+        ids = [r[0] for r in found]
+        scores = phrase_rank.rank_hits(db, ids, query.runs[0], query.prefix_last, WEIGHTS)
+        if scores is None:
+            return None
+        if where:
+            joins = " JOIN sessions s ON s.id = e.session_id" if uses_sessions else ""
+            marks = ",".join("?" * len(ids))
+            sql = f"SELECT e.id FROM events e{joins} WHERE e.id IN ({marks}) AND {' AND '.join(where)}"
+            kept = {r[0] for r in _run(db, sql, [*ids, *args])}
+            scores = {eid: s for eid, s in scores.items() if eid in kept}
+    rows = sorted(scores.items(), key=lambda r: (r[1], r[0]))
+    if after is not None:
+        rows = [r for r in rows if r[1] > after[0] or (r[1] == after[0] and r[0] > after[1])]
+    return rows[: limit + 1]
+
+
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around the block (unless the caller holds one): the hits, their
+    sizes and the table's totals must agree for the scores to be the ones bm25() would give,
+    and a writer may commit between two statements."""
+    own = not db.in_transaction
+    if own:
+        db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if own:
+            db.execute("COMMIT")
 
 
 def _fts_snippets(db: sqlite3.Connection, query: Query, ids: list[int]) -> dict[int, str]:
