@@ -91,6 +91,11 @@ def json_document(path: Path) -> Any:
     return _decode(data, torn=True)
 
 
+def json_bytes(data: bytes) -> Any:
+    """A whole JSON document already read, or a BadRecord (as :func:`json_document`)."""
+    return _decode(data, torn=True)
+
+
 class SessionDirAdapter(Adapter):
     """Base for agents that keep one directory per session.
 

