@@ -1,4 +1,4 @@
-"""stamps.norm_iso's shortcut for strings already in UTC equals the general datetime path."""
+"""stamps.norm_iso and stamps.from_epoch: their fast paths equal the general datetime paths."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agtaild.adapters.stamps import _norm_iso_dt, norm_iso
+from agtaild.adapters.stamps import _from_epoch_dt, _norm_iso_dt, from_epoch, norm_iso
 
 
 def _general(text: str) -> str | None:
@@ -52,3 +52,26 @@ def test_known_values() -> None:
         and norm_iso(5) is None
         and norm_iso("２０２６-11-30T16:00:00Z") == _general("２０２６-11-30T16:00:00Z")
     )
+
+
+def _epoch_general(value: float, unit: str) -> str | None:
+    seconds = float(value)
+    if unit == "ms" or (unit == "auto" and abs(seconds) >= 100_000_000_000):
+        seconds /= 1000.0
+    return _from_epoch_dt(seconds)
+
+
+@given(
+    st.floats(min_value=-1e13, max_value=3e14) | st.integers(-(10**13), 3 * 10**14),
+    st.sampled_from(["s", "ms", "auto"]),
+)
+def test_from_epoch_cached_second_equals_datetime(value: float, unit: str) -> None:
+    assert from_epoch(value, unit=unit) == _epoch_general(value, unit)
+
+
+def test_from_epoch_edges() -> None:
+    for value in (0, 0.0005, 0.9999995, 1796054775.9999996, 253402300798.9999, 253402300799, -0.5, 1e300):
+        for unit in ("s", "ms", "auto"):
+            assert from_epoch(value, unit=unit) == _epoch_general(value, unit), (value, unit)
+    assert from_epoch(1796054775123) == "2026-11-30T16:06:15.123Z"
+    assert from_epoch(True) is None and from_epoch("1") is None and from_epoch(float("inf")) is None

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.big_json import decode_document
 from agtaild.adapters.jsonl import MAX_BAD_LINE_NUMBERS, SETTLE_SECONDS
 from agtaild.errors import AgtailError
 from agtaild.model import Event, Session, Usage, UsageRecord
@@ -71,7 +72,7 @@ def read_document(path: str | os.PathLike[str], *, now: float | None = None) -> 
         doc.empty = True
         return doc
     try:
-        doc.value = _decoder.decode(data)
+        doc.value = decode_document(_decoder, data)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         doc.error = f"not JSON: {exc}"
     return doc

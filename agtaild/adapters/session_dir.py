@@ -24,6 +24,7 @@ import msgspec
 
 from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.big_json import decode_document
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.model import Session
@@ -79,7 +80,7 @@ def jsonl_records(path: Path, *, settled: bool) -> Iterator[tuple[int, Any]]:
 
 def _decode(raw: bytes, *, torn: bool) -> Any:
     try:
-        return _decoder.decode(raw)
+        return decode_document(_decoder, raw)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return BadRecord(raw, torn=torn)
 

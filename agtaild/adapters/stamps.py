@@ -7,6 +7,7 @@ comparison orders them, so ``started``/``ended`` can be kept as a running min/ma
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from datetime import UTC, datetime
@@ -23,18 +24,37 @@ def _fmt(dt: datetime) -> str:
 
 
 def from_epoch(value: Any, *, unit: str = "auto") -> str | None:
-    """Epoch seconds or milliseconds (``unit`` "s", "ms" or "auto") → ISO, None if unusable."""
+    """Epoch seconds or milliseconds (``unit`` "s", "ms" or "auto") → ISO, None if unusable.
+
+    Formats that stamp every row call this per row: from 1970 to 9999 the second is
+    formatted once (cached) and the microseconds rounded as ``datetime.fromtimestamp`` rounds
+    them (half to even on the fraction); :func:`_from_epoch_dt` is the general path, and
+    tests compare the two."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     seconds = float(value)
     if unit == "ms" or (unit == "auto" and abs(seconds) >= _MS_THRESHOLD):
         seconds /= 1000.0
+    if 0.0 <= seconds < _FAST_MAX_SECONDS:  # (NaN compares false)
+        frac, whole = math.modf(seconds)
+        micro = round(frac * 1_000_000)
+        if micro >= 1_000_000:
+            whole += 1
+            micro -= 1_000_000
+        return f"{_utc_second(int(whole))}.{micro // 1000:03d}Z"
+    return _from_epoch_dt(seconds)
+
+
+def _from_epoch_dt(seconds: float) -> str | None:
+    """Epoch seconds → ISO through ``datetime`` (any value it can represent)."""
     try:
         return _fmt(datetime.fromtimestamp(seconds, tz=UTC))
     except (OverflowError, OSError, ValueError):
         return None
 
 
+#: Below this the cached-second path of from_epoch applies (the last second of 9999).
+_FAST_MAX_SECONDS = 253402300799.0
 _MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799  # what datetime can represent
 
 

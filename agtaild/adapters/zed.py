@@ -24,6 +24,7 @@ import msgspec
 import zstandard
 
 from agtaild.adapters.base import Unit, env_path
+from agtaild.adapters.big_json import decode_document
 from agtaild.adapters.cline_common import sub
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.pi_content import title_from_prompt
@@ -47,7 +48,7 @@ def decode_thread(data_type: Any, data: Any) -> dict[str, Any] | None:
     try:
         if data_type == "zstd":
             data = zstandard.ZstdDecompressor().decompress(data, max_output_size=MAX_THREAD_BYTES)
-        value = _decoder.decode(data)
+        value = decode_document(_decoder, data)
     except (zstandard.ZstdError, msgspec.DecodeError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
