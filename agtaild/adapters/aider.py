@@ -34,6 +34,7 @@ import msgspec
 
 from agtaild.adapters.aider_markdown import HEADER_PREFIX, RunParser, RunState, header_time
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import SETTLE_SECONDS, same_file_continues
 from agtaild.adapters.stamps import norm_iso
 from agtaild.model import Session, project_of
@@ -177,6 +178,7 @@ class AiderAdapter(Adapter):
         return [f for f in unit.files if os.path.exists(f)]
 
     # -- reading ----------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         path = str(unit.hints.get("file") or unit.path.rsplit("#", 1)[0])
         run_id = str(unit.hints.get("run") or unit.path.rsplit("#", 1)[-1])

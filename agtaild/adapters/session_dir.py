@@ -24,7 +24,7 @@ import msgspec
 
 from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, ReadResult, Unit
-from agtaild.adapters.big_json import decode_document
+from agtaild.adapters.gc_pause import decode_document, paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.model import Session
@@ -91,7 +91,7 @@ def _decode(raw: bytes, *, torn: bool) -> Any:
 
 
 def _decode_document(raw: bytes) -> Any:
-    """A whole document (see :mod:`big_json`), or a torn BadRecord."""
+    """A whole document (see :mod:`gc_pause`), or a torn BadRecord."""
     try:
         return decode_document(_decoder, raw)
     except (msgspec.DecodeError, UnicodeDecodeError):
@@ -172,6 +172,7 @@ class SessionDirAdapter(Adapter):
         """Parse the member files into ``book`` (``book.count`` or ``book.bad`` per record)."""
         raise NotImplementedError
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         sdir = self.snapshot(unit, now=now)
         book = RecordBook(self.new_session(unit))

@@ -24,8 +24,8 @@ import msgspec
 import zstandard
 
 from agtaild.adapters.base import Unit, env_path
-from agtaild.adapters.big_json import decode_document
 from agtaild.adapters.cline_common import sub
+from agtaild.adapters.gc_pause import decode_document
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.pi_content import title_from_prompt
 from agtaild.adapters.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts, table_columns
