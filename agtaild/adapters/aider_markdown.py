@@ -164,6 +164,7 @@ class RunParser:
         pieces: list[str] = []  # text gathered for st.current, joined by _join_pieces
         merged = 0
         grown = False  # a non-blank line was gathered (the event must be emitted again)
+        filled = False  # the current block's text so far (its own and the pieces) is not empty
         for raw in lines:
             number += 1
             raw = raw.rstrip("\r")
@@ -173,15 +174,18 @@ class RunParser:
                 if block == "assistant" or block == "thinking":
                     first = raw[:1]
                     if first == "" or first not in "#><":
+                        if not pieces:
+                            filled = bool(cur.text)
                         if raw.strip():
                             text = raw[:-2] if raw.endswith("  ") else raw.rstrip()
-                            pieces.append(f"\n{text}" if cur.text or pieces else text)
+                            pieces.append(f"\n{text}" if filled else text)
                             merged += 1
                             grown = True
                             st.blank_before = False
                         else:
                             pieces.append("\n")
                             st.blank_before = True
+                        filled = True  # (a reply line is never empty, a blank one adds "\n")
                         continue
                 elif block == "output" and not cur.is_error:
                     if raw.startswith("> "):
@@ -192,7 +196,10 @@ class RunParser:
                             or "xception" in text
                             or "aider" in text.partition(" ")[0]
                         ):
-                            pieces.append(f"\n{text}" if cur.text or pieces else text)
+                            if not pieces:
+                                filled = bool(cur.text)
+                            pieces.append(f"\n{text}" if filled else text)
+                            filled = filled or bool(text)  # ("> " and spaces: an empty text)
                             merged += 1
                             grown = True
                             st.blank_before = False
