@@ -90,7 +90,7 @@ _LINES = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @example(["> ", ">   ", "> x"], [])  # an output block whose text stays empty for a while
 @example(["> a", "", "> ", ">   ", "> x"], [4])
 @given(st.lists(_LINES, max_size=40), st.lists(st.integers(0, 40), max_size=3))
