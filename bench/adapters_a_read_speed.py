@@ -181,8 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         results = [measure(agent, make(Path(tmp), target), args.repeat) for agent, make in MAKERS.items()]
     claude = results[0]["mb_per_s"]
+    claude_events = results[0]["events"] / results[0]["cpu_s"]
     for r in results:
         r["vs_claude"] = round(r["mb_per_s"] / claude, 2)
+        # per event too: a format whose MB holds many more (smaller) records than Claude's
+        r["events_per_mb"] = round(r["events"] / r["mb"])
+        r["events_vs_claude"] = round(r["events"] / r["cpu_s"] / claude_events, 2)
         r["load_avg"] = round(os.getloadavg()[0], 2)
         print(json.dumps(r))
     return 0

@@ -34,6 +34,7 @@ import msgspec
 
 from agtaild.adapters.aider_markdown import HEADER_PREFIX, RunParser, RunState, header_time
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import SETTLE_SECONDS, same_file_continues
 from agtaild.adapters.stamps import norm_iso
 from agtaild.model import Session, project_of
@@ -177,6 +178,7 @@ class AiderAdapter(Adapter):
         return [f for f in unit.files if os.path.exists(f)]
 
     # -- reading ----------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         path = str(unit.hints.get("file") or unit.path.rsplit("#", 1)[0])
         run_id = str(unit.hints.get("run") or unit.path.rsplit("#", 1)[-1])
@@ -258,17 +260,14 @@ class AiderAdapter(Adapter):
         segment = data[: nxt + 1] if nxt >= 0 else (b"" if data.startswith(_HEADER) else data)
         parser = RunParser(run)
         pos = segment.rfind(b"\n") + 1  # complete lines end here
-        acct = run.session.accounting
-        for text in segment[:pos].decode("utf-8", "replace").split("\n")[:-1]:
-            line_no += 1
-            category = parser.line(text.rstrip("\r"), line_no)
-            if category is not None:
-                acct.count(category)
+        lines = segment[:pos].decode("utf-8", "replace").split("\n")[:-1]
+        line_no = parser.feed(lines, line_no, run.session.accounting)
         committed = offset + pos
         saved_line = line_no
         tail = segment[pos:]
         self._prompt_times(parser, path, run)
-        saved = msgspec.msgpack.encode(run)  # before a torn last line: the next read redoes it
+        # before a torn last line: the next read redoes it (a closed run saves its final state)
+        saved = b"" if closed else msgspec.msgpack.encode(run)
         if tail.strip() and settled and not closed:
             # Aider writes whole lines: a settled line without its newline was cut short. It is
             # counted, not parsed (half a line could open a block the whole line would not),
@@ -303,12 +302,13 @@ class AiderAdapter(Adapter):
 
     def _prompt_times(self, parser: RunParser, path: str, run: RunState) -> None:
         """Give new prompts the time ``.aider.input.history`` recorded for the same input."""
-        entries = self._input_entries(Path(path).parent / INPUT_HISTORY)
+        entries = self._input_entries(os.path.join(os.path.dirname(path), INPUT_HISTORY))
         s = run.session
         if s.started:  # entries are in time order: start at the run's own
             first = bisect.bisect_left(entries, s.started, key=lambda e: e[0])
             run.input_pos = max(run.input_pos, first)
-        for ev in sorted(parser.events.values(), key=lambda e: e.seq):
+        # (without entries no prompt gets a time: the loop below would change nothing)
+        for ev in sorted(parser.events.values(), key=lambda e: e.seq) if entries else ():
             if ev.kind != "text" or ev.role != "user" or ev.ts is not None:
                 continue
             head = (ev.text or "").split("\n", 1)[0]
@@ -323,18 +323,18 @@ class AiderAdapter(Adapter):
         if s.ended is None:
             s.ended = s.started
 
-    def _input_entries(self, path: Path) -> list[tuple[str, str, str]]:
+    def _input_entries(self, path: str) -> list[tuple[str, str, str]]:
         """``.aider.input.history``: ``# <local time>`` then ``+``-prefixed input lines, as
         (UTC ISO time, text, first line), in file (= time) order."""
         try:
-            mtime = path.stat().st_mtime
+            mtime = os.stat(path).st_mtime
         except OSError:
             return []
-        cached = self._inputs.get(str(path))
+        cached = self._inputs.get(path)
         if cached is not None and cached[0] == mtime:
             return cached[1]
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
         entries: list[tuple[str, str, str]] = []
@@ -350,7 +350,7 @@ class AiderAdapter(Adapter):
                 when, lines = (match.group(1) if match else None), []
             elif line.startswith("+") and when is not None:
                 lines.append(line[1:])
-        self._inputs[str(path)] = (mtime, entries)
+        self._inputs[path] = (mtime, entries)
         return entries
 
     def resume(self, session: Session) -> ResumeCommand | None:

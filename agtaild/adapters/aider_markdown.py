@@ -20,7 +20,7 @@ import re
 
 import msgspec
 
-from agtaild.model import Event, Session, Usage, UsageRecord
+from agtaild.model import Accounting, Event, Session, Usage, UsageRecord
 
 HEADER_PREFIX = "# aider chat started at "
 _THINK_OPEN = re.compile(r"^<thinking-content-[0-9a-f]+>\s*$")
@@ -32,6 +32,8 @@ _MODEL = re.compile(r"^(?:Main model|Model):\s+(\S+)")
 _VERSION = re.compile(r"^Aider v(\S+)")
 _ERROR = re.compile(r"(?:^litellm\.\w+|Error:|Exception\b|^Unable to|^Error\b|^API\b.*error)", re.IGNORECASE)
 _INTERRUPT = ("^C again to exit", "^C KeyboardInterrupt")
+#: Output lines starting so may say more than their text (RunParser.feed's fast path).
+_OUTPUT_SPECIAL = ("Model:", "Main model:", "Aider v", "Tokens:", "^C", "Unable", "API", "Error")
 TITLE_MAX = 200
 
 
@@ -146,6 +148,91 @@ class RunParser:
         ev.text = f"{ev.text}\n{text}" if ev.text else text
         self._emit(ev)
         return "merged"
+
+    def feed(self, lines: list[str], number: int, acct: Accounting) -> int:
+        """Feed physical lines (without their newline; the first is line ``number + 1``),
+        booking each in ``acct``; returns the last line's number.
+
+        The common lines are decided here, inline, exactly as :meth:`line` decides them:
+        inside a reply (or its reasoning) a line starting with none of ``#``, ``>``, ``<`` can
+        only be more reply text; inside Aider's output a ``> `` line that cannot be a notice,
+        the Tokens line, an error or an interrupt is more output; a blank line ends an output
+        block. Gathered text is joined once when its block ends (the text :meth:`_append`
+        builds line by line, without copying the growing text per line). Every other line
+        goes through :meth:`line`."""
+        st = self.st
+        pieces: list[str] = []  # text gathered for st.current, joined by _join_pieces
+        merged = 0
+        grown = False  # a non-blank line was gathered (the event must be emitted again)
+        filled = False  # the current block's text so far (its own and the pieces) is not empty
+        for raw in lines:
+            number += 1
+            raw = raw.rstrip("\r")
+            cur = st.current
+            block = st.block
+            if cur is not None:
+                if block == "assistant" or block == "thinking":
+                    first = raw[:1]
+                    if first == "" or first not in "#><":
+                        if not pieces:
+                            filled = bool(cur.text)
+                        if raw.strip():
+                            text = raw[:-2] if raw.endswith("  ") else raw.rstrip()
+                            pieces.append(f"\n{text}" if filled else text)
+                            merged += 1
+                            grown = True
+                            st.blank_before = False
+                        else:
+                            pieces.append("\n")
+                            st.blank_before = True
+                        filled = True  # (a reply line is never empty, a blank one adds "\n")
+                        continue
+                elif block == "output" and not cur.is_error:
+                    if raw.startswith("> "):
+                        text = (raw[:-2] if raw.endswith("  ") else raw.rstrip())[1:].lstrip(" ")
+                        if not (
+                            text.startswith(_OUTPUT_SPECIAL)
+                            or "rror" in text
+                            or "xception" in text
+                            or "aider" in text.partition(" ")[0]
+                        ):
+                            if not pieces:
+                                filled = bool(cur.text)
+                            pieces.append(f"\n{text}" if filled else text)
+                            filled = filled or bool(text)  # ("> " and spaces: an empty text)
+                            merged += 1
+                            grown = True
+                            st.blank_before = False
+                            continue
+                    elif not raw.strip():
+                        if pieces:
+                            self._join_pieces(pieces, grown)
+                            pieces, grown = [], False
+                        self._flush()
+                        st.block, st.current = None, None
+                        st.blank_before = True
+                        continue
+            elif block is None and not raw.strip():
+                st.blank_before = True
+                continue
+            if pieces:
+                self._join_pieces(pieces, grown)
+                pieces, grown = [], False
+            category = self.line(raw, number)
+            if category is not None:
+                acct.count(category)
+        if pieces:
+            self._join_pieces(pieces, grown)
+        acct.lines += merged
+        acct.merged += merged
+        return number
+
+    def _join_pieces(self, pieces: list[str], grown: bool) -> None:
+        ev = self.st.current
+        assert ev is not None
+        ev.text = (ev.text or "") + "".join(pieces)
+        if grown:
+            self._emit(ev)
 
     def line(self, raw: str, number: int) -> str | None:
         """One physical line (without its newline) → its accounting category (None: blank)."""

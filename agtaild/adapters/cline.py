@@ -23,6 +23,7 @@ from agtaild.adapters import cline_sdk
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.cline_common import safe_id
 from agtaild.adapters.cline_tasks import TaskDirAdapter
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.model import Session
 
 
@@ -59,6 +60,7 @@ class ClineAdapter(TaskDirAdapter):
         yield from self.discover_tasks(root)
         yield from cline_sdk.discover(self.id, root)
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if not unit.hints.get("sdk") and not self._looks_sdk(unit):
             return super().read(unit, state, now=now)

@@ -21,6 +21,7 @@ from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.codex_links import ARCHIVED_DIR, RolloutLinks, archived_dirs, iter_rollouts
 from agtaild.adapters.codex_parser import CodexParser
 from agtaild.adapters.codex_text import as_dict
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import JsonlAdapter, feed_lines, parse_tail, split_lines
 from agtaild.model import Session
 
@@ -72,6 +73,7 @@ class CodexAdapter(JsonlAdapter):
                 continue  # the plain rollout is the live one; the .zst is a stale copy
             yield Unit(agent=self.id, path=str(path), files=[str(path)], root=str(root), archived=archived)
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if unit.path.endswith(".jsonl.zst"):
             return self._read_whole(unit, self._zst_lines)

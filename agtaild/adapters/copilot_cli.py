@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.copilot_events import CopilotParser
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.resume_ids import safe_id
 from agtaild.model import Session, project_of
@@ -67,6 +68,7 @@ class CopilotCliAdapter(JsonlAdapter):
             except OSError:
                 continue
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         result = super().read(unit, state, now=now)
         if Path(unit.path).name == "events.jsonl":

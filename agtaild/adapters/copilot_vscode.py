@@ -23,6 +23,7 @@ import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.copilot_vscode_ops import SessionBuilder, replay_log
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsondoc import RecordBook, read_document
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.adapters.vscode_hosts import user_dirs, workspace_storage
@@ -72,6 +73,7 @@ class CopilotVscodeAdapter(Adapter):
             yield Unit(agent=self.id, path=str(path), files=unit_files, root=str(root))
 
     # -- reading --------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         now = time.time() if now is None else now
         path = Path(unit.path)

@@ -25,6 +25,7 @@ from agtaild.adapters.cursor_ide import CursorIdeReader
 from agtaild.adapters.cursor_store import apply_meta, read_meta, read_store
 from agtaild.adapters.cursor_text import read_text_transcript
 from agtaild.adapters.cursor_transcript import CursorTranscriptParser
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.resume_ids import safe_id
@@ -110,6 +111,7 @@ class CursorAdapter(JsonlAdapter):
         return Unit(agent=self.id, path=str(path), files=files, root=str(root), hints=hints)
 
     # -- reading --------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if _is_ide(unit):
             return self.ide.read(unit, state, now=now)

@@ -21,6 +21,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit
 from agtaild.adapters.droid_parser import DroidParser
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.resume_ids import safe_id
 from agtaild.model import ParentRef, Session, Usage, UsageRecord
@@ -64,6 +65,7 @@ class DroidAdapter(JsonlAdapter):
                     hints["parent"] = children[sid]
                 yield Unit(agent=self.id, path=str(path), files=unit_files, root=str(root), hints=hints)
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         result = super().read(unit, state, now=now)
         s = result.session

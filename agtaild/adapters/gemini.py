@@ -24,6 +24,7 @@ import msgspec
 
 from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.gemini_replay import NeedsFullRead, Replay, ReplayState
 from agtaild.adapters.jsondoc import read_document
 from agtaild.adapters.jsonl import SETTLE_SECONDS, decode_line, same_file_continues, split_lines
@@ -95,6 +96,7 @@ class GeminiAdapter(Adapter):
         return [f for f in unit.files if os.path.exists(f)]
 
     # -- reading ----------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         now = time.time() if now is None else now
         if unit.path.endswith(".json"):

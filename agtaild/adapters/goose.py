@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.goose_content import MessageMapper
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
@@ -175,6 +176,7 @@ class GooseAdapter(SqliteSessionAdapter):
             s.ending = "interrupted"
 
     # -- the older JSONL files -------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if not unit.path.endswith(".jsonl"):
             return super().read(unit, state, now=now)

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.gc_pause import decode_document, paused_read
 from agtaild.adapters.jsonl import MAX_BAD_LINE_NUMBERS, SETTLE_SECONDS
 from agtaild.errors import AgtailError
 from agtaild.model import Event, Session, Usage, UsageRecord
@@ -71,7 +72,7 @@ def read_document(path: str | os.PathLike[str], *, now: float | None = None) -> 
         doc.empty = True
         return doc
     try:
-        doc.value = _decoder.decode(data)
+        doc.value = decode_document(_decoder, data)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         doc.error = f"not JSON: {exc}"
     return doc
@@ -156,6 +157,7 @@ class JsonDocAdapter(Adapter):
     def finish(self, book: RecordBook, unit: Unit, *, settled: bool) -> Session:
         return book.session
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         doc = read_document(unit.path, now=now)
         if self.retry_torn and not doc.ok and not doc.empty and not doc.settled:

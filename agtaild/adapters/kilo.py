@@ -26,6 +26,7 @@ from agtaild.adapters import opencode_db
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.cline_common import safe_id
 from agtaild.adapters.cline_tasks import TaskDirAdapter
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.opencode import OpenCodeAdapter
 from agtaild.model import Session
@@ -82,6 +83,7 @@ class KiloAdapter(OpenCodeAdapter):
         yield from super().discover(root)
         yield from self._tasks.discover_tasks(root)
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if os.path.isdir(unit.path):
             return self._tasks.read(unit, state, now=now)

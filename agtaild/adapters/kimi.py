@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.kimi_code import KimiCodeReader
 from agtaild.adapters.kimi_wire import KimiWireParser
@@ -70,6 +71,7 @@ class KimiAdapter(JsonlAdapter):
         return Unit(agent=self.id, path=str(folder / "wire.jsonl"), files=files, root=str(root), hints=hints)
 
     # -- reading --------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if unit.hints.get("kimi_code"):
             return KimiCodeReader(self.id).read(unit, state, now=now)

@@ -23,6 +23,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, Unit
 from agtaild.adapters.epoch_iso import millis_iso
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.adapters.kimi_wire import kimi_usage, nonempty_str, user_input_text
 from agtaild.adapters.stamps import widen
@@ -246,6 +247,7 @@ class KimiCodeReader:
             hints = {"kimi_code": True, "id": sid if main else f"{sid}-{agent_dir.name}", "session": sid, "agent_id": agent_dir.name}
             yield Unit(agent=self.agent, path=files[0], files=files, root=str(root), hints=hints)
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None, *, now: float | None) -> ReadResult:
         result = self.log.read(unit, state, now=now)
         s = result.session

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.kiro_sqlite import KiroSqliteReader
 from agtaild.adapters.kiro_v2 import KiroV2Reader
 from agtaild.adapters.kiro_v3 import KiroV3Reader
@@ -109,6 +110,7 @@ class KiroAdapter(Adapter):
             return "sqlite"
         return "v3" if os.path.isdir(unit.path) else "v2"
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         store = self._store(unit)
         if store == "sqlite":

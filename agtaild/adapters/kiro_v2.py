@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, Unit
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.adapters.pi_content import title_from_prompt
 from agtaild.adapters.stamps import from_epoch, norm_iso, widen
@@ -220,6 +221,7 @@ class KiroV2Reader(JsonlAdapter):
     id: ClassVar[str] = "kiro"
     Parser = KiroV2Parser
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         result = super().read(unit, state, now=now)
         apply_sidecar(result.session, read_sidecar(unit.path.removesuffix(".jsonl") + ".json"), self.id)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from agtaild.adapters import opencode_db, opencode_storage
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.opencode_parts import build
 from agtaild.adapters.sqlite_db import SqliteSessionAdapter, reading
@@ -124,6 +125,7 @@ class OpenCodeAdapter(SqliteSessionAdapter):
                 continue
         return ids
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if unit.path.endswith(".json") and os.path.isfile(unit.path):
             return self._read_storage(unit, time.time() if now is None else now)

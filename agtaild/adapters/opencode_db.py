@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.opencode_parts import Message, Row
-from agtaild.adapters.sqlite_db import rows_as_dicts, table_columns
+from agtaild.adapters.sqlite_db import quote_ident, rows_as_dicts, table_columns
 
 _decoder = msgspec.json.Decoder()
 
@@ -73,29 +73,41 @@ def session_row(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | N
     return rows[0] if rows else None
 
 
+#: The columns a message or part row is read by (a missing one reads as NULL).
+_ROW_COLUMNS = ("id", "data", "time_created", "time_updated")
+
+
+def _select(conn: sqlite3.Connection, table: str, extra: tuple[str, ...] = ()) -> str:
+    """``SELECT`` of just the columns read, by position (``*`` and a dict per row cost more
+    than the rows' own decoding); a column an older schema lacks is NULL."""
+    have = table_columns(conn, table)
+    return ", ".join(quote_ident(c) if c in have else "NULL" for c in _ROW_COLUMNS + extra)
+
+
 def read_messages(conn: sqlite3.Connection, session_id: str, first_number: int = 2) -> list[Message]:
     """The session's messages (by creation time, then id) with their parts (by id). Parts of
     a message that is gone are kept, under a placeholder that is not counted as a row."""
     order = "time_created, id" if "time_created" in table_columns(conn, "message") else "id"
-    msg_rows = rows_as_dicts(
-        conn.execute(f"SELECT * FROM message WHERE session_id = ? ORDER BY {order}", (session_id,))
-    )
-    part_rows = rows_as_dicts(
-        conn.execute(f"SELECT * FROM part WHERE {_part_filter(conn)} ORDER BY id", (session_id,))
-    )
-    by_message: dict[str, list[dict[str, Any]]] = {}
+    msg_rows = conn.execute(
+        f"SELECT {_select(conn, 'message')} FROM message WHERE session_id = ? ORDER BY {order}", (session_id,)
+    ).fetchall()
+    part_rows = conn.execute(
+        f"SELECT {_select(conn, 'part', ('message_id',))} FROM part WHERE {_part_filter(conn)} ORDER BY id",
+        (session_id,),
+    ).fetchall()
+    by_message: dict[str, list[tuple[Any, ...]]] = {}
     for p in part_rows:
-        by_message.setdefault(str(p.get("message_id")), []).append(p)
+        by_message.setdefault(str(p[4]), []).append(p)
     number = first_number
     out: list[Message] = []
 
-    def row(r: dict[str, Any]) -> Row:
+    def row(r: tuple[Any, ...]) -> Row:
         nonlocal number
         number += 1
-        created, updated = r.get("time_created"), r.get("time_updated")
+        created, updated = r[2], r[3]
         return Row(
-            id=str(r.get("id")),
-            data=decode(r.get("data")),
+            id=str(r[0]),
+            data=decode(r[1]),
             number=number - 1,
             time_created=created if isinstance(created, int) else None,
             time_updated=updated if isinstance(updated, int) else None,

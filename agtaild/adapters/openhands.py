@@ -28,7 +28,7 @@ from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.adapters.openhands_events import EventWalk
 from agtaild.adapters.pi_content import title_from_prompt
-from agtaild.adapters.session_dir import SessionDir, SessionDirAdapter, json_document
+from agtaild.adapters.session_dir import SessionDir, SessionDirAdapter, json_bytes, json_document
 from agtaild.adapters.stamps import widen
 from agtaild.model import ParentRef, Session, Usage, UsageRecord, project_of
 
@@ -72,16 +72,18 @@ class OpenHandsAdapter(SessionDirAdapter):
         return [f for f in super().native_files(unit) if "subagents" not in Path(f).relative_to(unit.path).parts]
 
     def snapshot(self, unit: Unit, *, now: float | None = None) -> SessionDir:
-        """As the helper's, but a new or changed event file also counts (for settling)."""
+        """As the helper's, but a new or changed event file also counts (for settling). The
+        event files are read here, each with one open and one fstat (their mtime and their
+        bytes together): one file per event makes the system calls the read's main cost."""
         sdir = super().snapshot(unit, now=now)
-        events = sdir.path / "events"
-        for name in _event_names(events):
-            try:
-                sdir.mtime = max(sdir.mtime, (events / name).stat().st_mtime)
-            except OSError:
-                continue
+        events = os.path.join(sdir.path, "events")
+        blobs: list[bytes | None] = []
+        for name in _event_names(Path(events)):
+            blob, mtime = _read_with_mtime(os.path.join(events, name))
+            blobs.append(blob)
+            sdir.mtime = max(sdir.mtime, mtime)
         sdir.settled = (time.time() if now is None else now) - sdir.mtime >= SETTLE_SECONDS
-        return sdir
+        return _Conversation(path=sdir.path, files=sdir.files, mtime=sdir.mtime, settled=sdir.settled, events=blobs)
 
     def read_dir(self, sdir: SessionDir, book: RecordBook, unit: Unit) -> None:
         s = book.session
@@ -101,14 +103,12 @@ class OpenHandsAdapter(SessionDirAdapter):
             else:
                 book.bad(1)
         walk = EventWalk(book)
-        events = sdir.path / "events"
-        for number, name in enumerate(_event_names(events), start=1):
-            try:
-                doc = json_document(events / name)
-            except OSError:
+        blobs = sdir.events if isinstance(sdir, _Conversation) else []
+        for number, blob in enumerate(blobs, start=1):
+            if blob is None:
                 book.bad(number)
                 continue
-            walk.feed(number, doc)
+            walk.feed(number, json_bytes(blob))
         for record in usage_records(state):
             book.add_usage(record)
         self._summarise(s, sdir, state, walk, unit)
@@ -181,6 +181,33 @@ def usage_records(state: dict[str, Any]) -> list[UsageRecord]:
             key = f"{usage_id}:{i}:{u.get('response_id') or ''}"
             out.append(UsageRecord(key=key, ts=None, model=model, usage=usage))
     return out
+
+
+class _Conversation(SessionDir):
+    """A conversation folder with its event files' bytes (None: the file could not be read)."""
+
+    events: list[bytes | None]
+
+
+def _read_with_mtime(path: str) -> tuple[bytes | None, float]:
+    """A whole file and its mtime from one open; (None, 0.0) when it can't be read (a read
+    error is a bad record, never a missing event)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None, 0.0
+    try:
+        st = os.fstat(fd)
+        want = max(st.st_size, 4096) + 1
+        chunks = [os.read(fd, want)]
+        # a regular file reads short only at its end; a full read means it grew meanwhile
+        while len(chunks[-1]) == want:
+            chunks.append(os.read(fd, want))
+        return b"".join(chunks), st.st_mtime
+    except OSError:
+        return None, 0.0
+    finally:
+        os.close(fd)
 
 
 def _subdirs(folder: Path) -> list[Path]:

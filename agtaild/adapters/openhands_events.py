@@ -52,9 +52,10 @@ class EventWalk:
         self.open_call = False
         self.task_calls: list[Event] = []
         self.last_ts: str | None = None
+        self._ts: str | None = None
 
     def _emit(self, kind: str, obj: dict[str, Any], number: int, **kw: Any) -> Event:
-        ev = Event(seq=-1, kind=kind, ts=norm_iso(obj.get("timestamp")), uuid=_str(obj, "id"),
+        ev = Event(seq=-1, kind=kind, ts=self._ts, uuid=_str(obj, "id"),
                    source={"file": number}, **kw)
         return self.book.emit(ev)
 
@@ -63,7 +64,7 @@ class EventWalk:
             self.book.bad(number)
             return
         kind = obj.get("kind")
-        ts = norm_iso(obj.get("timestamp"))
+        ts = self._ts = norm_iso(obj.get("timestamp"))  # every event emitted for obj has its time
         if ts:
             self.last_ts = ts
         if kind == "SystemPromptEvent":

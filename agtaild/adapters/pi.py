@@ -23,6 +23,7 @@ import msgspec
 
 from agtaild.adapters import scan
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.pi_content import session_id_from_ref
 from agtaild.adapters.pi_tree import REREAD, PiTreeParser
@@ -115,6 +116,7 @@ class PiAdapter(JsonlAdapter):
     def _unit(self, file: Path, root: Path, hints: dict[str, Any]) -> Unit:
         return Unit(agent=self.id, path=str(file), files=[str(file)], root=str(root), hints=hints)
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         head = head_fingerprint(unit.path)
         inner: bytes | None = None

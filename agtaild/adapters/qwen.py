@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.gemini import GeminiAdapter
 from agtaild.adapters.jsonl import JsonlAdapter
 from agtaild.adapters.qwen_parser import QwenParser
@@ -103,6 +104,7 @@ class QwenAdapter(JsonlAdapter):
                 )
 
     # -- reading ----------------------------------------------------------------------------
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if unit.path.endswith(".json"):
             result = self._checkpoints.read(unit, None, now=now)

@@ -24,6 +24,7 @@ import msgspec
 
 from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.gc_pause import decode_document, paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.model import Session
@@ -67,12 +68,17 @@ def jsonl_records(path: Path, *, settled: bool) -> Iterator[tuple[int, Any]]:
         data = fh.read()
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
+    decode = _decoder.decode
     for number, raw in enumerate(lines, start=1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if not raw.strip():
             continue
-        yield number, _decode(raw, torn=False)
+        try:  # (inline: this runs once per line)
+            obj = decode(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            obj = BadRecord(raw, torn=False)
+        yield number, obj
     if tail.strip() and settled:
         yield len(lines) + 1, _decode(tail, torn=True)
 
@@ -84,11 +90,24 @@ def _decode(raw: bytes, *, torn: bool) -> Any:
         return BadRecord(raw, torn=torn)
 
 
+def _decode_document(raw: bytes) -> Any:
+    """A whole document (see :mod:`gc_pause`), or a torn BadRecord."""
+    try:
+        return decode_document(_decoder, raw)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return BadRecord(raw, torn=True)
+
+
 def json_document(path: Path) -> Any:
     """A whole JSON file, or a BadRecord when it does not decode (mid-rewrite or torn)."""
     with open(path, "rb") as fh:
         data = fh.read()
-    return _decode(data, torn=True)
+    return _decode_document(data)
+
+
+def json_bytes(data: bytes) -> Any:
+    """A whole JSON document already read, or a BadRecord (as :func:`json_document`)."""
+    return _decode_document(data)
 
 
 class SessionDirAdapter(Adapter):
@@ -153,6 +172,7 @@ class SessionDirAdapter(Adapter):
         """Parse the member files into ``book`` (``book.count`` or ``book.bad`` per record)."""
         raise NotImplementedError
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         sdir = self.snapshot(unit, now=now)
         book = RecordBook(self.new_session(unit))

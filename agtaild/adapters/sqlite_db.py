@@ -33,6 +33,7 @@ from urllib.parse import quote
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.errors import AgtailError, NotFound
 from agtaild.model import Session
@@ -215,6 +216,7 @@ class SqliteSessionAdapter(Adapter):
                     root=str(root),
                 )
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         db, session_id = split_unit_path(unit.path)
         now = time.time() if now is None else now

@@ -28,6 +28,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.cline_common import num, safe_id, sub
+from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.pi_content import title_from_prompt
 from agtaild.adapters.session_dir import (
@@ -78,6 +79,7 @@ class VibeAdapter(SessionDirAdapter):
             elif entry.name.startswith("session_") and entry.name.endswith(".json") and entry.is_file():
                 yield Unit(agent=self.id, path=str(path), files=[str(path)], root=str(root))
 
+    @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if os.path.isfile(unit.path):
             return self._read_old(unit)

@@ -25,6 +25,7 @@ import zstandard
 
 from agtaild.adapters.base import Unit, env_path
 from agtaild.adapters.cline_common import sub
+from agtaild.adapters.gc_pause import decode_document
 from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.pi_content import title_from_prompt
 from agtaild.adapters.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts, table_columns
@@ -47,7 +48,7 @@ def decode_thread(data_type: Any, data: Any) -> dict[str, Any] | None:
     try:
         if data_type == "zstd":
             data = zstandard.ZstdDecompressor().decompress(data, max_output_size=MAX_THREAD_BYTES)
-        value = _decoder.decode(data)
+        value = decode_document(_decoder, data)
     except (zstandard.ZstdError, msgspec.DecodeError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
