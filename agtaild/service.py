@@ -397,19 +397,29 @@ def index_update(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     return svc.update_index(full=bool(p.flag("full")))
 
 
-def _archive_hook(config: Config) -> Callable[..., None]:
+class _ArchiveHook:
     """The archive mirror (agtaild.store.archive), imported when the first unit is read:
-    the read-only commands never pay for importing the sync machinery."""
-    hook: list[Callable[..., None]] = []
+    the read-only commands never pay for importing the sync machinery. ``flush`` makes the
+    update's archived copies durable (the Updater calls it when its reads are done)."""
 
-    def mirror(adapter: Any, unit: Any, root: Any) -> None:
-        if not hook:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.hook: Any = None
+
+    def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
+        if self.hook is None:
             from agtaild.store.archive import after_read_hook
 
-            hook.append(after_read_hook(config))
-        hook[0](adapter, unit, root)
+            self.hook = after_read_hook(self.config)
+        self.hook(adapter, unit, root)
 
-    return mirror
+    def flush(self) -> None:
+        if self.hook is not None:
+            self.hook.flush()
+
+
+def _archive_hook(config: Config) -> Callable[..., None]:
+    return _ArchiveHook(config)
 
 
 def _archive_view_hook(config: Config) -> Callable[..., None]:

@@ -56,6 +56,7 @@ FIRST_COMMIT_SECONDS = 0.25
 FIRST_PAGE = 50
 #: Called after each native unit was read and stored: (adapter, unit, root). The archive
 #: mirror registers here (Service.after_native_read) to copy the native files it just read.
+#: A hook with a ``flush()`` method gets it called once the update's reads are done.
 AfterRead = Callable[[Adapter, Unit, RootSpec], None]
 
 _msgpack = msgspec.msgpack.Encoder()
@@ -325,6 +326,7 @@ class Updater:
             raise
         finally:
             if hooks is not None:
+                hooks.submit(self._after_reads_done)
                 hooks.shutdown(wait=True)
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
@@ -368,6 +370,18 @@ class Updater:
                 self.errors.append(
                     {"path": c.unit.path, "agent": c.root.agent, "error": f"after read: {exc}"}
                 )
+
+    def _after_reads_done(self) -> None:
+        """The update has read its last unit: hooks that batch their work (the archive mirror
+        makes its copies durable together) finish it now, before the update reports."""
+        for hook in self.after_native_read:
+            flush = getattr(hook, "flush", None)
+            if flush is None:
+                continue
+            try:
+                flush()
+            except Exception as exc:
+                self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
 
     # -- reading --------------------------------------------------------------------------
     def _read_all(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
