@@ -399,19 +399,26 @@ def index_update(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
 
 class _ArchiveHook:
     """The archive mirror (agtaild.store.archive), imported when the first unit is read:
-    the read-only commands never pay for importing the sync machinery. ``flush`` makes the
-    update's archived copies durable (the Updater calls it when its reads are done)."""
+    the read-only commands never pay for importing the sync machinery. The Updater calls
+    ``begin`` with the bytes it will read (a big update mirrors in a process of its own) and
+    ``flush`` when its reads are done (the archived copies are made durable together)."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
         self.hook: Any = None
 
-    def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
+    def _load(self) -> Any:
         if self.hook is None:
             from agtaild.store.archive import after_read_hook
 
             self.hook = after_read_hook(self.config)
-        self.hook(adapter, unit, root)
+        return self.hook
+
+    def begin(self, nbytes: int) -> None:
+        self._load().begin(nbytes)
+
+    def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
+        self._load()(adapter, unit, root)
 
     def flush(self) -> None:
         if self.hook is not None:

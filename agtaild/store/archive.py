@@ -318,22 +318,44 @@ def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
 class AfterReadHook:
     """The index's after-native-read hook: mirror the unit just read into the archive, in
     the open batch; :meth:`flush` (the update calls it when its reads are done) makes the
-    batch durable.
+    batch durable. :meth:`begin` (called with the bytes the update will read) moves a big
+    update's mirroring into a process of its own (agtaild.store.archive_proc).
 
-    Both raise (so the index lists it among its errors) when a file could not be archived.
+    The hook and ``flush`` raise (so the index lists it among its errors) when a file could
+    not be archived.
     """
 
     def __init__(self, config: Any) -> None:
         self.config = config
+        self._proc: Any = None
+
+    def begin(self, nbytes: int) -> None:
+        from agtaild.store import archive_proc
+
+        self._proc = None
+        if nbytes < archive_proc.PROCESS_BYTES or (os.cpu_count() or 1) < 2 or not archive_enabled(self.config):
+            return
+        if archiver_for(self.config).problem is not None:
+            return  # the thread reports it, file by file
+        try:
+            self._proc = archive_proc.MirrorProcess(self.config)
+        except (OSError, ValueError) as exc:  # no process to be had: mirror on the thread
+            log.warning("archive: cannot start the mirror process (%s); mirroring in-process", exc)
 
     def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
         if getattr(root, "kind", "native") != "native" or not archive_enabled(self.config):
             return
+        if self._proc is not None:
+            self._proc.send(adapter.id, unit, root)
+            return
         _raise_errors(archiver_for(self.config).mirror_pairs([(adapter, unit)], defer=True))
 
     def flush(self) -> None:
+        proc, self._proc = self._proc, None
+        report = proc.finish() if proc is not None else {"errors": []}
         if archive_enabled(self.config):
-            _raise_errors(archiver_for(self.config).flush())
+            report["errors"] += archiver_for(self.config).flush()["errors"]
+        _raise_errors(report)
 
 
 def _raise_errors(report: dict[str, Any]) -> None:
