@@ -85,6 +85,7 @@ class Archiver:
         self._unmarked: list[tuple[str, str, int]] = []
         self._batch_bytes = 0
         self._batch_started = 0.0
+        self._real: dict[str, str] = {}
         native = [r.path for r in config.roots if r.kind == "native"]
         self.problem: str | None = None
         try:
@@ -109,11 +110,11 @@ class Archiver:
         if self.problem is not None:
             report["errors"].append({"path": str(self.root), "message": self.problem})
             return report
-        native_roots = {os.path.realpath(r.path) for r in self.config.roots if r.kind == "native"}
+        native_roots = {self._realpath(r.path) for r in self.config.roots if r.kind == "native"}
         pairs = [
             (adapter, unit)
             for adapter, unit in units
-            if not getattr(unit, "archived", False) and os.path.realpath(unit.root) in native_roots
+            if not getattr(unit, "archived", False) and self._realpath(unit.root) in native_roots
         ]
         with self._lock:
             for local, unit in _files_with_units(self.config, pairs):
@@ -130,6 +131,13 @@ class Archiver:
                 self._flush_into(report)
         return report
 
+    def _realpath(self, root: str) -> str:
+        """The real path of a root (asked per unit: resolved once per batch, not per unit)."""
+        real = self._real.get(root)
+        if real is None:
+            real = self._real[root] = os.path.realpath(root)
+        return real
+
     def flush(self) -> dict[str, Any]:
         """Make the open batch durable (see :meth:`mirror_pairs`); its errors in a report."""
         report: dict[str, Any] = {"errors": []}
@@ -139,6 +147,7 @@ class Archiver:
 
     def _flush_into(self, report: dict[str, Any]) -> None:
         unmarked, self._unmarked = self._unmarked, []
+        self._real.clear()  # a root moved or relinked meanwhile is resolved anew
         self._batch_bytes = 0
         self._batch_started = 0.0
         try:
@@ -328,11 +337,14 @@ class AfterReadHook:
     def __init__(self, config: Any) -> None:
         self.config = config
         self._proc: Any = None
+        #: What was sent to the mirror process: mirrored here if that process fails.
+        self._sent: list[tuple[Any, Any]] = []
 
     def begin(self, nbytes: int) -> None:
         from agtaild.store import archive_proc
 
         self._proc = None
+        self._sent = []
         if nbytes < archive_proc.PROCESS_BYTES or (os.cpu_count() or 1) < 2 or not archive_enabled(self.config):
             return
         if archiver_for(self.config).problem is not None:
@@ -347,14 +359,25 @@ class AfterReadHook:
             return
         if self._proc is not None:
             self._proc.send(adapter.id, unit, root)
+            self._sent.append((adapter, unit))
             return
         _raise_errors(archiver_for(self.config).mirror_pairs([(adapter, unit)], defer=True))
 
     def flush(self) -> None:
         proc, self._proc = self._proc, None
+        sent, self._sent = self._sent, []
         report = proc.finish() if proc is not None else {"errors": []}
-        if archive_enabled(self.config):
-            report["errors"] += archiver_for(self.config).flush()["errors"]
+        if not archive_enabled(self.config):
+            _raise_errors(report)
+            return
+        archiver = archiver_for(self.config)
+        if report.get("stopped"):
+            # The mirror process died: what it had not made durable is not marked archived,
+            # and the index will not read these units again until they change, so mirror
+            # them here (what the process did archive is skipped: the hash cache says so).
+            log.warning("archive: %s; mirroring in-process", report["errors"][0]["message"])
+            report["errors"] = archiver.mirror_pairs(sent, defer=True)["errors"]
+        report["errors"] += archiver.flush()["errors"]
         _raise_errors(report)
 
 

@@ -92,6 +92,7 @@ class MirrorProcess:
         except (OSError, EOFError) as exc:
             self._proc.join(5)
             report = _empty_report()
+            report["stopped"] = True
             report["errors"].append(
                 {
                     "path": "",

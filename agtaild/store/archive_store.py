@@ -106,6 +106,7 @@ class ZStore:
         self.lost_batches: set[int] = set()
         #: Directories known to exist (a mkdir per blob costs more than its compression).
         self._dirs: set[Path] = set()
+        self._fsyncers: ThreadPoolExecutor | None = None
 
     # -- catalog --------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -134,6 +135,9 @@ class ZStore:
                 self.flush()
             except (OSError, sqlite3.Error):
                 pass  # already rolled back by flush: those files are stored again next time
+            if self._fsyncers is not None:
+                self._fsyncers.shutdown()
+                self._fsyncers = None
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -352,12 +356,12 @@ class ZStore:
                     for d in dirs:
                         _fsync_dir(d)
                 else:
-                    workers = min(FSYNC_THREADS, len(blobs))
-                    with ThreadPoolExecutor(workers, thread_name_prefix="agtail-fsync") as ex:
-                        for _ in ex.map(_fsync_path, blobs):
-                            pass
-                        for _ in ex.map(_fsync_dir, dirs):
-                            pass
+                    if self._fsyncers is None:
+                        self._fsyncers = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="agtail-fsync")
+                    for _ in self._fsyncers.map(_fsync_path, blobs):
+                        pass
+                    for _ in self._fsyncers.map(_fsync_dir, dirs):
+                        pass
                 self.db.execute("COMMIT")
             except BaseException:
                 self.lost_batches.add(self.batch)
