@@ -351,7 +351,7 @@ class AfterReadHook:
             return  # the thread reports it, file by file
         try:
             self._proc = archive_proc.MirrorProcess(self.config)
-        except (OSError, ValueError) as exc:  # no process to be had: mirror on the thread
+        except Exception as exc:  # no process to be had (limits, no fork): mirror on the thread
             log.warning("archive: cannot start the mirror process (%s); mirroring in-process", exc)
 
     def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
