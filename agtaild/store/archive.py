@@ -39,6 +39,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive_catchup import catch_up, close_mark, open_mark
 from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
@@ -339,16 +340,23 @@ class AfterReadHook:
         self._proc: Any = None
         #: What was sent to the mirror process: mirrored here if that process fails.
         self._sent: list[tuple[Any, Any]] = []
+        self._lost = 0
 
     def begin(self, nbytes: int) -> None:
         from agtaild.store import archive_proc
 
         self._proc = None
         self._sent = []
-        if nbytes < archive_proc.PROCESS_BYTES or (os.cpu_count() or 1) < 2 or not archive_enabled(self.config):
+        if not archive_enabled(self.config):
             return
-        if archiver_for(self.config).problem is not None:
-            return  # the thread reports it, file by file
+        archiver = archiver_for(self.config)
+        if archiver.problem is not None:
+            return  # the hook reports it, file by file
+        big = nbytes >= archive_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
+        self._lost = len(archiver.store.lost_batches)
+        open_mark(archiver, durable=big)
+        if not big:
+            return
         try:
             self._proc = archive_proc.MirrorProcess(self.config)
         except Exception as exc:  # no process to be had (limits, no fork): mirror on the thread
@@ -378,6 +386,8 @@ class AfterReadHook:
             log.warning("archive: %s; mirroring in-process", report["errors"][0]["message"])
             report["errors"] = archiver.mirror_pairs(sent, defer=True)["errors"]
         report["errors"] += archiver.flush()["errors"]
+        if not report.get("lost") and len(archiver.store.lost_batches) == self._lost:
+            close_mark(archiver)
         _raise_errors(report)
 
 
@@ -401,6 +411,8 @@ def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, st
         from agtaild.store.archive_view import prepare_view
 
         try:
+            if archive_enabled(config):
+                catch_up(archiver_for(config), errors)
             agents = {r.agent for r in roots if r.kind == "archive"}
             prepare_view(archiver_for(config), errors, convert=archive_enabled(config), agents=agents)
         except Exception as exc:  # the update goes on; the archive says what went wrong

@@ -124,6 +124,7 @@ def serve(conn: Any, config_raw: bytes) -> None:
             agent, unit, _root = _decode_message(raw)
             _merge(report, archiver.mirror_pairs([(get_adapter(agent), unit_real(unit))], defer=True))
         _merge(report, archiver.flush())
+        report["lost"] = len(archiver.store.lost_batches)
     finally:
         archiver.cache.close()
         archiver.store.close()

@@ -226,7 +226,7 @@ class ZStore:
             if deferred:
                 self._defer(blob)
             else:
-                _fsync_dir(blob.parent)
+                fsync_dir(blob.parent)
             self._put(row)
             return row
 
@@ -299,7 +299,7 @@ class ZStore:
             tmp.unlink(missing_ok=True)
             raise
         os.replace(tmp, blob)
-        _fsync_dir(blob.parent)
+        fsync_dir(blob.parent)
         row.frames = row.frames[:k] + new
         row.mtime_ns = mtime_ns
         self._put(row)
@@ -354,13 +354,13 @@ class ZStore:
                     for b in blobs:
                         _fsync_path(b)
                     for d in dirs:
-                        _fsync_dir(d)
+                        fsync_dir(d)
                 else:
                     if self._fsyncers is None:
                         self._fsyncers = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="agtail-fsync")
                     for _ in self._fsyncers.map(_fsync_path, blobs):
                         pass
-                    for _ in self._fsyncers.map(_fsync_dir, dirs):
+                    for _ in self._fsyncers.map(fsync_dir, dirs):
                         pass
                 self.db.execute("COMMIT")
             except BaseException:
@@ -484,7 +484,7 @@ def _fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Make a rename in ``folder`` durable. Some systems cannot open or sync a directory
     (Windows; a few file systems say EINVAL): there a rename is as durable as it gets."""
     try:
