@@ -254,3 +254,49 @@ def test_a_mirror_process_that_dies_is_made_up_for(
         assert marked(config) == {str(p) for p in native.rglob("*") if p.is_file()}
     finally:
         svc.close()
+
+
+KILLED_UPDATE = textwrap.dedent(
+    """
+    import os, signal, sys
+    from agtaild.config import load_config
+    from agtaild.service import Service
+    from agtaild.store import archive_store
+
+    data, native = sys.argv[1:3]
+
+    def killed(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    archive_store.ZStore.flush = killed  # the index has committed; the copies are not durable
+    config = load_config(data_dir=data, root_options=[f"claude-code={native}"], only_roots=True)
+    Service(config, workers=1).update_index()
+    """
+)
+
+
+def test_an_update_killed_before_its_copies_were_durable_is_made_up_for(machine: tuple, tmp_path: Path) -> None:
+    """The index will not read its units again (they are stored and unchanged): the next
+    update mirrors them all the same."""
+    config, native = machine
+    for p in native.rglob("*"):  # settled files: the index reads them once
+        os.utime(p, (1_700_000_000, 1_700_000_000))
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_UPDATE)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, str(script), config.data_dir, str(native)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert committed_rows(config) == {} and marked(config) == set()
+    marks = list((Path(config.archive_dir) / ".zstore").glob("open-*"))
+    assert len(marks) == 1
+    svc = Service(config, workers=1)
+    try:
+        report = svc.update_index()
+        assert report["errors"] == [] and report["read"] == 0  # nothing for the index to read
+        assert_complete(config, native)
+        assert not list((Path(config.archive_dir) / ".zstore").glob("open-*"))
+    finally:
+        svc.close()
