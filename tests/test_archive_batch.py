@@ -25,7 +25,7 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import Config, load_config
 from agtaild.service import Service
-from agtaild.store import archive_proc, archive_store
+from agtaild.store import archive_catchup, archive_proc, archive_store
 from agtaild.store.archive import Archiver, after_read_hook, archiver_for
 from agtaild.store.archive_view import read_archived, verify_store
 
@@ -300,3 +300,22 @@ def test_an_update_killed_before_its_copies_were_durable_is_made_up_for(machine:
         assert not list((Path(config.archive_dir) / ".zstore").glob("open-*"))
     finally:
         svc.close()
+
+
+def test_open_marks_start_a_catch_up_only_once_their_update_is_over(machine: tuple) -> None:
+    """A sync push while this process's update runs does not take its open mark for a dead
+    one; a mark left by an update whose copies could not be made durable, or by a process
+    that is gone, does start a catch-up."""
+    config, native = machine
+    arch = archiver_for(config)
+    archive_catchup.open_mark(arch, durable=True)
+    assert archive_catchup.stale_marks(arch) == []
+    archive_catchup.close_mark(arch, durable=False)
+    assert [m.name for m in archive_catchup.stale_marks(arch)] == [f"open-{os.getpid()}"]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (arch.store.root / f"open-{int(dead.stdout)}").touch()
+    assert len(archive_catchup.stale_marks(arch)) == 2
+    errors: list[dict[str, str]] = []
+    assert archive_catchup.catch_up(arch, errors) == len(files(native))
+    assert errors == [] and archive_catchup.stale_marks(arch) == []
+    assert_complete(config, native)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,16 @@ def _mark(archiver: Any) -> Path:
     return Path(archiver.store.root) / f"{MARK_PREFIX}{os.getpid()}"
 
 
+#: Updates of this process between open_mark and close_mark (its mark is theirs meanwhile).
+_open_here = 0
+_open_lock = threading.Lock()
+
+
 def open_mark(archiver: Any, *, durable: bool) -> None:
     """Mark this process's update open (before it reads anything)."""
+    global _open_here
+    with _open_lock:
+        _open_here += 1
     mark = _mark(archiver)
     if mark.exists():
         return
@@ -45,9 +54,14 @@ def open_mark(archiver: Any, *, durable: bool) -> None:
         fsync_dir(mark.parent)
 
 
-def close_mark(archiver: Any) -> None:
-    """This process's update has made every copy durable."""
-    _mark(archiver).unlink(missing_ok=True)
+def close_mark(archiver: Any, *, durable: bool) -> None:
+    """This process's update has ended; ``durable``: every copy it made is durable (else the
+    mark stays, and the next update catches up)."""
+    global _open_here
+    with _open_lock:
+        _open_here = max(0, _open_here - 1)
+        if durable and _open_here == 0:
+            _mark(archiver).unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -73,7 +87,7 @@ def stale_marks(archiver: Any) -> list[Path]:
             pid = int(name[len(MARK_PREFIX):])
         except ValueError:
             continue
-        if pid == os.getpid() or not _alive(pid):
+        if (pid == os.getpid() and not _open_here) or (pid != os.getpid() and not _alive(pid)):
             stale.append(root / name)
     return stale
 

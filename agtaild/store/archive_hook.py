@@ -37,6 +37,7 @@ class AfterReadHook:
         #: What was sent to the mirror process: mirrored here if that process fails.
         self._sent: list[tuple[Any, Any]] = []
         self._lost = 0
+        self._opened = False
 
     def begin(self, nbytes: int) -> None:
         from agtaild.store import archive_proc
@@ -51,6 +52,7 @@ class AfterReadHook:
         big = nbytes >= archive_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
         self._lost = len(archiver.store.lost_batches)
         open_mark(archiver, durable=big)
+        self._opened = True
         if not big:
             return
         try:
@@ -71,19 +73,23 @@ class AfterReadHook:
         proc, self._proc = self._proc, None
         sent, self._sent = self._sent, []
         report = proc.finish() if proc is not None else {"errors": []}
-        if not archive_enabled(self.config):
-            _raise_errors(report)
-            return
-        archiver = archiver_for(self.config)
-        if report.get("stopped"):
-            # The mirror process died: what it had not made durable is not marked archived,
-            # and the index will not read these units again until they change, so mirror
-            # them here (what the process did archive is skipped: the hash cache says so).
-            log.warning("archive: %s; mirroring in-process", report["errors"][0]["message"])
-            report["errors"] = archiver.mirror_pairs(sent, defer=True)["errors"]
-        report["errors"] += archiver.flush()["errors"]
-        if not report.get("lost") and len(archiver.store.lost_batches) == self._lost:
-            close_mark(archiver)
+        durable = False
+        try:
+            if archive_enabled(self.config):
+                archiver = archiver_for(self.config)
+                if report.get("stopped"):
+                    # The mirror process died: what it had not made durable is not marked
+                    # archived, and the index will not read these units again until they
+                    # change, so mirror them here (what the process did archive is skipped:
+                    # the hash cache says so).
+                    log.warning("archive: %s; mirroring in-process", report["errors"][0]["message"])
+                    report["errors"] = archiver.mirror_pairs(sent, defer=True)["errors"]
+                report["errors"] += archiver.flush()["errors"]
+                durable = not report.get("lost") and len(archiver.store.lost_batches) == self._lost
+        finally:
+            if self._opened:
+                self._opened = False
+                close_mark(archiver_for(self.config), durable=durable)
         _raise_errors(report)
 
 
