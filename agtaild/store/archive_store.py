@@ -100,6 +100,9 @@ class ZStore:
         self._dctx: zstandard.ZstdDecompressor | None = None
         #: Blobs written by deferred writes since the last flush (their rows are not committed).
         self._pending: dict[Path, None] = {}
+        #: Directories whose entries changed (a blob renamed in, a folder created) since the
+        #: last fsync of them: a rename is durable once its directory is.
+        self._dirty_dirs: dict[Path, None] = {}
         self._in_batch = False
         #: The open batch's number (a new one at each BEGIN), and those rolled back.
         self.batch = 0
@@ -223,10 +226,11 @@ class ZStore:
                     self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames))
             os.replace(tmp, blob)
             row = Row(to_text(path), source, unit, mtime_ns, frames)
+            self._dirty_dirs[blob.parent] = None
             if deferred:
                 self._defer(blob)
             else:
-                fsync_dir(blob.parent)
+                self._sync_dirs()
             self._put(row)
             return row
 
@@ -299,7 +303,8 @@ class ZStore:
             tmp.unlink(missing_ok=True)
             raise
         os.replace(tmp, blob)
-        fsync_dir(blob.parent)
+        self._dirty_dirs[blob.parent] = None
+        self._sync_dirs()
         row.frames = row.frames[:k] + new
         row.mtime_ns = mtime_ns
         self._put(row)
@@ -324,9 +329,19 @@ class ZStore:
         return [len(raw), len(z), hashlib.sha256(raw).hexdigest()]
 
     def _mkdir(self, folder: Path) -> None:
-        if folder not in self._dirs:
-            folder.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(folder)
+        if folder in self._dirs:
+            return
+        created = folder
+        while not created.exists() and created != self.root.parent:
+            self._dirty_dirs[created.parent] = None  # its new entry is durable once it is
+            created = created.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        self._dirs.add(folder)
+
+    def _sync_dirs(self) -> None:
+        dirs, self._dirty_dirs = list(self._dirty_dirs), {}
+        for d in dirs:
+            fsync_dir(d)
 
     # -- deferred durability --------------------------------------------------------------
     def _defer(self, blob: Path) -> None:
@@ -342,14 +357,14 @@ class ZStore:
 
     def flush(self) -> None:
         """Make the deferred writes durable: fsync their blobs and the directories they were
-        renamed in, then commit their rows. When a blob cannot be synced, their rows are
+        renamed or created in (an append changes no directory), then commit their rows. When a blob cannot be synced, their rows are
         rolled back (those files are stored again next time) and the error raised."""
         with self._lock:
             if not self._in_batch:
                 return
             blobs = list(self._pending)
             try:
-                dirs = list(dict.fromkeys(b.parent for b in blobs))
+                dirs, self._dirty_dirs = list(self._dirty_dirs), {}
                 if len(blobs) <= 2:
                     for b in blobs:
                         _fsync_path(b)
