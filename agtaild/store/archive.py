@@ -18,11 +18,12 @@ an append-only log was rewritten in place (same inode, truncated, then regrown w
 content) — the archived copy is kept beside the new one as ``NAME.agtail-conflict-…``:
 history is never lost.
 
-During an index update the mirror runs on the update's after-read thread and *defers*
-durability (agtaild.store.archive_store): the blobs of a batch are fsynced together and their
-catalog rows committed in one transaction, every BATCH_SECONDS / BATCH_BYTES and when the
-update ends (the hook's ``flush``). A file is marked archived (in the hash cache, which skips
-it next time) only after its row is committed.
+During an index update the mirror (on the update's after-read thread, or for a big update in
+a process of its own: agtaild.store.archive_hook) *defers* durability
+(agtaild.store.archive_store): the blobs of a batch are fsynced together and their catalog
+rows committed in one transaction, every BATCH_SECONDS / BATCH_BYTES and when the update ends
+(the hook's ``flush``). A file is marked archived (in the hash cache, which skips it next
+time) only after its row is committed.
 """
 
 from __future__ import annotations

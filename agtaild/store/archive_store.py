@@ -357,8 +357,9 @@ class ZStore:
 
     def flush(self) -> None:
         """Make the deferred writes durable: fsync their blobs and the directories they were
-        renamed or created in (an append changes no directory), then commit their rows. When a blob cannot be synced, their rows are
-        rolled back (those files are stored again next time) and the error raised."""
+        renamed or created in (an append changes no directory), then commit their rows. When
+        a blob cannot be synced, their rows are rolled back (those files are stored again
+        next time) and the error raised."""
         with self._lock:
             if not self._in_batch:
                 return
