@@ -397,19 +397,36 @@ def index_update(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     return svc.update_index(full=bool(p.flag("full")))
 
 
-def _archive_hook(config: Config) -> Callable[..., None]:
+class _ArchiveHook:
     """The archive mirror (agtaild.store.archive), imported when the first unit is read:
-    the read-only commands never pay for importing the sync machinery."""
-    hook: list[Callable[..., None]] = []
+    the read-only commands never pay for importing the sync machinery. The Updater calls
+    ``begin`` with the bytes it will read (a big update mirrors in a process of its own) and
+    ``flush`` when its reads are done (the archived copies are made durable together)."""
 
-    def mirror(adapter: Any, unit: Any, root: Any) -> None:
-        if not hook:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.hook: Any = None
+
+    def _load(self) -> Any:
+        if self.hook is None:
             from agtaild.store.archive import after_read_hook
 
-            hook.append(after_read_hook(config))
-        hook[0](adapter, unit, root)
+            self.hook = after_read_hook(self.config)
+        return self.hook
 
-    return mirror
+    def begin(self, nbytes: int) -> None:
+        self._load().begin(nbytes)
+
+    def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
+        self._load()(adapter, unit, root)
+
+    def flush(self) -> None:
+        if self.hook is not None:
+            self.hook.flush()
+
+
+def _archive_hook(config: Config) -> Callable[..., None]:
+    return _ArchiveHook(config)
 
 
 def _archive_view_hook(config: Config) -> Callable[..., None]:

@@ -56,6 +56,8 @@ FIRST_COMMIT_SECONDS = 0.25
 FIRST_PAGE = 50
 #: Called after each native unit was read and stored: (adapter, unit, root). The archive
 #: mirror registers here (Service.after_native_read) to copy the native files it just read.
+#: A hook with a ``begin(nbytes)`` method is told the bytes the update will read before it
+#: reads, one with a ``flush()`` method is called once the update's reads are done.
 AfterRead = Callable[[Adapter, Unit, RootSpec], None]
 
 _msgpack = msgspec.msgpack.Encoder()
@@ -299,6 +301,8 @@ class Updater:
             tracker.reading(total, to_read)
             if progress is not None:
                 progress(tracker)
+            if hooks is not None:
+                self._after_reads_begin(to_read)
             for info, prep in self._read_all(jobs):
                 if tracker.files_done == 0:  # the commit clock starts with the first unit read
                     last_commit = time.perf_counter()
@@ -325,6 +329,7 @@ class Updater:
             raise
         finally:
             if hooks is not None:
+                hooks.submit(self._after_reads_done)
                 hooks.shutdown(wait=True)
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
@@ -368,6 +373,30 @@ class Updater:
                 self.errors.append(
                     {"path": c.unit.path, "agent": c.root.agent, "error": f"after read: {exc}"}
                 )
+
+    def _after_reads_begin(self, nbytes: int) -> None:
+        """Hooks with a ``begin(nbytes)`` method learn how much the update will read (the
+        archive mirror moves a big update's copying into a process of its own)."""
+        for hook in self.after_native_read:
+            begin = getattr(hook, "begin", None)
+            if begin is None:
+                continue
+            try:
+                begin(nbytes)
+            except Exception as exc:
+                self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
+
+    def _after_reads_done(self) -> None:
+        """The update has read its last unit: hooks that batch their work (the archive mirror
+        makes its copies durable together) finish it now, before the update reports."""
+        for hook in self.after_native_read:
+            flush = getattr(hook, "flush", None)
+            if flush is None:
+                continue
+            try:
+                flush()
+            except Exception as exc:
+                self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
 
     # -- reading --------------------------------------------------------------------------
     def _read_all(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:

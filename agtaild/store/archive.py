@@ -10,13 +10,20 @@ adapter reads — so its session stays listed and searchable (tagged ``archived`
 resumable). Only this package knows the store's format.
 
 A file that grew gets only its new bytes appended as new frames: the bytes at the boundary
-must match first (the file was appended to, not rewritten), and the store reads the new
-frames back and checks them by sha256. Anything else — a new file, a rewritten one, an SQLite
+must match first (the file was appended to, not rewritten), and the store checks each new
+frame against the bytes it was made from. Anything else — a new file, a rewritten one, an SQLite
 store (copied consistently with the backup API) — is stored whole (temp file, verified,
 renamed). When the archived bytes are no longer the start of the native file — it shrank, or
 an append-only log was rewritten in place (same inode, truncated, then regrown with other
 content) — the archived copy is kept beside the new one as ``NAME.agtail-conflict-…``:
 history is never lost.
+
+During an index update the mirror (on the update's after-read thread, or for a big update in
+a process of its own: agtaild.store.archive_hook) *defers* durability
+(agtaild.store.archive_store): the blobs of a batch are fsynced together and their catalog
+rows committed in one transaction, every BATCH_SECONDS / BATCH_BYTES and when the update ends
+(the hook's ``flush``). A file is marked archived (in the hash cache, which skips it next
+time) only after its row is committed.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -32,6 +40,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive_catchup import catch_up
 from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
@@ -46,6 +55,11 @@ BOUNDARY_WINDOW = 64 * 1024
 _RECORD = "archived:"
 #: Files agents only ever append to: any other change to their archived bytes is a rewrite.
 APPEND_ONLY_SUFFIXES = (".jsonl", ".ndjson")
+#: A deferred batch is flushed (its blobs fsynced, its rows committed) at least this often and
+#: once it holds this many new bytes: it bounds what a crash sends back to be stored again,
+#: and how long the catalog's write lock is held.
+BATCH_SECONDS = 2.0
+BATCH_BYTES = 64 << 20
 
 
 class TextKeyHashCache(HashCache):
@@ -68,6 +82,12 @@ class Archiver:
         self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
         self.store = ZStore(self.root)
         self._lock = threading.RLock()
+        #: (source, stat key, store batch) of the files mirrored in the open batch: marked
+        #: archived once their batch is committed, never before (nor when it was rolled back).
+        self._unmarked: list[tuple[str, str, int]] = []
+        self._batch_bytes = 0
+        self._batch_started = 0.0
+        self._real: dict[str, str] = {}
         native = [r.path for r in config.roots if r.kind == "native"]
         self.problem: str | None = None
         try:
@@ -81,19 +101,22 @@ class Archiver:
 
         return self.mirror_pairs((get_adapter(u.agent), u) for u in units)
 
-    def mirror_pairs(self, units: Iterable[tuple[Any, Any]]) -> dict[str, Any]:
-        """Mirror the native files of (adapter, unit) pairs whose unit lies under a native root."""
+    def mirror_pairs(self, units: Iterable[tuple[Any, Any]], *, defer: bool = False) -> dict[str, Any]:
+        """Mirror the native files of (adapter, unit) pairs whose unit lies under a native root.
+
+        With ``defer`` (the index's hook) what is written may stay in the open batch until a
+        later call or :meth:`flush`; without, everything is durable when this returns."""
         report: dict[str, Any] = {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
         if not archive_enabled(self.config):
             return report
         if self.problem is not None:
             report["errors"].append({"path": str(self.root), "message": self.problem})
             return report
-        native_roots = {os.path.realpath(r.path) for r in self.config.roots if r.kind == "native"}
+        native_roots = {self._realpath(r.path) for r in self.config.roots if r.kind == "native"}
         pairs = [
             (adapter, unit)
             for adapter, unit in units
-            if not getattr(unit, "archived", False) and os.path.realpath(unit.root) in native_roots
+            if not getattr(unit, "archived", False) and self._realpath(unit.root) in native_roots
         ]
         with self._lock:
             for local, unit in _files_with_units(self.config, pairs):
@@ -103,7 +126,42 @@ class Archiver:
                     msg = exc.message if isinstance(exc, AgtailError) else str(exc)
                     log.warning("archive: %s: %s", to_text(local.path), msg)
                     report["errors"].append({"path": to_text(local.path), "message": to_text(msg)})
+            full = self._batch_bytes >= BATCH_BYTES or (
+                self._batch_started > 0 and time.monotonic() - self._batch_started >= BATCH_SECONDS
+            )
+            if not defer or full:
+                self._flush_into(report)
         return report
+
+    def _realpath(self, root: str) -> str:
+        """The real path of a root (asked per unit: resolved once per batch, not per unit)."""
+        real = self._real.get(root)
+        if real is None:
+            real = self._real[root] = os.path.realpath(root)
+        return real
+
+    def flush(self) -> dict[str, Any]:
+        """Make the open batch durable (see :meth:`mirror_pairs`); its errors in a report."""
+        report: dict[str, Any] = {"errors": []}
+        with self._lock:
+            self._flush_into(report)
+        return report
+
+    def _flush_into(self, report: dict[str, Any]) -> None:
+        unmarked, self._unmarked = self._unmarked, []
+        self._real.clear()  # a root moved or relinked meanwhile is resolved anew
+        self._batch_bytes = 0
+        self._batch_started = 0.0
+        try:
+            self.store.flush()
+        except (OSError, sqlite3.Error) as exc:
+            # Nothing of the batch was recorded: its files are stored again next time.
+            log.warning("archive: %s", exc)
+            report["errors"].append({"path": str(self.root), "message": f"could not make the archive durable: {exc}"})
+        lost = self.store.lost_batches
+        for source, key, batch in unmarked:
+            if batch not in lost:
+                self.cache.put(_RECORD + source, key, "1")
 
     def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str) -> None:
         st = os.stat(local.source)
@@ -128,11 +186,17 @@ class Archiver:
             added = self._append(local, have, st.st_size, st.st_mtime_ns)
             report["appended"] += 1
         else:
-            added = self._copy_whole(local, have, st.st_size, st.st_mtime_ns, unit, report)
+            added = self._copy_whole(local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite)
         if added:
             report["files"] += 1
             report["bytes"] += added
-        self.cache.put(_RECORD + local.source, key, "1")
+        if self.store.pending():
+            self._unmarked.append((local.source, key, self.store.batch))
+            self._batch_bytes += added
+            if not self._batch_started:
+                self._batch_started = time.monotonic()
+        else:
+            self.cache.put(_RECORD + local.source, key, "1")
 
     def _boundary_matches(self, source: str, path: str, have: int) -> bool:
         """Do the archived ``have`` bytes still begin the source? Checked on the first and
@@ -161,17 +225,18 @@ class Archiver:
                     left -= len(block)
                     yield block
 
-        row = self.store.append(local.path, chunks(), mtime_ns)
+        row = self.store.append(local.path, chunks(), mtime_ns, defer=True)
         return row.size - have
 
     def _copy_whole(self, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
-                    report: dict[str, Any]) -> int:
+                    report: dict[str, Any], sqlite: bool) -> int:
         """Store the whole file: its bytes as they are, or for SQLite a consistent snapshot
         (backup API); nothing when the archive already holds exactly these bytes."""
-        sqlite = is_sqlite(local.source)
-        snapshots = LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive")
+        snapshots = (
+            LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive") if sqlite else None
+        )
         try:
-            readable = snapshots.readable(local.path) if sqlite else local.source
+            readable = snapshots.readable(local.path) if snapshots is not None else local.source
             if sqlite:
                 size = os.path.getsize(readable)
             if have == size and self.store.matches(local.path, readable):
@@ -189,9 +254,10 @@ class Archiver:
                 taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
                 kept_as = f"{parent}/{conflict_name(name, taken)}"
             row = self.store.put_whole(local.path, _read_prefix(readable, size), source=to_text(local.source),
-                                       unit=unit, mtime_ns=mtime_ns, keep_as=kept_as)
+                                       unit=unit, mtime_ns=mtime_ns, keep_as=kept_as, defer=True)
         finally:
-            snapshots.close()
+            if snapshots is not None:
+                snapshots.close()
         report["copied"] += 1
         if kept_as:
             report["kept"].append(kept_as)
@@ -260,20 +326,11 @@ def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
     return archiver_for(config).mirror_units(units)
 
 
-def after_read_hook(config: Any) -> Callable[[Any, Any, Any], None]:
-    """The index's after-native-read hook: mirror the unit just read into the archive.
+def after_read_hook(config: Any) -> Any:
+    """The index's after-native-read hook (agtaild.store.archive_hook.AfterReadHook)."""
+    from agtaild.store.archive_hook import AfterReadHook
 
-    Raises (so the index lists it among its errors) when a file could not be archived.
-    """
-
-    def hook(adapter: Any, unit: Any, root: Any) -> None:
-        if getattr(root, "kind", "native") != "native" or not archive_enabled(config):
-            return
-        report = archiver_for(config).mirror_pairs([(adapter, unit)])
-        if report["errors"]:
-            raise AgtailError("; ".join(f"{e['path']}: {e['message']}" for e in report["errors"]))
-
-    return hook
+    return AfterReadHook(config)
 
 
 def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, str]]], None]:
@@ -286,6 +343,8 @@ def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, st
         from agtaild.store.archive_view import prepare_view
 
         try:
+            if archive_enabled(config):
+                catch_up(archiver_for(config), errors)
             agents = {r.agent for r in roots if r.kind == "archive"}
             prepare_view(archiver_for(config), errors, convert=archive_enabled(config), agents=agents)
         except Exception as exc:  # the update goes on; the archive says what went wrong

@@ -7,21 +7,34 @@ holds at most FRAME_RAW bytes, so a range is read by decompressing only the fram
 
 The catalog (``.zstore/catalog.sqlite3``) is the truth: for each archived path it records the
 frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors
-and the unit it belongs to. An append writes new frames after the recorded end, fsyncs, reads
-them back and checks their sha256, and only then records them: bytes past the recorded end
-(a crash mid-append) are ignored and cut off by the next append. A whole copy goes to a temp
-file that is verified and renamed. Every read checks each frame's sha256, so a damaged frame
-raises :class:`ArchiveDamaged` instead of serving wrong bytes.
+and the unit it belongs to. Each frame is decompressed again in memory and compared with the
+bytes it was made from before it is written. An append writes new frames after the recorded
+end and only then records them: bytes past the recorded end (a crash mid-append) are ignored
+and cut off by the next append. A whole copy goes to a temp file that is renamed. Every read
+checks each frame's sha256, so a damaged frame raises :class:`ArchiveDamaged` instead of
+serving wrong bytes.
+
+Durability: a catalog row is committed only after its blob's bytes (and the directory entry
+of a renamed blob) were fsynced. Writes that cannot break a committed row — a new file's
+blob, frames appended past the recorded end — may be *deferred* (``defer=True``): their rows
+wait in one open catalog transaction and :meth:`ZStore.flush` fsyncs all their blobs at
+once (concurrently: the file system then joins them into few journal commits) before it
+commits. A crash before the flush leaves blobs no row names (stored again next time) and
+frames past a recorded end (cut off), never a row whose bytes are not on disk. Writes that
+replace a committed blob (a rewrite, a kept conflict copy, a tail compaction) flush first and
+are made durable one by one, as before.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +54,9 @@ LEVEL = 3
 MAX_SMALL_FRAMES = 48
 STORE_DIR = ".zstore"
 SUFFIX = ".zst"
+#: Deferred blobs fsynced at once by a flush: this many at a time. On this machine's ext4,
+#: 1,477 small blobs take 4–6 s fsynced one after the other and 0.1–0.4 s 8–32 at a time.
+FSYNC_THREADS = 16
 
 
 class ArchiveDamaged(AgtailError):
@@ -81,6 +97,19 @@ class ZStore:
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self._cctx: zstandard.ZstdCompressor | None = None
+        self._dctx: zstandard.ZstdDecompressor | None = None
+        #: Blobs written by deferred writes since the last flush (their rows are not committed).
+        self._pending: dict[Path, None] = {}
+        #: Directories whose entries changed (a blob renamed in, a folder created) since the
+        #: last fsync of them: a rename is durable once its directory is.
+        self._dirty_dirs: dict[Path, None] = {}
+        self._in_batch = False
+        #: The open batch's number (a new one at each BEGIN), and those rolled back.
+        self.batch = 0
+        self.lost_batches: set[int] = set()
+        #: Directories known to exist (a mkdir per blob costs more than its compression).
+        self._dirs: set[Path] = set()
+        self._fsyncers: ThreadPoolExecutor | None = None
 
     # -- catalog --------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -103,7 +132,15 @@ class ZStore:
         return self._db
 
     def close(self) -> None:
+        """Flush what deferred writes left (when that fails they are simply not recorded), close."""
         with self._lock:
+            try:
+                self.flush()
+            except (OSError, sqlite3.Error):
+                pass  # already rolled back by flush: those files are stored again next time
+            if self._fsyncers is not None:
+                self._fsyncers.shutdown()
+                self._fsyncers = None
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -157,23 +194,29 @@ class ZStore:
         unit: str | None,
         mtime_ns: int,
         keep_as: str | None = None,
+        defer: bool = False,
     ) -> Row:
-        """Store ``chunks`` as the whole of ``path`` (temp file, verified, renamed). With
-        ``keep_as``, the blob it replaces is first kept under that archive path."""
+        """Store ``chunks`` as the whole of ``path`` (temp file, renamed). With ``keep_as``,
+        the blob it replaces is first kept under that archive path. With ``defer``, a path
+        not yet in the catalog is recorded by the next :meth:`flush` (see the module's
+        docstring); a path that is replaces its blob durably at once."""
         with self._lock:
+            deferred = defer and keep_as is None and self.get(path) is None
+            if not deferred:
+                self.flush()
             blob = self.blob(path)
-            blob.parent.mkdir(parents=True, exist_ok=True)
+            self._mkdir(blob.parent)
             tmp = blob.with_name(f".{blob.name}.partial")
             frames: list[list[Any]] = []
             try:
                 with open(tmp, "wb") as out:
                     for raw in _reframe(chunks):
-                        frames.append(self._write_frame(out, raw))
-                    out.flush()
-                    os.fsync(out.fileno())
-                _check_blob(tmp, frames, path)
+                        frames.append(self._write_frame(out, raw, path))
+                    if not deferred:
+                        out.flush()
+                        os.fsync(out.fileno())
             except BaseException:
-                tmp.unlink(missing_ok=True)  # the source failed, or the copy did not verify
+                tmp.unlink(missing_ok=True)  # the source failed, or a frame did not verify
                 raise
             if keep_as is not None:
                 old = self.get(path)
@@ -183,36 +226,46 @@ class ZStore:
                     self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames))
             os.replace(tmp, blob)
             row = Row(to_text(path), source, unit, mtime_ns, frames)
+            self._dirty_dirs[blob.parent] = None
+            if deferred:
+                self._defer(blob)
+            else:
+                self._sync_dirs()
             self._put(row)
             return row
 
-    def append(self, path: str, chunks: Iterable[bytes], mtime_ns: int) -> Row:
+    def append(self, path: str, chunks: Iterable[bytes], mtime_ns: int, *, defer: bool = False) -> Row:
         """Add ``chunks`` after the recorded end of ``path`` (recompressing the file's tail of
-        small frames when there are too many)."""
+        small frames when there are too many: that replaces the blob, durably at once).
+        With ``defer``, the new frames are fsynced and recorded by the next :meth:`flush`."""
         with self._lock:
             row = self.get(path)
             if row is None:
                 raise AgtailError(f"{path}: not in the archive catalog")
             if sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES:
+                self.flush()
                 return self._compact_tail(row, chunks, mtime_ns)
+            if not defer:
+                self.flush()
             blob = self.blob(path)
             end = row.zsize
             new: list[list[Any]] = []
             with open(blob, "r+b") as out:
                 out.truncate(end)  # bytes of an interrupted append were never recorded
                 out.seek(end)
-                for raw in _reframe(chunks):
-                    new.append(self._write_frame(out, raw))
-                out.flush()
-                os.fsync(out.fileno())
-            try:
-                _check_frames(blob, new, end, path)
-            except ArchiveDamaged:
-                with open(blob, "r+b") as out:
+                try:
+                    for raw in _reframe(chunks):
+                        new.append(self._write_frame(out, raw, path))
+                except BaseException:
                     out.truncate(end)
-                raise
+                    raise
+                if not defer:
+                    out.flush()
+                    os.fsync(out.fileno())
             row.frames.extend(new)
             row.mtime_ns = mtime_ns
+            if defer:
+                self._defer(blob)
             self._put(row)
             return row
 
@@ -243,30 +296,104 @@ class ZStore:
                     out.write(block)
                     left -= len(block)
                 for raw in _reframe([tail, *chunks]):
-                    new.append(self._write_frame(out, raw))
+                    new.append(self._write_frame(out, raw, path))
                 out.flush()
                 os.fsync(out.fileno())
-            _check_frames(tmp, new, head_z, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         os.replace(tmp, blob)
+        self._dirty_dirs[blob.parent] = None
+        self._sync_dirs()
         row.frames = row.frames[:k] + new
         row.mtime_ns = mtime_ns
         self._put(row)
         return row
 
-    def _write_frame(self, out: Any, raw: bytes) -> list[Any]:
-        """Compress ``raw`` as one frame (content size and checksum in its header) onto ``out``."""
+    def _write_frame(self, out: Any, raw: bytes, path: str) -> list[Any]:
+        """Compress ``raw`` as one frame (content size and checksum in its header) onto
+        ``out``, once its decompression gave back ``raw`` (in memory: reading the file back
+        would only read the page cache these bytes are in)."""
         if self._cctx is None:  # one compressor, reused: making one costs more than a small file
             self._cctx = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True, write_content_size=True)
+            self._dctx = zstandard.ZstdDecompressor()
+        assert self._dctx is not None
         z = self._cctx.compress(raw)
+        try:
+            same = self._dctx.decompress(z, max_output_size=len(raw)) == raw
+        except zstandard.ZstdError:
+            same = False
+        if not same:
+            raise ArchiveDamaged(f"{to_text(path)}: a compressed frame did not decompress to its bytes")
         out.write(z)
         return [len(raw), len(z), hashlib.sha256(raw).hexdigest()]
+
+    def _mkdir(self, folder: Path) -> None:
+        if folder in self._dirs:
+            return
+        created = folder
+        while not created.exists() and created != self.root.parent:
+            self._dirty_dirs[created.parent] = None  # its new entry is durable once it is
+            created = created.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        self._dirs.add(folder)
+
+    def _sync_dirs(self) -> None:
+        dirs, self._dirty_dirs = list(self._dirty_dirs), {}
+        for d in dirs:
+            fsync_dir(d)
+
+    # -- deferred durability --------------------------------------------------------------
+    def _defer(self, blob: Path) -> None:
+        if not self._in_batch:
+            self.db.execute("BEGIN IMMEDIATE")
+            self._in_batch = True
+            self.batch += 1
+        self._pending[blob] = None
+
+    def pending(self) -> int:
+        """Blobs written by deferred writes and not yet flushed."""
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Make the deferred writes durable: fsync their blobs and the directories they were
+        renamed or created in (an append changes no directory), then commit their rows. When
+        a blob cannot be synced, their rows are rolled back (those files are stored again
+        next time) and the error raised."""
+        with self._lock:
+            if not self._in_batch:
+                return
+            blobs = list(self._pending)
+            try:
+                dirs, self._dirty_dirs = list(self._dirty_dirs), {}
+                if len(blobs) <= 2:
+                    for b in blobs:
+                        _fsync_path(b)
+                    for d in dirs:
+                        fsync_dir(d)
+                else:
+                    if self._fsyncers is None:
+                        self._fsyncers = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="agtail-fsync")
+                    for _ in self._fsyncers.map(_fsync_path, blobs):
+                        pass
+                    for _ in self._fsyncers.map(fsync_dir, dirs):
+                        pass
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.lost_batches.add(self.batch)
+                try:
+                    self.db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise
+            finally:
+                self._in_batch = False
+                self._pending.clear()
 
     def sync(self) -> None:
         """Make every recorded row durable (before a plain copy is removed on its strength)."""
         with self._lock:
+            self.flush()
             self.db.execute("PRAGMA wal_checkpoint(FULL)")
 
     def set_source(self, path: str, source: str | None, unit: str | None) -> None:
@@ -364,13 +491,23 @@ def _decompress(dctx: zstandard.ZstdDecompressor, z: bytes, raw_len: int, digest
     return raw
 
 
-def _check_frames(blob: Path, frames: list[list[Any]], start: int, path: str) -> None:
-    dctx = zstandard.ZstdDecompressor()
-    with open(blob, "rb") as fh:
-        fh.seek(start)
-        for raw_len, z_len, digest in frames:
-            _decompress(dctx, fh.read(z_len), raw_len, digest, f"{to_text(path)}: written frame")
+def _fsync_path(path: Path) -> None:
+    """fsync a file or a directory by name."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
-def _check_blob(blob: Path, frames: list[list[Any]], path: str) -> None:
-    _check_frames(blob, frames, 0, path)
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable. Some systems cannot open or sync a directory
+    (Windows; a few file systems say EINVAL): there a rename is as durable as it gets."""
+    try:
+        _fsync_path(folder)
+    except OSError as exc:
+        if exc.errno not in _NO_DIR_SYNC:
+            raise
+
+
+_NO_DIR_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EACCES, errno.EPERM, errno.EISDIR, errno.EBADF}

@@ -1,0 +1,98 @@
+"""The index's after-read hook: each native unit the index stores is mirrored into the archive.
+
+On the update's after-read thread (agtaild.index.update) the hook hands each unit to the
+archive with deferred durability (agtaild.store.archive); a big update's units go to a mirror
+process instead (agtaild.store.archive_proc). The update calls ``begin`` with the bytes it
+will read, before reading, and ``flush`` when its reads are done: every copy is durable when
+``flush`` returns. Meanwhile the update is marked open (agtaild.store.archive_catchup), so a
+process killed before its copies were durable is made up for by the next update.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from agtaild.errors import AgtailError
+from agtaild.store.archive import archive_enabled, archiver_for
+from agtaild.store.archive_catchup import close_mark, open_mark
+
+log = logging.getLogger(__name__)
+
+
+class AfterReadHook:
+    """The index's after-native-read hook: mirror the unit just read into the archive, in
+    the open batch; :meth:`flush` (the update calls it when its reads are done) makes the
+    batch durable. :meth:`begin` (called with the bytes the update will read) moves a big
+    update's mirroring into a process of its own (agtaild.store.archive_proc).
+
+    The hook and ``flush`` raise (so the index lists it among its errors) when a file could
+    not be archived.
+    """
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self._proc: Any = None
+        #: What was sent to the mirror process: mirrored here if that process fails.
+        self._sent: list[tuple[Any, Any]] = []
+        self._lost = 0
+        self._opened = False
+
+    def begin(self, nbytes: int) -> None:
+        from agtaild.store import archive_proc
+
+        self._proc = None
+        self._sent = []
+        if not archive_enabled(self.config):
+            return
+        archiver = archiver_for(self.config)
+        if archiver.problem is not None:
+            return  # the hook reports it, file by file
+        big = nbytes >= archive_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
+        self._lost = len(archiver.store.lost_batches)
+        open_mark(archiver, durable=big)
+        self._opened = True
+        if not big:
+            return
+        try:
+            self._proc = archive_proc.MirrorProcess(self.config)
+        except Exception as exc:  # no process to be had (limits, no fork): mirror on the thread
+            log.warning("archive: cannot start the mirror process (%s); mirroring in-process", exc)
+
+    def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
+        if getattr(root, "kind", "native") != "native" or not archive_enabled(self.config):
+            return
+        if self._proc is not None:
+            self._proc.send(adapter.id, unit, root)
+            self._sent.append((adapter, unit))
+            return
+        _raise_errors(archiver_for(self.config).mirror_pairs([(adapter, unit)], defer=True))
+
+    def flush(self) -> None:
+        proc, self._proc = self._proc, None
+        sent, self._sent = self._sent, []
+        report = proc.finish() if proc is not None else {"errors": []}
+        durable = False
+        try:
+            if archive_enabled(self.config):
+                archiver = archiver_for(self.config)
+                if report.get("stopped"):
+                    # The mirror process died: what it had not made durable is not marked
+                    # archived, and the index will not read these units again until they
+                    # change, so mirror them here (what the process did archive is skipped:
+                    # the hash cache says so).
+                    log.warning("archive: %s; mirroring in-process", report["errors"][0]["message"])
+                    report["errors"] = archiver.mirror_pairs(sent, defer=True)["errors"]
+                report["errors"] += archiver.flush()["errors"]
+                durable = not report.get("lost") and len(archiver.store.lost_batches) == self._lost
+        finally:
+            if self._opened:
+                self._opened = False
+                close_mark(archiver_for(self.config), durable=durable)
+        _raise_errors(report)
+
+
+def _raise_errors(report: dict[str, Any]) -> None:
+    if report["errors"]:
+        raise AgtailError("; ".join(f"{e['path']}: {e['message']}" for e in report["errors"]))
