@@ -32,3 +32,58 @@ def test_worker_processes_build_the_same_index(
     monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)  # every update goes to the pool
     pooled = build(tmp_path, corpus, "pool", workers=2)
     assert pooled == in_process
+
+
+def test_small_units_travel_in_batches_in_order_and_big_ones_alone() -> None:
+    def item(name: str, cost: int) -> tuple[object, object, int]:
+        return (name, None, cost)
+
+    mb = update.BATCH_BYTES
+    jobs = [item("a", mb // 4), item("b", mb // 4), item("c", mb // 2), item("d", 1), item("big", 3 * mb)]
+    jobs += [item(f"s{i}", 0) for i in range(update.BATCH_UNITS + 1)]
+    got = [[name for name, _, _ in batch] for batch in update.batches(jobs)]  # type: ignore[arg-type]
+    assert got[0] == ["a", "b", "c"]  # exactly BATCH_BYTES
+    assert got[1] == ["d"]  # the next one would pass the limit
+    assert got[2] == ["big"]
+    assert got[3] == [f"s{i}" for i in range(update.BATCH_UNITS)]
+    assert got[4] == [f"s{update.BATCH_UNITS}"]
+    assert [n for batch in got for n in batch] == [name for name, _, _ in jobs]
+
+
+def test_one_unit_per_batch_builds_the_same_index(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    batched = build(tmp_path, corpus, "batched", workers=2)
+    monkeypatch.setattr(update, "BATCH_UNITS", 1)
+    single = build(tmp_path, corpus, "single", workers=2)
+    assert batched == single
+
+
+def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agtaild.index.prepare as prepare_mod
+
+    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    real = update.decode_prepared_batch
+    calls = {"n": 0}
+
+    def flaky(raw: bytes) -> list[prepare_mod.Prepared]:
+        calls["n"] += 1
+        out = real(raw)
+        if calls["n"] == 2:  # the second batch: as if its worker had died
+            raise RuntimeError("boom")
+        return out
+
+    monkeypatch.setattr(update, "decode_prepared_batch", flaky)
+    roots = [RootSpec("claude-code", str(p)) for p in sorted((corpus / "claude-code").glob("*/projects"))]
+    config = Config(data_dir=str(tmp_path / "d"), roots=roots, archive=False)
+    svc = Service(config, workers=2)
+    try:
+        report = svc.update_index()
+    finally:
+        svc.close()
+    failed = [e for e in report["errors"] if "worker failed" in e["error"] and "boom" in e["error"]]
+    assert len(failed) >= 2  # the corpus's units are small: several shared the failed batch
+    assert report["sessions"] > 0 and report["read"] == report["sessions"] + len(failed)

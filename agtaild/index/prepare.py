@@ -1,8 +1,8 @@
 """One unit read by its adapter and turned into the rows the writer inserts.
 
 This is the CPU-heavy half of indexing (JSON decoding, the adapter's logic, text extraction,
-JSON encoding), so it runs in worker processes while the single writer inserts: a job goes
-in as msgpack bytes and prepared rows come back as msgpack bytes. The same ``prepare``
+JSON encoding), so it runs in worker processes while the single writer inserts: a batch of jobs goes
+in as msgpack bytes and their prepared rows come back as msgpack bytes. The same ``prepare``
 function runs in-process for small updates, where starting workers would cost more.
 """
 
@@ -76,8 +76,8 @@ class Prepared(msgspec.Struct):
 
 
 _json = msgspec.json.Encoder()
-_job_decoder = msgspec.msgpack.Decoder(Job)
-_prepared_decoder = msgspec.msgpack.Decoder(Prepared)
+_jobs_decoder = msgspec.msgpack.Decoder(list[Job])
+_batch_decoder = msgspec.msgpack.Decoder(list[Prepared])
 _msgpack = msgspec.msgpack.Encoder()
 
 
@@ -222,16 +222,21 @@ def prepare(job: Job) -> Prepared:
         return Prepared(path=path, error=to_text(f"{type(exc).__name__}: {exc}{at}"))
 
 
-def encode_job(job: Job) -> bytes:
-    """A job for a worker process (its paths in text form: msgpack takes no lone surrogates)."""
-    return _msgpack.encode(msgspec.structs.replace(job, unit=unit_text(job.unit)))
+def encode_jobs(jobs: list[Job]) -> bytes:
+    """A batch of jobs for a worker process, as one message (their paths in text form:
+    msgpack takes no lone surrogates). Small units travel in batches because each round trip
+    through the process pool has a fixed cost in the writer process (its queue threads,
+    pickling, the pipe): measured, 1335 units one by one cost the writer ~0.2 s more CPU than
+    the same bytes in ~150 messages."""
+    return _msgpack.encode([msgspec.structs.replace(job, unit=unit_text(job.unit)) for job in jobs])
 
 
-def run_job(raw: bytes) -> bytes:
-    """The worker-process entry point: msgpack Job in, msgpack Prepared out."""
-    job = _job_decoder.decode(raw)
-    return _msgpack.encode(prepare(msgspec.structs.replace(job, unit=unit_real(job.unit))))
+def run_jobs(raw: bytes) -> bytes:
+    """The worker-process entry point: a msgpack list of Jobs in, a list of Prepared out (in
+    the same order)."""
+    jobs = _jobs_decoder.decode(raw)
+    return _msgpack.encode([prepare(msgspec.structs.replace(job, unit=unit_real(job.unit))) for job in jobs])
 
 
-def decode_prepared(raw: bytes) -> Prepared:
-    return _prepared_decoder.decode(raw)
+def decode_prepared_batch(raw: bytes) -> list[Prepared]:
+    return _batch_decoder.decode(raw)
