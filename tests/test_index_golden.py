@@ -147,4 +147,7 @@ def test_a_cold_index_of_the_corpus_is_what_it_was(
     expected = json.loads(GOLDEN.read_text())
     assert got["counts"] == expected["counts"]
     assert got["digests"] == expected["digests"]
-    assert all(got["counts"]["hits"][k] > 0 for k in ("phrase:error", "phrase:更新", "prefix:ファイル名", "prefix:test"))
+    assert all(
+        got["counts"]["hits"][k] > 0
+        for k in ("phrase:error", "phrase:更新", "prefix:ファイル名", "prefix:test")
+    )
