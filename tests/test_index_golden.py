@@ -72,6 +72,12 @@ def build_summary(corpus: Path, data: Path, workers: int) -> dict[str, Any]:
     db = sqlite3.connect(str(config.index_path))
     try:
         db.execute("INSERT INTO events_fts(events_fts, rank) VALUES ('integrity-check', 1)")
+        # Workers send the text columns as bytes: they must still be stored as TEXT.
+        blobs = db.execute(
+            "SELECT count(*) FROM events WHERE typeof(text) = 'blob' OR typeof(tool_input) = 'blob'"
+            " OR typeof(tool_result) = 'blob'"
+        ).fetchone()[0]
+        assert blobs == 0
         path_of = dict(db.execute("SELECT s.id, f.path FROM sessions s JOIN files f ON f.id = s.file_id"))
         events = sorted(
             (path_of[sid], seq, kind, epoch, text, tool_input, tool_result, moved, decode_event(data_))

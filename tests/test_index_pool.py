@@ -66,13 +66,16 @@ def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
     import agtaild.index.prepare as prepare_mod
 
     monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    monkeypatch.setattr(update, "HEAD_UNITS", 0)  # every unit goes to the pool ...
+    monkeypatch.setattr(update, "BATCH_BYTES", 1 << 40)
+    monkeypatch.setattr(update, "BATCH_UNITS", 5)  # ... in batches of 5
     real = update.decode_prepared_batch
     calls = {"n": 0}
 
     def flaky(raw: bytes) -> list[prepare_mod.Prepared]:
         calls["n"] += 1
         out = real(raw)
-        if calls["n"] == 2:  # the second batch: as if its worker had died
+        if calls["n"] == 1:  # the first batch back: as if its worker had died
             raise RuntimeError("boom")
         return out
 
@@ -85,5 +88,5 @@ def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
     finally:
         svc.close()
     failed = [e for e in report["errors"] if "worker failed" in e["error"] and "boom" in e["error"]]
-    assert len(failed) >= 2  # the corpus's units are small: several shared the failed batch
+    assert len(failed) == 5  # every unit of the batch, and only those
     assert report["sessions"] > 0 and report["read"] == report["sessions"] + len(failed)
