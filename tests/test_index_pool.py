@@ -90,3 +90,32 @@ def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
     failed = [e for e in report["errors"] if "worker failed" in e["error"] and "boom" in e["error"]]
     assert len(failed) == 5  # every unit of the batch, and only those
     assert report["sessions"] > 0 and report["read"] == report["sessions"] + len(failed)
+
+
+def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agtaild.index.prepare as prepare_mod
+    from agtaild.adapters import get_adapter
+
+    adapter = get_adapter("claude-code")
+    units = [
+        u for root in sorted((corpus / "claude-code").glob("*/projects")) for u in adapter.discover(root)
+    ][:3]
+    jobs = [prepare_mod.Job("claude-code", u, None, "native", None, 1.0) for u in units]
+    real = prepare_mod.prepare
+
+    def lone_surrogate_in_the_second(job: prepare_mod.Job) -> prepare_mod.Prepared:
+        prep = real(job)
+        if job.unit.path == units[1].path:  # an adapter that let a lone surrogate through
+            seq, kind, epoch, _text, *rest = prep.events[0]
+            prep.events[0] = (seq, kind, epoch, "bad \ud800 text", *rest)  # type: ignore[assignment]
+        return prep
+
+    monkeypatch.setattr(prepare_mod, "prepare", lone_surrogate_in_the_second)
+    got = prepare_mod.decode_prepared_batch(prepare_mod.run_jobs(prepare_mod.encode_jobs(jobs)))
+    assert [p.path for p in got] == [str(u.path) for u in units]
+    assert got[1].error is not None and "could not be sent" in got[1].error and not got[1].rows
+    for good in (got[0], got[2]):
+        assert good.error is None and good.rows and good.events == []  # text columns sent as bytes
+        assert all(isinstance(r[3], (bytes, type(None))) for r in good.rows)

@@ -249,8 +249,19 @@ def run_jobs(raw: bytes) -> bytes:
     the same order)."""
     jobs = _jobs_decoder.decode(raw)
     return _msgpack.encode(
-        [for_wire(prepare(msgspec.structs.replace(job, unit=unit_real(job.unit)))) for job in jobs]
+        [_encoded(prepare(msgspec.structs.replace(job, unit=unit_real(job.unit)))) for job in jobs]
     )
+
+
+def _encoded(prep: Prepared) -> msgspec.Raw:
+    """One unit's result, encoded on its own: a result that cannot be sent (text msgpack
+    cannot hold, e.g. a lone surrogate from an adapter) becomes that unit's error, and the
+    other units of its batch are unaffected."""
+    try:
+        return msgspec.Raw(_msgpack.encode(for_wire(prep)))
+    except Exception as exc:
+        error = to_text(f"the result could not be sent: {type(exc).__name__}: {exc}")
+        return msgspec.Raw(_msgpack.encode(Prepared(path=prep.path, error=error)))
 
 
 def for_wire(prep: Prepared) -> Prepared:
