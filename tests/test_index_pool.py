@@ -32,3 +32,90 @@ def test_worker_processes_build_the_same_index(
     monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)  # every update goes to the pool
     pooled = build(tmp_path, corpus, "pool", workers=2)
     assert pooled == in_process
+
+
+def test_small_units_travel_in_batches_in_order_and_big_ones_alone() -> None:
+    def item(name: str, cost: int) -> tuple[object, object, int]:
+        return (name, None, cost)
+
+    mb = update.BATCH_BYTES
+    jobs = [item("a", mb // 4), item("b", mb // 4), item("c", mb // 2), item("d", 1), item("big", 3 * mb)]
+    jobs += [item(f"s{i}", 0) for i in range(update.BATCH_UNITS + 1)]
+    got = [[name for name, _, _ in batch] for batch in update.batches(jobs)]  # type: ignore[arg-type]
+    assert got[0] == ["a", "b", "c"]  # exactly BATCH_BYTES
+    assert got[1] == ["d"]  # the next one would pass the limit
+    assert got[2] == ["big"]
+    assert got[3] == [f"s{i}" for i in range(update.BATCH_UNITS)]
+    assert got[4] == [f"s{update.BATCH_UNITS}"]
+    assert [n for batch in got for n in batch] == [name for name, _, _ in jobs]
+
+
+def test_one_unit_per_batch_builds_the_same_index(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    batched = build(tmp_path, corpus, "batched", workers=2)
+    monkeypatch.setattr(update, "BATCH_UNITS", 1)
+    single = build(tmp_path, corpus, "single", workers=2)
+    assert batched == single
+
+
+def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agtaild.index.prepare as prepare_mod
+
+    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    monkeypatch.setattr(update, "HEAD_UNITS", 0)  # every unit goes to the pool ...
+    monkeypatch.setattr(update, "BATCH_BYTES", 1 << 40)
+    monkeypatch.setattr(update, "BATCH_UNITS", 5)  # ... in batches of 5
+    real = update.decode_prepared_batch
+    calls = {"n": 0}
+
+    def flaky(raw: bytes) -> list[prepare_mod.Prepared]:
+        calls["n"] += 1
+        out = real(raw)
+        if calls["n"] == 1:  # the first batch back: as if its worker had died
+            raise RuntimeError("boom")
+        return out
+
+    monkeypatch.setattr(update, "decode_prepared_batch", flaky)
+    roots = [RootSpec("claude-code", str(p)) for p in sorted((corpus / "claude-code").glob("*/projects"))]
+    config = Config(data_dir=str(tmp_path / "d"), roots=roots, archive=False)
+    svc = Service(config, workers=2)
+    try:
+        report = svc.update_index()
+    finally:
+        svc.close()
+    failed = [e for e in report["errors"] if "worker failed" in e["error"] and "boom" in e["error"]]
+    assert len(failed) == 5  # every unit of the batch, and only those
+    assert report["sessions"] > 0 and report["read"] == report["sessions"] + len(failed)
+
+
+def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agtaild.index.prepare as prepare_mod
+    from agtaild.adapters import get_adapter
+
+    adapter = get_adapter("claude-code")
+    units = [
+        u for root in sorted((corpus / "claude-code").glob("*/projects")) for u in adapter.discover(root)
+    ][:3]
+    jobs = [prepare_mod.Job("claude-code", u, None, "native", None, 1.0) for u in units]
+    real = prepare_mod.prepare
+
+    def lone_surrogate_in_the_second(job: prepare_mod.Job) -> prepare_mod.Prepared:
+        prep = real(job)
+        if job.unit.path == units[1].path:  # an adapter that let a lone surrogate through
+            seq, kind, epoch, _text, *rest = prep.events[0]
+            prep.events[0] = (seq, kind, epoch, "bad \ud800 text", *rest)  # type: ignore[assignment]
+        return prep
+
+    monkeypatch.setattr(prepare_mod, "prepare", lone_surrogate_in_the_second)
+    got = prepare_mod.decode_prepared_batch(prepare_mod.run_jobs(prepare_mod.encode_jobs(jobs)))
+    assert [p.path for p in got] == [str(u.path) for u in units]
+    assert got[1].error is not None and "could not be sent" in got[1].error and not got[1].rows
+    for good in (got[0], got[2]):
+        assert good.error is None and good.rows and good.events == []  # text columns sent as bytes
+        assert all(isinstance(r[3], (bytes, type(None))) for r in good.rows)

@@ -38,7 +38,7 @@ from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
 from agtaild.fsnames import to_text, unit_text
 from agtaild.index.discovery import Candidate, Discovery, gone
-from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
+from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare, run_jobs
 from agtaild.index.progress import IndexProgress, Progress
 from agtaild.index.writer import UnitInfo, Writer
 
@@ -47,6 +47,11 @@ POOL_THRESHOLD_BYTES = 16 << 20
 #: Read in-process while the worker processes start: at most this many units, this many bytes.
 HEAD_UNITS = 50
 HEAD_BYTES = 2 << 20
+#: Units go to the worker processes in batches of consecutive units, up to this many bytes
+#: to read (a bigger unit goes alone) and this many units: fewer round trips (see
+#: agtaild.index.prepare.encode_jobs), while the newest units still come back first.
+BATCH_BYTES = 1 << 20
+BATCH_UNITS = 64
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
 COMMIT_SECONDS = 5.0
 #: The first commit of an update comes this soon (the newest sessions become visible); each
@@ -423,12 +428,14 @@ class Updater:
         head, rest = head_start(jobs)
         window = self.workers * 2
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
-            pending: dict[Future[bytes], UnitInfo] = {}
-            queue = iter(rest)
+            pending: dict[Future[bytes], list[UnitInfo]] = {}
+            queue = iter(batches(rest))
 
             def submit_next() -> None:
-                for info, job, _ in queue:
-                    pending[pool.submit(run_job, encode_job(job))] = info
+                for batch in queue:
+                    pending[pool.submit(run_jobs, encode_jobs([job for _, job, _ in batch]))] = [
+                        info for info, _, _ in batch
+                    ]
                     return
 
             for _ in range(window):
@@ -438,13 +445,31 @@ class Updater:
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in done:
-                    info = pending.pop(fut)
+                    infos = pending.pop(fut)
                     submit_next()
                     try:
-                        prep = decode_prepared(fut.result())
+                        preps = decode_prepared_batch(fut.result())
+                        if len(preps) != len(infos):
+                            raise ValueError(f"{len(preps)} results for {len(infos)} units")
                     except Exception as exc:  # a worker died: report, keep going
-                        prep = Prepared(path=info.path, error=f"worker failed: {exc!r}")
-                    yield info, prep
+                        preps = [Prepared(path=info.path, error=f"worker failed: {exc!r}") for info in infos]
+                    yield from zip(infos, preps, strict=True)
+
+
+def batches(jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[list[tuple[UnitInfo, Job, int]]]:
+    """Consecutive jobs grouped up to BATCH_BYTES of reading and BATCH_UNITS units (a job
+    bigger than BATCH_BYTES is a batch of its own), in the order given."""
+    batch: list[tuple[UnitInfo, Job, int]] = []
+    size = 0
+    for item in jobs:
+        cost = item[2]
+        if batch and (size + cost > BATCH_BYTES or len(batch) >= BATCH_UNITS):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += cost
+    if batch:
+        yield batch
 
 
 def head_start(

@@ -264,7 +264,7 @@ class Writer:
             if srow is not None:
                 self._drop_session_rows(session_id)
         else:
-            self._drop_events_by_seq(session_id, [e[0] for e in prep.events])
+            self._drop_events_by_seq(session_id, [e[0] for e in prep.rows])
         self._insert_events(session_id, prep)
         if prep.marks and not prep.reset:
             self._mark_events(session_id, prep.marks)
@@ -347,7 +347,8 @@ class Writer:
             db.execute(f"DELETE FROM events WHERE {where}", args)
 
     def _insert_events(self, session_id: int, prep: Prepared) -> None:
-        if not prep.events:
+        rows = prep.rows
+        if not rows:
             return
         db = self.db
         first = (db.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
@@ -356,8 +357,10 @@ class Writer:
         self._session_id = session_id
         db.executemany(
             "INSERT INTO events (session_id, seq, kind, epoch, text, tool_input, tool_result, result_moved, data)"
-            " VALUES (agtail_session(), ?, ?, ?, ?, ?, ?, ?, ?)",
-            prep.events,
+            # CAST: a worker sends the text columns as UTF-8 bytes (WireEventRow); they are
+            # stored as the TEXT they are (a no-op for rows prepared in this process).
+            " VALUES (agtail_session(), ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), ?, ?)",
+            rows,
         )
         self._cjk.extend((first + i, text, tool_input) for i, text, tool_input in prep.cjk)
         self._pending_chars += prep.chars
