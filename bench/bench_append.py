@@ -113,7 +113,9 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
         wall, c, rep = timed(svc.update_index)
         out["cold"] = {"wall_ms": round(wall * 1000), "cpu_ms": round(c * 1000), "events": rep["events"]}
         if args.fork:  # rewind the first prompt: a second parentless prompt
-            append(big, prompt("00000000-0000-4000-8fff-000000000000", None, big.stem, "rewound first prompt"))
+            append(
+                big, prompt("00000000-0000-4000-8fff-000000000000", None, big.stem, "rewound first prompt")
+            )
             wall, c, _ = timed(lambda: svc.update_index(only_paths=[str(big)]))
             out["rewind"] = {"wall_ms": round(wall * 1000, 1), "cpu_ms": round(c * 1000, 1)}
         runs: dict[str, list[tuple[float, float]]] = {"paths": [], "update": []}
@@ -122,7 +124,9 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
             for kind in ("paths", "update"):
                 uid = f"00000000-0000-4000-{'9' if kind == 'paths' else 'a'}000-{i:012d}"
                 append(big, prompt(uid, last_uuid(big), big.stem, f"one more appended line {i}"))
-                call = (lambda: svc.update_index(only_paths=[str(big)])) if kind == "paths" else svc.update_index
+                call = (
+                    (lambda: svc.update_index(only_paths=[str(big)])) if kind == "paths" else svc.update_index
+                )
                 if prof is not None and kind == "paths" and i:
                     prof.enable()
                 wall, c, rep = timed(call)
@@ -145,14 +149,19 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
         env["HOME"] = str(work)
         walls, inner = [], []
         for i in range(args.repeat):
-            append(big, prompt(f"00000000-0000-4000-b000-{i:012d}", last_uuid(big), big.stem, f"cli line {i}"))
+            append(
+                big, prompt(f"00000000-0000-4000-b000-{i:012d}", last_uuid(big), big.stem, f"cli line {i}")
+            )
             argv = [str(REPO / ".venv/bin/agtail"), "--no-daemon", "--data-dir", str(data), "--only-roots",
                     "--root", roots[0], "--json", "index"]  # fmt: skip
             t = time.perf_counter()
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
             walls.append(time.perf_counter() - t)
             inner.append(json.loads(proc.stdout)["seconds"])
-        out["cli"] = {"wall_ms": round(statistics.median(walls) * 1000), "seconds_ms": round(statistics.median(inner) * 1000, 1)}
+        out["cli"] = {
+            "wall_ms": round(statistics.median(walls) * 1000),
+            "seconds_ms": round(statistics.median(inner) * 1000, 1),
+        }
     out["load_after"] = load()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
@@ -177,7 +186,9 @@ def many(args: argparse.Namespace) -> dict[str, Any]:
         paths = []
         for i in range(args.repeat):
             path = files[i % len(files)]
-            append(path, prompt(f"00000000-0000-4000-e000-{i:012d}", last_uuid(path), path.stem, f"watched {i}"))
+            append(
+                path, prompt(f"00000000-0000-4000-e000-{i:012d}", last_uuid(path), path.stem, f"watched {i}")
+            )
             wall, c, rep = timed(lambda: svc.update_index(only_paths=[str(path)]))  # noqa: B023
             assert rep["read"] == 1, rep
             paths.append((wall, c))
@@ -194,7 +205,9 @@ def many(args: argparse.Namespace) -> dict[str, Any]:
                     chunk = ""
                     for j in range(n):
                         uid = f"00000000-0000-4000-a{n:03d}-{rnd:02d}{i:04d}{j:06d}"
-                        chunk += prompt(uid, parent, path.stem, f"appended line {n} {j} of file {i} round {rnd}")
+                        chunk += prompt(
+                            uid, parent, path.stem, f"appended line {n} {j} of file {i} round {rnd}"
+                        )
                         parent = uid
                     append(path, chunk)
                     added += len(chunk.encode())

@@ -92,7 +92,9 @@ OPS: dict[str, Callable[[Path], list[Path]]] = {
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(OPS, 3)), ids="-".join)
-def test_watched_paths_equal_a_rebuild(order: tuple[str, ...], tmp_path: Path, toy_registry: ToyAdapter) -> None:
+def test_watched_paths_equal_a_rebuild(
+    order: tuple[str, ...], tmp_path: Path, toy_registry: ToyAdapter
+) -> None:
     root = tmp_path / "root"
     a = make_corpus(root)
     svc = Service(toy_config(tmp_path, root))

@@ -36,7 +36,9 @@ def _under(root: str, path: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def appended_units(db: Any, paths: list[str], roots: list[RootSpec]) -> list[tuple[Candidate, tuple[Any, ...]]] | None:
+def appended_units(
+    db: Any, paths: list[str], roots: list[RootSpec]
+) -> list[tuple[Candidate, tuple[Any, ...]]] | None:
     """(candidate, its ``files`` row: id, agent, root, kind, collection, fingerprint, settled,
     size) for each of ``paths`` (absolute, OS form), or None when any of them needs discovery.
     ``roots`` are every configured root, in order (the first root that holds a path wins)."""
@@ -58,7 +60,10 @@ def appended_units(db: Any, paths: list[str], roots: list[RootSpec]) -> list[tup
             return None
         holder = next((r for r in roots if _under(to_text(r.path), text)), None)
         if holder is None or (holder.agent, to_text(holder.path), holder.kind, holder.collection) != (
-            row[1], row[2], row[3], row[4]
+            row[1],
+            row[2],
+            row[3],
+            row[4],
         ):
             return None
         try:
