@@ -211,7 +211,13 @@ def many(args: argparse.Namespace) -> dict[str, Any]:
                         parent = uid
                     append(path, chunk)
                     added += len(chunk.encode())
+                prof = cProfile.Profile(time.process_time) if args.profile and rnd == 0 else None
+                if prof is not None:
+                    prof.enable()
                 wall, c, rep = timed(svc.update_index)
+                if prof is not None:
+                    prof.disable()
+                    prof.dump_stats(f"{args.profile}.{n}")
                 assert rep["read"] == len(files), rep["read"]
                 out["runs"].append({"lines": n, "mb": round(added / 2**20, 3), "wall_ms": round(wall * 1000, 1),
                                     "cpu_ms": round(c * 1000, 1), "load": load()})  # fmt: skip
@@ -237,6 +243,7 @@ def main() -> None:
     p2.add_argument("--lines", type=int, nargs="+", default=[10, 100])
     p2.add_argument("--rounds", type=int, default=2)
     p2.add_argument("--repeat", type=int, default=9)
+    p2.add_argument("--profile", help="profile the first round's updates to PROFILE.<lines>")
     p2.add_argument("--no-archive", action="store_true")
     args = ap.parse_args()
     print(json.dumps(one(args) if args.cmd == "one" else many(args)))

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agtaild.index.codec import event_layout
+from agtaild.index.totals import m004_append_totals
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
@@ -201,7 +202,7 @@ def m003_change_log(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log]
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log, m004_append_totals]
 
 
 def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:

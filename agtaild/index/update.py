@@ -42,6 +42,7 @@ from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared, encode_job, prepare, run_job
 from agtaild.index.progress import IndexProgress, Progress
 from agtaild.index.targets import appended_units
+from agtaild.index.totals import totals
 from agtaild.index.writer import UnitInfo, Writer
 
 #: Read in worker processes when an update has more than this many bytes to read.
@@ -450,12 +451,3 @@ def head_start(
         else:
             rest.append(item)
     return head, rest
-
-
-def totals(db: Any) -> dict[str, Any]:
-    sessions, bad = db.execute(
-        "SELECT count(*), coalesce(sum(json_extract(data, '$.bad_lines')), 0) FROM sessions"
-    ).fetchone()
-    events = db.execute("SELECT count(*) FROM events").fetchone()[0]
-    files = db.execute("SELECT count(DISTINCT path) FROM file_parts").fetchone()[0]
-    return {"sessions": sessions, "events": events, "files": files, "bad_lines": bad}

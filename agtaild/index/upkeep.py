@@ -101,7 +101,7 @@ def run(
 
 def not_updated(svc: Any) -> dict[str, Any]:
     """The report of an update that could not run (a read-only index), with the reason."""
-    from agtaild.index.update import totals
+    from agtaild.index.totals import totals
 
     report = totals(svc._reader())
     report.update(
