@@ -9,7 +9,8 @@ decodes nor re-encodes:
 * ``tree``: a log of frames, each the msgpack of ``[nodes, owners]`` for the records and
   events of one read, 4-byte length first. A read appends a frame (bytes concatenation);
   a recompute decodes them all and writes one frame back. A node is ``[uuid, parent, head]``
-  with the parent as the index of an earlier node when it is one (else its uuid, or nil);
+  with the uuid as its 16 bytes when it is a canonical UUID (half the size of its text) and
+  the parent as the index of an earlier node when it is one (else its uuid, or nil);
   ``owners`` is a flat ``[seq, node index, …]`` list (events with no record are left out).
 * ``hashes``: the sorted CRC32s of the node uuids (4 bytes each): a uuid whose CRC is absent
   is certainly not a node; one that is present may be (then the tree is decoded to know).
@@ -26,7 +27,26 @@ from typing import Any
 import msgspec
 
 _encoder = msgspec.msgpack.Encoder()
-_frame_decoder = msgspec.msgpack.Decoder(tuple[list[tuple[str, Any, bool]], list[int]])
+_frame_decoder = msgspec.msgpack.Decoder(tuple[list[tuple[Any, Any, bool]], list[int]])
+
+
+def pack(uuid: str) -> bytes | str:
+    """A canonical (lowercase) UUID as its 16 bytes; any other id as it is."""
+    if len(uuid) == 36:
+        try:
+            raw = bytes.fromhex(uuid.replace("-", "", 4))
+        except ValueError:
+            return uuid
+        if len(raw) == 16 and unpack(raw) == uuid:
+            return raw
+    return uuid
+
+
+def unpack(value: bytes | str) -> str:
+    if isinstance(value, str):
+        return value
+    h = value.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def crc(uuid: str) -> int:
@@ -59,7 +79,7 @@ class Hashes:
 
 
 def frame(nodes: list[tuple[str, Any, bool]], owners: list[int]) -> bytes:
-    body = _encoder.encode((nodes, owners))
+    body = _encoder.encode(([(pack(u), p, h) for u, p, h in nodes], owners))
     return len(body).to_bytes(4, "little") + body
 
 
@@ -85,7 +105,7 @@ class Tree:
             for uuid, parent, head in nodes:
                 if type(parent) is int:
                     parent = tree.uuids[parent]
-                tree.add(uuid, parent, head)
+                tree.add(unpack(uuid), parent, head)
             tree.owner.update(zip(owners[::2], owners[1::2], strict=True))
         return tree
 
