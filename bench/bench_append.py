@@ -152,7 +152,9 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
             append(
                 big, prompt(f"00000000-0000-4000-b000-{i:012d}", last_uuid(big), big.stem, f"cli line {i}")
             )
-            argv = [str(REPO / ".venv/bin/agtail"), "--no-daemon", "--data-dir", str(data), "--only-roots",
+            # The CLI of this checkout (also when the venv's console script is another's).
+            boot = f"import sys; sys.path.insert(0, {str(REPO)!r}); from agtaild.cli import main; sys.exit(main())"
+            argv = [sys.executable, "-c", boot, "--no-daemon", "--data-dir", str(data), "--only-roots",
                     "--root", roots[0], "--json", "index"]  # fmt: skip
             t = time.perf_counter()
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
