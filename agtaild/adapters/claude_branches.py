@@ -40,19 +40,11 @@ from typing import Any
 
 import msgspec
 
-from agtaild.adapters.claude_tree import Hashes, Runs, Tree, crc, frame
+from agtaild.adapters.claude_tree import START, Hashes, Mark, Runs, Tree, crc, frame, tree_marks
 from agtaild.model import Event
 
 #: The ``extra`` keys this module owns.
 MARK_KEYS = ("branch", "fork", "alt", "alts")
-#: How many forks the session summary lists (``session.extra["forks"]``).
-MAX_LISTED_FORKS = 200
-
-#: The fork id of the session start: rewinding the first prompt writes a second parentless
-#: prompt, an alternative of the start.
-START = "start"
-
-Mark = tuple[str, str, int, int]  # (branch, fork uuid, alt, alts)
 
 
 #: The state's layout of the saved tree; a forked state of an older layout is read again from
@@ -322,7 +314,7 @@ class BranchTracker:
         for seq, owner in self.owner.items():
             if owner is not None:
                 tree.owner[seq] = index[owner]
-        by_node = self._marks(tree)
+        by_node, self.forks, st.pivots = tree_marks(tree, st.leaf, st.loose_roots)
         end = self._end(output)
         old = Runs(st.runs).expand(st.seqs)
         new: list[Any] = [None] * end
@@ -354,52 +346,6 @@ class BranchTracker:
             mark = by_node[i]
             st.recent[tree.uuids[i]] = [tree.parents[i], list(mark) if mark is not None else None, i]
         st.forks = self.forks
-
-    def _marks(self, tree: Tree) -> list[Mark | None]:
-        """The mark of every node of ``tree`` (by index); sets the fork list and the pivots."""
-        uuids, parents, heads, index = tree.uuids, tree.parents, tree.heads, tree.index
-        children: dict[str, list[str]] = {}
-        for uuid, parent, head in zip(uuids, parents, heads, strict=True):
-            if head and parent is not None:
-                children.setdefault(parent, []).append(uuid)
-            elif head and not self.st.loose_roots:
-                children.setdefault(START, []).append(uuid)
-        forks = {p: hs for p, hs in children.items() if len(hs) > 1}
-        active: set[str] = set()
-        cur = self.st.leaf
-        while cur is not None and cur not in active:
-            active.add(cur)
-            at = index.get(cur)
-            cur = parents[at] if at is not None else None
-        self.forks = []
-        for fork, hs in forks.items():
-            on = [i for i, h in enumerate(hs) if h in active]
-            if len(self.forks) < MAX_LISTED_FORKS:
-                self.forks.append(
-                    {"fork": fork, "alts": len(hs), "active": on[0] + 1 if on else None,
-                     "on_active_chain": fork in active or (fork == START and bool(on)), "heads": hs}
-                )  # fmt: skip
-        alt_of = {h: (fork, i + 1, len(hs)) for fork, hs in forks.items() for i, h in enumerate(hs)}
-        self.st.pivots = set(alt_of) | set(forks)
-        marks: dict[str, Mark | None] = {}
-        for uuid in uuids:
-            if uuid in marks:
-                continue
-            # Walk up to the first node already resolved (or the root), then resolve downwards.
-            path: list[str] = []
-            cur2: str | None = uuid
-            seen: set[str] = set()
-            while cur2 is not None and cur2 not in marks and cur2 in index and cur2 not in seen:
-                seen.add(cur2)
-                path.append(cur2)
-                cur2 = parents[index[cur2]]
-            above = marks.get(cur2) if cur2 is not None else None
-            for n in reversed(path):
-                spot = alt_of.get(n)
-                if spot is not None and (above is None or above[0] == "active"):
-                    above = ("active" if n in active else "inactive", *spot)
-                marks[n] = above
-        return [marks.get(u) for u in uuids]
 
 
 def _trim(recent: dict[str, list[Any]], leaf: str | None) -> None:

@@ -15,6 +15,8 @@ decodes nor re-encodes:
 * ``hashes``: the sorted CRC32s of the node uuids (4 bytes each): a uuid whose CRC is absent
   is certainly not a node; one that is present may be (then the tree is decoded to know).
 * ``runs``: the marks given out, as ``[first seq, mark or nil]`` runs over every seq.
+
+:func:`tree_marks` computes every mark of a whole tree (the recompute).
 """
 
 from __future__ import annotations
@@ -166,3 +168,61 @@ class Runs:
         out = cls([])
         out.extend(0, marks)
         return out
+
+
+#: The fork id of the session start: rewinding the first prompt writes a second parentless
+#: prompt, an alternative of the start.
+START = "start"
+#: How many forks the session summary lists (``session.extra["forks"]``).
+MAX_LISTED_FORKS = 200
+
+Mark = tuple[str, str, int, int]  # (branch, fork uuid, alt, alts)
+
+
+def tree_marks(
+    tree: Tree, leaf: str | None, loose_roots: bool
+) -> tuple[list[Mark | None], list[dict[str, Any]], set[str]]:
+    """Every node's mark (by index), the fork list, and the pivots (alternatives and forks),
+    from the whole tree (agtaild.adapters.claude_branches says what the marks mean)."""
+    uuids, parents, heads, index = tree.uuids, tree.parents, tree.heads, tree.index
+    children: dict[str, list[str]] = {}
+    for uuid, parent, head in zip(uuids, parents, heads, strict=True):
+        if head and parent is not None:
+            children.setdefault(parent, []).append(uuid)
+        elif head and not loose_roots:
+            children.setdefault(START, []).append(uuid)
+    forks = {p: hs for p, hs in children.items() if len(hs) > 1}
+    active: set[str] = set()
+    cur = leaf
+    while cur is not None and cur not in active:
+        active.add(cur)
+        at = index.get(cur)
+        cur = parents[at] if at is not None else None
+    listed: list[dict[str, Any]] = []
+    for fork, hs in forks.items():
+        on = [i for i, h in enumerate(hs) if h in active]
+        if len(listed) < MAX_LISTED_FORKS:
+            listed.append(
+                {"fork": fork, "alts": len(hs), "active": on[0] + 1 if on else None,
+                 "on_active_chain": fork in active or (fork == START and bool(on)), "heads": hs}
+            )  # fmt: skip
+    alt_of = {h: (fork, i + 1, len(hs)) for fork, hs in forks.items() for i, h in enumerate(hs)}
+    marks: dict[str, Mark | None] = {}
+    for uuid in uuids:
+        if uuid in marks:
+            continue
+        # Walk up to the first node already resolved (or the root), then resolve downwards.
+        path: list[str] = []
+        cur2: str | None = uuid
+        seen: set[str] = set()
+        while cur2 is not None and cur2 not in marks and cur2 in index and cur2 not in seen:
+            seen.add(cur2)
+            path.append(cur2)
+            cur2 = parents[index[cur2]]
+        above = marks.get(cur2) if cur2 is not None else None
+        for n in reversed(path):
+            spot = alt_of.get(n)
+            if spot is not None and (above is None or above[0] == "active"):
+                above = ("active" if n in active else "inactive", *spot)
+            marks[n] = above
+    return [marks.get(u) for u in uuids], listed, set(alt_of) | set(forks)
