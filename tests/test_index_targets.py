@@ -184,3 +184,20 @@ def test_a_vanished_watched_file_is_kept_when_its_folder_cannot_be_read(
         assert len(svc.call("sessions.list", {})["sessions"]) == len(before)
     finally:
         svc.close()
+
+
+def test_an_adapter_that_does_not_keep_its_units_on_append_goes_through_discovery(
+    tmp_path: Path, toy_registry: ToyAdapter, walks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ToyAdapter, "appends_keep_units", False)
+    root = tmp_path / "root"
+    a = make_corpus(root)
+    svc = Service(toy_config(tmp_path, root))
+    try:
+        svc.update_index()
+        op_append(a)
+        walks.clear()
+        assert svc.update_index(only_paths=[str(a)])["read"] == 1
+        assert walks == [1]
+    finally:
+        svc.close()

@@ -11,10 +11,12 @@ replaced or deleted file is found and a read error is never a deletion: a path t
 stored unit's main file (a new session, a sidecar, a file no agent reads), a file that is gone
 or unreadable, shrunk, emptied or replaced (another inode), a unit whose root is no longer the
 one discovery would give it (roots reconfigured or overlapping), an archive unit (hidden or
-shown by what the native roots hold), or an agent whose units are also found from known
-working directories. Only what discovery would find the same way takes the shortcut: a file
-that grows keeps its place, its root and its sidecars (a new sidecar is a new path, which
-the watcher reports and which sends its update through discovery).
+shown by what the native roots hold), an agent whose units are also found from known
+working directories, or whose adapter does not declare ``appends_keep_units`` (its discovery
+may link a unit to other files: a parent listed elsewhere, a store chosen by its neighbours).
+Only what discovery would find the same way takes the shortcut: a file that grows keeps its
+place, its root and its sidecars (a new sidecar is a new path, which the watcher reports and
+which sends its update through discovery).
 """
 
 from __future__ import annotations
@@ -70,8 +72,8 @@ def appended_units(
             adapter = get_adapter(row[1])
         except Exception:
             return None
-        if adapter.uses_known_cwds:
-            return None
+        if adapter.uses_known_cwds or not adapter.appends_keep_units:
+            return None  # units found from other files, or whose discovery may change on an append
         try:
             st = os.stat(path)
         except OSError:
