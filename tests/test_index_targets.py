@@ -198,6 +198,6 @@ def test_an_adapter_that_does_not_keep_its_units_on_append_goes_through_discover
         op_append(a)
         walks.clear()
         assert svc.update_index(only_paths=[str(a)])["read"] == 1
-        assert walks == [1]
+        assert len(walks) == 1
     finally:
         svc.close()
