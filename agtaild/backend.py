@@ -49,9 +49,7 @@ class DaemonBackend:
         except ApiError as err:
             raise _ERRORS.get(err.code, AgtailError)(err.message) from None
         except OSError as err:
-            raise AgtailError(
-                f"lost the connection to agtaild ({err}); try again, or use --no-daemon"
-            ) from None
+            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
 
     def close(self) -> None:
         self.client.close()
@@ -72,11 +70,7 @@ def _same_roots(daemon_roots: Any, ours: list[Any]) -> bool:
     import msgspec
 
     def key(roots: Any) -> set[tuple[Any, ...]]:
-        return {
-            (r.get("agent"), r.get("path"), r.get("kind"), r.get("collection"))
-            for r in roots or []
-            if r.get("kind") != "archive"
-        }
+        return {(r.get("agent"), r.get("path"), r.get("kind"), r.get("collection")) for r in roots or [] if r.get("kind") != "archive"}
 
     return key(daemon_roots) == key(msgspec.to_builtins(ours))
 

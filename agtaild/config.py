@@ -101,9 +101,7 @@ def resolve_roots(
             for agent_dir in sorted(coll.iterdir()):
                 if agent_dir.name in known:
                     roots.append(
-                        RootSpec(
-                            agent=agent_dir.name, path=str(agent_dir), kind="imported", collection=coll.name
-                        )
+                        RootSpec(agent=agent_dir.name, path=str(agent_dir), kind="imported", collection=coll.name)
                     )
     return roots
 

@@ -46,94 +46,37 @@ STATE_FILE = "agtaild.json"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="agtaild", description="Watch, index and serve your AI coding agents' sessions."
-    )
+    p = argparse.ArgumentParser(prog="agtaild", description="Watch, index and serve your AI coding agents' sessions.")
     p.add_argument("--version", action="version", version=f"agtaild {__version__}")
-    p.add_argument(
-        "--listen",
-        metavar="HOST:PORT",
-        default=os.environ.get("AGTAIL_LISTEN", DEFAULT_LISTEN),
-        help=f"TCP address, or 'none' (env: AGTAIL_LISTEN; default: {DEFAULT_LISTEN})",
-    )
-    p.add_argument(
-        "--socket",
-        metavar="PATH",
-        default=os.environ.get("AGTAIL_SOCKET"),
-        help="unix socket path, or 'none' (env: AGTAIL_SOCKET; default: <runtime dir>/agtaild.sock)",
-    )
+    p.add_argument("--listen", metavar="HOST:PORT", default=os.environ.get("AGTAIL_LISTEN", DEFAULT_LISTEN),
+                   help=f"TCP address, or 'none' (env: AGTAIL_LISTEN; default: {DEFAULT_LISTEN})")
+    p.add_argument("--socket", metavar="PATH", default=os.environ.get("AGTAIL_SOCKET"),
+                   help="unix socket path, or 'none' (env: AGTAIL_SOCKET; default: <runtime dir>/agtaild.sock)")
     p.add_argument("--data-dir", metavar="DIR", help="index and state directory (env: AGTAIL_DATA_DIR)")
-    p.add_argument(
-        "--root",
-        metavar="AGENT=PATH",
-        action="append",
-        default=[],
-        help="read AGENT's sessions from PATH instead of its default root (repeatable)",
-    )
-    p.add_argument(
-        "--only-roots", action="store_true", help="ignore every default root: only the --root options"
-    )
-    p.add_argument(
-        "--allow-host",
-        metavar="NAME",
-        action="append",
-        default=[],
-        help="also accept this Host header over TCP (beside the loopback names)",
-    )
-    p.add_argument(
-        "--watch",
-        choices=MODES,
-        default="auto",
-        help="auto: native watching, polling where it fails; polling; native; off (rescans only)",
-    )
-    p.add_argument(
-        "--poll-interval", type=float, default=10.0, metavar="SECONDS", help="polling period (default 10)"
-    )
-    p.add_argument(
-        "--rescan-interval",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="full rescan period, the safety net for missed events (default 600)",
-    )
-    p.add_argument(
-        "--debounce",
-        type=float,
-        default=0.05,
-        metavar="SECONDS",
-        help="quiet time before a changed file is re-read (default 0.05)",
-    )
-    p.add_argument(
-        "--no-archive",
-        action="store_true",
-        help="do not mirror native files into <data dir>/archive (env: AGTAIL_ARCHIVE=0); "
-        "sessions an agent deletes are then lost",
-    )
-    p.add_argument(
-        "--backend",
-        metavar="URL",
-        default=os.environ.get("AGTAIL_BACKEND"),
-        help="serve a team's PostgreSQL database read-only instead of this machine's index "
-        "(postgresql://…; env: AGTAIL_BACKEND; docs/team.md)",
-    )
-    p.add_argument(
-        "--pg-push",
-        metavar="URL",
-        default=os.environ.get("AGTAIL_PG_PUSH"),
-        help="also push this machine's index into a team's PostgreSQL after every update "
-        "(env: AGTAIL_PG_PUSH)",
-    )
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="this machine's name in the team database (default: stored in the data dir)",
-    )
-    p.add_argument(
-        "--log-level",
-        default=os.environ.get("AGTAIL_LOG_LEVEL", "info"),
-        choices=["debug", "info", "warning", "error"],
-        help="(env: AGTAIL_LOG_LEVEL)",
-    )
+    p.add_argument("--root", metavar="AGENT=PATH", action="append", default=[],
+                   help="read AGENT's sessions from PATH instead of its default root (repeatable)")
+    p.add_argument("--only-roots", action="store_true", help="ignore every default root: only the --root options")
+    p.add_argument("--allow-host", metavar="NAME", action="append", default=[],
+                   help="also accept this Host header over TCP (beside the loopback names)")
+    p.add_argument("--watch", choices=MODES, default="auto",
+                   help="auto: native watching, polling where it fails; polling; native; off (rescans only)")
+    p.add_argument("--poll-interval", type=float, default=10.0, metavar="SECONDS", help="polling period (default 10)")
+    p.add_argument("--rescan-interval", type=float, default=600.0, metavar="SECONDS",
+                   help="full rescan period, the safety net for missed events (default 600)")
+    p.add_argument("--debounce", type=float, default=0.05, metavar="SECONDS",
+                   help="quiet time before a changed file is re-read (default 0.05)")
+    p.add_argument("--no-archive", action="store_true",
+                   help="do not mirror native files into <data dir>/archive (env: AGTAIL_ARCHIVE=0); "
+                   "sessions an agent deletes are then lost")
+    p.add_argument("--backend", metavar="URL", default=os.environ.get("AGTAIL_BACKEND"),
+                   help="serve a team's PostgreSQL database read-only instead of this machine's index "
+                   "(postgresql://…; env: AGTAIL_BACKEND; docs/team.md)")
+    p.add_argument("--pg-push", metavar="URL", default=os.environ.get("AGTAIL_PG_PUSH"),
+                   help="also push this machine's index into a team's PostgreSQL after every update "
+                   "(env: AGTAIL_PG_PUSH)")
+    p.add_argument("--machine", metavar="NAME", help="this machine's name in the team database (default: stored in the data dir)")
+    p.add_argument("--log-level", default=os.environ.get("AGTAIL_LOG_LEVEL", "info"),
+                   choices=["debug", "info", "warning", "error"], help="(env: AGTAIL_LOG_LEVEL)")
     return p
 
 
@@ -172,9 +115,7 @@ def lock_data_dir(data_dir: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise AgtailError(
-            f"another agtaild already serves {data_dir} (see {data_dir / STATE_FILE})"
-        ) from None
+        raise AgtailError(f"another agtaild already serves {data_dir} (see {data_dir / STATE_FILE})") from None
     return fd
 
 
@@ -212,9 +153,7 @@ def tcp_socket(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         if err.errno == errno.EADDRINUSE:
-            raise AgtailError(
-                f"{host}:{port} is in use (another agtaild?); choose another with --listen"
-            ) from None
+            raise AgtailError(f"{host}:{port} is in use (another agtaild?); choose another with --listen") from None
         raise AgtailError(f"cannot listen on {host}:{port}: {err.strerror}") from None
     return sock
 
@@ -247,9 +186,7 @@ def watch_roots(config: Config) -> list[tuple[str, str]]:
 def check_intervals(args: argparse.Namespace) -> None:
     """Timers the writer and watcher run on: a zero or negative one would spin."""
     if args.rescan_interval < 10:
-        raise UsageError(
-            "--rescan-interval must be at least 10 seconds (it is the safety net, not the watcher)"
-        )
+        raise UsageError("--rescan-interval must be at least 10 seconds (it is the safety net, not the watcher)")
     if args.poll_interval < 0.1:
         raise UsageError("--poll-interval must be at least 0.1 seconds")
     if not 0 <= args.debounce <= 60:
@@ -299,9 +236,7 @@ async def local_parts(
         rescan_interval=args.rescan_interval,
         on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
     )
-    watcher = Watcher(
-        watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval
-    )
+    watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
 
     # A request that found the index damaged or gone reopens it; the writer refills it.
     def refill_index() -> None:
@@ -313,20 +248,11 @@ async def local_parts(
     def health() -> dict[str, Any]:
         storage = service.index.status()
         if service.index.replaced():  # deleted or swapped under us: say so, and rebuild now
-            storage.update(
-                state="rebuilding", message="the index file was deleted or replaced; rebuilding it"
-            )
+            storage.update(state="rebuilding", message="the index file was deleted or replaced; rebuilding it")
             writer.note((), gone_dirs=(str(config.index_path),))
         extra = {"pg_push": pusher.status()} if pusher else {}
-        return {
-            "pid": os.getpid(),
-            **state,
-            "index": writer.status(),
-            "watch": watcher.status(),
-            "storage": storage,
-            "progress": writer.progress(),
-            **extra,
-        }
+        return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
+                "storage": storage, "progress": writer.progress(), **extra}
 
     async def background(_app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed
@@ -352,16 +278,13 @@ async def serve(args: argparse.Namespace) -> int:
     ensure_private_dir(data_dir)
     lock_fd = lock_data_dir(data_dir)
     listen = parse_listen(args.listen)
-    sock_path = (
-        None if (args.socket or "").lower() == "none" else Path(args.socket or runtime_dir() / "agtaild.sock")
-    )
+    sock_path = None if (args.socket or "").lower() == "none" else Path(args.socket or runtime_dir() / "agtaild.sock")
     if listen is None and sock_path is None:
         raise UsageError("nothing to listen on: --listen none and --socket none")
     if listen is not None and listen[0] not in LOOPBACK_HOSTS:
         log.warning(
             "listening on %s: the API is reachable from the network without TLS (the token and "
-            "transcripts cross it in clear); prefer an SSH tunnel to 127.0.0.1",
-            listen[0],
+            "transcripts cross it in clear); prefer an SSH tunnel to 127.0.0.1", listen[0]
         )
     token = load_or_create_token(data_dir)
     security = Security(token, allow_hosts=[*args.allow_host, *([listen[0]] if listen else [])])
@@ -377,13 +300,9 @@ async def serve(args: argparse.Namespace) -> int:
         service, methods, update, health, background = await local_parts(args, config, hub, state, serving)
     app = create_app(service, methods=methods, security=security, hub=hub, update=update, health=health)
     app.cleanup_ctx.append(background)
-    runner = GuardedAppRunner(
-        app,
-        access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
-        shutdown_timeout=5.0,
-        max_line_size=MAX_REQUEST_LINE,
-        max_field_size=MAX_HEADER_FIELD,
-    )
+    runner = GuardedAppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
+                           shutdown_timeout=5.0, max_line_size=MAX_REQUEST_LINE,
+                           max_field_size=MAX_HEADER_FIELD)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -418,9 +337,7 @@ async def serve(args: argparse.Namespace) -> int:
         sd_notify(f"READY=1\nSTATUS=serving {url or ''} {state['socket'] or ''}".strip())
         log.info("agtaild %s serving %s", __version__, " and ".join(x for x in (state["socket"], url) if x))
         if url:
-            log.info(
-                "viewer login link (one use, 10 minutes): %s/login?code=%s", url, security.new_login_code()
-            )
+            log.info("viewer login link (one use, 10 minutes): %s/login?code=%s", url, security.new_login_code())
         await stop.wait()
         log.info("stopping")
         sd_notify("STOPPING=1")

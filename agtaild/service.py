@@ -198,6 +198,7 @@ def _session_filter(svc: Service, p: Params) -> Any:
     )
 
 
+
 def sessions_list(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.queries import list_sessions
     from agtaild.index.search import matching_session_ids

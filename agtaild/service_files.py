@@ -52,11 +52,7 @@ def moved_roots_env(environ: Mapping[str, str], adapter_env: Sequence[str]) -> d
 
 
 def installation(
-    data_dir: str,
-    environ: Mapping[str, str],
-    adapter_env: Sequence[str],
-    root_options: Sequence[str],
-    only_roots: bool,
+    data_dir: str, environ: Mapping[str, str], adapter_env: Sequence[str], root_options: Sequence[str], only_roots: bool,
     log_path: str = "",
 ) -> Installation:
     """This installation's service: absolute paths only (a service has no cwd or shell)."""
@@ -117,25 +113,17 @@ def systemd_quote(value: str, *, command: bool = False) -> str:
 
 
 def render_systemd(header: str, exec_start: str, environment: Sequence[str], data_dir: str) -> str:
-    return _fill(
-        _template("agtaild.service.in"),
-        {
-            "HEADER": header.rstrip("\n"),
-            "EXEC_START": exec_start,
-            "ENVIRONMENT": "\n".join(environment),
-            "DATA_DIR": data_dir,
-        },
-    )
+    return _fill(_template("agtaild.service.in"), {
+        "HEADER": header.rstrip("\n"),
+        "EXEC_START": exec_start,
+        "ENVIRONMENT": "\n".join(environment),
+        "DATA_DIR": data_dir,
+    })
 
 
 def systemd_generic() -> str:
     """systemd/agtaild.service as the repository ships it."""
-    return render_systemd(
-        SYSTEMD_GENERIC_HEADER,
-        "%h/.local/bin/agtaild",
-        ["Environment=PYTHONUNBUFFERED=1"],
-        "%h/.local/share/agtail",
-    )
+    return render_systemd(SYSTEMD_GENERIC_HEADER, "%h/.local/bin/agtaild", ["Environment=PYTHONUNBUFFERED=1"], "%h/.local/share/agtail")
 
 
 def systemd_unit(inst: Installation, version: str) -> str:
@@ -151,18 +139,14 @@ def systemd_unit(inst: Installation, version: str) -> str:
     environment = [f"Environment={systemd_quote(f'{k}={v}')}" for k, v in inst.env.items()]
     text = render_systemd(header, exec_start, environment, systemd_quote(inst.data_dir))
     if uses_tmp(inst):  # a private /tmp would hide them from the service
-        text = text.replace(
-            "\nPrivateTmp=yes\n", "\n# (Off here: this installation keeps files under /tmp.)\nPrivateTmp=no\n"
-        )
+        text = text.replace("\nPrivateTmp=yes\n", "\n# (Off here: this installation keeps files under /tmp.)\nPrivateTmp=no\n")
     return text
 
 
 def uses_tmp(inst: Installation) -> bool:
     """Does the service need a file under /tmp or /var/tmp (the data dir, a root, agtaild)?"""
     words = [*inst.argv, inst.data_dir, *inst.env.values()]
-    return any(
-        part.startswith(("/tmp/", "/var/tmp/")) or "=/tmp/" in part or "=/var/tmp/" in part for part in words
-    )
+    return any(part.startswith(("/tmp/", "/var/tmp/")) or "=/tmp/" in part or "=/var/tmp/" in part for part in words)
 
 
 # -- launchd ---------------------------------------------------------------------------------
@@ -192,27 +176,18 @@ def plist_string(value: str) -> str:
 def render_launchd(header: str, argv: Sequence[str], env: Mapping[str, str], log_path: str) -> str:
     if "--" in header:
         raise ValueError("an XML comment cannot hold '--'")
-    return _fill(
-        _template("dev.agtail.agtaild.plist.in"),
-        {
-            "HEADER": header.rstrip("\n"),
-            "PROGRAM_ARGUMENTS": "\n".join(f"    {plist_string(arg)}" for arg in argv),
-            "ENVIRONMENT": "\n".join(
-                f"    <key>{escape(k)}</key>\n    {plist_string(v)}" for k, v in env.items()
-            ),
-            "LOG_PATH": escape(log_path),
-        },
-    )
+    return _fill(_template("dev.agtail.agtaild.plist.in"), {
+        "HEADER": header.rstrip("\n"),
+        "PROGRAM_ARGUMENTS": "\n".join(f"    {plist_string(arg)}" for arg in argv),
+        "ENVIRONMENT": "\n".join(f"    <key>{escape(k)}</key>\n    {plist_string(v)}" for k, v in env.items()),
+        "LOG_PATH": escape(log_path),
+    })
 
 
 def launchd_generic() -> str:
     """launchd/dev.agtail.agtaild.plist as the repository ships it."""
-    return render_launchd(
-        LAUNCHD_GENERIC_HEADER,
-        ["/Users/USER/.local/bin/agtaild"],
-        {"PYTHONUNBUFFERED": "1"},
-        "/Users/USER/Library/Logs/agtail/agtaild.log",
-    )
+    return render_launchd(LAUNCHD_GENERIC_HEADER, ["/Users/USER/.local/bin/agtaild"], {"PYTHONUNBUFFERED": "1"},
+                          "/Users/USER/Library/Logs/agtail/agtaild.log")
 
 
 def launchd_plist(inst: Installation, version: str) -> str:

@@ -49,21 +49,15 @@ def run(argv: list[str], *, capture: bool = True, check: bool = True) -> subproc
     ``check``, when it fails."""
     exe = shutil.which(argv[0])
     if exe is None:
-        raise AgtailError(
-            f"{argv[0]} not found on PATH: this system does not have the service manager it needs"
-        )
+        raise AgtailError(f"{argv[0]} not found on PATH: this system does not have the service manager it needs")
     proc = subprocess.run([exe, *argv[1:]], capture_output=capture, text=True, check=False)
     if check and proc.returncode != 0:
         said = ((proc.stderr or "") + (proc.stdout or "")).strip() if capture else ""
         hint = ""
         if "Failed to connect to bus" in said:
-            hint = (
-                "\nthere is no systemd user manager here (a container, or a session without one): run agtaild "
-                "yourself, or log in normally (`loginctl enable-linger $USER` keeps one running)"
-            )
-        raise AgtailError(
-            f"`{' '.join(argv)}` failed (exit {proc.returncode}){': ' + said if said else ''}{hint}"
-        )
+            hint = ("\nthere is no systemd user manager here (a container, or a session without one): run agtaild "
+                    "yourself, or log in normally (`loginctl enable-linger $USER` keeps one running)")
+        raise AgtailError(f"`{' '.join(argv)}` failed (exit {proc.returncode}){': ' + said if said else ''}{hint}")
     return proc
 
 
@@ -107,37 +101,24 @@ class Systemd:
 
     def install(self, text: str, data_dir: Path) -> list[Step]:
         again = self.path.exists()
-        steps = [
-            Step("mkdir", self.path.parent),
-            Step("mkdir", data_dir),
-            Step("write", self.path, text),
-            Step("run", argv=["systemctl", "--user", "daemon-reload"]),
-            Step("run", argv=["systemctl", "--user", "enable", "--now", UNIT_NAME]),
-        ]
+        steps = [Step("mkdir", self.path.parent), Step("mkdir", data_dir), Step("write", self.path, text),
+                 Step("run", argv=["systemctl", "--user", "daemon-reload"]),
+                 Step("run", argv=["systemctl", "--user", "enable", "--now", UNIT_NAME])]
         if again:  # a running service keeps its old unit until restarted
             steps.append(Step("run", argv=["systemctl", "--user", "restart", UNIT_NAME]))
         return steps
 
     def uninstall(self) -> list[Step]:
-        return [
-            Step("run", argv=["systemctl", "--user", "disable", "--now", UNIT_NAME], check=False),
-            Step("remove", self.path),
-            Step("run", argv=["systemctl", "--user", "daemon-reload"]),
-        ]
+        return [Step("run", argv=["systemctl", "--user", "disable", "--now", UNIT_NAME], check=False),
+                Step("remove", self.path),
+                Step("run", argv=["systemctl", "--user", "daemon-reload"])]
 
     def status_argv(self) -> list[str]:
-        return [
-            "systemctl",
-            "--user",
-            "show",
-            UNIT_NAME,
-            "--property=LoadState,ActiveState,SubState,MainPID,UnitFileState,Result,ExecMainStatus",
-        ]
+        return ["systemctl", "--user", "show", UNIT_NAME,
+                "--property=LoadState,ActiveState,SubState,MainPID,UnitFileState,Result,ExecMainStatus"]
 
     def status(self) -> dict[str, Any]:
-        props = dict(
-            line.partition("=")[::2] for line in run(self.status_argv()).stdout.splitlines() if "=" in line
-        )
+        props = dict(line.partition("=")[::2] for line in run(self.status_argv()).stdout.splitlines() if "=" in line)
         pid = int(props.get("MainPID") or 0)
         result = props.get("Result", "")
         journal = run(self.logs_argv(200, False), check=False)
@@ -154,18 +135,8 @@ class Systemd:
         }
 
     def logs_argv(self, lines: int, follow: bool) -> list[str]:
-        return [
-            "journalctl",
-            "--user",
-            "-u",
-            UNIT_NAME,
-            "--no-pager",
-            "-o",
-            "short-iso",
-            "-n",
-            str(lines),
-            *(["-f"] if follow else []),
-        ]
+        return ["journalctl", "--user", "-u", UNIT_NAME, "--no-pager", "-o", "short-iso", "-n", str(lines),
+                *(["-f"] if follow else [])]
 
 
 class Launchd:
@@ -182,21 +153,14 @@ class Launchd:
         self.target = f"{self.domain}/{LABEL}"
 
     def install(self, text: str, data_dir: Path) -> list[Step]:
-        return [
-            Step("mkdir", self.path.parent),
-            Step("mkdir", self.log_path.parent),
-            Step("mkdir", data_dir),
-            Step("write", self.path, text),
-            # An older copy may be loaded: unload it (fails harmlessly when none is).
-            Step("run", argv=["launchctl", "bootout", self.target], check=False),
-            Step("run", argv=["launchctl", "bootstrap", self.domain, str(self.path)]),
-        ]
+        return [Step("mkdir", self.path.parent), Step("mkdir", self.log_path.parent), Step("mkdir", data_dir),
+                Step("write", self.path, text),
+                # An older copy may be loaded: unload it (fails harmlessly when none is).
+                Step("run", argv=["launchctl", "bootout", self.target], check=False),
+                Step("run", argv=["launchctl", "bootstrap", self.domain, str(self.path)])]
 
     def uninstall(self) -> list[Step]:
-        return [
-            Step("run", argv=["launchctl", "bootout", self.target], check=False),
-            Step("remove", self.path),
-        ]
+        return [Step("run", argv=["launchctl", "bootout", self.target], check=False), Step("remove", self.path)]
 
     def status_argv(self) -> list[str]:
         return ["launchctl", "print", self.target]

@@ -205,11 +205,7 @@ class Watcher:
 
     def status(self) -> dict[str, Any]:
         modes = {r.mode for r in self.roots if r.mode not in ("missing",)}
-        overall = (
-            "off"
-            if self.mode == "off"
-            else (modes.pop() if len(modes) == 1 else ("mixed" if modes else "idle"))
-        )
+        overall = "off" if self.mode == "off" else (modes.pop() if len(modes) == 1 else ("mixed" if modes else "idle"))
         reasons = sorted({r.reason for r in self.roots if r.mode == "polling" and r.reason})
         return {
             "mode": overall,
@@ -229,12 +225,7 @@ class Watcher:
             return
         root.is_file = not os.path.isdir(root.path)
         if self.mode == "polling":
-            self._start(
-                root,
-                PollingObserver(timeout=self.poll_interval),
-                "polling",
-                "polling was requested (--watch polling)",
-            )
+            self._start(root, PollingObserver(timeout=self.poll_interval), "polling", "polling was requested (--watch polling)")
             return
         try:
             observer = self._native()
@@ -282,9 +273,7 @@ class Watcher:
     def _schedule(self, root: WatchRoot, observer: BaseObserver) -> None:
         if root.is_file:
             handler = _Handler(self._collector, only=root.path)
-            observer.schedule(
-                handler, str(Path(root.path).parent), recursive=False, event_filter=EVENT_FILTER
-            )
+            observer.schedule(handler, str(Path(root.path).parent), recursive=False, event_filter=EVENT_FILTER)
         else:
             observer.schedule(_Handler(self._collector), root.path, recursive=True, event_filter=EVENT_FILTER)
 

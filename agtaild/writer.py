@@ -147,17 +147,9 @@ class IndexWriter:
                 continue
             # Paths almost due ride along: one transaction for a burst, not one per straggler.
             horizon = now + self.debounce / 2
-            due = [
-                p
-                for p, (first, last) in self._pending.items()
-                if min(last + self.debounce, first + self.max_delay) <= now
-            ]
+            due = [p for p, (first, last) in self._pending.items() if min(last + self.debounce, first + self.max_delay) <= now]
             if due:
-                due = [
-                    p
-                    for p, (first, last) in self._pending.items()
-                    if min(last + self.debounce, first + self.max_delay) <= horizon
-                ]
+                due = [p for p, (first, last) in self._pending.items() if min(last + self.debounce, first + self.max_delay) <= horizon]
             if due:
                 for p in due:
                     del self._pending[p]

@@ -138,15 +138,7 @@ def zed(work: Path, copies: int, repeat: int) -> Path:
         conn.execute(
             "INSERT INTO threads (id, summary, updated_at, data_type, data, folder_paths, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                f"bench-{i}",
-                f"bench {i}",
-                "2026-06-12T09:15:42+00:00",
-                data_type,
-                big,
-                "/tmp/x",
-                "2026-06-12T09:00:00+00:00",
-            ),
+            (f"bench-{i}", f"bench {i}", "2026-06-12T09:15:42+00:00", data_type, big, "/tmp/x", "2026-06-12T09:00:00+00:00"),
         )
     conn.commit()
     conn.close()
@@ -184,11 +176,7 @@ def json_bytes(agent: str, root: Path) -> int | None:
     conn = sqlite3.connect(f"file:{root}?mode=ro", uri=True)
     total = 0
     for data_type, blob in conn.execute("SELECT data_type, data FROM threads"):
-        total += (
-            len(zstandard.ZstdDecompressor().decompress(blob, max_output_size=1 << 28))
-            if data_type == "zstd"
-            else len(blob)
-        )
+        total += len(zstandard.ZstdDecompressor().decompress(blob, max_output_size=1 << 28)) if data_type == "zstd" else len(blob)
     conn.close()
     return total
 
@@ -221,15 +209,9 @@ def measure(agent: str, root: Path, rounds: int, claude: Path | None) -> dict[st
             ref_best = min(ref_best, ref_wall)
         wall, events = read_all(adapter, units)
         best = min(best, wall)
-    out: dict[str, Any] = {
-        "agent": agent,
-        "units": len(units),
-        "mb": round(mb, 2),
-        "events": events,
-        "cpu_s": round(best, 3),
-        "mb_per_s": round(mb / best, 1),
-        "events_per_s": round(events / best),
-    }
+    out: dict[str, Any] = {"agent": agent, "units": len(units), "mb": round(mb, 2), "events": events,
+                           "cpu_s": round(best, 3), "mb_per_s": round(mb / best, 1),
+                           "events_per_s": round(events / best)}
     jb = json_bytes(agent, root)
     if jb is not None:
         out["json_mb"] = round(jb / 1e6, 2)
@@ -258,9 +240,7 @@ SMALL_RECORDS = {"cline SDK sessions (CLI 3.0.65)": 5, "zed threads.db": 5, "vib
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("work", type=Path, help="an empty scratch folder")
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=20)

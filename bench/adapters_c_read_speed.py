@@ -59,25 +59,16 @@ def repeat_doc(src: Path, dst: Path, mb: float, key: str) -> None:
 def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     """format name → (adapter, root holding one big synthetic unit)."""
     out: dict[str, tuple[Adapter, Path]] = {}
-    claude = (
-        CORPUS
-        / "real/claude-2.1.197/projects/-tmp-rt-claude-home-src-demo-app/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl"
-    )
+    claude = CORPUS / "real/claude-2.1.197/projects/-tmp-rt-claude-home-src-demo-app/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl"
     repeat_jsonl(claude, work / "claude/p/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl", mb, head=0)
     out["claude-code (reference)"] = (ClaudeCodeAdapter(), work / "claude")
     cp = CORPUS / "real/copilot-1.0.102/session-state/7f6ae62c-987b-427b-a0b3-4b3bad09410e/events.jsonl"
     repeat_jsonl(cp, work / "copilot/s/events.jsonl", mb)
     out["copilot-cli events.jsonl"] = (CopilotCliAdapter(), work / "copilot")
-    droid = (
-        CORPUS
-        / "real/droid-0.225.2/sessions/-tmp-rt-droid-home-src-demo-app/05c715e6-0b1b-4fba-8ecd-5bd59cda720d.jsonl"
-    )
+    droid = CORPUS / "real/droid-0.225.2/sessions/-tmp-rt-droid-home-src-demo-app/05c715e6-0b1b-4fba-8ecd-5bd59cda720d.jsonl"
     repeat_jsonl(droid, work / "droid/slug/s.jsonl", mb)
     out["droid session JSONL"] = (DroidAdapter(), work / "droid")
-    kimi = (
-        CORPUS
-        / "real/kimi-1.51.0/sessions/9a7947a2fa46d9375f2653d098a36f7a/d6cbef0f-4972-4a22-9a3e-a4362f27af1d/wire.jsonl"
-    )
+    kimi = CORPUS / "real/kimi-1.51.0/sessions/9a7947a2fa46d9375f2653d098a36f7a/d6cbef0f-4972-4a22-9a3e-a4362f27af1d/wire.jsonl"
     repeat_jsonl(kimi, work / "kimi/b/s/wire.jsonl", mb)
     out["kimi-cli wire.jsonl"] = (KimiAdapter(), work / "kimi")
     code = next((CORPUS / "kimi/agent-sessions/sessions").glob("*/session_1bcbe023*/agents/main/wire.jsonl"))
@@ -99,16 +90,8 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     amp = next((CORPUS / "amp/synthetic-agtail/.local/share/amp/threads").glob("T-5f*.json"))
     repeat_doc(amp, work / "amp/T-5f2c9a1e-8b3d-4c7a-9e1f-2a3b4c5d6e7f.json", mb, "messages")
     out["amp thread JSON"] = (AmpAdapter(), work / "amp")
-    chats = (
-        CORPUS
-        / "copilot-vscode/synthetic-agtail/.config/Code/User/workspaceStorage/9c1f0e2d3b4a59687766554433221100/chatSessions"
-    )
-    repeat_doc(
-        chats / "0b7e4a3c-1d2f-4e5a-9b6c-7d8e9f0a1b2c.json",
-        work / "vsc/0b7e4a3c-1d2f-4e5a-9b6c-7d8e9f0a1b2c.json",
-        mb,
-        "requests",
-    )
+    chats = CORPUS / "copilot-vscode/synthetic-agtail/.config/Code/User/workspaceStorage/9c1f0e2d3b4a59687766554433221100/chatSessions"
+    repeat_doc(chats / "0b7e4a3c-1d2f-4e5a-9b6c-7d8e9f0a1b2c.json", work / "vsc/0b7e4a3c-1d2f-4e5a-9b6c-7d8e9f0a1b2c.json", mb, "requests")
     out["copilot-vscode snapshot .json"] = (CopilotVscodeAdapter(), work / "vsc")
     log = (chats / "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d.jsonl").read_text().splitlines(keepends=True)
     dst = work / "vscl/x.jsonl"
@@ -137,19 +120,13 @@ def measure(adapter: Adapter, root: Path, repeat: int) -> dict[str, float]:
         best = min(best, time.perf_counter() - start)
     mb = size / 1e6
     return {
-        "units": len(units),
-        "mb": round(mb, 2),
-        "events": events,
-        "wall_s": round(best, 3),
-        "mb_per_s": round(mb / best, 1),
-        "events_per_s": round(events / best),
+        "units": len(units), "mb": round(mb, 2), "events": events, "wall_s": round(best, 3),
+        "mb_per_s": round(mb / best, 1), "events_per_s": round(events / best),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=8.0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)

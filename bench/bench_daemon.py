@@ -65,9 +65,7 @@ def corpus(work: Path, mb: float) -> tuple[Path, list[str]]:
     meta = out / "gen.json"
     if not meta.exists():
         shutil.rmtree(out, ignore_errors=True)
-        res = subprocess.run(
-            [sys.executable, str(GEN), str(out), "--mb", str(mb)], capture_output=True, text=True, check=True
-        )
+        res = subprocess.run([sys.executable, str(GEN), str(out), "--mb", str(mb)], capture_output=True, text=True, check=True)
         meta.write_text(res.stdout)
     info = json.loads(meta.read_text())
     return out, list(info["needles"])
@@ -104,9 +102,7 @@ def bench_load(work: Path, src: Path, needles: list[str], clients: int) -> dict[
                 if op == "list":
                     known = client.get("/sessions", {"limit": 50})["sessions"] or known
                 elif op == "search":
-                    client.get(
-                        "/search", {"q": rng.choice([*needles, "daemon", "traceback", "テスト"]), "limit": 20}
-                    )
+                    client.get("/search", {"q": rng.choice([*needles, "daemon", "traceback", "テスト"]), "limit": 20})
                 elif op == "show":
                     if known:
                         s = rng.choice(known)
@@ -129,12 +125,7 @@ def bench_load(work: Path, src: Path, needles: list[str], clients: int) -> dict[
     for t in threads:
         t.start()
     try:
-        wait_until(
-            lambda: (d.unix().health()["index"] or {}).get("updates", 0) >= 1,
-            1800,
-            "the initial index",
-            interval=0.5,
-        )
+        wait_until(lambda: (d.unix().health()["index"] or {}).get("updates", 0) >= 1, 1800, "the initial index", interval=0.5)
         index_seconds = time.monotonic() - started
     finally:
         stop.set()
@@ -172,14 +163,10 @@ def bench_append(work: Path, src: Path, appends: int) -> dict[str, Any]:
     try:
         for i in range(appends):
             word = f"bench{i:03d}x{uuid.uuid4().hex[:6]}"
-            line, _ = claude_user_line(
-                session["id"], f"benchmark append {word}", cwd=session.get("cwd") or "/tmp"
-            )
+            line, _ = claude_user_line(session["id"], f"benchmark append {word}", cwd=session.get("cwd") or "/tmp")
             started = time.perf_counter()
             append(path, line)
-            follow.wait_for(
-                lambda e, w=word: e.event == "event" and w in (e.data.get("text") or ""), 30, word
-            )
+            follow.wait_for(lambda e, w=word: e.event == "event" and w in (e.data.get("text") or ""), 30, word)
             to_stream.append(time.perf_counter() - started)
             while not rest.get("/search", {"q": word})["hits"]:
                 if time.perf_counter() - started > 30:
@@ -231,12 +218,7 @@ def bench_idle(work: Path, src: Path, seconds: float) -> dict[str, Any]:
     try:
         assert d.proc is not None
         start_ticks = process_tree_ticks(d.proc.pid)  # the same counter while it works, as a control
-        wait_until(
-            lambda: (d.unix().health()["index"] or {}).get("updates", 0) >= 1,
-            1800,
-            "the first scan",
-            interval=0.5,
-        )
+        wait_until(lambda: (d.unix().health()["index"] or {}).get("updates", 0) >= 1, 1800, "the first scan", interval=0.5)
         index_cpu = (process_tree_ticks(d.proc.pid) - start_ticks) / CLK_TCK
         wait_until(lambda: d.unix().health()["index"]["state"] == "idle", 600, "an idle writer")
         time.sleep(10)  # let the last settle re-reads (files written < 5 s ago) happen

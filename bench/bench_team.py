@@ -44,9 +44,7 @@ def corpus(work: Path, mb: float) -> tuple[Path, dict[str, Any]]:
     out = work / f"corpus{int(mb)}"
     summary = work / f"corpus{int(mb)}.json"
     if not summary.exists():
-        text = subprocess.run(
-            [sys.executable, str(GEN), str(out), "--mb", str(mb)], check=True, capture_output=True, text=True
-        ).stdout
+        text = subprocess.run([sys.executable, str(GEN), str(out), "--mb", str(mb)], check=True, capture_output=True, text=True).stdout
         summary.write_text(text)
         # Settled: written an hour ago (a file changed in the last seconds is read again by the
         # next update, in case it was caught mid-write; a real history is not that fresh).
@@ -78,12 +76,8 @@ QUERIES: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def query_times(call: Any, needles: list[str], repeat: int) -> dict[str, float]:
-    out = {
-        name: timed(lambda m=method, p=params: call(m, p), repeat) * 1000 for name, method, params in QUERIES
-    }
-    out["search rare word"] = (
-        statistics.median(timed(lambda n=n: call("search", {"q": n}), repeat) for n in needles[:5]) * 1000
-    )
+    out = {name: timed(lambda m=method, p=params: call(m, p), repeat) * 1000 for name, method, params in QUERIES}
+    out["search rare word"] = statistics.median(timed(lambda n=n: call("search", {"q": n}), repeat) for n in needles[:5]) * 1000
     return {k: round(v, 2) for k, v in out.items()}
 
 

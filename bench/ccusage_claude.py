@@ -96,9 +96,7 @@ def compare(config_dir: Path, ccusage: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dirs", nargs="+", type=Path, help="Claude config dirs (each holds projects/)")
     parser.add_argument("--ccusage", help=f"the ccusage executable (default: {DEFAULT_CCUSAGE})")
     args = parser.parse_args(argv)

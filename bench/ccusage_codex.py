@@ -115,16 +115,13 @@ def compare(codex_home: Path, ccusage: str) -> dict[str, Any]:
     )
     if differing:
         result["sessions"] = {
-            name: {"agtail": ours["sessions"].get(name), "ccusage": theirs["sessions"].get(name)}
-            for name in differing
+            name: {"agtail": ours["sessions"].get(name), "ccusage": theirs["sessions"].get(name)} for name in differing
         }
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("homes", nargs="+", type=Path, help="Codex homes (each holds sessions/)")
     parser.add_argument("--ccusage", help=f"the ccusage executable (default: {DEFAULT_CCUSAGE})")
     args = parser.parse_args(argv)

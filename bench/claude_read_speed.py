@@ -22,9 +22,7 @@ from agtaild.adapters.claude_code import ClaudeCodeAdapter
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", type=Path, help="a Claude projects folder")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)

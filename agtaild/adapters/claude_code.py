@@ -136,7 +136,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
                        workflow: str | None = None) -> Unit:  # fmt: skip
         stem = os.path.basename(path)[:-6]
         meta = path[:-6] + ".meta.json"
-        hints: dict[str, Any] = {"subagent": True, "agent_id": stem[len("agent-") :]}
+        hints: dict[str, Any] = {"subagent": True, "agent_id": stem[len("agent-"):]}
         files = [path]
         if os.path.isfile(meta):
             files.append(meta)
@@ -185,9 +185,7 @@ _entries = scan.entries
 def _is_agent_file(entry: os.DirEntry[str]) -> bool:
     """A subagent transcript (0-byte files are missing to Claude, and to agtail)."""
     name = entry.name
-    return (
-        name.startswith("agent-") and name.endswith(".jsonl") and scan.is_file(entry) and scan.size(entry) > 0
-    )
+    return name.startswith("agent-") and name.endswith(".jsonl") and scan.is_file(entry) and scan.size(entry) > 0
 
 
 def _spilled_outputs(session_dir: str) -> list[str]:

@@ -92,9 +92,7 @@ class MessageParser(LineParser[ClaudeState]):
         if msg.get("stop_reason") == "max_tokens":
             st.limit_message_id = message_id
         uuid = obj.get("uuid")
-        record = self.usage.offer(
-            obj, msg, uuid if type(uuid) is str else f"{st.session.id}:{line}", self.line_ts
-        )
+        record = self.usage.offer(obj, msg, uuid if type(uuid) is str else f"{st.session.id}:{line}", self.line_ts)
         if record is not None:
             self.add_usage(record)
         if isinstance(content, str):
@@ -224,9 +222,7 @@ class MessageParser(LineParser[ClaudeState]):
                 added = self.user_text(str(block.get("text") or ""), obj, line, offset, meta) or added
             elif btype in ("image", "document"):
                 label, media = media_placeholder(block)
-                self.new(
-                    "text", obj, line, offset, role="user", text=label, subtype=btype, extra={"media": media}
-                )
+                self.new("text", obj, line, offset, role="user", text=label, subtype=btype, extra={"media": media})
                 added = True
             else:
                 self.new("unknown", obj, line, offset, role="user", raw=block)

@@ -169,11 +169,7 @@ class ClaudeParser(MessageParser):
                 st.parent_id = parent
                 self.link_parent()
         uuid = obj.get("uuid")
-        if (
-            uuid is not None
-            and type(uuid) is str
-            and (obj.get("type") == "user" or obj.get("type") == "assistant")
-        ):
+        if uuid is not None and type(uuid) is str and (obj.get("type") == "user" or obj.get("type") == "assistant"):
             if len(st.seen_uuids) < MAX_SEEN_UUIDS:
                 st.seen_uuids.add(uuid_hash(uuid))
             if st.unmatched_summaries:

@@ -157,11 +157,7 @@ def _template_lines(root: Path) -> Iterator[str]:
                     text = fh.read()
             except OSError:
                 continue
-            lines = (
-                (line.strip() for line in text.splitlines())
-                if suffix in TEXT_SUFFIXES
-                else literal_lines(text)
-            )
+            lines = (line.strip() for line in text.splitlines()) if suffix in TEXT_SUFFIXES else literal_lines(text)
             for line in lines:
                 if len(line) >= MIN_PROMPT_LINE and " " in line:
                     yield line

@@ -119,9 +119,7 @@ class UsageBook:
         #: (key, sidechain, raw usage) of the last line whose numbers are already in ``seen``.
         self._last: tuple[str, bool, dict[str, Any]] | None = None
 
-    def offer(
-        self, obj: dict[str, Any], message: dict[str, Any], fallback: str, ts: str | None
-    ) -> UsageRecord | None:
+    def offer(self, obj: dict[str, Any], message: dict[str, Any], fallback: str, ts: str | None) -> UsageRecord | None:
         """Count this line's usage; returns the record to upsert, or None if nothing changed.
 
         Most lines repeat a response already counted with the same numbers, so the cheap
@@ -180,10 +178,7 @@ class UsageBook:
     def total(self) -> Usage:
         inp, out, cache_read, cache_write = self.totals
         return Usage(
-            input_tokens=inp,
-            output_tokens=out,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
+            input_tokens=inp, output_tokens=out, cache_read_tokens=cache_read, cache_write_tokens=cache_write,
             cost_usd=None,
         ).fix_total()
 

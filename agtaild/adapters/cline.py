@@ -75,11 +75,7 @@ class ClineAdapter(TaskDirAdapter):
     def _looks_sdk(unit: Unit) -> bool:
         """A unit from before hints were saved: SDK when it is a file or holds ``<name>.json``."""
         path = Path(unit.path)
-        return (
-            path.is_file()
-            or (path / f"{path.name}.json").is_file()
-            or (path / f"{path.name}.messages.json").is_file()
-        )
+        return path.is_file() or (path / f"{path.name}.json").is_file() or (path / f"{path.name}.messages.json").is_file()
 
     def native_files(self, unit: Unit) -> list[str]:
         if os.path.isfile(unit.path):

@@ -122,33 +122,13 @@ class HistoryWalk:
         meta = msg.get("metadata")
         if type(meta) is dict and meta.get("displayRole") == "error":  # Cline SDK: an error shown in the chat
             self.error = True
-            self._add(
-                Event(
-                    seq=-1,
-                    kind="system",
-                    ts=ts,
-                    role="system",
-                    text=block_text(blocks),
-                    is_error=True,
-                    subtype="error",
-                    model=model,
-                    source=source,
-                ),
-                ms,
-            )
+            self._add(Event(seq=-1, kind="system", ts=ts, role="system", text=block_text(blocks), is_error=True,
+                            subtype="error", model=model, source=source), ms)
             return "events"
         if msg.get("isSummary"):
             self.compactions += 1
             self._add(
-                Event(
-                    seq=-1,
-                    kind="summary",
-                    ts=ts,
-                    role=role,
-                    text=block_text(blocks),
-                    source=source,
-                    extra=extra,
-                ),
+                Event(seq=-1, kind="summary", ts=ts, role=role, text=block_text(blocks), source=source, extra=extra),
                 ms,
             )
             return "events"
@@ -167,32 +147,15 @@ class HistoryWalk:
             elif kind in ("thinking", "redacted_thinking", "reasoning"):
                 text = block.get("thinking") or block.get("text") or block_text(block.get("summary"))
                 self._add(
-                    Event(
-                        seq=-1,
-                        kind="thinking",
-                        ts=ts,
-                        role="assistant",
-                        text=str(text or ""),
-                        model=model,
-                        source=source,
-                        extra={"redacted": True} if kind == "redacted_thinking" else {},
-                    ),
+                    Event(seq=-1, kind="thinking", ts=ts, role="assistant", text=str(text or ""), model=model,
+                          source=source, extra={"redacted": True} if kind == "redacted_thinking" else {}),
                     ms,
                 )
             elif kind == "tool_use":
                 call_id = block.get("id") if isinstance(block.get("id"), str) else None
                 ev = self._add(
-                    Event(
-                        seq=-1,
-                        kind="tool_use",
-                        ts=ts,
-                        role="assistant",
-                        tool=str(block.get("name") or ""),
-                        input=block.get("input"),
-                        model=model,
-                        tool_use_id=call_id,
-                        source=source,
-                    ),
+                    Event(seq=-1, kind="tool_use", ts=ts, role="assistant", tool=str(block.get("name") or ""),
+                          input=block.get("input"), model=model, tool_use_id=call_id, source=source),
                     ms,
                 )
                 if call_id:
@@ -207,16 +170,9 @@ class HistoryWalk:
                     merged += 1
                 else:
                     self._add(
-                        Event(
-                            seq=-1,
-                            kind="tool_result",
-                            ts=ts,
-                            role="user",
-                            result=result,
-                            is_error=failed,
-                            tool_use_id=str(block.get("tool_use_id")),
-                            source=source,
-                        ),
+                        Event(seq=-1, kind="tool_result", ts=ts, role="user", result=result,
+                              is_error=failed, tool_use_id=str(block.get("tool_use_id")),
+                              source=source),
                         ms,
                     )
             elif kind in ("image", "document", "file"):
@@ -229,112 +185,48 @@ class HistoryWalk:
             return "events"
         return "merged" if merged else "skipped"
 
-    def _metrics(
-        self, index: int, metrics: Any, ts: str | None, model: str | None, provider: str | None
-    ) -> None:
+    def _metrics(self, index: int, metrics: Any, ts: str | None, model: str | None, provider: str | None) -> None:
         if not isinstance(metrics, dict):
             return
         tokens = metrics.get("tokens")
         if isinstance(tokens, dict):  # the extension / CLI 2.x: {tokens: {prompt, completion, cached}}
-            usage = usage_from(
-                num(tokens, "prompt"),
-                num(tokens, "completion"),
-                num(tokens, "cached"),
-                num(tokens, "cacheWrites"),
-                provider,
-            )
+            usage = usage_from(num(tokens, "prompt"), num(tokens, "completion"), num(tokens, "cached"),
+                               num(tokens, "cacheWrites"), provider)
         elif any(k in metrics for k in ("inputTokens", "outputTokens")):  # the SDK
-            usage = usage_from(
-                num(metrics, "inputTokens"),
-                num(metrics, "outputTokens"),
-                num(metrics, "cacheReadTokens"),
-                num(metrics, "cacheWriteTokens"),
-                provider,
-            )
+            usage = usage_from(num(metrics, "inputTokens"), num(metrics, "outputTokens"),
+                               num(metrics, "cacheReadTokens"), num(metrics, "cacheWriteTokens"), provider)
         else:
             return
         self.metric_usage.append(UsageRecord(key=f"api:{index}", ts=ts, model=model, usage=usage))
 
     def _assistant_text(
-        self,
-        text: str,
-        ts: str | None,
-        ms: float,
-        model: str | None,
-        source: dict[str, Any],
-        extra: dict[str, Any],
+        self, text: str, ts: str | None, ms: float, model: str | None, source: dict[str, Any], extra: dict[str, Any]
     ) -> bool:
         if text.rstrip().endswith(INTERRUPTED_MARK):
             self.interrupted = True
         said = False
         for piece, value in cline_xml.split_text(text):
             if piece == "thinking":
-                self._add(
-                    Event(
-                        seq=-1,
-                        kind="thinking",
-                        ts=ts,
-                        role="assistant",
-                        text=value,
-                        model=model,
-                        source=source,
-                    ),
-                    ms,
-                )
+                self._add(Event(seq=-1, kind="thinking", ts=ts, role="assistant", text=value, model=model,
+                                source=source), ms)
             elif piece == "text":
-                self._add(
-                    Event(
-                        seq=-1,
-                        kind="text",
-                        ts=ts,
-                        role="assistant",
-                        text=value,
-                        model=model,
-                        source=source,
-                        extra=dict(extra),
-                    ),
-                    ms,
-                )
+                self._add(Event(seq=-1, kind="text", ts=ts, role="assistant", text=value, model=model,
+                                source=source, extra=dict(extra)), ms)
                 said = True
             else:
                 name, params = value
                 if name == "attempt_completion" or name.endswith("_respond"):
                     answer = params.get("result") or params.get("response") or params.get("text") or ""
-                    self._add(
-                        Event(
-                            seq=-1,
-                            kind="text",
-                            ts=ts,
-                            role="assistant",
-                            text=answer.strip(),
-                            model=model,
-                            subtype=name,
-                            source=source,
-                            extra=dict(extra),
-                        ),
-                        ms,
-                    )
+                    self._add(Event(seq=-1, kind="text", ts=ts, role="assistant", text=answer.strip(), model=model,
+                                    subtype=name, source=source, extra=dict(extra)), ms)
                     said = True
                     continue
-                ev = self._add(
-                    Event(
-                        seq=-1,
-                        kind="tool_use",
-                        ts=ts,
-                        role="assistant",
-                        tool=name,
-                        input=params,
-                        model=model,
-                        source=source,
-                    ),
-                    ms,
-                )
+                ev = self._add(Event(seq=-1, kind="tool_use", ts=ts, role="assistant", tool=name, input=params,
+                                     model=model, source=source), ms)
                 self.open_xml.append(ev)
         return said
 
-    def _user_text(
-        self, text: str, ts: str | None, ms: float, source: dict[str, Any], extra: dict[str, Any]
-    ) -> str:
+    def _user_text(self, text: str, ts: str | None, ms: float, source: dict[str, Any], extra: dict[str, Any]) -> str:
         if is_injected(text):
             if self.cwd is None:
                 line = _CWD_LINE.search(text)
@@ -351,19 +243,8 @@ class HistoryWalk:
                 call.result = body
                 call.is_error = failed
                 return "merged"
-            self._add(
-                Event(
-                    seq=-1,
-                    kind="tool_result",
-                    ts=ts,
-                    role="user",
-                    tool=name,
-                    result=body,
-                    is_error=failed,
-                    source=source,
-                ),
-                ms,
-            )
+            self._add(Event(seq=-1, kind="tool_result", ts=ts, role="user", tool=name, result=body,
+                            is_error=failed, source=source), ms)
             return "events"
         # The body of a result given in a block of its own after the header (older Cline).
         last_call = self._last_result_waiting_body()
@@ -374,9 +255,7 @@ class HistoryWalk:
         if not words.strip():
             return "skipped"
         self.first_prompt = self.first_prompt or words
-        self._add(
-            Event(seq=-1, kind="text", ts=ts, role="user", text=words, source=source, extra=dict(extra)), ms
-        )
+        self._add(Event(seq=-1, kind="text", ts=ts, role="user", text=words, source=source, extra=dict(extra)), ms)
         return "events"
 
     def _last_result_waiting_body(self) -> Event | None:

@@ -57,13 +57,8 @@ def discover(agent: str, root: Path) -> Iterator[Unit]:
             yield Unit(agent=agent, path=str(folder), files=files, root=str(root), hints={"sdk": "session"})
             for child in sorted(folder.glob("*.messages.json")):
                 if child.name != messages.name:
-                    yield Unit(
-                        agent=agent,
-                        path=str(child),
-                        files=[str(child)],
-                        root=str(root),
-                        hints={"sdk": "child", "parent": name},
-                    )
+                    yield Unit(agent=agent, path=str(child), files=[str(child)], root=str(root),
+                               hints={"sdk": "child", "parent": name})
 
 
 def read(agent: str, unit: Unit, now: float) -> tuple[RecordBook, float]:
@@ -134,9 +129,7 @@ def _summarise(s: Session, manifest: dict[str, Any], walk: HistoryWalk) -> None:
     s.project = project_of(s.cwd)
     git = sub(meta, "git")
     s.git_branch = git.get("branch") if isinstance(git.get("branch"), str) else None
-    s.first_prompt = walk.first_prompt or (
-        manifest["prompt"] if isinstance(manifest.get("prompt"), str) else None
-    )
+    s.first_prompt = walk.first_prompt or (manifest["prompt"] if isinstance(manifest.get("prompt"), str) else None)
     title = meta.get("title") if isinstance(meta.get("title"), str) else None
     s.title = title_from_prompt(title or s.first_prompt)
     models = list(walk.models)
@@ -175,9 +168,7 @@ def _summarise(s: Session, manifest: dict[str, Any], walk: HistoryWalk) -> None:
 
 def _read_child(agent: str, unit: Unit, path: Path, now: float) -> tuple[RecordBook, float]:
     parent = str(unit.hints.get("parent") or path.parent.name)
-    book = RecordBook(
-        Session(agent=agent, id=f"{parent}__{path.name.removesuffix('.messages.json')}", path=unit.path)
-    )
+    book = RecordBook(Session(agent=agent, id=f"{parent}__{path.name.removesuffix('.messages.json')}", path=unit.path))
     s = book.session
     newest = path.stat().st_mtime
     walk = _messages(path, book, s, now - newest >= SETTLE_SECONDS)
@@ -201,9 +192,7 @@ def _read_child(agent: str, unit: Unit, path: Path, now: float) -> tuple[RecordB
     s.extra["subagent"] = True
     call = _spawning_call(path.parent / f"{parent}.messages.json", walk.first_prompt)
     s.parent = ParentRef(agent=agent, id=parent, tool_use_id=call)
-    manifest = (
-        json_document(path.parent / f"{parent}.json") if (path.parent / f"{parent}.json").is_file() else None
-    )
+    manifest = json_document(path.parent / f"{parent}.json") if (path.parent / f"{parent}.json").is_file() else None
     if isinstance(manifest, dict):
         cwd = manifest.get("cwd")
         s.cwd = cwd if isinstance(cwd, str) and cwd else None

@@ -99,9 +99,7 @@ class TaskDirAdapter(SessionDirAdapter):
     def discover_tasks(self, root: Path) -> Iterator[Unit]:
         for tasks in task_folders(root):
             try:
-                children = sorted(
-                    e.name for e in os.scandir(tasks) if e.is_dir() and not e.name.startswith(".")
-                )
+                children = sorted(e.name for e in os.scandir(tasks) if e.is_dir() and not e.name.startswith("."))
             except OSError:
                 continue
             for name in children:
@@ -149,9 +147,7 @@ class TaskDirAdapter(SessionDirAdapter):
             else:
                 book.count(category)
 
-    def _document(
-        self, sdir: SessionDir, name: str, book: RecordBook, bad_files: list[str]
-    ) -> dict[str, Any]:
+    def _document(self, sdir: SessionDir, name: str, book: RecordBook, bad_files: list[str]) -> dict[str, Any]:
         if not sdir.has(name):
             return {}
         doc = json_document(sdir.files[name])
@@ -235,11 +231,7 @@ def _new_task_call(parent_dir: Path, prompt: str | None) -> str | None:
     for msg in doc if isinstance(doc, list) else []:
         content = msg.get("content") if isinstance(msg, dict) else None
         for block in content if isinstance(content, list) else []:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "tool_use"
-                and block.get("name") == "new_task"
-            ):
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "new_task":
                 args = block.get("input")
                 if isinstance(args, dict) and str(args.get("message", "")).strip() == prompt.strip():
                     value = block.get("id")

@@ -22,84 +22,25 @@ from agtaild.model import Event, UsageRecord
 #: UI records that repeat the API history or only steer the panel.
 _DISPLAY = frozenset(
     {
-        "task",
-        "text",
-        "reasoning",
-        "command",
-        "command_output",
-        "tool",
-        "completion_result",
-        "user_feedback",
-        "user_feedback_diff",
-        "checkpoint_created",
-        "api_req_finished",
-        "followup",
-        "plan_mode_respond",
-        "act_mode_respond",
-        "browser_action",
-        "browser_action_launch",
-        "browser_action_result",
-        "use_mcp_server",
-        "mcp_server_response",
-        "mcp_server_request_started",
-        "mcp_notification",
-        "task_progress",
-        "shell_integration_warning",
-        "shell_integration_warning_with_suggestion",
-        "info",
-        "load_mcp_documentation",
-        "new_task",
-        "condense",
-        "summarize_task",
-        "report_bug",
-        "new_rule",
-        "hook",
-        "hook_output",
-        "hook_status",
-        "subagent",
-        "use_subagents",
-        "subagent_status",
-        "generate_explain_changes",
-        "deleted_api_reqs",
-        "command_approval",
-        "auto_approval_max_req_reached",
-        "codebase_search_result",
-        "subtask_result",
-        "condense_context",
-        "condense_context_error",
-        "sliding_window_truncation",
-        "user_edit_todos",
-        "update_todo_list",
-        "image",
-        "reasoning_summary",
-        "api_req_deleted",
-        "browser_session_status",
-        "too_many_tools_warning",
-        "rooignore_error",
-        "clineignore_error",
-        "checkpoint_saved",
-        "checkpoint_restored",
-        "task_start",
-        "task_end",
-        "diff_error_tool_retry",
-        "focus_chain",
-        "tool_use",
+        "task", "text", "reasoning", "command", "command_output", "tool", "completion_result",
+        "user_feedback", "user_feedback_diff", "checkpoint_created", "api_req_finished", "followup",
+        "plan_mode_respond", "act_mode_respond", "browser_action", "browser_action_launch",
+        "browser_action_result", "use_mcp_server", "mcp_server_response", "mcp_server_request_started",
+        "mcp_notification", "task_progress", "shell_integration_warning", "shell_integration_warning_with_suggestion",
+        "info", "load_mcp_documentation", "new_task", "condense", "summarize_task", "report_bug",
+        "new_rule", "hook", "hook_output", "hook_status", "subagent", "use_subagents", "subagent_status",
+        "generate_explain_changes", "deleted_api_reqs", "command_approval", "auto_approval_max_req_reached",
+        "codebase_search_result", "subtask_result", "condense_context", "condense_context_error",
+        "sliding_window_truncation", "user_edit_todos", "update_todo_list", "image", "reasoning_summary",
+        "api_req_deleted", "browser_session_status", "too_many_tools_warning", "rooignore_error",
+        "clineignore_error", "checkpoint_saved", "checkpoint_restored", "task_start", "task_end",
+        "diff_error_tool_retry", "focus_chain", "tool_use",
     }
 )
 #: UI records that say something went wrong.
 _ERRORS = frozenset(
-    {
-        "error",
-        "api_req_failed",
-        "api_req_retried",
-        "error_retry",
-        "diff_error",
-        "mistake_limit_reached",
-        "api_req_retry_delayed",
-        "mcp_server_error",
-        "shell_integration_error",
-        "payment_required_prompt",
-    }
+    {"error", "api_req_failed", "api_req_retried", "error_retry", "diff_error", "mistake_limit_reached",
+     "api_req_retry_delayed", "mcp_server_error", "shell_integration_error", "payment_required_prompt"}
 )
 _RESUME = frozenset({"resume_task", "resume_completed_task"})
 
@@ -124,11 +65,7 @@ class UiWalk:
         if not isinstance(msg, dict):
             return "bad"
         ts_raw = msg.get("ts")
-        ms = (
-            float(ts_raw)
-            if isinstance(ts_raw, int | float) and not isinstance(ts_raw, bool)
-            else self.last_ms
-        )
+        ms = float(ts_raw) if isinstance(ts_raw, int | float) and not isinstance(ts_raw, bool) else self.last_ms
         self.last_ms = max(self.last_ms, ms)
         ts = from_epoch_ms(ts_raw) if ms else None
         kind = msg.get("say") if msg.get("type") == "say" else msg.get("ask")
@@ -151,16 +88,8 @@ class UiWalk:
         if kind in _ERRORS:
             if kind in ("api_req_failed", "mistake_limit_reached"):
                 self.ending = "error"
-            ev = Event(
-                seq=-1,
-                kind="system",
-                ts=ts,
-                role="system",
-                text=text or kind,
-                is_error=True,
-                subtype=kind,
-                source={"ui_row": index},
-            )
+            ev = Event(seq=-1, kind="system", ts=ts, role="system", text=text or kind, is_error=True,
+                       subtype=kind, source={"ui_row": index})
             self.out.append(Timed(ev, ms, order_base + index))
             return "events"
         if kind in _DISPLAY:
@@ -169,9 +98,7 @@ class UiWalk:
         self.out.append(Timed(ev, ms, order_base + index))
         return "events"
 
-    def _request(
-        self, index: int, text: str | None, ts: str | None, model: str | None, provider: Any
-    ) -> None:
+    def _request(self, index: int, text: str | None, ts: str | None, model: str | None, provider: Any) -> None:
         try:
             info = _decoder.decode(text) if text else None
         except msgspec.DecodeError:
@@ -189,10 +116,7 @@ class UiWalk:
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             self.recorded_cost += float(cost)
         usage = usage_from(
-            num(info, "tokensIn"),
-            num(info, "tokensOut"),
-            num(info, "cacheReads"),
-            num(info, "cacheWrites"),
+            num(info, "tokensIn"), num(info, "tokensOut"), num(info, "cacheReads"), num(info, "cacheWrites"),
             provider if isinstance(provider, str) else self.default_provider,
         )
         self.usage.append(UsageRecord(key=f"ui:{index}", ts=ts, model=model, usage=usage))

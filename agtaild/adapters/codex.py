@@ -139,3 +139,4 @@ class CodexAdapter(JsonlAdapter):
         rows.extend(items if isinstance(items, list) else [])
         encode = msgspec.json.encode
         return [(encode(row), index) for index, row in enumerate(rows)], b"", 0
+

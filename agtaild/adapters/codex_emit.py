@@ -177,9 +177,7 @@ class CodexParserBase(LineParser[CodexState]):
         when = epoch_of(ts)
         if st.copy_batch_start is None and when is not None:
             st.copy_batch_start = when
-        if when is None or (
-            st.copy_batch_start is not None and when - st.copy_batch_start <= COPY_BATCH_SECONDS
-        ):
+        if when is None or (st.copy_batch_start is not None and when - st.copy_batch_start <= COPY_BATCH_SECONDS):
             return Line(no, ts, True, by_batch=True)
         st.copy_open = False
         return Line(no, ts)

@@ -20,18 +20,9 @@ from agtaild.adapters.jsonl import Category
 Handler = Callable[[CodexParserBase, Line, dict[str, Any]], Category]
 
 _SKIPPED = frozenset({"agent_reasoning_section_break", "item_started", "item_updated", "plan_update"})
-_METADATA = frozenset(
-    {"session_configured", "mcp_startup_complete", "mcp_list_tools_response", "thread_goal_set"}
-)
+_METADATA = frozenset({"session_configured", "mcp_startup_complete", "mcp_list_tools_response", "thread_goal_set"})
 _SYSTEM = frozenset(
-    {
-        "undo_completed",
-        "undo_started",
-        "entered_review_mode",
-        "exited_review_mode",
-        "background_event",
-        "warning",
-    }
+    {"undo_completed", "undo_started", "entered_review_mode", "exited_review_mode", "background_event", "warning"}
 )
 _LIMIT_WORDS = ("usage limit", "usage_limit", "rate limit", "rate_limit", "quota")
 
@@ -50,11 +41,7 @@ def handle_event_msg(p: CodexParserBase, line: Line, payload: dict[str, Any]) ->
     if kind in _SYSTEM:
         text = as_str(payload.get("message")) or as_str(payload.get("text"))
         return p.emit_system(line, text, kind)
-    if kind.endswith("_end") or kind in (
-        "collab_tool_call",
-        "view_image_tool_call",
-        "dynamic_tool_call_response",
-    ):
+    if kind.endswith("_end") or kind in ("collab_tool_call", "view_image_tool_call", "dynamic_tool_call_response"):
         merged = _merge_companion(p, as_str(payload.get("call_id")), extra={kind: _small(payload)})
         if merged:
             return merged
@@ -93,9 +80,7 @@ def _merge_companion(
     return "merged"
 
 
-def _orphan_tool(
-    p: CodexParserBase, line: Line, tool: str, data: Any, result: Any, code: int | None
-) -> Category:
+def _orphan_tool(p: CodexParserBase, line: Line, tool: str, data: Any, result: Any, code: int | None) -> Category:
     """A tool record whose call is not in this file: still a complete tool_use."""
     event = p.new_event(line, "tool_use", role="assistant", tool=tool, input=data, result=result)
     event.is_error = None if code is None else code != 0
@@ -198,9 +183,7 @@ def _exec_end(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Catego
     if not output:
         output = "".join(s for s in (payload.get("stdout"), payload.get("stderr")) if isinstance(s, str))
     code = payload.get("exit_code") if isinstance(payload.get("exit_code"), int) else None
-    merged = _merge_companion(
-        p, call_id, result=output or None, exit_code=code, extra={"exec": _small(payload)}
-    )
+    merged = _merge_companion(p, call_id, result=output or None, exit_code=code, extra={"exec": _small(payload)})
     return merged or _orphan_tool(p, line, "exec_command", {"command": payload.get("command")}, output, code)
 
 
@@ -226,18 +209,14 @@ def _mcp_end(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Categor
         result, code, _ = output_result(payload.get("result"))
     invocation = as_dict(payload.get("invocation"))
     failed = None if code is None else code != 0
-    merged = _merge_companion(
-        p, as_str(payload.get("call_id")), result=result, failed=failed, extra={"mcp": invocation}
-    )
+    merged = _merge_companion(p, as_str(payload.get("call_id")), result=result, failed=failed, extra={"mcp": invocation})
     tool = f"mcp__{invocation.get('server')}__{invocation.get('tool')}"
     return merged or _orphan_tool(p, line, tool, invocation.get("arguments"), result, code)
 
 
 def _image_end(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Category:
     merged = _merge_companion(p, as_str(payload.get("call_id")), extra={"image": _small(payload)})
-    return merged or _orphan_tool(
-        p, line, "image_generation", {"revised_prompt": payload.get("revised_prompt")}, None, None
-    )
+    return merged or _orphan_tool(p, line, "image_generation", {"revised_prompt": payload.get("revised_prompt")}, None, None)
 
 
 # -- 0.17x item_completed --------------------------------------------------------------
@@ -270,30 +249,17 @@ def _tool_item(p: CodexParserBase, line: Line, item: dict[str, Any], kind: str) 
     """CommandExecution, FileChange, CollabAgentToolCall, … carry the call_id as their id."""
     status = as_str(item.get("status"))
     failed = None if status is None else status in ("failed", "declined")
-    details = {
-        k: v for k, v in item.items() if k not in ("type", "id", "aggregated_output", "stdout", "stderr")
-    }
+    details = {k: v for k, v in item.items() if k not in ("type", "id", "aggregated_output", "stdout", "stderr")}
     if kind == "CommandExecution":
         output = item.get("aggregated_output")
         code = item.get("exit_code") if isinstance(item.get("exit_code"), int) else None
-        merged = _merge_companion(
-            p,
-            as_str(item.get("id")),
-            result=output,
-            exit_code=code,
-            failed=failed,
-            extra={"command_execution": details},
-        )
+        merged = _merge_companion(p, as_str(item.get("id")), result=output, exit_code=code, failed=failed,
+                                  extra={"command_execution": details})
         return merged or _orphan_tool(p, line, "exec_command", {"command": item.get("command")}, output, code)
     if kind == "FileChange":
         output = item.get("stdout")
-        merged = _merge_companion(
-            p,
-            as_str(item.get("id")),
-            result=output,
-            failed=failed,
-            extra={"files": sorted(as_dict(item.get("changes")))},
-        )
+        merged = _merge_companion(p, as_str(item.get("id")), result=output, failed=failed,
+                                  extra={"files": sorted(as_dict(item.get("changes")))})
         return merged or _orphan_tool(p, line, "apply_patch", item.get("changes"), output, int(bool(failed)))
     merged = _merge_companion(p, as_str(item.get("id")), failed=failed, extra={kind: details})
     return merged or p.emit_unknown(line, {"type": "item_completed", "item": item})

@@ -118,9 +118,7 @@ def _message(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
 def _provenance_not_user(item: dict[str, Any]) -> bool:
     """0.17x tags each content item's provenance; harness/tool text is not a prompt."""
     meta = as_dict(item.get("internal_chat_message_metadata_passthrough"))
-    provenances = [
-        as_dict(as_dict(m).get("provenance")).get("type") for m in meta.get("content_item_metadata") or []
-    ]
+    provenances = [as_dict(as_dict(m).get("provenance")).get("type") for m in meta.get("content_item_metadata") or []]
     return bool(provenances) and "user" not in provenances
 
 
@@ -133,9 +131,7 @@ def reasoning_parts(summary: Any) -> list[str]:
     return parts
 
 
-def emit_thinking(
-    p: CodexParserBase, line: Line, parts: list[str], uuid: str | None, subtype: str | None
-) -> Category:
+def emit_thinking(p: CodexParserBase, line: Line, parts: list[str], uuid: str | None, subtype: str | None) -> Category:
     """One thinking event per reasoning item; its event_msg copies (one per part) merge."""
     if not parts:
         return "skipped"
@@ -192,9 +188,7 @@ def _call(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
         data = {"revised_prompt": item.get("revised_prompt")}
     if isinstance(item.get("status"), str):
         extra["status"] = item["status"]
-    event = p.new_event(
-        line, "tool_use", role="assistant", tool=tool, input=data, uuid=as_str(item.get("id"))
-    )
+    event = p.new_event(line, "tool_use", role="assistant", tool=tool, input=data, uuid=as_str(item.get("id")))
     event.subtype = str(kind)
     event.extra.update(extra)
     edit = codex_patch.edit_of(tool, data)
@@ -202,9 +196,7 @@ def _call(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
         event.extra["edit"] = edit
     if kind == "image_generation_call":
         image = item.get("result")
-        event.result = (
-            f"[generated image, {len(image)} base64 characters]" if isinstance(image, str) else None
-        )
+        event.result = f"[generated image, {len(image)} base64 characters]" if isinstance(image, str) else None
     category = p.open_call(line, call_id, event)
     if kind in ("web_search_call", "image_generation_call") and call_id and category == "events":
         p.close_call(call_id, event)  # no separate output item follows these

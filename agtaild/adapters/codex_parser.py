@@ -58,13 +58,7 @@ class CodexParser(CodexParserBase):
         try:
             return self._record(obj, line)
         except (
-            KeyError,
-            TypeError,
-            ValueError,
-            AttributeError,
-            IndexError,
-            RecursionError,
-            msgspec.ValidationError,
+            KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, msgspec.ValidationError
         ) as exc:
             # A record shaped in a way this reader did not foresee: keep it, say why.
             event = self.new_event(Line(line, as_str(obj.get("timestamp"))), "unknown", raw=obj)
@@ -108,9 +102,7 @@ class CodexParser(CodexParserBase):
     def _line(self, no: int, kind: str, payload: dict[str, Any], ts: str | None) -> Line:
         st = self.st
         writer = None
-        if kind == "token_usage_record" or (
-            kind == "event_msg" and str(payload.get("type")) in _WRITER_TAGGED
-        ):
+        if kind == "token_usage_record" or (kind == "event_msg" and str(payload.get("type")) in _WRITER_TAGGED):
             writer = as_str(payload.get("thread_id"))
         if not (st.forked or st.spawn_parent):
             copied = bool(writer and st.thread_id and writer != st.thread_id)
@@ -149,14 +141,7 @@ class CodexParser(CodexParserBase):
         source = meta.get("source")
         s.origin = origin_of(as_str(meta.get("originator")), source)
         s.programmatic = s.origin in _PROGRAMMATIC or (isinstance(source, str) and source in _PROGRAMMATIC)
-        for key in (
-            "originator",
-            "source",
-            "model_provider",
-            "agent_nickname",
-            "agent_role",
-            "thread_source",
-        ):
+        for key in ("originator", "source", "model_provider", "agent_nickname", "agent_role", "thread_source"):
             if meta.get(key) is not None:
                 s.extra[key] = msgpack_safe(meta[key])
         spawn = as_dict(as_dict(as_dict(source).get("subagent")).get("thread_spawn"))

@@ -61,21 +61,9 @@ class CopilotCliAdapter(JsonlAdapter):
                         files = [str(events)]
                         if (path / "workspace.yaml").is_file():
                             files.append(str(path / "workspace.yaml"))
-                        yield Unit(
-                            agent=self.id,
-                            path=str(events),
-                            files=files,
-                            root=str(root),
-                            hints={"id": entry.name},
-                        )
+                        yield Unit(agent=self.id, path=str(events), files=files, root=str(root), hints={"id": entry.name})
                 elif entry.name.endswith(".jsonl") and entry.is_file():
-                    yield Unit(
-                        agent=self.id,
-                        path=str(path),
-                        files=[str(path)],
-                        root=str(root),
-                        hints={"id": path.stem},
-                    )
+                    yield Unit(agent=self.id, path=str(path), files=[str(path)], root=str(root), hints={"id": path.stem})
             except OSError:
                 continue
 

@@ -80,9 +80,7 @@ class CopilotParser(LineParser[CopilotState]):
     State = CopilotState
 
     def new_state(self) -> CopilotState:
-        return CopilotState(
-            session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path)
-        )
+        return CopilotState(session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path))
 
     # -- dispatch -----------------------------------------------------------------------
     def record(self, obj: Any, line: int, offset: int) -> Category:
@@ -109,9 +107,7 @@ class CopilotParser(LineParser[CopilotState]):
     def _event(self, b: _Base, kind: str, **fields: Any) -> Event:
         extra = fields.pop("extra", {})
         agent_id = _str(b.obj.get("agentId"))
-        parent_call = _str(b.data.get("parentToolCallId")) or (
-            self.st.agents.get(agent_id) if agent_id else None
-        )
+        parent_call = _str(b.data.get("parentToolCallId")) or (self.st.agents.get(agent_id) if agent_id else None)
         if agent_id or parent_call:
             extra.setdefault("agent_id", agent_id)
             extra.setdefault("parent_tool_use_id", parent_call)
@@ -169,14 +165,7 @@ class CopilotParser(LineParser[CopilotState]):
         model = _str(b.data.get("newModel"))
         if not (b.obj.get("agentId") or b.data.get("parentToolCallId")):
             self._model(model)
-        self._event(
-            b,
-            "system",
-            subtype="session.model_change",
-            model=model,
-            text=f"model: {model}",
-            extra=payload(b.data),
-        )
+        self._event(b, "system", subtype="session.model_change", model=model, text=f"model: {model}", extra=payload(b.data))
         return "events"
 
     def _error(self, b: _Base) -> Category:
@@ -193,9 +182,7 @@ class CopilotParser(LineParser[CopilotState]):
 
     def _abort(self, b: _Base) -> Category:
         self.st.outcome = "interrupted"
-        self._event(
-            b, "system", subtype="abort", text=_str(b.data.get("reason")) or "aborted", extra=payload(b.data)
-        )
+        self._event(b, "system", subtype="abort", text=_str(b.data.get("reason")) or "aborted", extra=payload(b.data))
         return "events"
 
     def _compaction(self, b: _Base) -> Category:
@@ -252,12 +239,7 @@ class CopilotParser(LineParser[CopilotState]):
             return "metadata"
         raw_acct = raw.get("accounting")
         acct: dict[str, Any] = raw_acct if isinstance(raw_acct, dict) else {}
-        key = (
-            _str(acct.get("usageId"))
-            or _str(raw.get("apiCallId"))
-            or _str(b.obj.get("id"))
-            or f"line:{b.line}"
-        )
+        key = _str(acct.get("usageId")) or _str(raw.get("apiCallId")) or _str(b.obj.get("id")) or f"line:{b.line}"
         model = _str(raw.get("model"))
         self.add_usage(UsageRecord(key=key, ts=b.ts, model=model, usage=usage))
         self.st.session.usage.add(usage)
@@ -302,14 +284,8 @@ class CopilotParser(LineParser[CopilotState]):
             call_id = _str(req.get("toolCallId"))
             extra = {k: req[k] for k in ("intentionSummary", "toolTitle") if _str(req.get(k))}
             ev = self._event(
-                b,
-                "tool_use",
-                role="assistant",
-                model=model,
-                tool=_str(req.get("name")),
-                input=arguments(req.get("arguments")),
-                tool_use_id=call_id,
-                extra=extra,
+                b, "tool_use", role="assistant", model=model, tool=_str(req.get("name")),
+                input=arguments(req.get("arguments")), tool_use_id=call_id, extra=extra,
             )
             first = first or ev
             if call_id:
@@ -347,13 +323,8 @@ class CopilotParser(LineParser[CopilotState]):
             self.emit(call)
             return "merged"
         ev = self._event(
-            b,
-            "tool_use",
-            role="assistant",
-            tool=_str(b.data.get("toolName")),
-            input=arguments(b.data.get("arguments")),
-            tool_use_id=call_id,
-            model=_str(b.data.get("model")),
+            b, "tool_use", role="assistant", tool=_str(b.data.get("toolName")),
+            input=arguments(b.data.get("arguments")), tool_use_id=call_id, model=_str(b.data.get("model")),
         )
         if call_id:
             self._pend(call_id, ev)
@@ -371,9 +342,7 @@ class CopilotParser(LineParser[CopilotState]):
             call.extra["result_ts"] = b.ts
             self.emit(call)
             return "merged"
-        self._event(
-            b, "tool_result", role="tool", result=result, is_error=is_error, tool_use_id=call_id, extra=extra
-        )
+        self._event(b, "tool_result", role="tool", result=result, is_error=is_error, tool_use_id=call_id, extra=extra)
         return "events"
 
     def _subagent(self, b: _Base) -> Category:
@@ -383,13 +352,8 @@ class CopilotParser(LineParser[CopilotState]):
             self.st.agents[agent_id] = call_id
         name = _str(b.data.get("agentDisplayName")) or _str(b.data.get("agentName"))
         ev = self._event(
-            b,
-            "system",
-            subtype=kind,
-            text=f"{kind}: {name}" if name else kind,
-            tool_use_id=call_id,
-            model=_str(b.data.get("model")),
-            extra=payload(b.data),
+            b, "system", subtype=kind, text=f"{kind}: {name}" if name else kind,
+            tool_use_id=call_id, model=_str(b.data.get("model")), extra=payload(b.data),
         )
         ev.extra.setdefault("agent_id", agent_id)
         return "events"

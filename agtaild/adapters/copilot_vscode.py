@@ -106,11 +106,7 @@ class CopilotVscodeAdapter(Adapter):
 
 def _session_files(folder: Path) -> list[Path]:
     try:
-        return sorted(
-            p
-            for p in folder.iterdir()
-            if p.suffix in (".json", ".jsonl") and p.is_file() and p.name != "workspace.json"
-        )
+        return sorted(p for p in folder.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file() and p.name != "workspace.json")
     except OSError:
         return []
 

@@ -29,15 +29,7 @@ from agtaild.model import Event
 _decoder = msgspec.json.Decoder()
 #: Response parts that only drive the chat UI.
 _UI_ONLY = frozenset(
-    {
-        "progressMessage",
-        "progressTask",
-        "undoStop",
-        "codeblockUri",
-        "prepareToolInvocation",
-        "mcpServersStarting",
-        "warning",
-    }
+    {"progressMessage", "progressTask", "undoStop", "codeblockUri", "prepareToolInvocation", "mcpServersStarting", "warning"}
 )
 #: Nesting deeper than this in a key path is not followed (a damaged log).
 MAX_PATH = 64
@@ -80,12 +72,7 @@ def apply_op(state: Any, op: dict[str, Any]) -> Any:
         key = path[-1]
         if isinstance(parent, dict) and isinstance(key, str):
             parent[key] = op.get("v")
-        elif (
-            isinstance(parent, list)
-            and isinstance(key, int)
-            and not isinstance(key, bool)
-            and 0 <= key <= len(parent)
-        ):
+        elif isinstance(parent, list) and isinstance(key, int) and not isinstance(key, bool) and 0 <= key <= len(parent):
             if key == len(parent):
                 parent.append(op.get("v"))
             else:
@@ -207,18 +194,7 @@ class SessionBuilder:
             extra["agent"] = agent["id"]
         message = req.get("message")
         prompt = _text_of(message.get("text")) if isinstance(message, dict) else _text_of(message)
-        book.emit(
-            Event(
-                seq=-1,
-                kind="text",
-                role="user",
-                ts=ts,
-                text=prompt,
-                source=src,
-                uuid=_str(req.get("requestId")),
-                extra=extra,
-            )
-        )
+        book.emit(Event(seq=-1, kind="text", role="user", ts=ts, text=prompt, source=src, uuid=_str(req.get("requestId")), extra=extra))
         s.messages += 1
         if prompt and s.first_prompt is None:
             s.first_prompt = prompt
@@ -233,18 +209,7 @@ class SessionBuilder:
         s.ending = None
         error = result.get("errorDetails")
         if isinstance(error, dict):
-            book.emit(
-                Event(
-                    seq=-1,
-                    kind="system",
-                    ts=ts,
-                    subtype="error",
-                    text=_str(error.get("message")),
-                    is_error=True,
-                    source=src,
-                    extra=dict(error),
-                )
-            )
+            book.emit(Event(seq=-1, kind="system", ts=ts, subtype="error", text=_str(error.get("message")), is_error=True, source=src, extra=dict(error)))
             s.ending = "error"
         if req.get("isCanceled") is True:
             s.ending = "interrupted"
@@ -263,19 +228,11 @@ class SessionBuilder:
                 piece = _text_of(item.get("content")) if kind == "markdownContent" else _text_of(item)
                 if kind == "inlineReference":
                     ref = item.get("inlineReference")
-                    piece = (
-                        _str(item.get("name"))
-                        or (_str(ref.get("name")) if isinstance(ref, dict) else None)
-                        or "[reference]"
-                    )
+                    piece = _str(item.get("name")) or (_str(ref.get("name")) if isinstance(ref, dict) else None) or "[reference]"
                 if piece is None:
                     continue
                 if text is None:
-                    text = book.emit(
-                        Event(
-                            seq=-1, kind="text", role="assistant", ts=ts, text=piece, model=model, source=src
-                        )
-                    )
+                    text = book.emit(Event(seq=-1, kind="text", role="assistant", ts=ts, text=piece, model=model, source=src))
                 else:
                     text.text = (text.text or "") + piece
                 continue
@@ -284,48 +241,20 @@ class SessionBuilder:
                 data = item.get("toolSpecificData")
                 book.emit(
                     Event(
-                        seq=-1,
-                        kind="tool_use",
-                        role="assistant",
-                        ts=ts,
-                        model=model,
-                        source=src,
-                        tool=_str(item.get("toolId")),
-                        tool_use_id=_str(item.get("toolCallId")),
+                        seq=-1, kind="tool_use", role="assistant", ts=ts, model=model, source=src,
+                        tool=_str(item.get("toolId")), tool_use_id=_str(item.get("toolCallId")),
                         input=data if data is not None else _text_of(item.get("invocationMessage")),
                         result=_text_of(item.get("pastTenseMessage")),
                         is_error=item.get("isConfirmed") is False or None,
-                        extra={"complete": item.get("isComplete")}
-                        if item.get("isComplete") is not None
-                        else {},
+                        extra={"complete": item.get("isComplete")} if item.get("isComplete") is not None else {},
                     )
                 )
             elif kind == "thinking":
-                book.emit(
-                    Event(
-                        seq=-1,
-                        kind="thinking",
-                        role="assistant",
-                        ts=ts,
-                        model=model,
-                        text=_text_of(item.get("value")) or _text_of(item),
-                        source=src,
-                    )
-                )
+                book.emit(Event(seq=-1, kind="thinking", role="assistant", ts=ts, model=model, text=_text_of(item.get("value")) or _text_of(item), source=src))
             elif kind in _UI_ONLY:
                 continue
             else:
-                book.emit(
-                    Event(
-                        seq=-1,
-                        kind="unknown",
-                        role="assistant",
-                        ts=ts,
-                        subtype=str(kind),
-                        source=src,
-                        raw=item,
-                    )
-                )
+                book.emit(Event(seq=-1, kind="unknown", role="assistant", ts=ts, subtype=str(kind), source=src, raw=item))
         book.session.messages += 1 if items else 0
 
 

@@ -89,9 +89,7 @@ class CursorAdapter(JsonlAdapter):
         for entry in entries:
             if entry.suffix == ".jsonl" and entry.is_file():
                 yield self._unit(entry, entry.stem, slug_dir.name, root, stores)
-            elif (
-                entry.suffix == ".txt" and entry.is_file() and not {f"{entry.stem}.jsonl", entry.stem} & names
-            ):
+            elif entry.suffix == ".txt" and entry.is_file() and not {f"{entry.stem}.jsonl", entry.stem} & names:
                 yield self._unit(entry, entry.stem, slug_dir.name, root, stores)  # the older text form
             elif entry.is_dir() and (entry / f"{entry.name}.jsonl").is_file():
                 yield self._unit(entry / f"{entry.name}.jsonl", entry.name, slug_dir.name, root, stores)
@@ -233,10 +231,7 @@ def _workspace(slug: str, bucket: Any) -> str | None:
     if not slug:
         return None
     candidate = "/" + slug.replace("-", "/")
-    if (
-        isinstance(bucket, str)
-        and hashlib.md5(candidate.encode(), usedforsecurity=False).hexdigest() == bucket
-    ):
+    if isinstance(bucket, str) and hashlib.md5(candidate.encode(), usedforsecurity=False).hexdigest() == bucket:
         return candidate
     return candidate if os.path.isdir(candidate) else None
 

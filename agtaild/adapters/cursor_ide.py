@@ -74,9 +74,7 @@ class CursorIdeReader(SqliteSessionAdapter):
         if not {"key", "value"} <= table_columns(conn, "cursorDiskKV"):
             return []
         out: list[str] = []
-        rows = conn.execute(
-            "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (_PREFIX, "composerData;")
-        )
+        rows = conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (_PREFIX, "composerData;"))
         for key, value in rows:
             doc = _json(value)
             if isinstance(key, str) and isinstance(doc, dict) and _messages_of(doc):
@@ -84,9 +82,7 @@ class CursorIdeReader(SqliteSessionAdapter):
         return out
 
     def fingerprint(self, conn: sqlite3.Connection, session_id: str) -> Any:
-        row = conn.execute(
-            "SELECT length(value), value FROM cursorDiskKV WHERE key = ?", (_PREFIX + session_id,)
-        ).fetchone()
+        row = conn.execute("SELECT length(value), value FROM cursorDiskKV WHERE key = ?", (_PREFIX + session_id,)).fetchone()
         if row is None:
             return None
         lo, hi = _bubble_range(session_id)
@@ -124,19 +120,12 @@ class CursorIdeReader(SqliteSessionAdapter):
             s.parent = ParentRef(agent="cursor", id=parent)
         lo, hi = _bubble_range(session_id)
         bubbles: dict[str, Any] = {}
-        for key, value in conn.execute(
-            "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (lo, hi)
-        ):
+        for key, value in conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (lo, hi)):
             if isinstance(key, str):
                 bubbles[key[len(lo) :]] = value
         used: set[str] = set()
         for i, entry in enumerate(_messages_of(doc)):
-            if (
-                isinstance(entry, dict)
-                and isinstance(entry.get("bubbleId"), str)
-                and "type" in entry
-                and "text" not in entry
-            ):
+            if isinstance(entry, dict) and isinstance(entry.get("bubbleId"), str) and "type" in entry and "text" not in entry:
                 bid = entry["bubbleId"]
                 used.add(bid)
                 if bid not in bubbles:
@@ -186,23 +175,10 @@ def _bubble(book: RecordBook, bubble: Any, index: int) -> Category:
     first: Event | None = None
     thinking = bubble.get("thinking")
     if isinstance(thinking, dict) and _str(thinking.get("text")):
-        first = book.emit(
-            Event(
-                seq=-1,
-                kind="thinking",
-                role=role,
-                ts=ts,
-                text=thinking["text"],
-                model=model,
-                uuid=uuid,
-                source=src,
-            )
-        )
+        first = book.emit(Event(seq=-1, kind="thinking", role=role, ts=ts, text=thinking["text"], model=model, uuid=uuid, source=src))
     text = _str(bubble.get("text"))
     if text:
-        ev = book.emit(
-            Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, uuid=uuid, source=src)
-        )
+        ev = book.emit(Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, uuid=uuid, source=src))
         first = first or ev
         if role == "user" and s.first_prompt is None:
             s.first_prompt = text
@@ -211,15 +187,8 @@ def _bubble(book: RecordBook, bubble: Any, index: int) -> Category:
         status = _str(tool.get("status"))
         ev = book.emit(
             Event(
-                seq=-1,
-                kind="tool_use",
-                role="assistant",
-                ts=ts,
-                model=model,
-                uuid=uuid,
-                source=src,
-                tool=_str(tool.get("name")),
-                tool_use_id=_str(tool.get("toolCallId")),
+                seq=-1, kind="tool_use", role="assistant", ts=ts, model=model, uuid=uuid, source=src,
+                tool=_str(tool.get("name")), tool_use_id=_str(tool.get("toolCallId")),
                 input=_json(tool.get("rawArgs")) or _json(tool.get("params")) or tool.get("params"),
                 result=_json(tool.get("result")) or tool.get("result"),
                 is_error=status in ("error", "failed", "cancelled") if status else None,
@@ -229,9 +198,7 @@ def _bubble(book: RecordBook, bubble: Any, index: int) -> Category:
         first = first or ev
     tokens = bubble.get("tokenCount")
     if isinstance(tokens, dict):
-        usage = Usage(
-            input_tokens=_int(tokens.get("inputTokens")), output_tokens=_int(tokens.get("outputTokens"))
-        ).fix_total()
+        usage = Usage(input_tokens=_int(tokens.get("inputTokens")), output_tokens=_int(tokens.get("outputTokens"))).fix_total()
         if not usage.is_zero():
             book.add_usage(UsageRecord(key=f"bubble:{uuid or index}", ts=ts, model=model, usage=usage))
             if first is not None:

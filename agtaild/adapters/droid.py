@@ -73,9 +73,7 @@ class DroidAdapter(JsonlAdapter):
         parent = unit.hints.get("parent")
         if isinstance(parent, dict) and isinstance(parent.get("id"), str):
             tool = parent.get("tool_use_id")
-            s.parent = ParentRef(
-                agent=self.id, id=parent["id"], tool_use_id=tool if isinstance(tool, str) else None
-            )
+            s.parent = ParentRef(agent=self.id, id=parent["id"], tool_use_id=tool if isinstance(tool, str) else None)
             if isinstance(parent.get("subagent_type"), str):
                 s.extra["subagent_type"] = parent["subagent_type"]
         return result
@@ -133,14 +131,7 @@ def _apply_settings(s: Session, settings: dict[str, Any], result: ReadResult) ->
     usage = settings_usage(settings.get("tokenUsage"))
     if usage is not None:
         s.usage = usage
-        result.usage = [
-            UsageRecord(
-                key="settings:tokenUsage",
-                ts=s.ended,
-                model=model if isinstance(model, str) else None,
-                usage=usage,
-            )
-        ]
+        result.usage = [UsageRecord(key="settings:tokenUsage", ts=s.ended, model=model if isinstance(model, str) else None, usage=usage)]
 
 
 def _task_invocations(path: Path) -> dict[str, dict[str, Any]]:

@@ -67,9 +67,7 @@ class DroidParser(LineParser[DroidState]):
     State = DroidState
 
     def new_state(self) -> DroidState:
-        return DroidState(
-            session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path)
-        )
+        return DroidState(session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path))
 
     def record(self, obj: Any, line: int, offset: int) -> Category:
         if not isinstance(obj, dict):
@@ -86,14 +84,7 @@ class DroidParser(LineParser[DroidState]):
         if kind == "agent_turn_outcome":
             return self._outcome(obj, line, ts)
         if kind == "todo_state":
-            self._event(
-                obj,
-                line,
-                ts,
-                "system",
-                subtype="todo_state",
-                extra={k: v for k, v in obj.items() if k != "type"},
-            )
+            self._event(obj, line, ts, "system", subtype="todo_state", extra={k: v for k, v in obj.items() if k != "type"})
             return "events"
         self._event(obj, line, ts, "unknown", raw=obj)
         return "events"
@@ -161,14 +152,8 @@ class DroidParser(LineParser[DroidState]):
         return "merged" if merged else "skipped"
 
     def _block(
-        self,
-        obj: dict[str, Any],
-        msg: dict[str, Any],
-        block: Any,
-        role: str | None,
-        model: str | None,
-        line: int,
-        ts: str | None,
+        self, obj: dict[str, Any], msg: dict[str, Any], block: Any, role: str | None, model: str | None,
+        line: int, ts: str | None,
     ) -> str | None:
         if not isinstance(block, dict):
             self._event(obj, line, ts, "unknown", role=role, raw=block)
@@ -181,9 +166,7 @@ class DroidParser(LineParser[DroidState]):
                 return None
             if role == "user" and text.startswith("BYOK Error:"):
                 st.outcome = "error"
-                self._event(
-                    obj, line, ts, "system", role="user", subtype="api_error", text=text, is_error=True
-                )
+                self._event(obj, line, ts, "system", role="user", subtype="api_error", text=text, is_error=True)
                 return "events"
             self._event(obj, line, ts, "text", role=role, text=text, model=model)
             if role == "user":
@@ -194,29 +177,13 @@ class DroidParser(LineParser[DroidState]):
             return "events"
         if btype == "thinking":
             extra = {k: block[k] for k in ("durationMs", "signatureProvider") if block.get(k) is not None}
-            self._event(
-                obj,
-                line,
-                ts,
-                "thinking",
-                role=role,
-                text=_str(block.get("thinking")),
-                model=model,
-                extra=extra,
-            )
+            self._event(obj, line, ts, "thinking", role=role, text=_str(block.get("thinking")), model=model, extra=extra)
             return "events"
         if btype == "tool_use":
             call_id = _str(block.get("id"))
             ev = self._event(
-                obj,
-                line,
-                ts,
-                "tool_use",
-                role=role,
-                tool=_str(block.get("name")),
-                input=block.get("input"),
-                tool_use_id=call_id,
-                model=model,
+                obj, line, ts, "tool_use", role=role, tool=_str(block.get("name")), input=block.get("input"),
+                tool_use_id=call_id, model=model,
             )
             if call_id:
                 st.pending[call_id] = ev
@@ -235,9 +202,7 @@ class DroidParser(LineParser[DroidState]):
                 call.extra["result_ts"] = ts
                 self.emit(call)
                 return "merged"
-            self._event(
-                obj, line, ts, "tool_result", role="tool", result=text, is_error=is_error, tool_use_id=call_id
-            )
+            self._event(obj, line, ts, "tool_result", role="tool", result=text, is_error=is_error, tool_use_id=call_id)
             return "events"
         self._event(obj, line, ts, "unknown", role=role, raw=block)
         return "events"
@@ -252,13 +217,7 @@ class DroidParser(LineParser[DroidState]):
             return "metadata"
         self.st.outcome = ending
         self._event(
-            obj,
-            line,
-            ts,
-            "system",
-            subtype="agent_turn_outcome",
-            text=reason,
-            is_error=ending == "error",
+            obj, line, ts, "system", subtype="agent_turn_outcome", text=reason, is_error=ending == "error",
             extra={k: v for k, v in obj.items() if k != "type"},
         )
         return "events"

@@ -30,13 +30,7 @@ from agtaild.adapters.jsondoc import RecordBook
 from agtaild.adapters.opencode import OpenCodeAdapter
 from agtaild.model import Session
 
-_TOKEN_COLUMNS = (
-    "tokens_input",
-    "tokens_output",
-    "tokens_reasoning",
-    "tokens_cache_read",
-    "tokens_cache_write",
-)
+_TOKEN_COLUMNS = ("tokens_input", "tokens_output", "tokens_reasoning", "tokens_cache_read", "tokens_cache_write")
 
 
 class _KiloTasks(TaskDirAdapter):

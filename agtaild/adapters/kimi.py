@@ -39,10 +39,7 @@ class KimiAdapter(JsonlAdapter):
         "the sessions folder of Kimi CLI (~/.kimi/sessions; ~/.kimi works too) "
         "or of Kimi Code (~/.kimi-code/sessions)"
     )
-    formats_tested: ClassVar[tuple[str, ...]] = (
-        "kimi-cli 1.51.0 (wire 1.10)",
-        "Kimi Code wire 1.4 (peer fixture)",
-    )
+    formats_tested: ClassVar[tuple[str, ...]] = ("kimi-cli 1.51.0 (wire 1.10)", "Kimi Code wire 1.4 (peer fixture)")
     sample_roots: ClassVar[tuple[str, ...]] = ("real/kimi-1.51.0/sessions", "kimi/agent-sessions/sessions")
     Parser = KimiWireParser
 
@@ -69,11 +66,7 @@ class KimiAdapter(JsonlAdapter):
                         yield self._unit(sub, root, hints)
 
     def _unit(self, folder: Path, root: Path, hints: dict[str, Any]) -> Unit:
-        files = [
-            str(folder / n)
-            for n in ("wire.jsonl", "context.jsonl", "state.json", "meta.json")
-            if (folder / n).is_file()
-        ]
+        files = [str(folder / n) for n in ("wire.jsonl", "context.jsonl", "state.json", "meta.json") if (folder / n).is_file()]
         return Unit(agent=self.id, path=str(folder / "wire.jsonl"), files=files, root=str(root), hints=hints)
 
     # -- reading --------------------------------------------------------------------------
@@ -97,11 +90,7 @@ class KimiAdapter(JsonlAdapter):
             if isinstance(meta, dict):
                 s.extra["subagent_type"] = meta.get("subagent_type")
                 s.title = _str(meta.get("description")) or s.title
-            s.parent = ParentRef(
-                agent=self.id,
-                id=parent,
-                tool_use_id=_spawning_call(folder.parent.parent / "wire.jsonl", s.id),
-            )
+            s.parent = ParentRef(agent=self.id, id=parent, tool_use_id=_spawning_call(folder.parent.parent / "wire.jsonl", s.id))
             s.resumable = False
         return result
 

@@ -64,9 +64,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
     State = KimiCodeState
 
     def new_state(self) -> KimiCodeState:
-        return KimiCodeState(
-            session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path)
-        )
+        return KimiCodeState(session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path))
 
     def record(self, obj: Any, line: int, offset: int) -> Category:
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
@@ -107,14 +105,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             return "events"
         if kind == "context.apply_compaction":
             s.compactions += 1
-            self._event(
-                line,
-                ts,
-                "summary",
-                subtype=kind,
-                text=nonempty_str(obj.get("summary")),
-                extra=_rest(obj, "summary"),
-            )
+            self._event(line, ts, "summary", subtype=kind, text=nonempty_str(obj.get("summary")), extra=_rest(obj, "summary"))
             return "events"
         if kind.startswith(("permission.", "plan_mode.")):
             self._event(line, ts, "system", subtype=kind, extra=_rest(obj))
@@ -139,15 +130,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         by_user = not isinstance(origin, dict) or origin.get("kind") in (None, "user")
         text = user_input_text(obj.get("input"))
         subtype = "steer" if kind == "turn.steer" else (None if by_user else "system_trigger")
-        self._event(
-            line,
-            ts,
-            "text",
-            role="user",
-            text=text,
-            subtype=subtype,
-            extra={"origin": origin} if origin else {},
-        )
+        self._event(line, ts, "text", role="user", text=text, subtype=subtype, extra={"origin": origin} if origin else {})
         st.session.messages += 1
         if kind == "turn.prompt":
             st.outcome, st.turn_open = None, True
@@ -162,14 +145,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             return "events"
         if msg.get("role") == "user":
             return "skipped"  # the turn.prompt / turn.steer already recorded it
-        self._event(
-            line,
-            ts,
-            "text",
-            role=nonempty_str(msg.get("role")),
-            text=user_input_text(msg.get("content")),
-            subtype="context",
-        )
+        self._event(line, ts, "text", role=nonempty_str(msg.get("role")), text=user_input_text(msg.get("content")), subtype="context")
         return "events"
 
     def _loop(self, ev: dict[str, Any], line: int, ts: str | None) -> Category:
@@ -183,37 +159,17 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         if etype == "content.part" and isinstance(ev.get("part"), dict):
             part = ev["part"]
             if part.get("type") == "think":
-                self._event(
-                    line,
-                    ts,
-                    "thinking",
-                    role="assistant",
-                    text=nonempty_str(part.get("think")),
-                    uuid=nonempty_str(ev.get("uuid")),
-                )
+                self._event(line, ts, "thinking", role="assistant", text=nonempty_str(part.get("think")), uuid=nonempty_str(ev.get("uuid")))
                 return "events"
             if part.get("type") == "text":
-                self._event(
-                    line,
-                    ts,
-                    "text",
-                    role="assistant",
-                    text=nonempty_str(part.get("text")),
-                    uuid=nonempty_str(ev.get("uuid")),
-                )
+                self._event(line, ts, "text", role="assistant", text=nonempty_str(part.get("text")), uuid=nonempty_str(ev.get("uuid")))
                 self.st.session.messages += 1
                 return "events"
         if etype == "tool.call":
             call_id = nonempty_str(ev.get("toolCallId"))
             tool_ev = self._event(
-                line,
-                ts,
-                "tool_use",
-                role="assistant",
-                tool=nonempty_str(ev.get("name")),
-                input=ev.get("args"),
-                tool_use_id=call_id,
-                uuid=nonempty_str(ev.get("uuid")),
+                line, ts, "tool_use", role="assistant", tool=nonempty_str(ev.get("name")), input=ev.get("args"),
+                tool_use_id=call_id, uuid=nonempty_str(ev.get("uuid")),
                 extra={"description": ev["description"]} if nonempty_str(ev.get("description")) else {},
             )
             if call_id:
@@ -232,9 +188,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
                 call.extra["result_ts"] = ts
                 self.emit(call)
                 return "merged"
-            self._event(
-                line, ts, "tool_result", role="tool", result=result, is_error=is_error, tool_use_id=call_id
-            )
+            self._event(line, ts, "tool_result", role="tool", result=result, is_error=is_error, tool_use_id=call_id)
             return "events"
         self._event(line, ts, "unknown", subtype=f"loop:{etype}", raw=ev)
         return "events"
@@ -289,12 +243,7 @@ class KimiCodeReader:
             files = [str(agent_dir / "wire.jsonl")]
             if state_file.is_file():
                 files.append(str(state_file))
-            hints = {
-                "kimi_code": True,
-                "id": sid if main else f"{sid}-{agent_dir.name}",
-                "session": sid,
-                "agent_id": agent_dir.name,
-            }
+            hints = {"kimi_code": True, "id": sid if main else f"{sid}-{agent_dir.name}", "session": sid, "agent_id": agent_dir.name}
             yield Unit(agent=self.agent, path=files[0], files=files, root=str(root), hints=hints)
 
     def read(self, unit: Unit, state: bytes | None, *, now: float | None) -> ReadResult:
@@ -317,9 +266,7 @@ class KimiCodeReader:
         if not s.title and agent_id != "main":
             s.title = f"subagent {agent_id}"
         if not s.title:
-            s.title = next(
-                (ln.strip()[:200] for ln in (s.first_prompt or "").splitlines() if ln.strip()), None
-            )
+            s.title = next((ln.strip()[:200] for ln in (s.first_prompt or "").splitlines() if ln.strip()), None)
         if agent_id != "main":
             s.parent = ParentRef(agent=self.agent, id=str(unit.hints.get("session")))
             s.resumable = False

@@ -79,9 +79,7 @@ class KimiWireParser(LineParser[KimiState]):
     State = KimiState
 
     def new_state(self) -> KimiState:
-        return KimiState(
-            session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path)
-        )
+        return KimiState(session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path))
 
     def record(self, obj: Any, line: int, offset: int) -> Category:
         if isinstance(obj, dict) and obj.get("type") == "metadata":
@@ -160,13 +158,8 @@ class KimiWireParser(LineParser[KimiState]):
         call_id = nonempty_str(payload.get("id"))
         args = fn.get("arguments") if isinstance(fn, dict) else None
         ev = self._event(
-            line,
-            ts,
-            "tool_use",
-            role="assistant",
-            tool=nonempty_str(fn.get("name")) if isinstance(fn, dict) else None,
-            input=_decode_args(args),
-            tool_use_id=call_id,
+            line, ts, "tool_use", role="assistant", tool=nonempty_str(fn.get("name")) if isinstance(fn, dict) else None,
+            input=_decode_args(args), tool_use_id=call_id,
         )
         if call_id:
             self.st.pending[call_id] = ev
@@ -203,16 +196,7 @@ class KimiWireParser(LineParser[KimiState]):
             call.extra["result_ts"] = ts
             self.emit(call)
             return "merged"
-        self._event(
-            line,
-            ts,
-            "tool_result",
-            role="tool",
-            result=result,
-            is_error=is_error,
-            tool_use_id=call_id,
-            extra=extra,
-        )
+        self._event(line, ts, "tool_result", role="tool", result=result, is_error=is_error, tool_use_id=call_id, extra=extra)
         return "events"
 
     def _status(self, payload: dict[str, Any], line: int, ts: str | None) -> Category:
@@ -227,9 +211,7 @@ class KimiWireParser(LineParser[KimiState]):
 
     def _interrupted(self, payload: dict[str, Any], line: int, ts: str | None) -> Category:
         self.st.outcome = "interrupted"
-        self._event(
-            line, ts, "system", subtype="StepInterrupted", text="step interrupted", extra=dict(payload)
-        )
+        self._event(line, ts, "system", subtype="StepInterrupted", text="step interrupted", extra=dict(payload))
         return "events"
 
     def _compaction(self, payload: dict[str, Any], line: int, ts: str | None) -> Category:

@@ -69,9 +69,7 @@ class OpenHandsAdapter(SessionDirAdapter):
 
     def native_files(self, unit: Unit) -> list[str]:
         """The conversation's own files, without its subagents (they are units of their own)."""
-        return [
-            f for f in super().native_files(unit) if "subagents" not in Path(f).relative_to(unit.path).parts
-        ]
+        return [f for f in super().native_files(unit) if "subagents" not in Path(f).relative_to(unit.path).parts]
 
     def snapshot(self, unit: Unit, *, now: float | None = None) -> SessionDir:
         """As the helper's, but a new or changed event file also counts (for settling)."""
@@ -115,9 +113,7 @@ class OpenHandsAdapter(SessionDirAdapter):
             book.add_usage(record)
         self._summarise(s, sdir, state, walk, unit)
 
-    def _summarise(
-        self, s: Session, sdir: SessionDir, state: dict[str, Any], walk: EventWalk, unit: Unit
-    ) -> None:
+    def _summarise(self, s: Session, sdir: SessionDir, state: dict[str, Any], walk: EventWalk, unit: Unit) -> None:
         if isinstance(state.get("id"), str):
             s.extra["conversation_id"] = state["id"]
         cwd = sub(state, "workspace").get("working_dir")
@@ -146,9 +142,7 @@ class OpenHandsAdapter(SessionDirAdapter):
             s.extra["recorded_cost_usd"] = round(float(cost), 10)
         parent = unit.hints.get("parent") or _parent_from_path(sdir.path)
         if parent:
-            s.parent = ParentRef(
-                agent=self.id, id=str(parent), tool_use_id=_task_call(sdir.path.parent.parent, s.first_prompt)
-            )
+            s.parent = ParentRef(agent=self.id, id=str(parent), tool_use_id=_task_call(sdir.path.parent.parent, s.first_prompt))
             s.extra["subagent"] = True
             s.resumable = False
 
@@ -178,20 +172,11 @@ def usage_records(state: dict[str, Any]) -> list[UsageRecord]:
         for i, u in enumerate(usages if isinstance(usages, list) else []):
             if not isinstance(u, dict):
                 continue
-            prompt, read, write = (
-                num(u, "prompt_tokens"),
-                num(u, "cache_read_tokens"),
-                num(u, "cache_write_tokens"),
-            )
+            prompt, read, write = num(u, "prompt_tokens"), num(u, "cache_read_tokens"), num(u, "cache_write_tokens")
             if prompt >= read + write:
                 prompt -= read + write
-            usage = Usage(
-                input_tokens=prompt,
-                output_tokens=num(u, "completion_tokens"),
-                cache_read_tokens=read,
-                cache_write_tokens=write,
-                reasoning_tokens=num(u, "reasoning_tokens"),
-            ).fix_total()
+            usage = Usage(input_tokens=prompt, output_tokens=num(u, "completion_tokens"), cache_read_tokens=read,
+                          cache_write_tokens=write, reasoning_tokens=num(u, "reasoning_tokens")).fix_total()
             model = u.get("model") if isinstance(u.get("model"), str) else None
             key = f"{usage_id}:{i}:{u.get('response_id') or ''}"
             out.append(UsageRecord(key=key, ts=None, model=model, usage=usage))
@@ -230,3 +215,4 @@ def _task_call(parent_folder: Path, prompt: str | None) -> str | None:
             call = doc.get("tool_call_id")
             return call if isinstance(call, str) else None
     return None
+

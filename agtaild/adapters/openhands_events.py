@@ -33,7 +33,9 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+        return "\n".join(
+            c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)
+        )
     return ""
 
 
@@ -52,14 +54,8 @@ class EventWalk:
         self.last_ts: str | None = None
 
     def _emit(self, kind: str, obj: dict[str, Any], number: int, **kw: Any) -> Event:
-        ev = Event(
-            seq=-1,
-            kind=kind,
-            ts=norm_iso(obj.get("timestamp")),
-            uuid=_str(obj, "id"),
-            source={"file": number},
-            **kw,
-        )
+        ev = Event(seq=-1, kind=kind, ts=norm_iso(obj.get("timestamp")), uuid=_str(obj, "id"),
+                   source={"file": number}, **kw)
         return self.book.emit(ev)
 
     def feed(self, number: int, obj: Any) -> None:
@@ -83,15 +79,7 @@ class EventWalk:
         elif kind in ("ConversationErrorEvent", "AgentErrorEvent"):
             self.error = True
             text = _str(obj, "detail") or _str(obj, "error") or _str(obj, "code") or kind
-            self._emit(
-                "system",
-                obj,
-                number,
-                role="system",
-                text=text,
-                is_error=True,
-                subtype=_str(obj, "code") or kind,
-            )
+            self._emit("system", obj, number, role="system", text=text, is_error=True, subtype=_str(obj, "code") or kind)
             self.book.count("events")
         elif isinstance(kind, str) and kind.startswith("Condensation"):
             summary = _str(obj, "summary") or content_text(obj.get("content"))
@@ -115,14 +103,8 @@ class EventWalk:
         extended = content_text(obj.get("extended_content"))
         if role == "user":
             self.first_prompt = self.first_prompt or text
-        self._emit(
-            "text",
-            obj,
-            number,
-            role=role,
-            text=text,
-            extra={"extended_content": extended} if extended else {},
-        )
+        self._emit("text", obj, number, role=role, text=text,
+                   extra={"extended_content": extended} if extended else {})
         self.messages += 1
         self.book.count("events")
 
@@ -134,14 +116,8 @@ class EventWalk:
         for block in blocks if isinstance(blocks, list) else []:
             if isinstance(block, dict):
                 text = block.get("thinking") or block.get("data") or ""
-                self._emit(
-                    "thinking",
-                    obj,
-                    number,
-                    role="assistant",
-                    text=str(text),
-                    extra={"redacted": True} if block.get("type") == "redacted_thinking" else {},
-                )
+                self._emit("thinking", obj, number, role="assistant", text=str(text),
+                           extra={"redacted": True} if block.get("type") == "redacted_thinking" else {})
 
     def _action(self, obj: dict[str, Any], number: int) -> None:
         self._thinking(obj, obj, number)
@@ -153,37 +129,17 @@ class EventWalk:
         akind = action.get("kind")
         call_id = _str(obj, "tool_call_id")
         if akind == "FinishAction":
-            ev = self._emit(
-                "text",
-                obj,
-                number,
-                role="assistant",
-                text=_str(action, "message") or "",
-                subtype="finish",
-                tool_use_id=call_id,
-            )
+            ev = self._emit("text", obj, number, role="assistant", text=_str(action, "message") or "",
+                            subtype="finish", tool_use_id=call_id)
             self.messages += 1
         elif akind == "ThinkAction":
-            ev = self._emit(
-                "thinking",
-                obj,
-                number,
-                role="assistant",
-                text=_str(action, "thought") or "",
-                tool_use_id=call_id,
-            )
+            ev = self._emit("thinking", obj, number, role="assistant", text=_str(action, "thought") or "",
+                            tool_use_id=call_id)
         else:
             args = {k: v for k, v in action.items() if k != "kind"}
-            ev = self._emit(
-                "tool_use",
-                obj,
-                number,
-                role="assistant",
-                tool=_str(obj, "tool_name") or str(akind or ""),
-                input=args,
-                tool_use_id=call_id,
-                extra={"action": akind, "summary": obj.get("summary")} if akind else {},
-            )
+            ev = self._emit("tool_use", obj, number, role="assistant", tool=_str(obj, "tool_name") or str(akind or ""),
+                            input=args, tool_use_id=call_id,
+                            extra={"action": akind, "summary": obj.get("summary")} if akind else {})
             self.open_call = True
             if akind == "TaskAction":
                 self.task_calls.append(ev)
@@ -201,16 +157,8 @@ class EventWalk:
             failed = True
         self.open_call = False
         if call is None:
-            self._emit(
-                "tool_result",
-                obj,
-                number,
-                role="tool",
-                tool=_str(obj, "tool_name"),
-                result=text,
-                is_error=failed,
-                tool_use_id=_str(obj, "tool_call_id"),
-            )
+            self._emit("tool_result", obj, number, role="tool", tool=_str(obj, "tool_name"), result=text,
+                       is_error=failed, tool_use_id=_str(obj, "tool_call_id"))
             self.book.count("events")
             return
         if call.kind == "tool_use":

@@ -25,9 +25,7 @@ class RooCodeAdapter(TaskDirAdapter):
         "an editor's globalStorage/rooveterinaryinc.roo-cline folder (holding tasks/), its tasks/ "
         "folder, or the roo-cline.customStoragePath folder"
     )
-    formats_tested: ClassVar[tuple[str, ...]] = (
-        "Roo Code 3.x task folders (synthetic, from the 3.52 source)",
-    )
+    formats_tested: ClassVar[tuple[str, ...]] = ("Roo Code 3.x task folders (synthetic, from the 3.52 source)",)
     sample_roots: ClassVar[tuple[str, ...]] = (
         "roo-code/synthetic-agtail/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline",
     )

@@ -183,15 +183,8 @@ class MessageWalk:
                 acct.merged += 1
             else:
                 name = msg.get("name")
-                self._emit(
-                    "tool_result",
-                    line,
-                    role="tool",
-                    tool=name if type(name) is str else None,
-                    result=content,
-                    is_error=failed,
-                    tool_use_id=str(msg.get("tool_call_id")),
-                )
+                self._emit("tool_result", line, role="tool", tool=name if type(name) is str else None,
+                           result=content, is_error=failed, tool_use_id=str(msg.get("tool_call_id")))
                 acct.events += 1
         elif role == "user":
             mid = msg.get("message_id")
@@ -228,15 +221,8 @@ class MessageWalk:
                 except (msgspec.DecodeError, UnicodeDecodeError):
                     pass
             call_id = call.get("id") if isinstance(call.get("id"), str) else None
-            ev = self._emit(
-                "tool_use",
-                line,
-                role="assistant",
-                tool=str(fn.get("name") or ""),
-                input=args,
-                model=self.model,
-                tool_use_id=call_id,
-            )
+            ev = self._emit("tool_use", line, role="assistant", tool=str(fn.get("name") or ""), input=args,
+                            model=self.model, tool_use_id=call_id)
             if call_id:
                 self.calls[call_id] = ev
 
@@ -263,15 +249,11 @@ def summarise(s: Session, meta: dict[str, Any], walk: MessageWalk, book: RecordB
     stats = sub(meta, "stats")
     if stats:
         # Vibe keeps only session totals (no per-response usage, no cache split).
-        usage = Usage(
-            input_tokens=num(stats, "session_prompt_tokens"),
-            output_tokens=num(stats, "session_completion_tokens"),
-        ).fix_total()
+        usage = Usage(input_tokens=num(stats, "session_prompt_tokens"),
+                      output_tokens=num(stats, "session_completion_tokens")).fix_total()
         if not usage.is_zero():
             book.add_usage(UsageRecord(key="session", ts=s.ended, model=walk.model, usage=usage))
-        s.extra["stats"] = {
-            k: v for k, v in stats.items() if isinstance(v, int | float) and not isinstance(v, bool)
-        }
+        s.extra["stats"] = {k: v for k, v in stats.items() if isinstance(v, int | float) and not isinstance(v, bool)}
     s.usage = book.total_usage()
     profile = sub(meta, "agent_profile").get("name")
     if isinstance(profile, str):

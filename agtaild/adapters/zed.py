@@ -91,9 +91,7 @@ class ZedAdapter(SqliteSessionAdapter):
         if not cols:
             raise AgtailError(f"{db}: no threads table")
         order = "created_at, id" if "created_at" in cols else "updated_at, id"
-        return [
-            str(r[0]) for r in conn.execute(f"SELECT id FROM threads ORDER BY {order}") if r[0] is not None
-        ]
+        return [str(r[0]) for r in conn.execute(f"SELECT id FROM threads ORDER BY {order}") if r[0] is not None]
 
     def fingerprint(self, conn: sqlite3.Connection, session_id: str) -> Any:
         row = conn.execute(
@@ -139,9 +137,7 @@ class ZedAdapter(SqliteSessionAdapter):
         parent = row.get("parent_id") or context.get("parent_thread_id")
         if isinstance(parent, str) and parent:
             call = context.get("tool_use_id")
-            s.parent = ParentRef(
-                agent=self.id, id=parent, tool_use_id=call if isinstance(call, str) else None
-            )
+            s.parent = ParentRef(agent=self.id, id=parent, tool_use_id=call if isinstance(call, str) else None)
         if doc.get("imported") is True:
             s.extra["imported_share"] = True
         if isinstance(doc.get("detailed_summary"), str):

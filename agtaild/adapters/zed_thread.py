@@ -76,9 +76,7 @@ class ThreadWalk:
             user = msg["User"]
             if isinstance(user.get("id"), str):
                 self.user_ids.append(user["id"])
-            parts = [
-                self._user_part(p) for p in user.get("content") or [] if isinstance(user.get("content"), list)
-            ]
+            parts = [self._user_part(p) for p in user.get("content") or [] if isinstance(user.get("content"), list)]
             self._user_text("\n".join(p for p in parts if p), number, user.get("id"))
             return
         if isinstance(msg, dict) and isinstance(msg.get("Agent"), dict):
@@ -99,11 +97,7 @@ class ThreadWalk:
                 return str(part["Text"])
             mention = part.get("Mention")
             if isinstance(mention, dict):
-                return (
-                    f"@{mention.get('uri')}"
-                    if not isinstance(mention.get("content"), str)
-                    else str(mention["content"])
-                )
+                return f"@{mention.get('uri')}" if not isinstance(mention.get("content"), str) else str(mention["content"])
         return ""
 
     def _user_text(self, text: str, number: int, uid: Any) -> None:
@@ -120,30 +114,16 @@ class ThreadWalk:
             self._emit("text", number, role="assistant", text=part["Text"], model=self.model)
             self.messages += 1
         elif isinstance(part.get("Thinking"), dict):
-            self._emit(
-                "thinking",
-                number,
-                role="assistant",
-                text=str(part["Thinking"].get("text") or ""),
-                model=self.model,
-            )
+            self._emit("thinking", number, role="assistant", text=str(part["Thinking"].get("text") or ""),
+                       model=self.model)
         elif "RedactedThinking" in part:
-            self._emit(
-                "thinking", number, role="assistant", text="", model=self.model, extra={"redacted": True}
-            )
+            self._emit("thinking", number, role="assistant", text="", model=self.model, extra={"redacted": True})
         elif isinstance(part.get("ToolUse"), dict):
             use = part["ToolUse"]
             call_id = use.get("id") if isinstance(use.get("id"), str) else None
             result = results.get(call_id) if call_id else None
-            ev = self._emit(
-                "tool_use",
-                number,
-                role="assistant",
-                tool=str(use.get("name") or ""),
-                input=use.get("input", use.get("raw_input")),
-                model=self.model,
-                tool_use_id=call_id,
-            )
+            ev = self._emit("tool_use", number, role="assistant", tool=str(use.get("name") or ""),
+                            input=use.get("input", use.get("raw_input")), model=self.model, tool_use_id=call_id)
             if isinstance(result, dict):
                 ev.result = _text(result.get("content")) or _text(result.get("output"))
                 ev.is_error = bool(result.get("is_error"))
@@ -160,9 +140,7 @@ class ThreadWalk:
         raw_segments = msg.get("segments")
         segments: list[Any] = raw_segments if isinstance(raw_segments, list) else []
         if role == "user":
-            text = "\n".join(str(s.get("text") or "") for s in segments if isinstance(s, dict)) or str(
-                msg.get("context") or ""
-            )
+            text = "\n".join(str(s.get("text") or "") for s in segments if isinstance(s, dict)) or str(msg.get("context") or "")
             self._user_text(text, number, None)
             return
         if role != "assistant":
@@ -174,33 +152,18 @@ class ThreadWalk:
             if not isinstance(seg, dict):
                 continue
             if seg.get("type") == "text":
-                self._emit(
-                    "text", number, role="assistant", text=str(seg.get("text") or ""), model=self.model
-                )
+                self._emit("text", number, role="assistant", text=str(seg.get("text") or ""), model=self.model)
                 self.messages += 1
             elif seg.get("type") in ("thinking", "redacted_thinking"):
-                self._emit(
-                    "thinking", number, role="assistant", text=str(seg.get("text") or ""), model=self.model
-                )
+                self._emit("thinking", number, role="assistant", text=str(seg.get("text") or ""), model=self.model)
         listed = msg.get("tool_results")
-        results = (
-            {r.get("tool_use_id"): r for r in listed if isinstance(r, dict)}
-            if isinstance(listed, list)
-            else {}
-        )
+        results = {r.get("tool_use_id"): r for r in listed if isinstance(r, dict)} if isinstance(listed, list) else {}
         uses = msg.get("tool_uses")
         for use in uses if isinstance(uses, list) else []:
             if not isinstance(use, dict):
                 continue
-            ev = self._emit(
-                "tool_use",
-                number,
-                role="assistant",
-                tool=str(use.get("name") or ""),
-                input=use.get("input"),
-                model=self.model,
-                tool_use_id=use.get("id") if isinstance(use.get("id"), str) else None,
-            )
+            ev = self._emit("tool_use", number, role="assistant", tool=str(use.get("name") or ""),
+                            input=use.get("input"), model=self.model, tool_use_id=use.get("id") if isinstance(use.get("id"), str) else None)
             result = results.get(use.get("id"))
             if result is not None:
                 ev.result = _text(result.get("content")) or _text(result.get("output"))

@@ -176,9 +176,7 @@ class GuardedHandler(RequestHandler):
         if self.in_request:
             self.head_started = None
             payload = self.current_payload
-            waiting = (
-                payload is not None and not payload.is_eof() and getattr(payload, "_waiter", None) is not None
-            )
+            waiting = payload is not None and not payload.is_eof() and getattr(payload, "_waiter", None) is not None
             if waiting and now - self.last_received > limits.body_idle_timeout:
                 ABUSE_LOG.warning("slow-body", "closed a connection from %s: its request body stalled for %g s",
                                   self.peer_address or "the unix socket", limits.body_idle_timeout)  # fmt: skip
@@ -227,3 +225,4 @@ class GuardedAppRunner(web.AppRunner):
         server.guard_limits = self.guard_limits
         server.clients = Counter()
         return server
+

@@ -40,9 +40,7 @@ def _ok(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 
 def _page(name: str, item: dict[str, Any]) -> dict[str, Any]:
-    return _ok(
-        {name: {"type": "array", "items": item}, "next": _nullable({"type": "string"})}, [name, "next"]
-    )
+    return _ok({name: {"type": "array", "items": item}, "next": _nullable({"type": "string"})}, [name, "next"])
 
 
 def _with(schema: dict[str, Any], name: str, prop: dict[str, Any]) -> dict[str, Any]:
@@ -106,16 +104,8 @@ def schemas() -> dict[str, Any]:
                             "started": {"type": "number"},
                         },
                         "required": [
-                            "kind",
-                            "phase",
-                            "files_done",
-                            "files_total",
-                            "bytes_done",
-                            "bytes_total",
-                            "rate_bytes_per_second",
-                            "eta_seconds",
-                            "elapsed_seconds",
-                            "started",
+                            "kind", "phase", "files_done", "files_total", "bytes_done", "bytes_total",
+                            "rate_bytes_per_second", "eta_seconds", "elapsed_seconds", "started",
                         ],
                     },
                 },
@@ -130,17 +120,11 @@ def schemas() -> dict[str, Any]:
             ),
             "SearchHit": {
                 "type": "object",
-                "properties": {
-                    "session": _ref("Session"),
-                    "event": _ref("Event"),
-                    "snippet": {"type": "string"},
-                },
+                "properties": {"session": _ref("Session"), "event": _ref("Event"), "snippet": {"type": "string"}},
                 "required": ["session", "event", "snippet"],
             },
             "SearchResult": _page("hits", _ref("SearchHit")),
-            "Stats": _ok(
-                {"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]
-            ),
+            "Stats": _ok({"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]),
             "ProjectList": _ok(
                 {
                     "projects": {
@@ -177,9 +161,7 @@ def schemas() -> dict[str, Any]:
                 },
                 ["agent", "cwd", "cwd_exists", "argv"],
             ),
-            "LoginLink": _ok(
-                {"path": {"type": "string"}, "expires_in": {"type": "integer"}}, ["path", "expires_in"]
-            ),
+            "LoginLink": _ok({"path": {"type": "string"}, "expires_in": {"type": "integer"}}, ["path", "expires_in"]),
         }
     )
     return dict(sorted(comps.items()))
@@ -207,7 +189,9 @@ def _errors(*statuses: int) -> dict[str, Any]:
         409: "refused",
         413: "request too large",
     }
-    return {str(s): {"description": why[s], "content": {JSON: {"schema": _ref("Error")}}} for s in statuses}
+    return {
+        str(s): {"description": why[s], "content": {JSON: {"schema": _ref("Error")}}} for s in statuses
+    }
 
 
 def _parameters(method: Method) -> list[dict[str, Any]]:
@@ -225,9 +209,7 @@ def _parameters(method: Method) -> list[dict[str, Any]]:
     return out
 
 
-def _json_op(
-    op_id: str, summary: str, schema: str, params: list[dict[str, Any]], errors: tuple[int, ...]
-) -> dict[str, Any]:
+def _json_op(op_id: str, summary: str, schema: str, params: list[dict[str, Any]], errors: tuple[int, ...]) -> dict[str, Any]:
     return {
         "operationId": op_id,
         "summary": summary,
@@ -256,10 +238,7 @@ def _sse_op(op_id: str, method: Method, description: str) -> dict[str, Any]:
             },
         ],
         "responses": {
-            "200": {
-                "description": "an event stream",
-                "content": {"text/event-stream": {"schema": {"type": "string"}}},
-            },
+            "200": {"description": "an event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
             **_errors(400, 401, 403, *((404,) if has_path else ())),
         },
     }
@@ -282,10 +261,7 @@ def paths() -> dict[str, Any]:
         "get": {
             "operationId": "openapi",
             "summary": "This document",
-            "responses": {
-                "200": {"description": "ok", "content": {JSON: {"schema": {"type": "object"}}}},
-                **_errors(401, 403),
-            },
+            "responses": {"200": {"description": "ok", "content": {JSON: {"schema": {"type": "object"}}}}, **_errors(401, 403)},
         }
     }
     for route in rest.ROUTES:
@@ -298,25 +274,18 @@ def paths() -> dict[str, Any]:
         )
         if route.method == "resume.command":
             errors = (*errors, 409)
-        op = _json_op(
-            route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors
-        )
+        op = _json_op(route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors)
         op["description"] = f"JSON-RPC method `{route.method}`."
         out[route.path] = {"get": op}
     out[f"{rest.API}/sessions/{{agent}}/{{id}}/follow"] = {
         "get": _sse_op("followSession", sse.FOLLOW, "Events `event` (id = seq), `reset`, `removed`.")
     }
-    out[f"{rest.API}/changes"] = {
-        "get": _sse_op("changes", sse.CHANGES, "Events `change` (id = <boot>-<n>) and `reset`.")
-    }
+    out[f"{rest.API}/changes"] = {"get": _sse_op("changes", sse.CHANGES, "Events `change` (id = <boot>-<n>) and `reset`.")}
     out[f"{rest.API}/login-link"] = {
         "post": {
             "operationId": "newLoginLink",
             "summary": "A one-time login path for the viewer",
-            "responses": {
-                "200": {"description": "ok", "content": {JSON: {"schema": _ref("LoginLink")}}},
-                **_errors(400, 401, 403),
-            },
+            "responses": {"200": {"description": "ok", "content": {JSON: {"schema": _ref("LoginLink")}}}, **_errors(400, 401, 403)},
         }
     }
     out["/rpc"] = {
@@ -326,19 +295,10 @@ def paths() -> dict[str, Any]:
             "description": "Methods: " + ", ".join(sorted(METHOD_TABLE)) + ". Parameters as for REST.",
             "requestBody": {
                 "required": True,
-                "content": {
-                    JSON: {
-                        "schema": {
-                            "anyOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]
-                        }
-                    }
-                },
+                "content": {JSON: {"schema": {"anyOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]}}},
             },
             "responses": {
-                "200": {
-                    "description": "response(s)",
-                    "content": {JSON: {"schema": {"anyOf": [{"type": "object"}, {"type": "array"}]}}},
-                },
+                "200": {"description": "response(s)", "content": {JSON: {"schema": {"anyOf": [{"type": "object"}, {"type": "array"}]}}}},
                 "204": {"description": "only notifications were sent"},
                 **_errors(401, 403, 413),
             },
@@ -360,10 +320,7 @@ def paths() -> dict[str, Any]:
         "get": {
             "operationId": "viewer",
             "summary": "The web viewer (static files under /web/ too)",
-            "responses": {
-                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
-                **_errors(401, 403),
-            },
+            "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, **_errors(401, 403)},
         }
     }
     from agtaild.api.app import ROUTE_MODULES
@@ -393,11 +350,7 @@ def build_openapi() -> dict[str, Any]:
         "components": {
             "schemas": schemas(),
             "securitySchemes": {
-                "bearer": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "the token in <data dir>/token",
-                },
+                "bearer": {"type": "http", "scheme": "bearer", "description": "the token in <data dir>/token"},
                 "cookie": {"type": "apiKey", "in": "cookie", "name": "agtail_session"},
             },
         },

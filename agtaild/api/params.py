@@ -159,14 +159,9 @@ def parse_when(name: str, value: str) -> str:
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
-    return {
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-        str: "string",
-        list: "array",
-        dict: "object",
-    }.get(type(value), type(value).__name__)
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
 
 
 @dataclass(frozen=True)
@@ -180,9 +175,7 @@ class Method:
     def by_name(self) -> dict[str, Param]:
         return {p.name: p for p in self.params}
 
-    def parse_query(
-        self, query: Mapping[str, str] | Any, path: Mapping[str, str] | None = None
-    ) -> dict[str, Any]:
+    def parse_query(self, query: Mapping[str, str] | Any, path: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Query string (a MultiDict) + path parameters → validated service params."""
         known = self.by_name()
         out: dict[str, Any] = {}
@@ -248,9 +241,7 @@ def _stats_groupings() -> tuple[str, ...]:
 _AGENT = Param("agent", "string", "agent id, e.g. claude-code or codex", pattern=AGENT_PATTERN)
 #: Over JSON-RPC the agent may instead be given inside id as AGENT:ID.
 _PATH_AGENT = Param("agent", "string", "agent id", pattern=AGENT_PATTERN, in_path=True)
-_PATH_AGENT_REQUIRED = Param(
-    "agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True
-)
+_PATH_AGENT_REQUIRED = Param("agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True)
 _PATH_ID = _s("id", "session id (a unique prefix is enough)", required=True, in_path=True)
 _LIMIT = Param("limit", "integer", "page size", minimum=1, maximum=MAX_LIMIT)
 _CURSOR = _s("cursor", "the opaque `next` of the previous page")
@@ -314,12 +305,7 @@ METHOD_TABLE: dict[str, Method] = {
             "search",
             "Full-text search over every event, best first",
             (
-                _s(
-                    "q",
-                    "the text to find (user input is never query syntax)",
-                    required=True,
-                    allow_empty=True,
-                ),
+                _s("q", "the text to find (user input is never query syntax)", required=True, allow_empty=True),
                 _AGENT,
                 Param("kind", "enum", "event kind", choices=EVENT_KINDS),
                 _s("session", "only in this session, AGENT:ID"),
@@ -365,11 +351,7 @@ METHOD_TABLE: dict[str, Method] = {
             ),
         ),
         Method("machines.list", "Team server: the machines that push into it"),
-        Method(
-            "index.update",
-            "Bring the index up to date now",
-            (Param("full", "boolean", "re-read everything"),),
-        ),
+        Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
     )
 }
 

@@ -74,11 +74,7 @@ def depth_over(value: Any, limit: int) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    return (
-        value is None
-        or isinstance(value, str)
-        or (isinstance(value, int | float) and not isinstance(value, bool))
-    )
+    return value is None or isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
 def rpc_methods(ctx: ApiContext) -> list[str]:
@@ -110,9 +106,7 @@ async def handle_one(ctx: ApiContext, req: Any) -> bytes | None:
 
 async def _invoke(ctx: ApiContext, method: str, params: Any, rid: Any) -> bytes:
     if not ctx.has_method(method):
-        return error(
-            rid, METHOD_NOT_FOUND, f"method not found: {method[:80]!r}", {"methods": rpc_methods(ctx)}
-        )
+        return error(rid, METHOD_NOT_FOUND, f"method not found: {method[:80]!r}", {"methods": rpc_methods(ctx)})
     spec = METHOD_TABLE.get(method)
     try:
         if spec is not None:
@@ -164,11 +158,7 @@ async def rpc(request: web.Request) -> web.Response:
             return json_response(error(None, INVALID_REQUEST, "invalid request: empty batch"))
         if len(payload) > MAX_BATCH:
             return json_response(
-                error(
-                    None,
-                    INVALID_REQUEST,
-                    f"invalid request: a batch of {len(payload)} is over the limit of {MAX_BATCH}",
-                )
+                error(None, INVALID_REQUEST, f"invalid request: a batch of {len(payload)} is over the limit of {MAX_BATCH}")
             )
         answers = await asyncio.gather(*(handle_one(ctx, item) for item in payload))
         parts = [a for a in answers if a is not None]

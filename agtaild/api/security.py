@@ -140,11 +140,7 @@ class Security:
     def authenticated(self, request: web.Request) -> bool:
         auth = request.headers.get("Authorization", "")
         scheme, _, value = auth.partition(" ")
-        if (
-            scheme.lower() == "bearer"
-            and value
-            and hmac.compare_digest(value.strip().encode(), self.token.encode())
-        ):
+        if scheme.lower() == "bearer" and value and hmac.compare_digest(value.strip().encode(), self.token.encode()):
             return True
         cookie = request.cookies.get(COOKIE_NAME)
         return cookie is not None and hmac.compare_digest(cookie.encode(), self.cookie_value.encode())
@@ -159,9 +155,7 @@ class Security:
             code is not None and self.take_login_code(code)
         )
         if not ok:
-            raise Unauthorized(
-                "this login link is wrong or was already used; ask `agtail open` for a new one"
-            )
+            raise Unauthorized("this login link is wrong or was already used; ask `agtail open` for a new one")
         resp = web.Response(status=303, headers={"Location": "/"})
         resp.set_cookie(COOKIE_NAME, self.cookie_value, httponly=True, samesite="Strict", path="/")
         resp.headers["Cache-Control"] = "no-store"

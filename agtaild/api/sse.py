@@ -34,12 +34,7 @@ FOLLOW = Method(
     (
         Param("agent", "string", "agent id", required=True, in_path=True),
         Param("id", "string", "session id (a unique prefix is enough)", required=True, in_path=True),
-        Param(
-            "after_seq",
-            "integer",
-            "start after this seq (-1: from the first event; default: only new ones)",
-            minimum=-1,
-        ),
+        Param("after_seq", "integer", "start after this seq (-1: from the first event; default: only new ones)", minimum=-1),
         Param("after", "integer", "the same as after_seq (what the web viewer sends)", minimum=-1),
     ),
 )
@@ -139,9 +134,7 @@ async def follow(request: web.Request) -> web.StreamResponse:
         hub.subscribers -= 1
 
 
-async def _still_there(
-    ctx: ApiContext, exact: dict[str, Any], seq: int, known: tuple[Any, ...] | None
-) -> bool:
+async def _still_there(ctx: ApiContext, exact: dict[str, Any], seq: int, known: tuple[Any, ...] | None) -> bool:
     """Is the last delivered event still the same event? If not, the file was rewritten."""
     try:
         doc = await ctx.call("events.list", {**exact, "after_seq": seq - 1, "limit": 1})
@@ -166,15 +159,11 @@ async def changes(request: web.Request) -> web.StreamResponse:
         if pos is None:
             pos = hub.last
             if header:
-                await resp.write(
-                    _frame("reset", {"reason": "missed changes cannot be replayed"}, f"{hub.boot}-{pos}")
-                )
+                await resp.write(_frame("reset", {"reason": "missed changes cannot be replayed"}, f"{hub.boot}-{pos}"))
         while not hub.closed:
             missed, lost = hub.since(pos)
             if lost:
-                await resp.write(
-                    _frame("reset", {"reason": "missed changes cannot be replayed"}, f"{hub.boot}-{hub.last}")
-                )
+                await resp.write(_frame("reset", {"reason": "missed changes cannot be replayed"}, f"{hub.boot}-{hub.last}"))
                 missed = []
             for c in missed:
                 if agent is None or c.agent == agent:

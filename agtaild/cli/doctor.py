@@ -19,14 +19,9 @@ CLAUDE_DEFAULT_CLEANUP_DAYS = 30
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "doctor", parents=[common], help="check for settings that lose history, and sync health"
-    )
-    p.add_argument(
-        "--verify-archive",
-        action="store_true",
-        help="also decompress every archived file and check every frame's sha256 (reads the whole archive)",
-    )
+    p = sub.add_parser("doctor", parents=[common], help="check for settings that lose history, and sync health")
+    p.add_argument("--verify-archive", action="store_true",
+                   help="also decompress every archived file and check every frame's sha256 (reads the whole archive)")
     p.set_defaults(func=cmd_doctor)
 
 
@@ -54,39 +49,21 @@ def claude_checks(config: Any, archive_on: bool) -> list[dict[str, str]]:
             continue
         settings = _read_json(cfg / "settings.json")
         if isinstance(settings, dict) and "__error__" in settings:
-            out.append(
-                _check(
-                    "claude-code retention",
-                    "warn",
-                    f"{cfg}/settings.json is unreadable: {settings['__error__']}",
-                )
-            )
+            out.append(_check("claude-code retention", "warn", f"{cfg}/settings.json is unreadable: {settings['__error__']}"))
             continue
         days = settings.get("cleanupPeriodDays") if isinstance(settings, dict) else None
         kept = "agtail's archive keeps them" if archive_on else "agtail's archive is OFF, so they are lost"
         if days is None:
-            out.append(
-                _check(
-                    "claude-code retention",
-                    "warn",
-                    f"Claude Code deletes sessions older than {CLAUDE_DEFAULT_CLEANUP_DAYS} days "
-                    f"(cleanupPeriodDays is not set in {cfg}/settings.json); {kept}. To keep them in "
-                    'Claude Code too, set "cleanupPeriodDays": 100000 there',
-                )
-            )
+            out.append(_check("claude-code retention", "warn",
+                              f"Claude Code deletes sessions older than {CLAUDE_DEFAULT_CLEANUP_DAYS} days "
+                              f"(cleanupPeriodDays is not set in {cfg}/settings.json); {kept}. To keep them in "
+                              "Claude Code too, set \"cleanupPeriodDays\": 100000 there"))
         elif isinstance(days, int) and days < 3650:
-            out.append(
-                _check(
-                    "claude-code retention",
-                    "warn",
-                    f"Claude Code deletes sessions older than {days} days (cleanupPeriodDays in "
-                    f"{cfg}/settings.json); {kept}",
-                )
-            )
+            out.append(_check("claude-code retention", "warn",
+                              f"Claude Code deletes sessions older than {days} days (cleanupPeriodDays in "
+                              f"{cfg}/settings.json); {kept}"))
         else:
-            out.append(
-                _check("claude-code retention", "ok", f"cleanupPeriodDays is {days} in {cfg}/settings.json")
-            )
+            out.append(_check("claude-code retention", "ok", f"cleanupPeriodDays is {days} in {cfg}/settings.json"))
     return out
 
 
@@ -99,13 +76,8 @@ def gemini_checks(home: Path, archive_on: bool) -> list[dict[str, str]]:
     if isinstance(retention, dict) and retention.get("enabled"):
         kept = "agtail's archive keeps them" if archive_on else "agtail's archive is OFF, so they are lost"
         age = retention.get("maxAge") or retention.get("maxCount") or "a limit"
-        return [
-            _check(
-                "gemini retention",
-                "warn",
-                f"Gemini CLI deletes old sessions (general.sessionRetention: {age}); {kept}",
-            )
-        ]
+        return [_check("gemini retention", "warn",
+                       f"Gemini CLI deletes old sessions (general.sessionRetention: {age}); {kept}")]
     return []
 
 
@@ -125,13 +97,8 @@ def import_checks(config: Any) -> list[dict[str, str]]:
         if col["problems"]:
             notes.append("; ".join(col["problems"][:3]))
         status = "warn" if notes else "ok"
-        out.append(
-            _check(
-                f"collection {col['name']}",
-                status,
-                "; ".join(notes) or f"{col['sessions']} sessions, last sync {col['last_sync'] or '-'}",
-            )
-        )
+        out.append(_check(f"collection {col['name']}", status,
+                          "; ".join(notes) or f"{col['sessions']} sessions, last sync {col['last_sync'] or '-'}"))
     return out
 
 
@@ -155,14 +122,9 @@ def discovery_checks(config: Any) -> list[dict[str, str]]:
 
             listed = "; ".join(f"{to_text(p.path)}: {p.error}" for p in problems[:5])
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-            out.append(
-                _check(
-                    f"{root.agent} discovery",
-                    "warn",
-                    f"{len(problems)} unreadable entr{'y' if len(problems) == 1 else 'ies'} under "
-                    f"{root.path}, their sessions are kept as last indexed: {listed}{more}",
-                )
-            )
+            out.append(_check(f"{root.agent} discovery", "warn",
+                              f"{len(problems)} unreadable entr{'y' if len(problems) == 1 else 'ies'} under "
+                              f"{root.path}, their sessions are kept as last indexed: {listed}{more}"))
     return out
 
 
@@ -179,20 +141,12 @@ def index_check(config: Any) -> dict[str, str]:
     from agtaild.index.storage import is_writable
 
     data, index = Path(config.data_dir), Path(config.index_path)
-    corrupt = sorted(
-        p.name for p in data.glob("index.sqlite3.corrupt-*") if not p.name.endswith(("-wal", "-shm"))
-    )
+    corrupt = sorted(p.name for p in data.glob("index.sqlite3.corrupt-*") if not p.name.endswith(("-wal", "-shm")))
     if index.exists() and not is_writable(data, index):
-        return _check(
-            "index", "warn", f"{index} is read-only: commands show it as it is and cannot update it"
-        )
+        return _check("index", "warn", f"{index} is read-only: commands show it as it is and cannot update it")
     if corrupt:
-        return _check(
-            "index",
-            "info",
-            f"damaged indexes were moved aside and rebuilt: {', '.join(corrupt[-3:])} "
-            f"in {data} (safe to delete)",
-        )
+        return _check("index", "info", f"damaged indexes were moved aside and rebuilt: {', '.join(corrupt[-3:])} "
+                      f"in {data} (safe to delete)")
     return _check("index", "ok", str(index) if index.exists() else f"{index} (not built yet)")
 
 
@@ -217,22 +171,10 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     archive = archive_usage(config)
     archive_on = bool(archive["enabled"])
     if archive_on:
-        checks.append(
-            _check(
-                "archive",
-                "ok",
-                f"on: {archive['archived_files']} files of {archive['archived_bytes']} "
-                f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}",
-            )
-        )
+        checks.append(_check("archive", "ok", f"on: {archive['archived_files']} files of {archive['archived_bytes']} "
+                             f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}"))
     else:
-        checks.append(
-            _check(
-                "archive",
-                "warn",
-                "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)",
-            )
-        )
+        checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)"))
     checks.extend(claude_checks(config, archive_on))
     checks.extend(gemini_checks(home, archive_on))
     checks.extend(import_checks(config))
@@ -243,12 +185,8 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     for tool, why in (("rsync", "sync over ssh:// remotes"), ("fzf", "the `agtail pick` fuzzy finder")):
         found = shutil.which(tool)
         checks.append(_check(tool, "ok" if found else "info", found or f"not installed (needed for {why})"))
-    return {
-        "checks": checks,
-        "archive": archive,
-        "agents": agents,
-        "ok": not any(c["status"] == "error" for c in checks),
-    }
+    return {"checks": checks, "archive": archive, "agents": agents,
+            "ok": not any(c["status"] == "error" for c in checks)}
 
 
 def verify_archive_check(config: Any) -> tuple[dict[str, str], dict[str, Any]]:
@@ -259,18 +197,12 @@ def verify_archive_check(config: Any) -> tuple[dict[str, str], dict[str, Any]]:
     if result["damaged"]:
         listed = "; ".join(d["problem"] for d in result["damaged"][:5])
         more = f" (and {len(result['damaged']) - 5} more)" if len(result["damaged"]) > 5 else ""
-        return _check(
-            "archive integrity",
-            "error",
-            f"{len(result['damaged'])} of {result['files']} archived files are damaged and are not "
-            f"served: {listed}{more}",
-        ), result
-    return _check(
-        "archive integrity",
-        "ok",
-        f"{result['files']} files, {result['bytes']} bytes, stored in {result['stored_bytes']}: "
-        "every frame verified",
-    ), result
+        return _check("archive integrity", "error",
+                      f"{len(result['damaged'])} of {result['files']} archived files are damaged and are not "
+                      f"served: {listed}{more}"), result
+    return _check("archive integrity", "ok",
+                  f"{result['files']} files, {result['bytes']} bytes, stored in {result['stored_bytes']}: "
+                  "every frame verified"), result
 
 
 def cmd_doctor(ctx: Any) -> int:

@@ -133,9 +133,7 @@ def unique_short_ids(sessions: Sequence[dict[str, Any]]) -> list[str]:
     for s in sessions:
         by_agent.setdefault(str(s.get("agent")), []).append(str(s.get("id") or ""))
     return [
-        str(s["short_id"])
-        if s.get("short_id")
-        else short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))])
+        str(s["short_id"]) if s.get("short_id") else short_id(str(s.get("id") or ""), by_agent[str(s.get("agent"))])
         for s in sessions
     ]
 
@@ -146,11 +144,7 @@ def session_ref(s: dict[str, Any], short: bool = True) -> str:
     return f"{s.get('agent')}:{str(s.get('short_id') or sid) if short else sid}"
 
 
-_FLAGS = (
-    ("I", "imported", "imported"),
-    ("A", "archived", "archived"),
-    ("P", "programmatic", "programmatic (SDK/script)"),
-)
+_FLAGS = (("I", "imported", "imported"), ("A", "archived", "archived"), ("P", "programmatic", "programmatic (SDK/script)"))
 
 
 def flag_legend(sessions: Sequence[dict[str, Any]]) -> str:
@@ -257,9 +251,7 @@ def transcript(
 ) -> str:
     """A readable transcript: who said what, tool calls with their (abbreviated) results.
     The active branch only, with a marker at each fork (``all_branches``: every branch)."""
-    return "\n".join(
-        transcript_lines(session, events, style, full=full, all_branches=all_branches, diffs=diffs)
-    )
+    return "\n".join(transcript_lines(session, events, style, full=full, all_branches=all_branches, diffs=diffs))
 
 
 def transcript_lines(
@@ -332,7 +324,9 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
         desc = " ".join(str(x) for x in (hook.get("event"), hook.get("tool"), hook.get("command")) if x)
         out.append(f"{when} {style.dim('hook ' + one_line(desc, 160))}")
         if hook.get("text") or ev.get("text"):
-            out += [style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)]
+            out += [
+                style.dim(x) for x in _block(hook.get("text") or ev.get("text") or "", "  ", tool_lines)
+            ]
     elif kind in ("summary", "system"):
         label = kind + (f"/{ev['subtype']}" if ev.get("subtype") else "")
         out.append(f"{when} {style.dim(label)} {style.dim(one_line(ev.get('text'), 200))}")

@@ -57,10 +57,7 @@ class BackendCaller:
         report = self.service.update_index()
         self._updated = time.monotonic()
         for err in (report.get("errors") or [])[:3]:
-            print(
-                f"agtail mcp: warning: {err.get('path') or err.get('agent')}: {err.get('error')}",
-                file=sys.stderr,
-            )
+            print(f"agtail mcp: warning: {err.get('path') or err.get('agent')}: {err.get('error')}", file=sys.stderr)
 
     def warm_up(self) -> None:
         """The first update, off the main thread; a failure is reported and retried by the next call."""

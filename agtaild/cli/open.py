@@ -20,9 +20,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         help="open the web viewer of the running agtaild (a one-time login link)",
         description="Open the running agtaild's web viewer, logged in through a one-time link.",
     )
-    p.add_argument(
-        "--print", dest="print_only", action="store_true", help="print the link instead of opening a browser"
-    )
+    p.add_argument("--print", dest="print_only", action="store_true", help="print the link instead of opening a browser")
     p.set_defaults(func=run)
 
 
@@ -31,9 +29,7 @@ def run(ctx: Any) -> int:
 
     client = Client.discover(ctx.config.data_dir)
     if client is None:
-        raise AgtailError(
-            "agtaild is not running for this data dir: start it (`agtaild`, or `systemctl --user start agtaild`)"
-        )
+        raise AgtailError("agtaild is not running for this data dir: start it (`agtaild`, or `systemctl --user start agtaild`)")
     try:
         url = client.login_url()
     except ApiError as err:

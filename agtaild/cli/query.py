@@ -69,11 +69,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="NAME", help="only sessions of this project (last part of the cwd)")
     p.add_argument("--since", metavar="WHEN", help="only events at or after WHEN (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="only events before WHEN (a date includes that day)")
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="only sessions pushed by this machine (against a team server: docs/team.md)",
-    )
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument(
         "--mode",
         choices=("phrase", "prefix", "words", "regex"),
@@ -97,9 +93,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
-    p.add_argument(
-        "--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)"
-    )
+    p.add_argument("--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
     p.add_argument(
         "--branches",
@@ -142,11 +136,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         " of day and weekday (local time); machine: per pushing machine (a team server)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="only sessions pushed by this machine (against a team server: docs/team.md)",
-    )
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument("--project", metavar="NAME", help="only this project")
     p.add_argument("--since", metavar="WHEN", help="from this day or time (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="up to this day (included) or time")
@@ -167,11 +157,7 @@ def _session_filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
     p.add_argument("--collection", metavar="C", help="only sessions imported into collection C")
     p.add_argument("--archived", action="store_const", const=True, help="only sessions kept by the archive")
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="only sessions pushed by this machine (against a team server: docs/team.md)",
-    )
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--programmatic",
@@ -368,8 +354,7 @@ def cmd_list(ctx: Any) -> int:
 
 def cmd_search(ctx: Any) -> int:
     params = _common_params(
-        ctx.args,
-        ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine"),
+        ctx.args, ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine")
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)

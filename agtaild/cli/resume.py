@@ -15,38 +15,22 @@ from agtaild.errors import AgtailError, NotFound, UsageError
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "resume",
-        parents=[common],
-        help="resume a session with its own agent",
-        description="Run the agent's own resume command in the session's directory.",
-    )
+    p = sub.add_parser("resume", parents=[common], help="resume a session with its own agent",
+                       description="Run the agent's own resume command in the session's directory.")
     p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
-    p.add_argument(
-        "--print",
-        dest="print_only",
-        action="store_true",
-        help="only print {agent, cwd, cwd_exists, argv} as JSON",
-    )
+    p.add_argument("--print", dest="print_only", action="store_true",
+                   help="only print {agent, cwd, cwd_exists, argv} as JSON")
     p.set_defaults(func=cmd_resume)
 
-    q = sub.add_parser(
-        "pick",
-        parents=[common],
-        help="pick a recent session and resume it",
-        description="A fuzzy picker over recent sessions (fzf when installed, else a prompt).",
-    )
+    q = sub.add_parser("pick", parents=[common], help="pick a recent session and resume it",
+                       description="A fuzzy picker over recent sessions (fzf when installed, else a prompt).")
     q.add_argument("--agent", action="append", help="only this agent (repeatable)")
     q.add_argument("--cwd", help="only sessions in this directory")
     q.add_argument("--limit", type=int, default=200, help="how many recent sessions to offer (default 200)")
     q.add_argument("--query", default="", help="start with this filter text")
     q.add_argument("--no-fzf", action="store_true", help="use the plain prompt even if fzf is installed")
-    q.add_argument(
-        "--print",
-        dest="print_only",
-        action="store_true",
-        help="print the chosen session's resume command as JSON instead of running it",
-    )
+    q.add_argument("--print", dest="print_only", action="store_true",
+                   help="print the chosen session's resume command as JSON instead of running it")
     q.set_defaults(func=cmd_pick)
 
 
@@ -74,9 +58,7 @@ def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
             "retry, or see the command with `agtail resume --print`"
         )
     if shutil.which(argv[0]) is None:
-        raise AgtailError(
-            f"{argv[0]!r} is not on PATH; install {info['agent']} or add it to PATH, then retry"
-        )
+        raise AgtailError(f"{argv[0]!r} is not on PATH; install {info['agent']} or add it to PATH, then retry")
     ctx.err(f"agtail: resuming {info['agent']}:{info['id']} in {cwd or os.getcwd()}: {' '.join(argv)}")
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -129,10 +111,7 @@ def _choose_fzf(lines: list[str], query: str) -> str | None:
 
     proc = subprocess.run(
         ["fzf", "--delimiter=\t", "--with-nth=2..", "--prompt=session> ", f"--query={query}", "--no-multi"],
-        input="\n".join(lines),
-        text=True,
-        stdout=subprocess.PIPE,
-        check=False,
+        input="\n".join(lines), text=True, stdout=subprocess.PIPE, check=False,
     )
     choice = proc.stdout.strip()
     return choice.split("\t", 1)[0] if proc.returncode == 0 and choice else None

@@ -26,21 +26,11 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         help="run agtaild at login: install, uninstall, status or logs of its systemd/launchd service",
         description="Run agtaild at login as a systemd user service (Linux) or a LaunchAgent (macOS).",
     )
-    p.add_argument(
-        "action", choices=ACTIONS, help="install (write and start), uninstall (stop and remove), status, logs"
-    )
-    p.add_argument(
-        "--dry-run", action="store_true", help="print what would be written and run; change nothing"
-    )
-    p.add_argument(
-        "--manager",
-        choices=("systemd", "launchd"),
-        default=None,
-        help="the service manager (default: launchd on macOS, systemd elsewhere)",
-    )
-    p.add_argument(
-        "-n", "--lines", type=int, default=100, metavar="N", help="logs: the last N lines (default 100)"
-    )
+    p.add_argument("action", choices=ACTIONS, help="install (write and start), uninstall (stop and remove), status, logs")
+    p.add_argument("--dry-run", action="store_true", help="print what would be written and run; change nothing")
+    p.add_argument("--manager", choices=("systemd", "launchd"), default=None,
+                   help="the service manager (default: launchd on macOS, systemd elsewhere)")
+    p.add_argument("-n", "--lines", type=int, default=100, metavar="N", help="logs: the last N lines (default 100)")
     p.add_argument("-f", "--follow", action="store_true", help="logs: keep printing new lines")
     p.set_defaults(func=run)
 
@@ -55,9 +45,7 @@ def run(ctx: Any) -> int:
     if args.action == "install":
         return _install(ctx, manager, data_dir)
     if args.action == "uninstall":
-        return _apply(
-            ctx, manager, manager.uninstall(), f"removed {manager.path} (the data dir {data_dir} is kept)"
-        )
+        return _apply(ctx, manager, manager.uninstall(), f"removed {manager.path} (the data dir {data_dir} is kept)")
     if args.action == "status":
         return _status(ctx, manager, data_dir)
     return _logs(ctx, manager)
@@ -74,9 +62,7 @@ def _install(ctx: Any, manager: Any, data_dir: Path) -> int:
     for option in ctx.root_options:  # the daemon would refuse to start on an unknown agent
         agent = option.partition("=")[0]
         if agent not in {a.id for a in adapters}:
-            raise UsageError(
-                f"--root {option}: unknown agent {agent!r} (known: {', '.join(sorted(a.id for a in adapters))})"
-            )
+            raise UsageError(f"--root {option}: unknown agent {agent!r} (known: {', '.join(sorted(a.id for a in adapters))})")
     log_path = str(getattr(manager, "log_path", ""))
     inst = installation(str(data_dir), os.environ, adapter_env, ctx.root_options, ctx.only_roots, log_path)
     if not Path(inst.argv[0]).exists() and not ctx.args.dry_run:
@@ -93,14 +79,8 @@ def _apply(ctx: Any, manager: Any, steps: list[Any], note: str) -> int:
 
     if ctx.args.dry_run:
         if ctx.json:
-            ctx.out_json(
-                {
-                    "manager": manager.name,
-                    "path": str(manager.path),
-                    "dry_run": True,
-                    "steps": [s.describe() for s in steps],
-                }
-            )
+            ctx.out_json({"manager": manager.name, "path": str(manager.path), "dry_run": True,
+                          "steps": [s.describe() for s in steps]})
             return 0
         for step in steps:
             if step.action == "write":
@@ -116,11 +96,7 @@ def _apply(ctx: Any, manager: Any, steps: list[Any], note: str) -> int:
         ctx.out_json({"manager": manager.name, "path": str(manager.path), "dry_run": False, "steps": done})
     else:
         for step in done:
-            what = (
-                "ran: " + _shell_words(step["argv"])
-                if step["action"] == "run"
-                else f"{step['action']} {step['path']}"
-            )
+            what = "ran: " + _shell_words(step["argv"]) if step["action"] == "run" else f"{step['action']} {step['path']}"
             failed = f" (exit {step['exit']})" if step.get("exit") else ""
             ctx.err(what + failed)
         print(note)
@@ -133,33 +109,20 @@ def _status(ctx: Any, manager: Any, data_dir: Path) -> int:
     if ctx.args.dry_run:
         print("would run: " + _shell_words(manager.status_argv()))
         return 0
-    doc: dict[str, Any] = {
-        "manager": manager.name,
-        "path": str(manager.path),
-        "installed": manager.path.exists(),
-    }
+    doc: dict[str, Any] = {"manager": manager.name, "path": str(manager.path), "installed": manager.path.exists()}
     doc.update(manager.status())
     state = read_state(data_dir) or {}
     client = Client.discover(data_dir, timeout=5.0)
     if client is not None:
         client.close()
-    doc.update(
-        {
-            "data_dir": str(data_dir),
-            "socket": state.get("socket"),
-            "url": state.get("url"),
-            "daemon_pid": state.get("pid"),
-            "answers": client is not None,
-        }
-    )
+    doc.update({"data_dir": str(data_dir), "socket": state.get("socket"), "url": state.get("url"),
+                "daemon_pid": state.get("pid"), "answers": client is not None})
     if ctx.json:
         ctx.out_json(doc)
         return 0
     print(f"{manager.name}: {doc['path']}" + ("" if doc["installed"] else " (not installed)"))
-    print(
-        f"state:      {doc['active']}{' (' + doc['sub'] + ')' if doc['sub'] else ''}"
-        f"{', enabled' if doc['enabled'] and doc['installed'] else ''}"
-    )
+    print(f"state:      {doc['active']}{' (' + doc['sub'] + ')' if doc['sub'] else ''}"
+          f"{', enabled' if doc['enabled'] and doc['installed'] else ''}")
     print(f"pid:        {doc['pid'] or '-'}")
     print(f"data dir:   {data_dir}")
     print(f"socket:     {doc['socket'] or '-'}")

@@ -37,32 +37,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("export", parents=[common], help="copy sessions' native files + manifest.json to DIR")
     p.add_argument("sessions", nargs="+", metavar="AGENT:ID")
     p.add_argument("--to", required=True, metavar="DIR", help="the directory to write (created if missing)")
-    p.add_argument(
-        "--max-file-size", type=parse_size, metavar="SIZE", help="largest file to copy (default 1G)"
-    )
+    p.add_argument("--max-file-size", type=parse_size, metavar="SIZE", help="largest file to copy (default 1G)")
     p.set_defaults(func=cmd_export)
 
-    s = sub.add_parser(
-        "sync",
-        parents=[common],
-        help="push/pull sessions between machines",
-        description="Move only the difference between this machine and a REMOTE "
-        "(a directory, ssh://host/path, or http(s)://host:port of another agtaild).",
-    )
+    s = sub.add_parser("sync", parents=[common], help="push/pull sessions between machines",
+                       description="Move only the difference between this machine and a REMOTE "
+                       "(a directory, ssh://host/path, or http(s)://host:port of another agtaild).")
     ssub = s.add_subparsers(dest="sync_command", metavar="ACTION")
-    for name, text in (
-        ("push", "send this machine's native sessions to REMOTE as collection NAME"),
-        ("pull", "copy REMOTE's collection NAME into the local import store"),
-    ):
+    for name, text in (("push", "send this machine's native sessions to REMOTE as collection NAME"),
+                       ("pull", "copy REMOTE's collection NAME into the local import store")):
         a = ssub.add_parser(name, parents=[common], help=text, description=text)
         a.add_argument("remote", metavar="REMOTE")
-        a.add_argument(
-            "--collection",
-            metavar="NAME",
-            help="collection name (push default: this host's name)"
-            if name == "push"
-            else "collection name (required)",
-        )
+        a.add_argument("--collection", metavar="NAME",
+                       help="collection name (push default: this host's name)" if name == "push" else
+                       "collection name (required)")
         a.add_argument("--agent", action="append", help="only this agent's sessions (repeatable)")
         a.add_argument("--dry-run", action="store_true", help="report what would move; write nothing")
         _transfer_options(a)
@@ -72,9 +60,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     st.add_argument("--collection", metavar="NAME", help="the collection (default: this host's name)")
     _transfer_options(st)
     st.set_defaults(func=cmd_status)
-    v = ssub.add_parser(
-        "verify", parents=[common], help="re-read stored copies and compare with their records"
-    )
+    v = ssub.add_parser("verify", parents=[common], help="re-read stored copies and compare with their records")
     v.add_argument("remote", metavar="REMOTE", nargs="?", help="a directory remote (default: this machine)")
     v.add_argument("--collection", metavar="NAME")
     v.set_defaults(func=cmd_verify)
@@ -92,14 +78,10 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _transfer_options(a: argparse.ArgumentParser) -> None:
-    a.add_argument(
-        "--max-file-size", type=parse_size, metavar="SIZE", help="refuse files larger than this (default 1G)"
-    )
-    a.add_argument(
-        "--token-file",
-        metavar="FILE",
-        help="the http remote's token (its <data dir>/token) (env: AGTAIL_REMOTE_TOKEN)",
-    )
+    a.add_argument("--max-file-size", type=parse_size, metavar="SIZE",
+                   help="refuse files larger than this (default 1G)")
+    a.add_argument("--token-file", metavar="FILE",
+                   help="the http remote's token (its <data dir>/token) (env: AGTAIL_REMOTE_TOKEN)")
 
 
 def _token(args: argparse.Namespace) -> str | None:
@@ -154,9 +136,8 @@ def cmd_export(ctx: Any) -> int:
             sessions.append(backend.call("sessions.get", {"agent": agent, "id": sid})["session"])
     finally:
         backend.close()
-    rep = export_sessions(
-        ctx.config, sessions, Path(ctx.args.to).expanduser().resolve(), ctx.args.max_file_size
-    )
+    rep = export_sessions(ctx.config, sessions, Path(ctx.args.to).expanduser().resolve(),
+                          ctx.args.max_file_size)
     return _finish(ctx, f"exported {len(sessions)} session(s) to {rep['to']}:", rep)
 
 
@@ -200,24 +181,15 @@ def _collection_or_host(a: Any) -> str:
 
 def _check_named(name: str | None) -> None:
     if name is not None and not name.strip():
-        raise UsageError(
-            "--collection must not be empty; give the collection's name, or leave the option out"
-        )
+        raise UsageError("--collection must not be empty; give the collection's name, or leave the option out")
 
 
 def cmd_push(ctx: Any) -> int:
     from agtaild.sync.remote import push
 
     a = ctx.args
-    rep = push(
-        ctx.config,
-        a.remote,
-        _collection_or_host(a),
-        agents=a.agent,
-        max_file_size=a.max_file_size,
-        token=_token(a),
-        dry_run=a.dry_run,
-    )
+    rep = push(ctx.config, a.remote, _collection_or_host(a), agents=a.agent,
+               max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run)
     return _finish(ctx, "would push" if a.dry_run else "pushed", rep)
 
 
@@ -227,18 +199,9 @@ def cmd_pull(ctx: Any) -> int:
     a = ctx.args
     _check_named(a.collection)
     if not a.collection:
-        raise UsageError(
-            "sync pull needs --collection NAME (`agtail sync status REMOTE` lists the collections)"
-        )
-    rep = pull(
-        ctx.config,
-        a.remote,
-        a.collection,
-        agents=a.agent,
-        max_file_size=a.max_file_size,
-        token=_token(a),
-        dry_run=a.dry_run,
-    )
+        raise UsageError("sync pull needs --collection NAME (`agtail sync status REMOTE` lists the collections)")
+    rep = pull(ctx.config, a.remote, a.collection, agents=a.agent, max_file_size=a.max_file_size,
+               token=_token(a), dry_run=a.dry_run)
     if not a.dry_run and rep["files"]:
         _refresh_index(ctx)
     return _finish(ctx, "would pull" if a.dry_run else "pulled", rep)
@@ -248,7 +211,8 @@ def cmd_status(ctx: Any) -> int:
     from agtaild.sync.remote import status
 
     a = ctx.args
-    doc = status(ctx.config, a.remote, _collection_or_host(a), max_file_size=a.max_file_size, token=_token(a))
+    doc = status(ctx.config, a.remote, _collection_or_host(a),
+                 max_file_size=a.max_file_size, token=_token(a))
     if ctx.json:
         ctx.out_json(doc)
         return 0
@@ -259,16 +223,12 @@ def cmd_status(ctx: Any) -> int:
             print(f"  {direction}: {rep['error']}")
             continue
         pending = rep.get("pending", [])
-        print(
-            f"  {direction} {doc['collection']}: {len(pending)} file(s), {_human(rep.get('bytes', 0))} to move, "
-            f"{rep.get('skipped', 0)} unchanged, {len(rep.get('conflicts', []))} conflict(s)"
-        )
+        print(f"  {direction} {doc['collection']}: {len(pending)} file(s), {_human(rep.get('bytes', 0))} to move, "
+              f"{rep.get('skipped', 0)} unchanged, {len(rep.get('conflicts', []))} conflict(s)")
         for item in pending[:20]:
             print(f"    {item['action']:8} {item['path']} ({_human(item['bytes'])})")
     for h in doc.get("history", []):
-        print(
-            f"  last {h['direction']} {h['collection']}: {h['at']} ({h['files']} files, {_human(h['bytes'])})"
-        )
+        print(f"  last {h['direction']} {h['collection']}: {h['at']} ({h['files']} files, {_human(h['bytes'])})")
     return 0
 
 
@@ -281,11 +241,9 @@ def cmd_verify(ctx: Any) -> int:
         ctx.out_json(doc)
     else:
         for c in doc["collections"]:
-            print(
-                f"{c['path']}: {c['ok']}/{c['files']} verified; differ {len(c['differs'])}, missing "
-                f"{len(c['missing'])}, unrecorded {len(c['unrecorded'])}, partial {len(c['partials'])}, "
-                f"conflict copies {len(c['conflicts'])}"
-            )
+            print(f"{c['path']}: {c['ok']}/{c['files']} verified; differ {len(c['differs'])}, missing "
+                  f"{len(c['missing'])}, unrecorded {len(c['unrecorded'])}, partial {len(c['partials'])}, "
+                  f"conflict copies {len(c['conflicts'])}")
             for d in c["differs"]:
                 print(f"  differs: {d['path']}")
             for m in c["missing"]:
@@ -308,9 +266,7 @@ def cmd_collections(ctx: Any) -> int:
         if ctx.json:
             ctx.out_json(doc)
         else:
-            ctx.err(
-                f"removed collection {a.name} ({doc['files']} files); run `agtail index` to forget its sessions"
-            )
+            ctx.err(f"removed collection {a.name} ({doc['files']} files); run `agtail index` to forget its sessions")
         return 0
     rows = list_collections(ctx.config)
     if ctx.json:
@@ -323,8 +279,6 @@ def cmd_collections(ctx: Any) -> int:
             print(f"{r['name']}: {r['error']}")
             continue
         agents = ", ".join(f"{k} {v['sessions']}" for k, v in sorted(r["agents"].items()))
-        print(
-            f"{r['name']:20} {r['sessions']:6} sessions  {_human(r['bytes']):>9}  last sync {r['last_sync'] or '-'}"
-            f"  ({agents})"
-        )
+        print(f"{r['name']:20} {r['sessions']:6} sessions  {_human(r['bytes']):>9}  last sync {r['last_sync'] or '-'}"
+              f"  ({agents})")
     return 0

@@ -35,21 +35,11 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("session", nargs="?", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new events as they are written")
-    p.add_argument(
-        "-n", "--lines", type=int, default=20, metavar="N", help="how many past events to show (default 20)"
-    )
-    p.add_argument(
-        "--interval",
-        type=float,
-        default=1.0,
-        metavar="SECONDS",
-        help="in-process -f only: how often to re-read the file (default 1)",
-    )
-    p.add_argument(
-        "--no-update",
-        action="store_true",
-        help="answer from the index as it is, without checking the files first (in-process only)",
-    )
+    p.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many past events to show (default 20)")
+    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                   help="in-process -f only: how often to re-read the file (default 1)")
+    p.add_argument("--no-update", action="store_true",
+                   help="answer from the index as it is, without checking the files first (in-process only)")
     p.set_defaults(func=run)
 
 
@@ -187,9 +177,7 @@ def _follow_local(ctx: Any, backend: Any, session: dict[str, Any], after: int, i
         time.sleep(max(0.1, interval))
         if paths:
             service.update_index(only_paths=paths)
-        doc = backend.call(
-            "events.list", {"agent": session["agent"], "id": session["id"], "after_seq": after, "limit": 1000}
-        )
+        doc = backend.call("events.list", {"agent": session["agent"], "id": session["id"], "after_seq": after, "limit": 1000})
         for ev in doc["events"]:
             _emit(ctx, ev)
             after = int(ev["seq"])

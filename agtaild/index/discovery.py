@@ -74,9 +74,7 @@ class Discovery:
             except OSError as exc:
                 if exc.errno not in scan.GONE_ERRNOS:  # there, but not readable: keep its units
                     self.unsure.add(to_text(root.path))
-                    self.errors.append(
-                        {"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"}
-                    )
+                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
                 continue
             with scan.collecting() as problems:
                 try:
@@ -87,9 +85,7 @@ class Discovery:
                     units = []
             for problem in problems:
                 self.unsure.add(to_text(problem.path))
-                self.errors.append(
-                    {"path": to_text(problem.path), "agent": root.agent, "error": problem.error}
-                )
+                self.errors.append({"path": to_text(problem.path), "agent": root.agent, "error": problem.error})
             # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
             # sessions under an agtail archive root are tagged from the root's kind instead.
             found.extend(Candidate(adapter=adapter, unit=unit, root=root) for unit in units)
@@ -109,13 +105,8 @@ class Discovery:
         for c in found:
             if c.root.kind == "archive" and (c.root.agent, c.rel_path()) in natives:
                 continue  # the native file still exists: the archive copy stays hidden
-            if (
-                c.root.kind == "archive"
-                and self.unsure
-                and any(
-                    self.is_unsure(to_text(os.path.join(r, c.rel_path())))
-                    for r in native_roots.get(c.root.agent, ())
-                )
+            if c.root.kind == "archive" and self.unsure and any(
+                self.is_unsure(to_text(os.path.join(r, c.rel_path()))) for r in native_roots.get(c.root.agent, ())
             ):
                 continue  # the native file could not be looked at: it is kept, so is this hidden
             if c.unit.path in seen:

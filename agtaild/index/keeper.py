@@ -104,9 +104,7 @@ class IndexKeeper:
                 f"the index in {self.data_dir} was written by another agtail version and the directory "
                 "is read-only, so it cannot be rebuilt; make it writable and run `agtail reindex`"
             )
-        self.message = (
-            f"the data dir {self.data_dir} is read-only: showing the index as it is, without updating it"
-        )
+        self.message = f"the data dir {self.data_dir} is read-only: showing the index as it is, without updating it"
         self.identity = file_identity(self.path)
         return db
 

@@ -147,9 +147,7 @@ class Params:
         values = self.cursor("cursor", tag)
         if values is None:
             return None
-        if len(values) != size or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-        ):
+        if len(values) != size or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise UsageError(f"{self.method}: parameter 'cursor' is not a cursor returned by {self.method}")
         return values
 

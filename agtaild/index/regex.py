@@ -42,11 +42,7 @@ def compile_regex(pattern: str) -> Pattern:
     try:
         return re2.compile(pattern, _options())
     except re2.error as exc:
-        reason = (
-            exc.args[0].decode("utf-8", "replace")
-            if exc.args and isinstance(exc.args[0], bytes)
-            else str(exc)
-        )
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise UsageError(
             f"search: parameter 'q' is not a regular expression RE2 accepts: {reason} "
             "(backreferences and lookaround are not supported: they need backtracking, which "

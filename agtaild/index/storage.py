@@ -37,9 +37,7 @@ class DiskFull(AgtailError):
 def check_data_dir(data_dir: Path) -> None:
     """Refuse a data dir that exists but is not a directory (a clear error, exit 2)."""
     if data_dir.exists() and not data_dir.is_dir():
-        raise UsageError(
-            f"the data dir {data_dir} is not a directory; pass --data-dir a directory (or a new path)"
-        )
+        raise UsageError(f"the data dir {data_dir} is not a directory; pass --data-dir a directory (or a new path)")
 
 
 def is_writable(data_dir: Path, index_path: Path) -> bool:

@@ -113,9 +113,7 @@ async def no_stream(request: web.Request) -> web.Response:
     """GET (a server-to-client stream) and DELETE (end a session): neither exists when stateless.
     The specification lets a server answer 405 to both; clients then carry on with POST alone.
     (Left to the SDK, a GET would hold a silent stream open until the client gives up.)"""
-    response = error_shape(
-        405, "method_not_allowed", f"{request.method} {PATH}: this MCP endpoint is stateless; POST only"
-    )
+    response = error_shape(405, "method_not_allowed", f"{request.method} {PATH}: this MCP endpoint is stateless; POST only")
     response.headers["Allow"] = "POST"
     return response
 
@@ -198,17 +196,9 @@ def openapi_paths() -> dict[str, Any]:
                 "requestBody": {"required": True, "content": {"application/json": {}}},
                 "responses": {code: {"description": why} for code, why in post_statuses.items()},
             },
-            "get": {
-                "summary": "MCP server-to-client stream: not offered",
-                "operationId": "mcpGet",
-                "tags": ["mcp"],
-                "responses": not_offered,
-            },
-            "delete": {
-                "summary": "MCP session end: none to end",
-                "operationId": "mcpDelete",
-                "tags": ["mcp"],
-                "responses": not_offered,
-            },
+            "get": {"summary": "MCP server-to-client stream: not offered", "operationId": "mcpGet",
+                    "tags": ["mcp"], "responses": not_offered},
+            "delete": {"summary": "MCP session end: none to end", "operationId": "mcpDelete",
+                       "tags": ["mcp"], "responses": not_offered},
         }
     }

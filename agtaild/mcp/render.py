@@ -184,9 +184,7 @@ def event_block(event: dict[str, Any], *, agent: str, text_chars: int, tool_char
         if text is None and event.get("raw") is not None:
             text = _compact_json(event["raw"])
         if text:
-            body.append(
-                cut(clean(text), text_chars, f"read_session(..., text_chars=...) from after_seq={seq}")
-            )
+            body.append(cut(clean(text), text_chars, f"read_session(..., text_chars=...) from after_seq={seq}"))
     return head + ("\n" + "\n".join(body) if body else "")
 
 
@@ -196,12 +194,8 @@ def usage_report(doc: dict[str, Any], *, by: str, scope: str) -> str:
     if totals:
         lines.append(
             "  input {input_tokens:,} | output {output_tokens:,} | cache read {cache_read_tokens:,} | "
-            "cache write {cache_write_tokens:,}".format(
-                **{
-                    k: totals.get(k) or 0
-                    for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-                }
-            )
+            "cache write {cache_write_tokens:,}".format(**{k: totals.get(k) or 0 for k in (
+                "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")})
         )
     rows = doc.get("rows") or []
     if rows:

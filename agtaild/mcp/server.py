@@ -42,9 +42,7 @@ async def _default_run_sync(fn: Callable[[], str]) -> str:
 
 
 def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=render.clean(message))], is_error=True
-    )
+    return types.CallToolResult(content=[types.TextContent(type="text", text=render.clean(message))], is_error=True)
 
 
 def build_server(call: Call, *, here: str | None, run_sync: RunSync | None = None) -> Server[Any]:
@@ -62,10 +60,7 @@ def build_server(call: Call, *, here: str | None, run_sync: RunSync | None = Non
                     description=t.description,
                     input_schema=t.schema,
                     annotations=types.ToolAnnotations(
-                        read_only_hint=True,
-                        destructive_hint=False,
-                        idempotent_hint=True,
-                        open_world_hint=False,
+                        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
                     ),
                 )
                 for t in TOOLS

@@ -39,31 +39,18 @@ def _string(description: str, **more: Any) -> dict[str, Any]:
 
 
 def _integer(description: str, default: int, minimum: int, maximum: int) -> dict[str, Any]:
-    return {
-        "type": "integer",
-        "description": description,
-        "default": default,
-        "minimum": minimum,
-        "maximum": maximum,
-    }
+    return {"type": "integer", "description": description, "default": default, "minimum": minimum, "maximum": maximum}
 
 
 _AGENT = _string("only this agent's sessions (an agent id: claude-code, codex, gemini, opencode, …)")
 _PROJECT = _string("only sessions of this project (the last part of the session's cwd)")
 _CWD = _string("only sessions whose working directory is this absolute path or below it")
-_SINCE = _string(
-    "only at or after this time: a date (2026-01-31), a time (2026-01-31T12:00) or an age (30m, 12h, 7d, 2w)"
-)
+_SINCE = _string("only at or after this time: a date (2026-01-31), a time (2026-01-31T12:00) or an age (30m, 12h, 7d, 2w)")
 _CURSOR = _string("continue after a previous page: the cursor that page printed")
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
 def check_arguments(tool: Tool, args: Any) -> dict[str, Any]:
@@ -95,9 +82,7 @@ def check_arguments(tool: Tool, args: Any) -> dict[str, Any]:
             if not value.strip() and name in tool.schema["required"]:
                 raise ToolArgumentError(f"{tool.name}: argument {name!r} must not be empty")
             if "enum" in spec and value not in spec["enum"]:
-                raise ToolArgumentError(
-                    f"{tool.name}: argument {name!r} must be one of {', '.join(spec['enum'])}"
-                )
+                raise ToolArgumentError(f"{tool.name}: argument {name!r} must be one of {', '.join(spec['enum'])}")
             if len(value) > 10_000:
                 raise ToolArgumentError(f"{tool.name}: argument {name!r} is over 10000 characters")
         elif kind == "integer":
@@ -145,17 +130,13 @@ def sessions_here(call: Call, args: dict[str, Any], here: str | None) -> str:
         raise ToolArgumentError("sessions_here: argument 'cwd' is required here (the directory to look in)")
     params = {"cwd": cwd, "limit": args["limit"], **_pick(args, "agent", "since", "cursor")}
     doc = call("sessions.list", params)
-    return render.session_list(
-        doc.get("sessions") or [], heading=f"Sessions in {render.clean(cwd)}", more=_more(doc)
-    )
+    return render.session_list(doc.get("sessions") or [], heading=f"Sessions in {render.clean(cwd)}", more=_more(doc))
 
 
 def _split_id(value: str) -> tuple[str, str]:
     agent, sep, ident = value.strip().partition(":")
     if not sep or not agent or not ident:
-        raise ToolArgumentError(
-            f"read_session: 'id' must be AGENT:ID (as the other tools print it), got {value[:80]!r}"
-        )
+        raise ToolArgumentError(f"read_session: 'id' must be AGENT:ID (as the other tools print it), got {value[:80]!r}")
     return agent, ident
 
 
@@ -189,9 +170,7 @@ def read_session(call: Call, args: dict[str, Any], here: str | None) -> str:
     again = f"read_session(id={render.ref(session)!r}"
     if session.get("imported") and session.get("collection"):
         again += f", collection={render.clean(session['collection'])!r}"
-    footer = (
-        f"(more: {again}, after_seq={last_seq}))" if more and last_seq is not None else "(end of session)"
-    )
+    footer = f"(more: {again}, after_seq={last_seq}))" if more and last_seq is not None else "(end of session)"
     return f"{header}\n\n{body}\n\n{footer}"
 
 
@@ -199,9 +178,7 @@ def usage_summary(call: Call, args: dict[str, Any], here: str | None) -> str:
     since = args.get("since") or _dt.date.today().isoformat()
     params = {"since": since, "by": args["by"], **_pick(args, "agent", "project", "until")}
     doc = call("stats", params)
-    scope = f"since {render.clean(since)}" + (
-        f" until {render.clean(args['until'])}" if args.get("until") else ""
-    )
+    scope = f"since {render.clean(since)}" + (f" until {render.clean(args['until'])}" if args.get("until") else "")
     for key in ("agent", "project"):
         if args.get(key):
             scope += f", {key} {render.clean(args[key])}"
@@ -283,13 +260,9 @@ TOOLS: list[Tool] = [
                 "collection": _string("read the copy imported into this collection (the listings name it)"),
                 "after_seq": _integer("start after this event seq (-1: from the start)", -1, -1, 2**53),
                 "limit": _integer("at most this many events", 50, 1, 500),
-                "max_chars": _integer(
-                    "at most about this many characters of events in the page", 20_000, 1_000, 200_000
-                ),
+                "max_chars": _integer("at most about this many characters of events in the page", 20_000, 1_000, 200_000),
                 "text_chars": _integer("cut each message text at this many characters", 4_000, 100, 200_000),
-                "tool_output_chars": _integer(
-                    "cut each tool input and output at this many characters", 600, 50, 200_000
-                ),
+                "tool_output_chars": _integer("cut each tool input and output at this many characters", 600, 50, 200_000),
             },
             ("id",),
         ),
@@ -304,9 +277,7 @@ TOOLS: list[Tool] = [
             {
                 "since": _string("from this date, time or age (default: today)"),
                 "until": _string("up to this date (included) or time"),
-                "by": _string(
-                    "how to group", enum=["day", "model", "agent", "project", "session"], default="model"
-                ),
+                "by": _string("how to group", enum=["day", "model", "agent", "project", "session"], default="model"),
                 "agent": _AGENT,
                 "project": _PROJECT,
             }

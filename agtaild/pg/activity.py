@@ -145,9 +145,7 @@ def projects(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
         g["machines"] = sorted(g["machines"])
         g["cwds"] = sorted(g["cwds"])[:50]
         last = g["last_active"]
-        g["last_active"] = (
-            datetime.fromtimestamp(last, UTC).isoformat().replace("+00:00", "Z") if last else None
-        )
+        g["last_active"] = datetime.fromtimestamp(last, UTC).isoformat().replace("+00:00", "Z") if last else None
         out.append(g)
     out.sort(key=lambda g: (g["last_active"] or "", g["root"]), reverse=True)
     return {"projects": out}

@@ -178,9 +178,7 @@ def load_session(cur: Any, pricing: PriceTable, rid: int, here: str | None) -> d
     return session_docs(cur, pricing, cur.fetchall(), here)[rid]
 
 
-def list_events(
-    cur: Any, rid: int, *, after_seq: int | None, limit: int, before_seq: int | None = None
-) -> dict[str, Any]:
+def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before_seq: int | None = None) -> dict[str, Any]:
     """A page of events in seq order, as agtaild.index.queries.list_events: after
     ``after_seq``, or the ``limit`` events just before ``before_seq``; ``prev_seq`` (the
     ``before_seq`` of the page before) lets a viewer grow a window both ways."""

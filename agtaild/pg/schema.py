@@ -122,9 +122,7 @@ def m002_reading(cur: Any) -> None:
     cur.execute("ALTER TABLE sessions ADD COLUMN project_root text")
     cur.execute("CREATE INDEX sessions_project_root ON sessions (project_root)")
     cur.execute('CREATE INDEX sessions_sid_bytes ON sessions (agent, sid COLLATE "C")')
-    cur.execute(
-        "CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'"
-    )
+    cur.execute("CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'")
 
 
 MIGRATIONS: list[Migration] = [m001_initial, m002_reading]

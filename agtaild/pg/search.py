@@ -109,7 +109,8 @@ def search(
         where.append("s.id = %s")
         args.append(session_id)
     matches = (
-        f"FROM events e JOIN sessions s USING (machine, agent, sid, collection) WHERE {' AND '.join(where)}"
+        "FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        f" WHERE {' AND '.join(where)}"
     )
     if rank_args:
         # Rank the newest RANK_WINDOW matches: ranking reads every ranked row's tsvector, so

@@ -119,6 +119,7 @@ def _filter(p: Params) -> TeamFilter:
     )
 
 
+
 def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
     agent, ident = p.session_ref()
     return queries.resolve_session(
@@ -165,9 +166,7 @@ def events_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
     return svc.run(
-        lambda cur: queries.list_events(
-            cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before
-        )
+        lambda cur: queries.list_events(cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before)
     )
 
 
@@ -229,9 +228,7 @@ def projects_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.pg import activity
 
     p = Params("projects.list", params, ("agent", "since", "imported", "machine"))
-    flt = TeamFilter(
-        agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine")
-    )
+    flt = TeamFilter(agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine"))
     return svc.run(lambda cur: activity.projects(cur, svc.pricing(), flt))
 
 

@@ -65,11 +65,7 @@ class Archiver:
     def __init__(self, config: Any, cache: HashCache | None = None) -> None:
         self.config = config
         self.root = Path(config.archive_dir)
-        self.cache = (
-            cache
-            if cache is not None
-            else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
-        )
+        self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
         self.store = ZStore(self.root)
         self._lock = threading.RLock()
         native = [r.path for r in config.roots if r.kind == "native"]
@@ -87,14 +83,7 @@ class Archiver:
 
     def mirror_pairs(self, units: Iterable[tuple[Any, Any]]) -> dict[str, Any]:
         """Mirror the native files of (adapter, unit) pairs whose unit lies under a native root."""
-        report: dict[str, Any] = {
-            "files": 0,
-            "bytes": 0,
-            "appended": 0,
-            "copied": 0,
-            "kept": [],
-            "errors": [],
-        }
+        report: dict[str, Any] = {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
         if not archive_enabled(self.config):
             return report
         if self.problem is not None:
@@ -129,11 +118,7 @@ class Archiver:
         have = -1 if row is None else row.size
         sqlite = is_sqlite(local.source)
         try:
-            appendable = (
-                0 < have < st.st_size
-                and not sqlite
-                and self._boundary_matches(local.source, local.path, have)
-            )
+            appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(local.source, local.path, have)
         except ArchiveDamaged:
             # The archived copy is damaged and the native file is still here: store it anew
             # (damaged bytes are not kept as history; doctor --verify-archive reports them).
@@ -179,9 +164,8 @@ class Archiver:
         row = self.store.append(local.path, chunks(), mtime_ns)
         return row.size - have
 
-    def _copy_whole(
-        self, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str, report: dict[str, Any]
-    ) -> int:
+    def _copy_whole(self, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
+                    report: dict[str, Any]) -> int:
         """Store the whole file: its bytes as they are, or for SQLite a consistent snapshot
         (backup API); nothing when the archive already holds exactly these bytes."""
         sqlite = is_sqlite(local.source)
@@ -202,18 +186,10 @@ class Archiver:
             if keep:
                 parent, _, name = local.path.rpartition("/")
                 folder = to_text(parent) + "/"
-                taken = {
-                    from_text(r.path[len(folder) :]) for r in self.store.rows() if r.path.startswith(folder)
-                }
+                taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
                 kept_as = f"{parent}/{conflict_name(name, taken)}"
-            row = self.store.put_whole(
-                local.path,
-                _read_prefix(readable, size),
-                source=to_text(local.source),
-                unit=unit,
-                mtime_ns=mtime_ns,
-                keep_as=kept_as,
-            )
+            row = self.store.put_whole(local.path, _read_prefix(readable, size), source=to_text(local.source),
+                                       unit=unit, mtime_ns=mtime_ns, keep_as=kept_as)
         finally:
             snapshots.close()
         report["copied"] += 1
@@ -358,12 +334,5 @@ def archive_usage(config: Any) -> dict[str, Any]:
             log.warning("archive: cannot read the catalog: %s", exc)
         finally:
             store.close()
-    return {
-        "dir": str(root),
-        "enabled": archive_enabled(config),
-        "files": files,
-        "bytes": size,
-        "by_agent": agents,
-        "archived_files": archived,
-        "archived_bytes": archived_bytes,
-    }
+    return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
+            "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes}

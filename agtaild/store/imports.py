@@ -115,14 +115,9 @@ def adopt_new_collections(config: Any) -> list[Any]:
         if not coll.is_dir() or coll.is_symlink() or coll.name.startswith("."):
             continue
         for agent_dir in sorted(coll.iterdir()):
-            if (
-                agent_dir.name in known
-                and agent_dir.is_dir()
-                and (agent_dir.name, str(agent_dir)) not in have
-            ):
-                spec = RootSpec(
-                    agent=agent_dir.name, path=str(agent_dir), kind="imported", collection=coll.name
-                )
+            if agent_dir.name in known and agent_dir.is_dir() and (agent_dir.name, str(agent_dir)) not in have:
+                spec = RootSpec(agent=agent_dir.name, path=str(agent_dir), kind="imported", collection=coll.name)
                 config.roots.append(spec)
                 added.append(spec)
     return added
+

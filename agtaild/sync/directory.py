@@ -183,12 +183,8 @@ class DirectorySource:
                 )
             )
         origin = record.origin if record else None
-        return Manifest(
-            files=files,
-            collection=self.root.name,
-            origin=origin,
-            origin_name=record.origin_name if record else None,
-        )
+        return Manifest(files=files, collection=self.root.name, origin=origin,
+                        origin_name=record.origin_name if record else None)
 
     def _open(self, path: str) -> int:
         parts = path.split("/")
@@ -208,9 +204,7 @@ class DirectorySource:
             try:
                 yield from read_range(fh, offset, length)
             except EOFError:
-                raise TransferError(
-                    f"{path} in {self.root} shrank while being read; run the sync again"
-                ) from None
+                raise TransferError(f"{path} in {self.root} shrank while being read; run the sync again") from None
 
     def close(self) -> None:
         pass

@@ -50,9 +50,8 @@ def unit_of(config: Any, session: dict[str, Any]) -> tuple[Any, Unit]:
     raise NotFound(f"{ref}: {session.get('path')} is no longer there; run `agtail index` and retry")
 
 
-def export_sessions(
-    config: Any, sessions: list[dict[str, Any]], to: Path, max_file_size: int | None = None
-) -> dict[str, Any]:
+def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
+                    max_file_size: int | None = None) -> dict[str, Any]:
     """Write the sessions' files into ``to`` (only what differs) and its manifest.json."""
     from agtaild.adapters import all_adapters
 
@@ -68,18 +67,11 @@ def export_sessions(
                 have.sessions.append(session["id"])
     origin, name = machine_identity(config.data_dir)
     cache = open_hash_cache(config.data_dir)
-    source = LocalFilesSource(
-        list(files.values()),
-        cache,
-        origin=origin,
-        origin_name=name,
-        collection=to.name,
-        where=f"this machine ({name})",
-    )
+    source = LocalFilesSource(list(files.values()), cache, origin=origin, origin_name=name,
+                              collection=to.name, where=f"this machine ({name})")
     try:
-        limits = Limits(
-            max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE, known_agents=[a.id for a in all_adapters()]
-        )
+        limits = Limits(max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE,
+                        known_agents=[a.id for a in all_adapters()])
         report = transfer(source, DirectoryDestination(to, cache), limits)
     finally:
         source.close()

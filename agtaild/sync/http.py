@@ -104,12 +104,8 @@ class HttpDestination:
         return msgspec.convert(doc["state"], DestState)
 
     def check(self, manifest: Manifest) -> None:
-        self.client.json(
-            "POST",
-            self._prefix + "/check",
-            body=encode_manifest(manifest),
-            headers={"Content-Type": "application/json"},
-        )
+        self.client.json("POST", self._prefix + "/check", body=encode_manifest(manifest),
+                         headers={"Content-Type": "application/json"})
 
     def write(self, op: WriteOp, chunks: Iterable[bytes]) -> WriteResult:
         length = op.entry.size - op.offset
@@ -127,12 +123,8 @@ class HttpDestination:
         return WriteResult(written=int(doc["written"]), kept_as=doc.get("kept_as"))
 
     def save_record(self, record: Manifest) -> None:
-        self.client.json(
-            "PUT",
-            self._prefix + "/manifest",
-            body=encode_manifest(record),
-            headers={"Content-Type": "application/json"},
-        )
+        self.client.json("PUT", self._prefix + "/manifest", body=encode_manifest(record),
+                         headers={"Content-Type": "application/json"})
 
     def close(self) -> None:
         pass
@@ -154,9 +146,8 @@ class HttpSource:
         return decode_manifest(msgspec.json.encode(doc["manifest"]), f"{self.where} export manifest")
 
     def prefix_sha256(self, path: str, length: int) -> str:
-        doc = self.client.json(
-            "GET", "/export/prefix", query={"path": path, "length": length, "snapshot": self.snapshot}
-        )
+        doc = self.client.json("GET", "/export/prefix",
+                               query={"path": path, "length": length, "snapshot": self.snapshot})
         return str(doc.get("sha256") or "")
 
     def read(self, path: str, offset: int, length: int) -> Iterator[bytes]:
@@ -166,9 +157,7 @@ class HttpSource:
                 try:
                     block = resp.read(CHUNK)
                 except (ConnectionError, TimeoutError, OSError, http.client.HTTPException) as exc:
-                    raise TransferError(
-                        f"{path}: the download broke off ({exc}); run again to resume"
-                    ) from None
+                    raise TransferError(f"{path}: the download broke off ({exc}); run again to resume") from None
                 if not block:
                     return
                 yield block

@@ -49,7 +49,7 @@ def remote_kind(remote: str) -> str:
 
 
 def _dir(remote: str) -> Path:
-    path = remote[len("file://") :] if remote.startswith("file://") else remote
+    path = remote[len("file://"):] if remote.startswith("file://") else remote
     return Path(path).expanduser()
 
 
@@ -73,18 +73,10 @@ def _limits(max_file_size: int | None) -> Limits:
     return Limits(max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE, known_agents=_known_agents())
 
 
-def _native_source(
-    config: Any, cache: HashCache, collection: str, agents: list[str] | None
-) -> LocalFilesSource:
+def _native_source(config: Any, cache: HashCache, collection: str, agents: list[str] | None) -> LocalFilesSource:
     origin, name = machine_identity(config.data_dir)
-    return LocalFilesSource(
-        _sendable(config, agents),
-        cache,
-        origin=origin,
-        origin_name=name,
-        collection=collection,
-        where=f"this machine ({name})",
-    )
+    return LocalFilesSource(_sendable(config, agents), cache, origin=origin, origin_name=name,
+                            collection=collection, where=f"this machine ({name})")
 
 
 def push(
@@ -112,13 +104,8 @@ def push(
         elif kind == "http":
             from agtaild.sync.http import HttpDestination
 
-            report = transfer(
-                source,
-                HttpDestination(_client(remote, token), collection),
-                limits,
-                dry_run=dry_run,
-                progress=progress,
-            )
+            report = transfer(source, HttpDestination(_client(remote, token), collection), limits,
+                              dry_run=dry_run, progress=progress)
         else:
             root = _dir(remote)
             if not root.is_dir():
@@ -163,17 +150,13 @@ def pull(
         elif kind == "ssh":
             from agtaild.sync.rsync import parse_ssh_remote
 
-            mirror, wire = parse_ssh_remote(remote).mirror(
-                collection, sync_state_dir(config.data_dir) / "rsync", limits
-            )
+            mirror, wire = parse_ssh_remote(remote).mirror(collection, sync_state_dir(config.data_dir) / "rsync", limits)
             source = DirectorySource(mirror, cache, known)
         else:
             src_root = _dir(remote) / collection
             if not src_root.is_dir():
-                raise UsageError(
-                    f"{src_root} does not exist; check the remote and the collection name "
-                    f"(`agtail sync status {remote}` lists the collections there)"
-                )
+                raise UsageError(f"{src_root} does not exist; check the remote and the collection name "
+                                 f"(`agtail sync status {remote}` lists the collections there)")
             source = DirectorySource(src_root, cache, known)
         try:
             report = transfer(source, dest, limits, dry_run=dry_run, progress=progress)
@@ -186,9 +169,8 @@ def pull(
     return _finish(config, "pull", remote, collection, report, dry_run)
 
 
-def _finish(
-    config: Any, direction: str, remote: str, collection: str, report: dict[str, Any], dry_run: bool
-) -> dict[str, Any]:
+def _finish(config: Any, direction: str, remote: str, collection: str, report: dict[str, Any],
+            dry_run: bool) -> dict[str, Any]:
     report = {"direction": direction, "remote": remote, "collection": collection, **report}
     if not dry_run:
         _record_history(config, report)
@@ -209,13 +191,9 @@ def _record_history(config: Any, report: dict[str, Any]) -> None:
         history = {}
     key = f"{report['direction']} {report['remote']} {report['collection']}"
     history[key] = {
-        "direction": report["direction"],
-        "remote": report["remote"],
-        "collection": report["collection"],
+        "direction": report["direction"], "remote": report["remote"], "collection": report["collection"],
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "files": report["files"],
-        "bytes": report["bytes"],
-        "errors": len(report["errors"]),
+        "files": report["files"], "bytes": report["bytes"], "errors": len(report["errors"]),
         "conflicts": len(report["conflicts"]),
     }
     write_atomic(path, json.dumps(history, indent=1, sort_keys=True).encode())
@@ -236,9 +214,7 @@ def remote_collections(config: Any, remote: str, token: str | None = None) -> li
         root = _dir(remote)
         if not root.is_dir():
             return []
-        return sorted(
-            p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-        )
+        return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
     if kind == "http":
         doc = _client(remote, token).json("GET", "/import")
         return [c["name"] for c in doc.get("collections", [])]
@@ -269,17 +245,8 @@ def verify_tree(root: Path) -> dict[str, Any]:
     record = load_manifest(root)
     rec = record.by_path() if record is not None else {}
     tree, problems = scan_tree(root, None)
-    out: dict[str, Any] = {
-        "path": str(root),
-        "files": 0,
-        "ok": 0,
-        "differs": [],
-        "missing": [],
-        "unrecorded": [],
-        "partials": [],
-        "conflicts": [],
-        "problems": problems,
-    }
+    out: dict[str, Any] = {"path": str(root), "files": 0, "ok": 0, "differs": [], "missing": [],
+                           "unrecorded": [], "partials": [], "conflicts": [], "problems": problems}
     seen = set()
     for item in tree:
         if item.kind == "partial":
@@ -303,21 +270,14 @@ def verify_tree(root: Path) -> dict[str, Any]:
     return out
 
 
-def verify(
-    config: Any, remote: str | None = None, collection: str | None = None, token: str | None = None
-) -> dict[str, Any]:
+def verify(config: Any, remote: str | None = None, collection: str | None = None,
+           token: str | None = None) -> dict[str, Any]:
     """Check stored copies against their records; ``clean`` is False when anything differs."""
     trees: list[Path] = []
     if remote is None:
         base = Path(config.import_dir)
-        names = (
-            [collection]
-            if collection
-            else (
-                sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
-                if base.is_dir()
-                else []
-            )
+        names = [collection] if collection else (
+            sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")) if base.is_dir() else []
         )
         trees = [base / check_collection_name(n) for n in names]
     elif remote_kind(remote) == "directory":
@@ -325,10 +285,8 @@ def verify(
         names = [collection] if collection else remote_collections(config, remote)
         trees = [base / check_collection_name(n) for n in names]
     else:
-        raise UsageError(
-            "verify reads every byte, so run `agtail sync verify` on the machine that holds "
-            "the copy; here, `agtail sync status REMOTE --collection NAME` compares manifests"
-        )
+        raise UsageError("verify reads every byte, so run `agtail sync verify` on the machine that holds "
+                         "the copy; here, `agtail sync status REMOTE --collection NAME` compares manifests")
     results = [verify_tree(t) for t in trees]
     doc: dict[str, Any] = {"collections": results}
     if remote is None and collection is None:

@@ -37,13 +37,7 @@ from agtaild.sync.safety import CONFLICT_MARK, check_entries
 from agtaild.sync.transfer import Limits
 
 PARTIAL_DIR = ".agtail-rsync-partial"
-BASE_FLAGS = [
-    "--recursive",
-    "--times",
-    f"--partial-dir={PARTIAL_DIR}",
-    "--stats",
-    "--chmod=Du=rwx,go=,Fu=rw,go=",
-]
+BASE_FLAGS = ["--recursive", "--times", f"--partial-dir={PARTIAL_DIR}", "--stats", "--chmod=Du=rwx,go=,Fu=rw,go="]
 
 
 def rsync_binary() -> str | None:
@@ -56,9 +50,7 @@ class RsyncRemote:
     def __init__(self, target: str, *, port: int | None = None) -> None:
         binary = rsync_binary()
         if binary is None:
-            raise AgtailError(
-                "rsync is not installed; install it (e.g. `apt-get install rsync`) or use an http remote"
-            )
+            raise AgtailError("rsync is not installed; install it (e.g. `apt-get install rsync`) or use an http remote")
         self.binary = binary
         self.target = target.rstrip("/")
         self.port = port
@@ -71,20 +63,15 @@ class RsyncRemote:
         return cmd
 
     def _run(self, args: list[str], *, allow_missing: bool = False) -> dict[str, int]:
-        proc = subprocess.run(
-            [*self._base(), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL
-        )
+        proc = subprocess.run([*self._base(), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if proc.returncode != 0 and not (allow_missing and proc.returncode == 23):
             raise AgtailError(
                 f"rsync failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}; check the ssh "
                 "access and the remote path, then run again (partial files are kept and resumed)"
             )
         stats = {}
-        for key, name in (
-            ("Total bytes sent", "sent"),
-            ("Total bytes received", "received"),
-            ("Literal data", "literal"),
-        ):
+        for key, name in (("Total bytes sent", "sent"), ("Total bytes received", "received"),
+                          ("Literal data", "literal")):
             m = re.search(rf"{key}: ([\d,.]+)", proc.stdout)
             if m:
                 stats[name] = int(re.sub(r"[,.]", "", m.group(1)))
@@ -98,46 +85,24 @@ class RsyncRemote:
                 return None
             return decode_manifest(path.read_bytes(), f"{self.where}/{collection}/manifest.json")
 
-    def push(
-        self, source: LocalFilesSource, collection: str, limits: Limits, *, dry_run: bool = False
-    ) -> dict[str, Any]:
+    def push(self, source: LocalFilesSource, collection: str, limits: Limits, *, dry_run: bool = False) -> dict[str, Any]:
         started = time.monotonic()
         manifest = source.manifest()
-        check_entries(
-            manifest.files,
-            max_file_size=limits.max_file_size,
-            case_insensitive=False,
-            known_agents=limits.known_agents,
-            where="this machine",
-        )
+        check_entries(manifest.files, max_file_size=limits.max_file_size, case_insensitive=False,
+                      known_agents=limits.known_agents, where="this machine")
         record = self.fetch_record(collection)
         rec = record.by_path() if record is not None else {}
         groups: dict[str, list[str]] = {"append": [], "plain": [], "backup": []}
-        report: dict[str, Any] = {
-            "source": source.where,
-            "destination": f"{self.where}/{collection}",
-            "files": 0,
-            "bytes": 0,
-            "skipped": 0,
-            "new": 0,
-            "appended": 0,
-            "replaced": 0,
-            "resumed": 0,
-            "conflicts": [],
-            "errors": [],
-            "dry_run": dry_run,
-        }
+        report: dict[str, Any] = {"source": source.where, "destination": f"{self.where}/{collection}",
+                                  "files": 0, "bytes": 0, "skipped": 0, "new": 0, "appended": 0,
+                                  "replaced": 0, "resumed": 0, "conflicts": [], "errors": [], "dry_run": dry_run}
         for entry in manifest.files:
             old = rec.get(entry.path)
             if old is not None and old.size == entry.size and old.sha256 == entry.sha256:
                 report["skipped"] += 1
                 continue
             report["files"] += 1
-            if (
-                old is not None
-                and old.size < entry.size
-                and source.prefix_sha256(entry.path, old.size) == old.sha256
-            ):
+            if old is not None and old.size < entry.size and source.prefix_sha256(entry.path, old.size) == old.sha256:
                 groups["append"].append(entry.path)
                 report["appended"] += 1
                 report["bytes"] += entry.size - old.size
@@ -171,17 +136,8 @@ class RsyncRemote:
                 flags = [f for f in BASE_FLAGS if name != "append" or not f.startswith("--partial-dir")]
                 # These files are known to differ (the manifests say so): rsync's own quick check
                 # (same size, same mtime second) must not skip one rewritten within a second.
-                stats = self._run(
-                    [
-                        *flags,
-                        "--ignore-times",
-                        "--copy-links",
-                        *extra[name],
-                        f"--files-from={listing}",
-                        f"{stage}/",
-                        f"{self.target}/{collection}/",
-                    ]
-                )
+                stats = self._run([*flags, "--ignore-times", "--copy-links", *extra[name], f"--files-from={listing}",
+                                   f"{stage}/", f"{self.target}/{collection}/"])
                 wire += stats.get("sent", 0)
             new_record = merge_record(record, manifest.files, manifest)
             (stage / "manifest.json").unlink(missing_ok=True)
@@ -189,14 +145,7 @@ class RsyncRemote:
             (stage / ".record" / "manifest.json").write_bytes(encode_manifest(new_record))
             # --ignore-times: a new record often has the old one's size (same-width numbers) and,
             # within a second, its mtime; rsync would then keep the stale record.
-            self._run(
-                [
-                    "--times",
-                    "--ignore-times",
-                    f"{stage}/.record/manifest.json",
-                    f"{self.target}/{collection}/manifest.json",
-                ]
-            )
+            self._run(["--times", "--ignore-times", f"{stage}/.record/manifest.json", f"{self.target}/{collection}/manifest.json"])
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         report["wire_bytes"] = wire
@@ -208,18 +157,9 @@ class RsyncRemote:
         key = hashlib.sha256(self.target.encode()).hexdigest()[:16]
         cache = cache_root / key / collection
         cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-        stats = self._run(
-            [
-                *BASE_FLAGS,
-                "--no-links",
-                "--no-devices",
-                "--no-specials",
-                f"--max-size={limits.max_file_size}",
-                "--exclude=*.agtail-*",
-                f"{self.target}/{collection}/",
-                f"{cache}/",
-            ]
-        )
+        stats = self._run([*BASE_FLAGS, "--no-links", "--no-devices", "--no-specials",
+                           f"--max-size={limits.max_file_size}", "--exclude=*.agtail-*",
+                           f"{self.target}/{collection}/", f"{cache}/"])
         return cache, stats
 
 
@@ -231,9 +171,7 @@ def parse_ssh_remote(remote: str) -> RsyncRemote:
         parts = urlsplit(remote)
         port = parts.port
     except ValueError as exc:  # an unclosed IPv6 address, a port that is not a number
-        raise UsageError(
-            f"{remote!r} is not a valid URL ({exc}); write ssh://[user@]host[:port]/path"
-        ) from None
+        raise UsageError(f"{remote!r} is not a valid URL ({exc}); write ssh://[user@]host[:port]/path") from None
     if not parts.hostname or not parts.path or parts.path == "/":
         raise UsageError(f"{remote!r}: write ssh remotes as ssh://[user@]host[:port]/path")
     user = f"{parts.username}@" if parts.username else ""

@@ -71,13 +71,8 @@ class SyncServer:
         import secrets
 
         origin, name = machine_identity(self.config.data_dir)
-        source = LocalFilesSource(
-            _sendable(self.config, agents),
-            self.cache,
-            origin=origin,
-            origin_name=name,
-            where="agtaild export",
-        )
+        source = LocalFilesSource(_sendable(self.config, agents), self.cache, origin=origin,
+                                  origin_name=name, where="agtaild export")
         sid = secrets.token_hex(8)
         with self.lock:
             self.sources[sid] = source
@@ -148,14 +143,8 @@ async def import_check(request: web.Request) -> web.Response:
     dest = srv.destination(request.match_info["collection"])
     manifest = await _read_manifest(request)
     state = await _thread(dest.state)
-    check_entries(
-        manifest.files,
-        max_file_size=srv.max_file_size,
-        case_insensitive=state.case_insensitive,
-        known_agents=srv.known_agents(),
-        existing=state.files.keys(),
-        where="the pushed manifest",
-    )
+    check_entries(manifest.files, max_file_size=srv.max_file_size, case_insensitive=state.case_insensitive,
+                  known_agents=srv.known_agents(), existing=state.files.keys(), where="the pushed manifest")
     return _ok({"files": len(manifest.files)})
 
 
@@ -167,13 +156,8 @@ async def import_file(request: web.Request) -> web.Response:
         op = msgspec.json.decode(request.headers.get("X-Agtail-Write", ""), type=WriteOp)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise UsageError(f"X-Agtail-Write is not a valid write operation: {exc}") from None
-    check_entries(
-        [op.entry],
-        max_file_size=srv.max_file_size,
-        case_insensitive=False,
-        known_agents=srv.known_agents(),
-        where="the pushed file",
-    )
+    check_entries([op.entry], max_file_size=srv.max_file_size, case_insensitive=False,
+                  known_agents=srv.known_agents(), where="the pushed file")
     if op.mode not in {"new", "append", "resume"} or not 0 <= op.offset <= op.entry.size:
         raise UsageError(f"bad write mode {op.mode!r} or offset {op.offset}")
     expected = op.entry.size - op.offset
@@ -222,13 +206,8 @@ async def import_manifest(request: web.Request) -> web.Response:
     srv = _server(request)
     dest = srv.destination(request.match_info["collection"])
     record = await _read_manifest(request)
-    check_entries(
-        record.files,
-        max_file_size=srv.max_file_size,
-        case_insensitive=False,
-        known_agents=srv.known_agents(),
-        where="the pushed record",
-    )
+    check_entries(record.files, max_file_size=srv.max_file_size, case_insensitive=False,
+                  known_agents=srv.known_agents(), where="the pushed record")
     await _thread(dest.save_record, record)
     indexing = await _index_new_files(request)
     return _ok({"files": len(record.files), "indexing": indexing})
@@ -286,9 +265,8 @@ async def export_file(request: web.Request) -> web.StreamResponse:
     if path not in source.files:
         raise Refused(f"{path!r} is not one of the files this daemon exports")
     blocks = source.read(path, offset, length)
-    response = web.StreamResponse(
-        headers={"Content-Type": "application/octet-stream", "Content-Length": str(length)}
-    )
+    response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
+                                           "Content-Length": str(length)})
     await response.prepare(request)
     while True:
         block = await _thread(next, blocks, None)
@@ -332,13 +310,8 @@ def openapi_paths() -> dict[str, Any]:
     """The sync endpoints in the API's OpenAPI document (details: docs/sync.md)."""
 
     def op(summary: str, op_id: str, body: str | None = None) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "summary": summary,
-            "operationId": op_id,
-            "tags": ["sync"],
-            "security": [{"bearer": []}],
-            "responses": {"200": {"description": "ok"}},
-        }
+        doc: dict[str, Any] = {"summary": summary, "operationId": op_id, "tags": ["sync"],
+                               "security": [{"bearer": []}], "responses": {"200": {"description": "ok"}}}
         if body is not None:
             doc["requestBody"] = {"required": True, "content": {body: {}}}
         return doc
@@ -346,25 +319,16 @@ def openapi_paths() -> dict[str, Any]:
     coll = {"name": "collection", "in": "path", "required": True, "schema": {"type": "string"}}
     return {
         f"{API}/import": {"get": op("Imported collections with counts and last sync", "listImports")},
-        f"{API}/import/refresh": {
-            "post": op("Index collections that appeared since the start", "importRefresh")
-        },
+        f"{API}/import/refresh": {"post": op("Index collections that appeared since the start", "importRefresh")},
         f"{API}/import/{{collection}}/state": {
-            "parameters": [coll],
-            "get": op("What a collection holds (size, sha256, partials)", "importState"),
-        },
+            "parameters": [coll], "get": op("What a collection holds (size, sha256, partials)", "importState")},
         f"{API}/import/{{collection}}/check": {
-            "parameters": [coll],
-            "post": op("Refuse an unsafe manifest as a whole", "importCheck", "application/json"),
-        },
+            "parameters": [coll], "post": op("Refuse an unsafe manifest as a whole", "importCheck", "application/json")},
         f"{API}/import/{{collection}}/file": {
             "parameters": [coll],
-            "put": op("Write one file (header X-Agtail-Write)", "importFile", "application/octet-stream"),
-        },
+            "put": op("Write one file (header X-Agtail-Write)", "importFile", "application/octet-stream")},
         f"{API}/import/{{collection}}/manifest": {
-            "parameters": [coll],
-            "put": op("Save the push record", "importManifest", "application/json"),
-        },
+            "parameters": [coll], "put": op("Save the push record", "importManifest", "application/json")},
         f"{API}/export/manifest": {"get": op("This machine's native files", "exportManifest")},
         f"{API}/export/prefix": {"get": op("sha256 of a file's first bytes", "exportPrefix")},
         f"{API}/export/file": {"get": op("Bytes of one exported file", "exportFile")},
