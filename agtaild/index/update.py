@@ -355,9 +355,7 @@ class Updater:
         if prep.missing and not gone(info.files[0] if info.files else info.path):
             # The read met ENOENT, but the unit's own file is there (a sidecar vanished, a
             # race): keep what is stored; the next update reads it again.
-            self.errors.append(
-                {"path": info.path, "agent": info.agent, "error": "a file vanished while read"}
-            )
+            self.errors.append({"path": info.path, "agent": info.agent, "error": "a file vanished while read"})
             return
         if prep.missing or prep.session is None:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()
