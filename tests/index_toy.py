@@ -118,6 +118,7 @@ class ToyParser(LineParser[ToyState]):
 
 class ToyAdapter(JsonlAdapter):
     id: ClassVar[str] = "toy"
+    appends_keep_units: ClassVar[bool] = True
     name: ClassVar[str] = "Toy Agent"
     Parser: ClassVar[type[LineParser[Any]]] = ToyParser
 

@@ -90,6 +90,11 @@ class Adapter:
     #: True for agents that keep sessions inside project folders (Aider): the index then
     #: offers :meth:`roots_for_cwds` the working directories other agents' sessions name.
     uses_known_cwds: ClassVar[bool] = False
+    #: True when a unit whose main file grew in place is discovered as before (its files and
+    #: hints come from its own path and sidecars, whose creation or removal the watcher
+    #: reports): the index may then read a watched append from the stored Unit without
+    #: rediscovering the roots (agtaild.index.targets).
+    appends_keep_units: ClassVar[bool] = False
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The agent's own session roots on this machine (existing or not)."""

@@ -58,6 +58,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
         "real/claude-2.1.197/projects",
     )
     Parser: ClassVar[type[LineParser[Any]]] = ClaudeParser
+    appends_keep_units: ClassVar[bool] = True
 
     def __init__(self, plugins_dir: str | Path | None = None) -> None:
         self._plugins_dir = Path(plugins_dir) if plugins_dir else None

@@ -28,6 +28,7 @@ from agtaild.model import Session
 
 class CodexAdapter(JsonlAdapter):
     id: ClassVar[str] = "codex"
+    appends_keep_units: ClassVar[bool] = True
     name: ClassVar[str] = "Codex CLI"
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
     root_help: ClassVar[str] = (

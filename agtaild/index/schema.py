@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agtaild.index.codec import event_layout
+from agtaild.index.totals import m005_totals
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
@@ -209,7 +210,7 @@ def m004_phrase(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS sessions_agent_sid ON sessions(agent, sid)")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log, m004_phrase]
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log, m004_phrase, m005_totals]
 
 
 def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:

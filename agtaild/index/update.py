@@ -1,7 +1,8 @@
 """Finding what changed on disk, reading it, and handing it to the single writer.
 
 An update discovers the units under the configured roots (all of them, or — for the
-watcher's ``only_paths`` — every root of the agents those paths belong to), compares each
+watcher's ``only_paths`` — every root of the agents those paths belong to; when every path is
+a stored unit's main file grown in place, only those units: agtaild.index.targets), compares each
 unit's file fingerprints (dev, inode, size, mtime) with the stored ones, reads only what
 changed (an append costs the appended bytes: the adapter continues from its saved state; a
 shrunk or replaced file is read again from the start — the adapter decides, and says so with
@@ -40,6 +41,8 @@ from agtaild.fsnames import to_text, unit_text
 from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare, run_jobs
 from agtaild.index.progress import IndexProgress, Progress
+from agtaild.index.targets import appended_units
+from agtaild.index.totals import totals
 from agtaild.index.writer import UnitInfo, Writer
 
 #: Read in worker processes when an update has more than this many bytes to read.
@@ -179,8 +182,11 @@ class Updater:
         # Sessions read just now may name working directories that hold sessions of agents
         # kept in project folders (Aider): pick those up in the same update.
         roots, _ = self._scope(only_paths)
+        found = self._cwd_candidates(roots)
+        if not found:
+            return report
         known = {row[0] for row in self.db.execute("SELECT path FROM files")}
-        if all(c.unit.path in known for c in self._cwd_candidates(roots)):
+        if all(c.unit.path in known for c in found):
             return report
         errors = self.errors
         again = self._run_once(only_paths=only_paths, progress=progress)
@@ -212,16 +218,24 @@ class Updater:
         roots, agents = self._scope(only_paths)
         for before in self.before_discovery:
             before(roots, self.errors)
-        candidates = found.candidates(roots)
-        if self.config.known_cwds:
-            listed = {c.unit.path for c in candidates}
-            candidates += [c for c in self._cwd_candidates(roots) if c.unit.path not in listed]
+        # The watcher's appends: read the stored units straight away (agtaild.index.targets).
+        targets = None
+        if only_paths is not None and not full:
+            targets = appended_units(db, [os.path.abspath(p) for p in only_paths], list(self.config.roots))
         stored: dict[str, Stored] = {}
-        for row in db.execute(
-            "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"
-        ):
-            if agents is None or row[2] in agents:
-                stored[row[0]] = Stored(*row[1:])
+        if targets is not None:
+            candidates = [c for c, _row in targets]
+            stored = {to_text(c.unit.path): Stored(*row) for c, row in targets}
+        else:
+            candidates = found.candidates(roots)
+            if self.config.known_cwds:
+                listed = {c.unit.path for c in candidates}
+                candidates += [c for c in self._cwd_candidates(roots) if c.unit.path not in listed]
+            for row in db.execute(
+                "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"
+            ):
+                if agents is None or row[2] in agents:
+                    stored[row[0]] = Stored(*row[1:])
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
         newest_of: dict[str, float] = {}
@@ -489,12 +503,3 @@ def head_start(
         else:
             rest.append(item)
     return head, rest
-
-
-def totals(db: Any) -> dict[str, Any]:
-    sessions, bad = db.execute(
-        "SELECT count(*), coalesce(sum(json_extract(data, '$.bad_lines')), 0) FROM sessions"
-    ).fetchone()
-    events = db.execute("SELECT count(*) FROM events").fetchone()[0]
-    files = db.execute("SELECT count(DISTINCT path) FROM file_parts").fetchone()[0]
-    return {"sessions": sessions, "events": events, "files": files, "bad_lines": bad}

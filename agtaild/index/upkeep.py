@@ -90,7 +90,7 @@ def run(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Pro
 
 def not_updated(svc: Any) -> dict[str, Any]:
     """The report of an update that could not run (a read-only index), with the reason."""
-    from agtaild.index.update import totals
+    from agtaild.index.totals import totals
 
     report = totals(svc._reader())
     report.update(seconds=0.0, read=0, changed=[],

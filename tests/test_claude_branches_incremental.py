@@ -1,0 +1,197 @@
+"""Incremental branch marks (agtaild.adapters.claude_branches, claude_tree): after any sequence
+of appends, a forked session's marks, summary and usage equal a read from the start; an append
+that continues the active branch neither decodes the saved tree nor re-marks stored events."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import uuid as uuidlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from agtaild.adapters import claude_tree
+from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude_state import ClaudeState
+from agtaild.adapters.jsonl import Continuation
+from tests.claude_code_helpers import SETTLED, find_unit
+from tests.claude_rewind import SESSION_ID, answer, last_uuid, prompt, sample_lines, write_lines
+from tests.conftest import CORPUS
+from tests.replay_helpers import Store, line_cuts, read_once, replay_growing_file
+
+#: The corpus's Claude Code sessions that were rewound (each has a fork and marked events).
+SAMPLE_DIR = (
+    CORPUS / "claude-code" / "claude-code-log" / "projects" / "-Users-dain-workspace-claude-code-log-sample"
+)
+FORKED_SAMPLES = [
+    SAMPLE_DIR / f"{name}.jsonl"
+    for name in (
+        "12a546d1-83a7-49a6-abba-5400db340b43",
+        "71c9afe9-d9cc-4583-86b3-e62ba682b83a",
+        "937c6e6b-27e7-4edd-86f1-ad28f9731841",
+        "cbc0f75b-b36d-4efd-a7da-ac800ea30eb6",
+    )
+]
+
+
+def _marked(store: Store) -> int:
+    return sum(1 for e in store.events.values() if "branch" in e["extra"])
+
+
+@pytest.mark.parametrize("settled", [True, False], ids=["settled", "being-written"])
+@pytest.mark.parametrize("sample", FORKED_SAMPLES, ids=lambda p: p.name[:8])
+def test_corpus_samples_with_rewinds_line_by_line(sample: Path, settled: bool, tmp_path: Path) -> None:
+    adapter = ClaudeCodeAdapter()
+    root = tmp_path / "projects"
+    dst = root / sample.parent.name / sample.name
+    dst.parent.mkdir(parents=True)
+    shutil.copy(sample, dst)
+    whole = read_once(adapter, find_unit(adapter, root, dst), now=SETTLED)
+    assert whole.session["extra"]["forks"] and _marked(whole) > 0
+    step = replay_growing_file(
+        adapter, sample, dst, line_cuts(sample.read_bytes()), find_unit(adapter, root, dst), settled=settled
+    )
+    assert step.snapshot() == whole.snapshot()
+
+
+def _state(store: Store) -> ClaudeState:
+    assert store.state is not None
+    cont = msgspec.msgpack.decode(store.state, type=Continuation)
+    return msgspec.msgpack.decode(cont.parser, type=ClaudeState)
+
+
+class Session:
+    """A generated rewound session, grown step by step; every step is checked against a read
+    from the start."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "projects"
+        self.path = self.root / "-tmp-rt-claude-home-src-demo-app" / f"{SESSION_ID}.jsonl"
+        self.adapter = ClaudeCodeAdapter()
+        self.store = Store()
+        write_lines(self.path, sample_lines())
+        self.leaf = last_uuid()
+        self.prompts: list[str] = []
+        self.read()
+
+    def read(self) -> Any:
+        unit = find_unit(self.adapter, self.root, self.path)
+        result = self.adapter.read(unit, self.store.state, now=SETTLED)
+        self.store.apply(result)
+        whole = read_once(self.adapter, unit, now=SETTLED)
+        assert self.store.snapshot() == whole.snapshot()
+        return result
+
+    def turn(self, text: str, parent: str | None = None) -> list[dict[str, Any]]:
+        p = prompt(text, self.leaf if parent is None else parent)
+        a = answer(f"answer to {text}", p["uuid"])
+        self.prompts.append(p["uuid"])
+        self.leaf = a["uuid"]
+        return [p, a]
+
+    def append(self, lines: list[dict[str, Any]]) -> Any:
+        write_lines(self.path, lines, append=True)
+        return self.read()
+
+
+@pytest.fixture
+def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times a saved tree was decoded (the recompute path)."""
+    calls: list[int] = []
+    real = claude_tree.Tree.decode.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[claude_tree.Tree], raw: bytes) -> claude_tree.Tree:
+        calls.append(len(raw))
+        return real(cls, raw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(claude_tree.Tree, "decode", classmethod(spy))
+    return calls
+
+
+def test_continuing_a_forked_session_keeps_every_stored_mark(tmp_path: Path, decodes: list[int]) -> None:
+    s = Session(tmp_path)
+    fork_at = s.leaf
+    s.append(s.turn("first try"))
+    s.append(s.turn("second try", parent=fork_at))  # a rewind: read again from the start once
+    assert _state(s.store).branches.forked
+    decodes.clear()
+    for i in range(30):
+        result = s.append(s.turn(f"continue {i}"))
+        assert not result.reset and not result.marks
+        assert {e.extra.get("branch") for e in result.events} == {"active"}
+    assert decodes == [], "a plain continuation decoded the saved tree"
+    # Several turns in one append, a sidechain line and a parentless stray record included.
+    lines = s.turn("batch 1") + s.turn("batch 2")
+    side = dict(lines[1], uuid=str(uuidlib.uuid4()), parentUuid=lines[1]["uuid"], isSidechain=True)
+    s.append([*lines, side])
+    assert decodes == []
+
+
+def test_rewinds_and_leaf_moves_recompute_and_equal_a_full_read(tmp_path: Path, decodes: list[int]) -> None:
+    s = Session(tmp_path)
+    start = s.leaf
+    s.append(s.turn("one"))
+    s.append(s.turn("one, again", parent=start))  # first fork: a full read
+    branch_b = s.leaf
+    for i in range(5):
+        s.append(s.turn(f"b{i}"))
+    decodes.clear()
+    # Back to the first branch: every mark of both branches flips (a recompute).
+    first_prompt = s.prompts[0]
+    result = s.append(s.turn("continue the first try", parent=first_prompt))
+    assert decodes and result.marks
+    # A second rewind of the same prompt: a third alternative.
+    decodes.clear()
+    s.append(s.turn("one, a third time", parent=start))
+    assert decodes
+    # Then plain continuations again take the cheap way.
+    decodes.clear()
+    s.append(s.turn("go on"))
+    assert decodes == []
+    # A rewind of the very first prompt (a second parentless prompt).
+    s.append([prompt("restart", None)])
+    s.leaf = branch_b
+    s.append(s.turn("back on b"))
+    assert _marked(s.store) > 0
+
+
+def test_random_appends_equal_a_full_read(tmp_path: Path) -> None:
+    """Random turns, rewinds to random earlier prompts, parentless restarts and stray lines,
+    appended in random batches (each checked against a read from the start in Session.read)."""
+    rng = random.Random(13)
+    s = Session(tmp_path)
+    starts = [s.leaf]
+    for step in range(40):
+        lines: list[dict[str, Any]] = []
+        for _ in range(rng.randint(1, 3)):
+            roll = rng.random()
+            if roll < 0.6 or not s.prompts:
+                lines += s.turn(f"turn {step}")
+            elif roll < 0.8:
+                lines += s.turn(f"rewind {step}", parent=rng.choice(starts + s.prompts))
+            elif roll < 0.85:
+                p = prompt(f"restart {step}", None)
+                lines.append(p)
+                s.leaf = p["uuid"]
+            else:  # a progress-like line hanging off an older record
+                lines.append(dict(answer(f"late {step}", rng.choice(s.prompts)), type="assistant"))
+        s.append(lines)
+    assert _state(s.store).branches.forked and _marked(s.store) > 0
+
+
+def test_a_state_from_before_the_saved_tree_is_read_again_once(tmp_path: Path) -> None:
+    """A forked state written by an older layout (no saved tree) makes one read from the start."""
+    s = Session(tmp_path)
+    fork_at = s.leaf
+    s.append(s.turn("a"))
+    s.append(s.turn("b", parent=fork_at))
+    st = _state(s.store)
+    st.branches.version = 1
+    cont = msgspec.msgpack.decode(s.store.state, type=Continuation)  # type: ignore[arg-type]
+    s.store.state = msgspec.msgpack.encode(msgspec.structs.replace(cont, parser=msgspec.msgpack.encode(st)))
+    result = s.append(s.turn("c"))
+    assert result.reset
+    assert not s.append(s.turn("d")).reset
