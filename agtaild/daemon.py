@@ -12,7 +12,6 @@ in flight (it is committed), stop the watchers, close the index, remove ``agtail
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import errno
 import fcntl
@@ -24,20 +23,26 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from aiohttp import web
 
 from agtaild import __version__
-from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
-from agtaild.api.guard import GuardedAppRunner
-from agtaild.api.hub import ChangeHub
-from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
 from agtaild.config import Config, load_config, runtime_dir
 from agtaild.errors import AgtailError, UsageError
-from agtaild.watch import MODES, Watcher
-from agtaild.writer import IndexWriter
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from aiohttp import web
+
+    from agtaild.api.hub import ChangeHub
+
+# The server's modules (aiohttp, the API, the watcher) are imported where they are used, not
+# here: the index's worker processes import this module too (multiprocessing re-imports the
+# main module, the `agtaild` script, in every worker), and they need none of it. Each worker
+# used to spend the daemon's whole start-up import (≈ 0.3 s of CPU, aiohttp's TLS contexts
+# included) before reading its first session.
 
 log = logging.getLogger("agtaild")
 
@@ -46,6 +51,8 @@ STATE_FILE = "agtaild.json"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from agtaild.watch import MODES
+
     p = argparse.ArgumentParser(prog="agtaild", description="Watch, index and serve your AI coding agents' sessions.")
     p.add_argument("--version", action="version", version=f"agtaild {__version__}")
     p.add_argument("--listen", metavar="HOST:PORT", default=os.environ.get("AGTAIL_LISTEN", DEFAULT_LISTEN),
@@ -123,6 +130,8 @@ def unix_socket(path: Path, *, own_dir: bool) -> socket.socket:
     """Bind the socket 0600, replacing only a stale socket. The directory is made 0700 when it
     is ours (the runtime dir, or one we create); a directory the user named for --socket is
     left alone — it may be /tmp — and the socket's own 0600 mode protects it there."""
+    from agtaild.api.security import ensure_private_dir
+
     if own_dir or not path.parent.exists():
         ensure_private_dir(path.parent)
     if len(os.fsencode(path)) > 100:
@@ -218,7 +227,11 @@ async def local_parts(
     The first scan waits for ``serving`` (set once the sockets are bound and agtaild.json is
     written): on a new install it reads for a while, on the writer's thread, and the daemon
     should answer first — the sessions it commits are then listed as they come."""
+    import asyncio
+
     from agtaild.service import METHODS, Service
+    from agtaild.watch import Watcher
+    from agtaild.writer import IndexWriter
 
     service = await asyncio.to_thread(Service, config)
     loop = asyncio.get_running_loop()
@@ -269,6 +282,15 @@ async def local_parts(
 
 
 async def serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aiohttp import web
+
+    from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
+    from agtaild.api.guard import GuardedAppRunner
+    from agtaild.api.hub import ChangeHub
+    from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
+
     check_intervals(args)
     config = load_config(data_dir=args.data_dir, root_options=args.root, only_roots=args.only_roots)
     if args.no_archive:
@@ -368,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), handlers=[handler])
+    import asyncio
+
     try:
         return asyncio.run(serve(args))
     except AgtailError as err:

@@ -201,7 +201,15 @@ def m003_change_log(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log]
+def m004_serve(db: sqlite3.Connection) -> None:
+    """An index on (agent, sid): a session's short id (agtaild.index.queries.short_id) looks up
+    its two sorted neighbours among the ids of its agent. Without it SQLite took every session
+    of the agent and sorted them, twice per listed session: `list` of 50 over 1,335 sessions
+    cost ≈ 120 ms of queries, and grew with the index."""
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_agent_sid ON sessions(agent, sid)")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log, m004_serve]
 
 
 def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:

@@ -387,6 +387,10 @@ class Updater:
         if method not in multiprocessing.get_all_start_methods():
             method = "spawn"
         ctx = multiprocessing.get_context(method)
+        if method == "forkserver":
+            # The server imports the reading code once; every worker forked from it starts
+            # with it loaded (instead of importing it, and the caller's main module, itself).
+            ctx.set_forkserver_preload(["agtaild.index.prepare"])
         # In the order given (newest first): results come back roughly in it, within the window.
         # The workers take a while to start (forkserver: a fresh interpreter, then imports), so
         # the first few small units are read here meanwhile: the newest sessions are stored
