@@ -1,11 +1,11 @@
 """`agtaild`: the long-running daemon — watch the roots, keep the index, serve the API.
 
-Start-up order matters: the data dir is locked (one daemon per index), the watchers are armed
-before the first scan (so nothing written during the scan is missed), the sockets are bound
-and only then is ``agtaild.json`` written and systemd told READY; the first scan begins then
-(it reads newest first and commits early, so a new install lists its recent sessions while
-the rest is still being read). Shutdown (SIGTERM/SIGINT)
-runs the other way: STOPPING, stop accepting, end the live streams, finish the index update
+Start-up order matters: on a new index the index workers' forkserver is started first (it
+starts beside the rest), the data dir is locked (one daemon per index), the sockets are bound
+and only then is ``agtaild.json`` written and systemd told READY; then the watchers are armed,
+and then the first scan begins (armed first: nothing written during the scan is missed; it
+reads newest first and commits early, so a new install lists its recent sessions while the
+rest is still being read). Shutdown (SIGTERM/SIGINT) runs the other way: STOPPING, stop accepting, end the live streams, finish the index update
 in flight (it is committed), stop the watchers, close the index, remove ``agtaild.json``.
 """
 
@@ -268,14 +268,29 @@ async def local_parts(
                 "storage": storage, "progress": writer.progress(), **extra}
 
     async def background(_app: web.Application) -> AsyncIterator[None]:
-        await asyncio.to_thread(watcher.start)  # armed before the first scan: nothing is missed
-        writer.start(after=serving)
+        armed = asyncio.Event()
+
+        async def arm() -> None:
+            # After the sockets are bound (answering does not wait for a watch on every
+            # directory of every root), before the first scan (nothing written during it is
+            # missed).
+            if serving is not None:
+                await serving.wait()
+            await asyncio.to_thread(watcher.start)
+            armed.set()
+
+        arming = asyncio.ensure_future(arm())
+        writer.start(after=armed)
         if pusher:
             pusher.start()
         yield
         await writer.stop()  # the update in flight finishes and is committed
         if pusher:
             await pusher.stop()
+        if serving is not None and not serving.is_set():
+            arming.cancel()  # still waiting for the sockets: no watch was made
+        with contextlib.suppress(asyncio.CancelledError):
+            await arming  # a watcher.start under way finishes before the watches are removed
         await asyncio.to_thread(watcher.stop)
 
     return service, METHODS.keys(), (lambda full: writer.request(full=full)), health, background
