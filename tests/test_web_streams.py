@@ -107,3 +107,22 @@ async def test_streams_close_while_the_page_is_hidden_or_left_and_come_back(daem
                            what="the cached page, live again")  # fmt: skip
     await _streams_become(browser, open_streams, "back from the cache")
     assert not unexpected(browser.errors)
+
+
+async def test_a_page_opened_hidden_opens_its_streams_when_first_shown(daemon: Daemon, browser: Browser) -> None:
+    await login(browser, daemon)
+    await browser.wait_for("document.querySelector('#live-toggle').dataset.state === 'on'")
+    # The next page believes it is in a background tab from its first script on.
+    await browser.send("Page.addScriptToEvaluateOnNewDocument", {"source": (
+        "window.__hidden = true;"
+        "Object.defineProperty(document, 'hidden', { configurable: true, get: () => window.__hidden });"
+        "Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (window.__hidden ? 'hidden' : 'visible') });"
+    )})  # fmt: skip
+    await browser.goto("about:blank")
+    await browser.goto(f"{daemon.url}/?hidden=1#/session/claude-code/{BASIC}")
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length > 0")
+    await _streams_become(browser, 0, "opened in the background")
+    await browser.eval("window.__hidden = false; document.dispatchEvent(new Event('visibilitychange'))")
+    await browser.wait_for("document.querySelector('#live-toggle').dataset.state === 'on'", what="live once shown")
+    await _streams_become(browser, 2, "shown")
+    assert not unexpected(browser.errors)

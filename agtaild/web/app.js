@@ -404,8 +404,9 @@
   }
 
   let loggedOut = false;
-  // The live streams are closed while the page is hidden or left (see pageLife below).
-  let streamsPaused = false;
+  // The live streams are closed while the page is hidden or left (see pageLife below); a page
+  // opened in a background tab opens them when it is first shown.
+  let streamsPaused = document.visibilityState === 'hidden';
   function showLogin() {
     loggedOut = true;
     for (const v of document.querySelectorAll('.view')) v.hidden = v.id !== 'view-login';
