@@ -5,8 +5,9 @@ starts beside the rest), the data dir is locked (one daemon per index), the sock
 and only then is ``agtaild.json`` written and systemd told READY; then the watchers are armed,
 and then the first scan begins (armed first: nothing written during the scan is missed; it
 reads newest first and commits early, so a new install lists its recent sessions while the
-rest is still being read). Shutdown (SIGTERM/SIGINT) runs the other way: STOPPING, stop accepting, end the live streams, finish the index update
-in flight (it is committed), stop the watchers, close the index, remove ``agtaild.json``.
+rest is still being read). Shutdown (SIGTERM/SIGINT) runs the other way: STOPPING, stop
+accepting, end the live streams, finish the index update in flight (it is committed), stop
+the watchers, close the index, remove ``agtaild.json``.
 """
 
 from __future__ import annotations
@@ -276,8 +277,12 @@ async def local_parts(
             # missed).
             if serving is not None:
                 await serving.wait()
-            await asyncio.to_thread(watcher.start)
-            armed.set()
+            try:
+                await asyncio.to_thread(watcher.start)
+            except Exception:
+                log.exception("could not start watching the roots; periodic rescans still run")
+            finally:
+                armed.set()  # the first scan runs in any case
 
         arming = asyncio.ensure_future(arm())
         writer.start(after=armed)
