@@ -82,8 +82,9 @@ def get(url: str, token: str) -> Any:
 
 async def measure(browser: Browser, url: str, hash_: str, cond: str, timeout: float = 120.0) -> float:
     """From setting the route on a freshly loaded viewer (nothing of the session in memory)."""
-    # A blank page first: the previous page's live streams (SSE) are closed before the next
-    # load, as when a person opens the viewer afresh.
+    # A blank page first, as when a person opens the viewer afresh. (Chromium keeps the page
+    # it leaves in its back-forward cache; the viewer closes its live streams on pagehide, or
+    # the cached pages' streams would take the six connections a host gets: bench/VIEWER.md.)
     await browser.goto("about:blank")
     measure.loads = getattr(measure, "loads", 0) + 1  # type: ignore[attr-defined]
     await browser.goto(f"{url}/?load={measure.loads}#/")  # type: ignore[attr-defined]

@@ -361,3 +361,41 @@ async def test_a_writer_that_never_served_stops() -> None:
     async with asyncio.timeout(10):
         await writer.stop()
     assert service.updates == []
+
+
+async def test_the_first_scan_waits_for_the_sockets_then_the_watchers_and_runs_if_watching_fails(
+    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """daemon.local_parts: the watchers are armed once the daemon serves (answering does not
+    wait for them) and before the first scan; a watcher that cannot start is logged, and the
+    first scan runs all the same."""
+    from agtaild import watch
+
+    toy_sessions(tmp_path / "root", 3)
+    order: list[str] = []
+
+    def failing_start(self: Any) -> None:
+        order.append("watch")
+        raise RuntimeError("no watching today")
+
+    monkeypatch.setattr(watch.Watcher, "start", failing_start)
+    args = daemon.build_parser().parse_args(["--watch", "auto"])
+    config = toy_config(tmp_path, tmp_path / "root")
+    serving = asyncio.Event()
+    service, _methods, _update, health, background = await daemon.local_parts(args, config, ChangeHub(), {}, serving)
+    life = background(None)
+    await life.__anext__()
+    try:
+        await asyncio.sleep(0.3)
+        assert order == [] and health()["index"]["updates"] == 0  # not serving yet: nothing armed or read
+        order.append("serving")
+        serving.set()
+        async with asyncio.timeout(30):
+            while health()["index"]["updates"] < 1:
+                await asyncio.sleep(0.02)
+        assert order == ["serving", "watch"]
+        assert health()["index"]["last_report"]["sessions"] == 3
+    finally:
+        with pytest.raises(StopAsyncIteration):
+            await life.__anext__()
+        service.close()

@@ -6,6 +6,7 @@ long-lived answer that the deadlines leave alone."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -214,3 +215,31 @@ async def test_a_client_gone_mid_body_is_not_an_internal_error(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     assert b"200 OK" in await _health(site)
 
+
+
+async def test_a_stream_whose_client_left_ends_at_once(site: tuple[str, int]) -> None:
+    """An SSE stream ends when its connection closes, not at its next keepalive (15 s later):
+    /health's live_streams counts only the streams clients still hold."""
+
+    async def live_streams() -> int:
+        reader, writer = await _open(site)
+        writer.write(HEALTH.replace(b"\r\n\r\n", f"\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode()))
+        body = (await _closed_within(reader, 2)).partition(b"\r\n\r\n")[2]
+        writer.close()
+        return int(json.loads(body)["live_streams"])
+
+    head = f"Host: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+    held = []
+    for target in ("/api/v1/changes", "/api/v1/sessions/claude-code/abc123/follow"):
+        reader, writer = await _open(site)
+        writer.write(f"GET {target} HTTP/1.1\r\n{head}".encode())
+        async with asyncio.timeout(2):
+            assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+        held.append(writer)
+    assert await live_streams() == 2
+    for writer in held:
+        writer.close()
+    start = time.monotonic()
+    while (n := await live_streams()) > 0:
+        assert time.monotonic() - start < 2, f"{n} streams still open after their clients left"
+        await asyncio.sleep(0.05)

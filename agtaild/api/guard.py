@@ -107,6 +107,9 @@ class GuardedHandler(RequestHandler):
         self.current_payload: Any = None
         self.in_request = False
         self.watchdog: asyncio.TimerHandle | None = None
+        #: Done when the connection is gone: a long answer (an SSE stream) waits on it beside
+        #: its own wake-ups and ends at once, instead of at its next write (agtaild/api/sse.py).
+        self.gone: asyncio.Future[None] = self._loop.create_future()
         # Both are aiohttp's own hooks (set from the Server in every 3.x): wrapped to see
         # each request's body and when its handler runs, without aiohttp's private state.
         factory, handler = self._request_factory, self._request_handler
@@ -152,6 +155,8 @@ class GuardedHandler(RequestHandler):
         if self.watchdog is not None:
             self.watchdog.cancel()
             self.watchdog = None
+        if not self.gone.done():
+            self.gone.set_result(None)
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:

@@ -13,15 +13,22 @@ them with ``events.list``.
 
 changes: event ``change`` per changed session with ``id: <boot>-<n>``; ``Last-Event-ID`` from
 the same daemon run replays what was missed, anything else gets ``reset`` (re-list).
+
+A stream ends as soon as its client's connection is gone (the guarded connection says so,
+agtaild/api/guard.py), not at its next keepalive: ``live_streams`` in /health then counts the
+streams browsers really hold.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 from aiohttp import web
 
 from agtaild.api.context import CTX, ApiContext, encode
+from agtaild.api.hub import ChangeHub
 from agtaild.api.params import Method, Param, ParamError
 from agtaild.api.rest import API
 
@@ -57,6 +64,24 @@ async def _open(request: web.Request) -> web.StreamResponse:
     await resp.prepare(request)
     await resp.write(b"retry: 1000\n: connected\n\n")
     return resp
+
+
+async def _wait(request: web.Request, hub: ChangeHub, pos: int) -> bool | None:
+    """Wait for the hub: True when something was published after ``pos``, False after
+    KEEPALIVE seconds of quiet, None when the client's connection is gone."""
+    gone = getattr(request.protocol, "gone", None)  # only the daemon's guarded connections have it
+    if not isinstance(gone, asyncio.Future):
+        return await hub.wait(pos, KEEPALIVE)
+    if gone.done():
+        return None
+    waiter = asyncio.ensure_future(hub.wait(pos, KEEPALIVE))
+    await asyncio.wait((waiter, gone), return_when=asyncio.FIRST_COMPLETED)
+    if waiter.done():
+        return waiter.result()
+    waiter.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiter
+    return None
 
 
 async def _last_seq(ctx: ApiContext, exact: dict[str, Any]) -> int:
@@ -114,8 +139,8 @@ async def follow(request: web.Request) -> web.StreamResponse:
                 if len(doc["events"]) < PAGE:
                     break
             while True:
-                woke = await hub.wait(hub_pos, KEEPALIVE)
-                if hub.closed:
+                woke = await _wait(request, hub, hub_pos)
+                if hub.closed or woke is None:
                     return resp
                 if not woke:
                     await resp.write(b": keepalive\n\n")
@@ -169,7 +194,10 @@ async def changes(request: web.Request) -> web.StreamResponse:
                 if agent is None or c.agent == agent:
                     await resp.write(_frame("change", c.as_json(), c.event_id(hub.boot)))
             pos = max(pos, hub.last if lost else (missed[-1].n if missed else pos))
-            if not await hub.wait(pos, KEEPALIVE) and not hub.closed:
+            woke = await _wait(request, hub, pos)
+            if woke is None:
+                break
+            if not woke and not hub.closed:
                 await resp.write(b": keepalive\n\n")
     except ConnectionResetError:
         pass  # the client went away

@@ -435,6 +435,8 @@ class Updater:
         if method not in multiprocessing.get_all_start_methods():
             method = "spawn"
         ctx = multiprocessing.get_context(method)
+        if method == "forkserver":
+            _preload_reading_code()
         # In the order given (newest first): results come back roughly in it, within the window.
         # The workers take a while to start (forkserver: a fresh interpreter, then imports), so
         # the first few small units are read here meanwhile: the newest sessions are stored
@@ -484,6 +486,26 @@ def batches(jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[list[tuple[UnitIn
         size += cost
     if batch:
         yield batch
+
+
+def _preload_reading_code() -> None:
+    """The forkserver imports the reading code once; every worker forked from it starts with
+    it loaded (instead of importing it, and the caller's main module, itself)."""
+    import multiprocessing
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["agtaild.index.prepare"])
+
+
+def start_workers_early() -> None:
+    """Start the server that worker processes are forked from, now, when the first update will
+    read in worker processes (a new index): it starts its interpreter and imports the reading
+    code while the daemon itself starts, instead of after the first update has begun."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        _preload_reading_code()
+        forkserver.ensure_running()
 
 
 def head_start(

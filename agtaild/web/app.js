@@ -404,6 +404,9 @@
   }
 
   let loggedOut = false;
+  // The live streams are closed while the page is hidden or left (see pageLife below); a page
+  // opened in a background tab opens them when it is first shown.
+  let streamsPaused = document.visibilityState === 'hidden';
   function showLogin() {
     loggedOut = true;
     for (const v of document.querySelectorAll('.view')) v.hidden = v.id !== 'view-login';
@@ -1267,7 +1270,7 @@
     },
 
     startFollow() {
-      if (!state.live || this.follow || !this.session || this.next || loggedOut) return;
+      if (!state.live || this.follow || !this.session || this.next || loggedOut || streamsPaused) return;
       const url = apiUrl(sessionPath(this.agent, this.id) + '/follow', { after_seq: this.maxSeq });
       const es = new EventSource(url);
       this.follow = es;
@@ -2015,7 +2018,7 @@
     es: null,
     timer: null,
     start() {
-      if (!state.live || this.es || loggedOut) return;
+      if (!state.live || this.es || loggedOut || streamsPaused) return;
       const es = new EventSource(API + '/changes');
       this.es = es;
       setLiveState('connecting');
@@ -2057,6 +2060,37 @@
     btn.dataset.state = state.live ? s : 'off';
     btn.setAttribute('aria-pressed', state.live ? 'true' : 'false');
   }
+
+  // ---------------------------------------------------------------- live streams and the page's life
+
+  // A browser gives a host six HTTP/1.1 connections, shared by all the tabs of a profile, and an
+  // open EventSource keeps one for as long as it is open. A page that was left (kept in the
+  // back-forward cache) or sits in a background tab would keep its streams: six of them, and
+  // every request of every agtail tab waits until one closes (Chromium drops a cached page after
+  // about a minute: the 55 s stalls in bench/VIEWER.md). So the streams close when the page is
+  // hidden or left and open again when it is shown; what changed meanwhile is then re-read (the
+  // list, the open session's header) and the follow stream resumes after the last event shown.
+  const pageLife = {
+    pause() {
+      if (streamsPaused) return;
+      streamsPaused = true;
+      changes.stop();
+      sessionView.stopFollow();
+    },
+    resume() {
+      if (!streamsPaused) return;
+      streamsPaused = false;
+      if (!state.live || loggedOut) return;
+      changes.start();
+      if (state.route && state.route.view === 'session') sessionView.startFollow();
+      changes.onChange(null);
+    },
+  };
+  window.addEventListener('pagehide', () => pageLife.pause());
+  window.addEventListener('pageshow', (e) => {
+    if (e.persisted) pageLife.resume();
+  });
+  document.addEventListener('visibilitychange', () => (document.hidden ? pageLife.pause() : pageLife.resume()));
 
   function toggleLive() {
     state.live = !state.live;
