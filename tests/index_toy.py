@@ -278,6 +278,19 @@ def snapshot(index_path: Path) -> dict[str, Any]:
                 " FROM usage_rollup"
             )
         )
+        daily = sorted(
+            db.execute(
+                "SELECT day, agent, model, long_ctx, n, input, output, cache_read, cache_write, reasoning"
+                " FROM usage_daily"
+            )
+        )
+        # usage_daily is kept by difference with usage_rollup: it must equal the rollup summed.
+        assert daily == sorted(
+            db.execute(
+                "SELECT day, agent, coalesce(model, ''), long_ctx, count(*), sum(input), sum(output),"
+                " sum(cache_read), sum(cache_write), sum(reasoning) FROM usage_rollup GROUP BY 1, 2, 3, 4"
+            )
+        )
         files = {
             r[0]: r[1:]
             for r in db.execute(
@@ -295,6 +308,7 @@ def snapshot(index_path: Path) -> dict[str, Any]:
         "orphans": orphans,
         "usage": usage,
         "rollup": rollup,
+        "daily": daily,
         "files": files,
         "parts": parts,
     }
