@@ -148,7 +148,7 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         out.sort(key=lambda r: r["key"])
     else:
         out.sort(key=lambda r: (-r["total_tokens"], r["key"]))
-    return {"totals": _usage(*totals, total_cost), "rows": out}
+    return {"totals": _usage(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost), "rows": out}
 
 
 def _usage(inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> dict[str, Any]:
