@@ -42,7 +42,10 @@ def stats(
     until: TimeBound | None = None,
     imported: bool | None = None,
     collection: str | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
+    """``limit``: only the first rows (by tokens, largest first; by day, the earliest days);
+    the totals still count everything in scope."""
     # The rollups (counted usage per day and model; per session, day and model) answer
     # everything but bounds finer than a day, which need the individual responses.
     precise = (since is not None and since.day is None) or (until is not None and until.day is None)
@@ -79,11 +82,37 @@ def stats(
         # One usage_daily row is one (day, agent, model, long_ctx) group already: no sort.
         sums = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
         group = ""
-    sql = (
-        f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} FROM {table}{join}"
-        f" WHERE {' AND '.join(where)}{f' GROUP BY {group}' if group else ''}"
+    scope = f"FROM {table}{join} WHERE {' AND '.join(where)}"
+    if limit is not None and by == "session":
+        return _top_sessions(db, pricing, scope, args, limit)
+    sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
+    doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
+    if limit is not None:
+        del doc["rows"][limit:]
+    return doc
+
+
+def _top_sessions(
+    db: sqlite3.Connection, pricing: PriceTable, scope: str, args: list[Any], limit: int
+) -> dict[str, Any]:
+    """The ``limit`` sessions with the most tokens, ranked in SQL (ties by key, as ``assemble``
+    sorts), so Python prices and builds only the rows returned; totals come from the groups
+    per model (the same tokens; a cost summed in another order may differ in its last digits)."""
+    key = _KEY_SQL["session"]
+    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    top = (
+        f"SELECT u.session_id {scope} GROUP BY u.session_id"
+        f" ORDER BY sum(u.input + u.output + u.cache_read + u.cache_write) DESC, min({key}) LIMIT ?"
     )
-    return assemble(db.execute(sql, args), by, pricing)
+    rows = db.execute(
+        f"SELECT {key} AS k, u.model, u.long_ctx, {sums}, s.title {scope} AND u.session_id IN ({top})"
+        " GROUP BY k, u.model, u.long_ctx",
+        [*args, *args, limit],
+    )
+    doc = assemble(rows, "session", pricing)
+    per_model = db.execute(f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL {scope} GROUP BY 2, 3", args)
+    doc["totals"] = assemble(per_model, "model", pricing)["totals"]
+    return doc
 
 
 def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> dict[str, Any]:
