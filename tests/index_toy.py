@@ -291,6 +291,18 @@ def snapshot(index_path: Path) -> dict[str, Any]:
                 " sum(cache_read), sum(cache_write), sum(reasoning) FROM usage_rollup GROUP BY 1, 2, 3, 4"
             )
         )
+        totals = sorted(
+            db.execute(
+                "SELECT agent, model, long_ctx, n, input, output, cache_read, cache_write, reasoning"
+                " FROM usage_totals"
+            )
+        )
+        assert totals == sorted(
+            db.execute(
+                "SELECT agent, coalesce(model, ''), long_ctx, count(*), sum(input), sum(output),"
+                " sum(cache_read), sum(cache_write), sum(reasoning) FROM usage_rollup GROUP BY 1, 2, 3"
+            )
+        )
         files = {
             r[0]: r[1:]
             for r in db.execute(
@@ -309,6 +321,7 @@ def snapshot(index_path: Path) -> dict[str, Any]:
         "usage": usage,
         "rollup": rollup,
         "daily": daily,
+        "totals": totals,
         "files": files,
         "parts": parts,
     }

@@ -1,6 +1,6 @@
-"""usage_daily (schema m004_stats): stats by day, model and agent read a table per (day, agent,
-model); it must follow every incremental change exactly as a rebuild would, and ``limit``
-must pick the same top rows as the whole answer."""
+"""usage_daily and usage_totals (schema m004_stats): stats by day, model and agent read a table
+per (day, agent, model) or per (agent, model); they must follow every incremental change exactly
+as a rebuild would, and ``limit`` must pick the same top rows as the whole answer."""
 
 from __future__ import annotations
 
@@ -93,6 +93,7 @@ def test_the_daily_table_follows_incremental_updates(tmp_path: Path, toy_registr
     reference, theirs = rebuilt(tmp_path, root)
     assert after == reference
     assert mine["daily"] == theirs["daily"] and mine["rollup"] == theirs["rollup"]
+    assert mine["totals"] == theirs["totals"]
     # The model nobody named is '' in the table and "(unknown)" in the answer, as before.
     write_session(root / "b" / "B.jsonl", [toy_line(t="meta", id="B"), usage("k4", None, "2026-03-03T11:00:00Z", 5)])
     svc = Service(toy_config(tmp_path, root))
@@ -114,8 +115,10 @@ def test_an_older_index_gets_the_table_from_its_rollup(tmp_path: Path, toy_regis
     path = tmp_path / "data" / "index.sqlite3"
     db = sqlite3.connect(path)
     rows = sorted(db.execute("SELECT * FROM usage_daily"))
-    assert rows  # the writer filled it
+    totals = sorted(db.execute("SELECT * FROM usage_totals"))
+    assert rows and totals  # the writer filled them
     db.execute("DROP TABLE usage_daily")  # as an index written before m004_stats
+    db.execute("DROP TABLE usage_totals")
     db.execute("DELETE FROM _migrations WHERE name = 'm004_stats'")
     db.commit()
     db.close()
@@ -126,6 +129,7 @@ def test_an_older_index_gets_the_table_from_its_rollup(tmp_path: Path, toy_regis
         svc.close()
     db = sqlite3.connect(path)
     assert sorted(db.execute("SELECT * FROM usage_daily")) == rows
+    assert sorted(db.execute("SELECT * FROM usage_totals")) == totals
     db.close()
 
 

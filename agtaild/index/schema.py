@@ -14,7 +14,8 @@ PRIMARY KEY, which VACUUM never renumbers), ``usage`` (one row per API response;
 marks the one copy of each response that stats count), ``usage_rollup`` (the counted usage
 summed per session, day and model, kept current by the writer: stats read a few thousand rows
 instead of every response), ``usage_daily`` (the same summed over sessions: stats by day, model
-or agent read a table that grows with the calendar, not with the sessions) and ``meta``.
+or agent read a table that grows with the calendar, not with the sessions), ``usage_totals``
+(the same over all days) and ``meta``.
 """
 
 from __future__ import annotations
@@ -203,7 +204,8 @@ def m003_change_log(db: sqlite3.Connection) -> None:
 
 
 def m004_stats(db: sqlite3.Connection) -> None:
-    """``usage_daily``: the counted usage per (day, agent, model, long-context flag).
+    """``usage_daily``: the counted usage per (day, agent, model, long-context flag);
+    ``usage_totals``: the same over all days (stats by model or agent without dates).
 
     Stats by day summed every ``usage_rollup`` row (one per session, day and model), so their
     time grew with the number of sessions (x11 from 200 MB to 2 GB). This table is kept by
@@ -228,6 +230,18 @@ def m004_stats(db: sqlite3.Connection) -> None:
             cache_write INTEGER NOT NULL,
             reasoning INTEGER NOT NULL,
             PRIMARY KEY (day, agent, model, long_ctx)
+        ) WITHOUT ROWID;
+        CREATE TABLE usage_totals (         -- the same over all days: stats by model or agent
+            agent TEXT NOT NULL,
+            model TEXT NOT NULL,
+            long_ctx INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            input INTEGER NOT NULL,
+            output INTEGER NOT NULL,
+            cache_read INTEGER NOT NULL,
+            cache_write INTEGER NOT NULL,
+            reasoning INTEGER NOT NULL,
+            PRIMARY KEY (agent, model, long_ctx)
         ) WITHOUT ROWID;
         """,
     )

@@ -27,7 +27,7 @@ _KEY_SQL = {
     "project": "s.project",
     "session": "s.agent || ':' || s.sid",
 }
-#: Groupings the per-day table answers (schema m004_stats) when no filter needs the session.
+#: Groupings the per-day tables answer (schema m004_stats) when no filter needs the session.
 _DAILY_BY = ("day", "model", "agent")
 
 
@@ -52,6 +52,8 @@ def stats(
     needs_session = by in ("project", "session") or project or imported is not None or collection
     daily = not precise and not needs_session and by in _DAILY_BY
     table = "usage u" if precise else "usage_daily u" if daily else "usage_rollup u"
+    if daily and by != "day" and since is None and until is None:
+        table = "usage_totals u"  # no dates: the sums over all days
     where = ["u.counted = 1"] if precise else ["1"]
     args: list[Any] = []
     if agent:

@@ -3,10 +3,11 @@
 Resume replays and imported copies repeat responses, so exactly one usage row per
 (agent, key) has ``counted = 1``: the largest, then the earliest session, then the smallest
 path — a choice that never depends on the order files were read in. ``usage_rollup`` holds the
-counted usage summed per (session, agent, day, model, long-context flag), and ``usage_daily``
-the same summed over sessions, per (day, agent, model, long-context flag): its size follows the
-calendar, not the number of sessions, so stats by day, model or agent stay as fast at 2 GB as
-at 200 MB. Both are derived, and written in the transaction that changes the usage they sum.
+counted usage summed per (session, agent, day, model, long-context flag); ``usage_daily`` the
+same summed over sessions, per (day, agent, model, long-context flag), and ``usage_totals`` over
+days too, per (agent, model, long-context flag): their sizes follow the calendar or the models,
+not the number of sessions, so stats by day, model or agent stay fast as the history grows.
+All are derived, and written in the transaction that changes the usage they sum.
 """
 
 from __future__ import annotations
@@ -100,45 +101,54 @@ def refresh_rollup(
         f" AND u.day = d.day WHERE u.counted = 1{group}"
     )
     _add_daily(db, +1)
-    db.execute("DELETE FROM usage_daily WHERE n = 0")
+    for table in SUMMED:
+        db.execute(f"DELETE FROM {table} WHERE n = 0")
 
 
-#: usage_rollup rows summed per usage_daily key. A NULL model is stored as '' (a primary key
-#: must compare equal to itself); stats read it back as NULL, and both mean "(unknown)".
-_DAILY_SUMS = (
-    "u.day, u.agent, coalesce(u.model, ''), u.long_ctx, {sign} * count(*), {sign} * sum(u.input),"
-    " {sign} * sum(u.output), {sign} * sum(u.cache_read), {sign} * sum(u.cache_write),"
-    " {sign} * sum(u.reasoning)"
-)
-_DAILY_COLUMNS = "(day, agent, model, long_ctx, n, input, output, cache_read, cache_write, reasoning)"
+#: The tables summed from usage_rollup and their keys: per day (stats by day, and by model or
+#: agent within dates) and overall (by model or agent over all time: its size does not grow
+#: with the calendar either). A NULL model is stored as '' (a primary key must compare equal
+#: to itself); stats read it back as NULL, and both mean "(unknown)".
+SUMMED = {
+    "usage_daily": ("day", "agent", "model", "long_ctx"),
+    "usage_totals": ("agent", "model", "long_ctx"),
+}
+_KEY_EXPR = {"day": "u.day", "agent": "u.agent", "model": "coalesce(u.model, '')", "long_ctx": "u.long_ctx"}
+_VALUES = ("input", "output", "cache_read", "cache_write", "reasoning")
+
+
+def _insert_sums(table: str, sign: int, source: str, *, upsert: bool) -> str:
+    """``INSERT INTO table … SELECT`` the rollup rows of ``source`` (a FROM clause naming
+    them ``u``) summed per the table's key, times ``sign``; ``upsert`` adds them to the rows
+    already there. ``n`` counts the rollup rows behind a row."""
+    keys = SUMMED[table]
+    select = ", ".join(
+        [_KEY_EXPR[k] for k in keys] + [f"{sign} * count(*)"] + [f"{sign} * sum(u.{v})" for v in _VALUES]
+    )
+    group = ", ".join(str(i + 1) for i in range(len(keys)))
+    sql = f"INSERT INTO {table} ({', '.join(keys)}, n, {', '.join(_VALUES)}) SELECT {select} {source}"
+    if not upsert:
+        return f"{sql} GROUP BY {group}"
+    adds = ", ".join(f"{c} = {c} + excluded.{c}" for c in ("n", *_VALUES))
+    return f"{sql} WHERE 1 GROUP BY {group} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {adds}"
 
 
 def rebuild_daily(db: sqlite3.Connection) -> None:
-    """Recompute ``usage_daily`` from ``usage_rollup`` (a full refresh, the m004 migration)."""
-    db.execute("DELETE FROM usage_daily")
-    db.execute(
-        f"INSERT INTO usage_daily {_DAILY_COLUMNS} SELECT {_DAILY_SUMS.format(sign=1)}"
-        " FROM usage_rollup u GROUP BY 1, 2, 3, 4"
-    )
+    """Recompute ``usage_daily`` and ``usage_totals`` from ``usage_rollup`` (a full refresh,
+    the m004 migration)."""
+    for table in SUMMED:
+        db.execute(f"DELETE FROM {table}")
+        db.execute(_insert_sums(table, 1, "FROM usage_rollup u", upsert=False))
 
 
 def _add_daily(db: sqlite3.Connection, sign: int) -> None:
     """Add (``sign`` = 1) or take away (-1) the rollup rows of the groups in ``_rs``/``_rd``.
 
-    ``n`` counts the rollup rows behind a daily row, so a row whose last group went away is
-    dropped (a group of zero tokens still names its model, as it did before)."""
-    sums = _DAILY_SUMS.format(sign=sign)
-    upsert = (
-        " WHERE 1 GROUP BY 1, 2, 3, 4 ON CONFLICT (day, agent, model, long_ctx) DO UPDATE SET"
-        " n = n + excluded.n, input = input + excluded.input, output = output + excluded.output,"
-        " cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,"
-        " reasoning = reasoning + excluded.reasoning"
-    )
-    db.execute(
-        f"INSERT INTO usage_daily {_DAILY_COLUMNS} SELECT {sums}"
-        f" FROM _rs r JOIN usage_rollup u ON u.session_id = r.session_id{upsert}"
-    )
-    db.execute(
-        f"INSERT INTO usage_daily {_DAILY_COLUMNS} SELECT {sums}"
-        f" FROM _rd d JOIN usage_rollup u ON u.session_id = d.session_id AND u.day = d.day{upsert}"
-    )
+    A row whose last rollup row went away (``n`` = 0) is dropped by the caller; a group of
+    zero tokens still names its model, as it did before."""
+    for table in SUMMED:
+        for source in (
+            "FROM _rs r JOIN usage_rollup u ON u.session_id = r.session_id",
+            "FROM _rd d JOIN usage_rollup u ON u.session_id = d.session_id AND u.day = d.day",
+        ):
+            db.execute(_insert_sums(table, sign, source, upsert=True))
