@@ -8,7 +8,8 @@ Usage: bench/bench_stats_api.py --data-dir DIR --root AGENT=PATH [--root …] [-
 The data dir must hold an index of those roots (e.g. built with
 ``agtail --data-dir DIR --no-daemon --only-roots --root … index``); the daemon brings it up to
 date on start (nothing changed: a rescan). It writes into the data dir, so point it at a copy
-of a shared one. In-process figures give wall and CPU (user+sys of this process) time, median
+of a shared one. HTTP figures are taken once the daemon has been idle for 5 s (no ``progress``
+in ``/health``). In-process figures give wall and CPU (user+sys of this process) time, median
 and best; HTTP figures are wall time, best and median of ``--repeat`` after one warm-up. The
 machine may be shared: compare CPU figures, and report ``uptime``'s load with every figure.
 """
@@ -24,11 +25,30 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 BY = ("day", "model", "agent", "project", "session", "tool", "hour")
+
+
+def cases(data: Path) -> dict[str, dict[str, Any]]:
+    """Each grouping over everything, and by day over the last 30 days of the history (what the
+    viewer's stats page asks by default, counted back from the index's last day)."""
+    import sqlite3
+    from datetime import date, timedelta
+
+    out: dict[str, dict[str, Any]] = {by: {"by": by} for by in BY}
+    db = sqlite3.connect(f"file:{data / 'index.sqlite3'}?mode=ro", uri=True)
+    try:
+        last = db.execute("SELECT max(day) FROM usage WHERE day != ''").fetchone()[0]
+    finally:
+        db.close()
+    if last:
+        since = date.fromisoformat(last) - timedelta(days=29)
+        out["day_last30"] = {"by": "day", "since": since.isoformat()}
+    return out
 
 
 def _timed(call: Callable[[], Any], repeat: int) -> dict[str, float]:
@@ -55,9 +75,9 @@ def in_process(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any
     svc = Service(Config(data_dir=str(data), roots=specs, archive=False))
     try:
         out: dict[str, Any] = {}
-        for by in BY:
-            doc = svc.call("stats", {"by": by})
-            out[by] = {"rows": len(doc["rows"]), **_timed(lambda b=by: svc.call("stats", {"by": b}), repeat)}
+        for name, params in cases(data).items():
+            doc = svc.call("stats", params)
+            out[name] = {"rows": len(doc["rows"]), **_timed(partial(svc.call, "stats", params), repeat)}
         return out
     finally:
         svc.close()
@@ -73,11 +93,21 @@ def over_http(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any]
     d.start(timeout=600)
     try:
         client = Client(url=d.url, token=d.token)
+        # Measure an idle daemon: its start-up rescan (and whatever follows it) competes with
+        # the requests otherwise.
+        deadline = time.monotonic() + 600
+        idle_since = None
+        while time.monotonic() < deadline:
+            busy = client.get("/health").get("progress") is not None
+            idle_since = None if busy else idle_since or time.monotonic()
+            if idle_since is not None and time.monotonic() - idle_since >= 5:
+                break
+            time.sleep(0.5)
         out: dict[str, Any] = {}
-        for by in BY:
-            size = len(json.dumps(client.get("/stats", {"by": by})))
-            timed = _timed(lambda b=by: client.get("/stats", {"by": b}), repeat)
-            out[by] = {
+        for name, params in cases(data).items():
+            size = len(json.dumps(client.get("/stats", params)))
+            timed = _timed(partial(client.get, "/stats", params), repeat)
+            out[name] = {
                 "bytes": size,
                 "wall_best_ms": timed["wall_best_ms"],
                 "wall_median_ms": timed["wall_median_ms"],
@@ -120,12 +150,12 @@ def main() -> None:
     print(f"agtaild from {result['code']}; load average {result['load']:.2f} (after: {result['load_after']:.2f})")
     for by, fig in result["in_process"].items():
         print(
-            f"in-process  by={by:<8} rows {fig['rows']:>6}  wall best {fig['wall_best_ms']:>8.2f} ms"
+            f"in-process  {by:<11} rows {fig['rows']:>6}  wall best {fig['wall_best_ms']:>8.2f} ms"
             f"  median {fig['wall_median_ms']:>8.2f} ms  cpu median {fig['cpu_median_ms']:>8.2f} ms"
         )
     for by, fig in result.get("http", {}).items():
         print(
-            f"http        by={by:<8} bytes {fig['bytes']:>8}  wall best {fig['wall_best_ms']:>8.2f} ms"
+            f"http        {by:<11} bytes {fig['bytes']:>8}  wall best {fig['wall_best_ms']:>8.2f} ms"
             f"  median {fig['wall_median_ms']:>8.2f} ms"
         )
 
