@@ -3,7 +3,7 @@
 request) and over HTTP to a running agtaild, by day, model, agent, project and session.
 
 Usage: bench/bench_stats_api.py --data-dir DIR --root AGENT=PATH [--root …] [--repeat 7]
-                                [--no-http] [--json]
+                                [--by day,model,…] [--no-http] [--json]
 
 The data dir must hold an index of those roots (e.g. built with
 ``agtail --data-dir DIR --no-daemon --only-roots --root … index``); the daemon brings it up to
@@ -33,19 +33,19 @@ REPO = Path(__file__).resolve().parent.parent
 BY = ("day", "model", "agent", "project", "session", "tool", "hour")
 
 
-def cases(data: Path) -> dict[str, dict[str, Any]]:
+def cases(data: Path, only: tuple[str, ...] = BY) -> dict[str, dict[str, Any]]:
     """Each grouping over everything, and by day over the last 30 days of the history (what the
     viewer's stats page asks by default, counted back from the index's last day)."""
     import sqlite3
     from datetime import date, timedelta
 
-    out: dict[str, dict[str, Any]] = {by: {"by": by} for by in BY}
+    out: dict[str, dict[str, Any]] = {by: {"by": by} for by in only}
     db = sqlite3.connect(f"file:{data / 'index.sqlite3'}?mode=ro", uri=True)
     try:
         last = db.execute("SELECT max(day) FROM usage WHERE day != ''").fetchone()[0]
     finally:
         db.close()
-    if last:
+    if last and "day" in only:
         since = date.fromisoformat(last) - timedelta(days=29)
         out["day_last30"] = {"by": "day", "since": since.isoformat()}
     return out
@@ -67,7 +67,7 @@ def _timed(call: Callable[[], Any], repeat: int) -> dict[str, float]:
     }
 
 
-def in_process(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any]:
+def in_process(data: Path, roots: dict[str, Path], repeat: int, only: tuple[str, ...]) -> dict[str, Any]:
     from agtaild.config import Config, RootSpec
     from agtaild.service import Service
 
@@ -75,7 +75,7 @@ def in_process(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any
     svc = Service(Config(data_dir=str(data), roots=specs, archive=False))
     try:
         out: dict[str, Any] = {}
-        for name, params in cases(data).items():
+        for name, params in cases(data, only).items():
             doc = svc.call("stats", params)
             out[name] = {"rows": len(doc["rows"]), **_timed(partial(svc.call, "stats", params), repeat)}
         return out
@@ -83,7 +83,7 @@ def in_process(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any
         svc.close()
 
 
-def over_http(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any]:
+def over_http(data: Path, roots: dict[str, Path], repeat: int, only: tuple[str, ...]) -> dict[str, Any]:
     from agtail_client import Client
     from tests.daemon_proc import DaemonProc
 
@@ -104,7 +104,7 @@ def over_http(data: Path, roots: dict[str, Path], repeat: int) -> dict[str, Any]
                 break
             time.sleep(0.5)
         out: dict[str, Any] = {}
-        for name, params in cases(data).items():
+        for name, params in cases(data, only).items():
             size = len(json.dumps(client.get("/stats", params)))
             timed = _timed(partial(client.get, "/stats", params), repeat)
             out[name] = {
@@ -125,6 +125,7 @@ def main() -> None:
     ap.add_argument("--root", action="append", default=[], metavar="AGENT=PATH", required=True)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--no-http", action="store_true", help="in-process figures only")
+    ap.add_argument("--by", default=",".join(BY), help=f"groupings to measure (default {','.join(BY)})")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     args = ap.parse_args()
     if not (args.data_dir / "index.sqlite3").exists():
@@ -140,9 +141,12 @@ def main() -> None:
     import agtaild
 
     result: dict[str, Any] = {"code": str(Path(agtaild.__file__).parent), "load": os.getloadavg()[0]}
-    result["in_process"] = in_process(args.data_dir, roots, args.repeat)
+    only = tuple(b for b in args.by.split(",") if b)
+    if set(only) - set(BY):
+        ap.error(f"--by: one of {', '.join(BY)}")
+    result["in_process"] = in_process(args.data_dir, roots, args.repeat, only)
     if not args.no_http:
-        result["http"] = over_http(args.data_dir, roots, args.repeat)
+        result["http"] = over_http(args.data_dir, roots, args.repeat, only)
     result["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(result, indent=1))
