@@ -141,7 +141,7 @@ def test_limit_keeps_the_top_rows_and_all_the_totals(tmp_path: Path, toy_registr
         svc.update_index()
         for by in ("session", "model", "day", "project", "tool", "hour"):
             whole = svc.call("stats", {"by": by})
-            for n in (1, 2, 50):
+            for n in (1, 2, 50, 600):  # past 500: the ranking is not passed as a list
                 top = svc.call("stats", {"by": by, "limit": n})
                 assert top["rows"] == whole["rows"][:n], (by, n)
                 totals = {k: v for k, v in top["totals"].items() if k != "cost_usd"}
@@ -153,6 +153,8 @@ def test_limit_keeps_the_top_rows_and_all_the_totals(tmp_path: Path, toy_registr
         assert top["rows"] == whole["rows"][:1]
         assert top["totals"]["cost_usd"] == pytest.approx(whole["totals"]["cost_usd"])
         assert whole["totals"]["cost_usd"] is not None
+        none = svc.call("stats", {"by": "session", "since": "2030-01-01", "limit": 5})
+        assert none["rows"] == [] and none["totals"]["total_tokens"] == 0
         with pytest.raises(UsageError, match="'limit'"):
             svc.call("stats", {"by": "session", "limit": 0})
         with pytest.raises(UsageError, match="'limit'"):

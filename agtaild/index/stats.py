@@ -86,7 +86,16 @@ def stats(
         group = ""
     scope = f"FROM {table}{join} WHERE {' AND '.join(where)}"
     if limit is not None and by == "session":
-        return _top_sessions(db, pricing, scope, args, limit)
+        session_filter = project or imported is not None or collection
+        # Without a filter on the sessions, the ranking reads the rollup alone and the totals
+        # come from the per-day tables (as by model).
+        rank_scope = scope if session_filter else f"FROM {table} WHERE {' AND '.join(where)}"
+        totals = (
+            None
+            if session_filter
+            else stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
+        )
+        return _top_sessions(db, pricing, scope, rank_scope, args, limit, totals)
     sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
     doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
     if limit is not None:
@@ -95,25 +104,48 @@ def stats(
 
 
 def _top_sessions(
-    db: sqlite3.Connection, pricing: PriceTable, scope: str, args: list[Any], limit: int
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    scope: str,
+    rank_scope: str,
+    args: list[Any],
+    limit: int,
+    totals: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The ``limit`` sessions with the most tokens, ranked in SQL (ties by key, as ``assemble``
-    sorts), so Python prices and builds only the rows returned; totals come from the groups
-    per model (the same tokens; a cost summed in another order may differ in its last digits)."""
-    key = _KEY_SQL["session"]
+    """The ``limit`` sessions with the most tokens: ranked in SQL (on ``rank_scope``, which
+    joins the sessions only when a filter needs them), so Python prices and builds only the
+    rows returned. Every session tied with the last one is fetched, and ``assemble`` sorts
+    them by key, as the whole answer does. ``totals``: the scope's totals, when the caller has
+    them (else summed here per model: the same tokens; a cost summed in another order may
+    differ in its last digits)."""
+    tokens = "sum(u.input + u.output + u.cache_read + u.cache_write)"
     sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
-    top = (
-        f"SELECT u.session_id {scope} GROUP BY u.session_id"
-        f" ORDER BY sum(u.input + u.output + u.cache_read + u.cache_write) DESC, min({key}) LIMIT ?"
-    )
-    rows = db.execute(
-        f"SELECT {key} AS k, u.model, u.long_ctx, {sums}, s.title {scope} AND u.session_id IN ({top})"
-        " GROUP BY k, u.model, u.long_ctx",
-        [*args, *args, limit],
-    )
-    doc = assemble(rows, "session", pricing)
-    per_model = db.execute(f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL {scope} GROUP BY 2, 3", args)
-    doc["totals"] = assemble(per_model, "model", pricing)["totals"]
+    # One more than asked: a tie across the cut means every session tied with the last one
+    # (and a long list is not passed as parameters).
+    ranked = db.execute(
+        f"SELECT u.session_id, {tokens} AS t {rank_scope} GROUP BY u.session_id ORDER BY t DESC LIMIT ?",
+        [*args, limit + 1],
+    ).fetchall()
+    if not ranked:
+        doc = assemble((), "session", pricing)
+    else:
+        if limit > 500 or (len(ranked) > limit and ranked[limit][1] == ranked[limit - 1][1]):
+            top = f"SELECT u.session_id {rank_scope} GROUP BY u.session_id HAVING {tokens} >= ?"
+            chosen, chosen_args = top, [*args, ranked[: limit][-1][1]]  # the last one kept
+        else:
+            ids = [sid for sid, _ in ranked[:limit]]
+            chosen, chosen_args = ",".join("?" * len(ids)), ids
+        rows = db.execute(
+            f"SELECT {_KEY_SQL['session']} AS k, u.model, u.long_ctx, {sums}, s.title {scope}"
+            f" AND u.session_id IN ({chosen}) GROUP BY k, u.model, u.long_ctx",
+            [*args, *chosen_args],
+        )
+        doc = assemble(rows, "session", pricing)
+        del doc["rows"][limit:]
+    if totals is None:
+        per_model = db.execute(f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL {scope} GROUP BY 2, 3", args)
+        totals = assemble(per_model, "model", pricing)["totals"]
+    doc["totals"] = totals
     return doc
 
 
