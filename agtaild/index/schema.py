@@ -208,7 +208,7 @@ def m004_stats(db: sqlite3.Connection) -> None:
     ``usage_totals``: the same over all days (stats by model or agent without dates).
 
     Stats by day summed every ``usage_rollup`` row (one per session, day and model), so their
-    time grew with the number of sessions (x11 from 200 MB to 2 GB). This table is kept by
+    time grew with the number of sessions (x11 from 200 MB to 2 GB). These tables are kept by
     difference with ``usage_rollup`` (agtaild.index.usage), in the same transaction; ``n`` is
     the number of rollup rows behind a row. ``model`` is '' for an unknown model. An existing
     index fills it from its rollup here, without a rebuild.
@@ -243,6 +243,9 @@ def m004_stats(db: sqlite3.Connection) -> None:
             reasoning INTEGER NOT NULL,
             PRIMARY KEY (agent, model, long_ctx)
         ) WITHOUT ROWID;
+        -- The rows left empty by an update are found without reading the others.
+        CREATE INDEX usage_daily_empty ON usage_daily(n) WHERE n = 0;
+        CREATE INDEX usage_totals_empty ON usage_totals(n) WHERE n = 0;
         """,
     )
     rebuild_daily(db)

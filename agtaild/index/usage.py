@@ -88,16 +88,19 @@ def refresh_rollup(
             " WHERE (agent, key) IN (SELECT agent, key FROM _recount)"
         )
     db.execute("DELETE FROM _rd WHERE session_id IN (SELECT session_id FROM _rs)")
+    # CROSS JOIN below keeps the few sessions (days) to refresh as the outer loop: the planner,
+    # knowing nothing of the temp tables, otherwise scanned every usage row and probed them
+    # (measured: 60 ms per statement for one session of a 2 GB index, against ~1 ms).
     # usage_daily follows by difference: minus the rollup rows about to go, plus the new ones.
     _add_daily(db, -1)
     db.execute("DELETE FROM usage_rollup WHERE session_id IN (SELECT session_id FROM _rs)")
     db.execute("DELETE FROM usage_rollup WHERE (session_id, day) IN (SELECT session_id, day FROM _rd)")
     db.execute(
-        f"INSERT INTO usage_rollup {columns} FROM _rs r JOIN usage u ON u.session_id = r.session_id"
+        f"INSERT INTO usage_rollup {columns} FROM _rs r CROSS JOIN usage u ON u.session_id = r.session_id"
         f" WHERE u.counted = 1{group}"
     )
     db.execute(
-        f"INSERT INTO usage_rollup {columns} FROM _rd d JOIN usage u ON u.session_id = d.session_id"
+        f"INSERT INTO usage_rollup {columns} FROM _rd d CROSS JOIN usage u ON u.session_id = d.session_id"
         f" AND u.day = d.day WHERE u.counted = 1{group}"
     )
     _add_daily(db, +1)
@@ -148,7 +151,7 @@ def _add_daily(db: sqlite3.Connection, sign: int) -> None:
     zero tokens still names its model, as it did before."""
     for table in SUMMED:
         for source in (
-            "FROM _rs r JOIN usage_rollup u ON u.session_id = r.session_id",
-            "FROM _rd d JOIN usage_rollup u ON u.session_id = d.session_id AND u.day = d.day",
+            "FROM _rs r CROSS JOIN usage_rollup u ON u.session_id = r.session_id",
+            "FROM _rd d CROSS JOIN usage_rollup u ON u.session_id = d.session_id AND u.day = d.day",
         ):
             db.execute(_insert_sums(table, sign, source, upsert=True))
