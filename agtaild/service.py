@@ -333,18 +333,23 @@ def stats(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.stats import BY
     from agtaild.index.stats import stats as run_stats
 
-    p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection"))
+    p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection", "limit"))
     by = p.choice("by", BY, "day") or "day"
+    limit = p.integer("limit", minimum=1)
     if by in ("tool", "hour"):
         from agtaild.index import activity
 
         agent = svc.check_agent("stats", p.text("agent"))
         project, since, until = p.text("project"), p.when("since"), p.when("until", end=True)
         if by == "tool":
-            return activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until)
-        return activity.by_hour(
-            svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until
-        )
+            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until)
+        else:
+            doc = activity.by_hour(
+                svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until
+            )
+        if limit is not None:
+            del doc["rows"][limit:]
+        return doc
     return run_stats(
         svc._reader(),
         svc.pricing(),
@@ -355,6 +360,7 @@ def stats(svc: Service, params: dict[str, Any]) -> dict[str, Any]:
         until=p.when("until", end=True),
         imported=p.flag("imported"),
         collection=p.text("collection"),
+        limit=limit,
     )
 
 

@@ -279,6 +279,31 @@ def snapshot(index_path: Path) -> dict[str, Any]:
                 " FROM usage_rollup"
             )
         )
+        daily = sorted(
+            db.execute(
+                "SELECT day, agent, model, long_ctx, n, input, output, cache_read, cache_write, reasoning"
+                " FROM usage_daily"
+            )
+        )
+        # usage_daily is kept by difference with usage_rollup: it must equal the rollup summed.
+        assert daily == sorted(
+            db.execute(
+                "SELECT day, agent, coalesce(model, ''), long_ctx, count(*), sum(input), sum(output),"
+                " sum(cache_read), sum(cache_write), sum(reasoning) FROM usage_rollup GROUP BY 1, 2, 3, 4"
+            )
+        )
+        totals = sorted(
+            db.execute(
+                "SELECT agent, model, long_ctx, n, input, output, cache_read, cache_write, reasoning"
+                " FROM usage_totals"
+            )
+        )
+        assert totals == sorted(
+            db.execute(
+                "SELECT agent, coalesce(model, ''), long_ctx, count(*), sum(input), sum(output),"
+                " sum(cache_read), sum(cache_write), sum(reasoning) FROM usage_rollup GROUP BY 1, 2, 3"
+            )
+        )
         files = {
             r[0]: r[1:]
             for r in db.execute(
@@ -296,6 +321,8 @@ def snapshot(index_path: Path) -> dict[str, Any]:
         "orphans": orphans,
         "usage": usage,
         "rollup": rollup,
+        "daily": daily,
+        "totals": totals,
         "files": files,
         "parts": parts,
     }

@@ -55,7 +55,18 @@ def team_rows(url: str, machine_name: str | None = None) -> dict[str, list[tuple
     where = "WHERE machine = %s" if machine_name else ""
     params = (machine_name,) if machine_name else ()
     with psycopg.connect(url) as conn:
+        # usage_daily is kept by triggers on usage: it must equal the counted usage summed.
+        summed = (
+            "SELECT machine, day, agent, coalesce(model, ''), long_ctx, count(*), sum(input), sum(output),"
+            " sum(cache_read), sum(cache_write), sum(reasoning) FROM usage WHERE counted GROUP BY 1, 2, 3, 4, 5"
+        )
+        drift = conn.execute(
+            f"(({summed}) EXCEPT ALL (SELECT * FROM usage_daily))"
+            f" UNION ALL ((SELECT * FROM usage_daily) EXCEPT ALL ({summed}))"
+        ).fetchall()
+        assert drift == []
         return {
+            "daily": conn.execute(f"SELECT * FROM usage_daily {where} ORDER BY 1, 2, 3, 4, 5", params).fetchall(),
             "sessions": conn.execute(
                 f"SELECT machine, agent, sid, collection, kind, cwd, title, activity, doc FROM sessions {where}"
                 " ORDER BY 1, 2, 3, 4",
@@ -503,3 +514,38 @@ def _mcp_on_team_server(socket_path: Path, one: dict[str, Any]) -> None:
             assert answers["search_sessions"].strip()
 
     anyio.run(run)
+
+
+def _same_stats(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Equal documents but for the last digits of summed costs (summed in another order)."""
+
+    def rounded(doc: dict[str, Any]) -> Any:
+        return json.loads(json.dumps(doc), parse_float=lambda x: round(float(x), 9))
+
+    assert rounded(a) == rounded(b)
+
+
+def test_usage_daily_follows_every_change_of_usage(team: Any, pg_url: str) -> None:
+    """The triggers behind usage_daily (schema m003_stats): counted flags moved, responses
+    deleted, a session deleted with its usage (cascade) — the table stays the usage summed
+    (team_rows checks it), and stats read from it answer as the usage itself does."""
+
+    def both(by: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        # imported=false holds every session here but needs the sessions: the usage path.
+        return team.call("stats", {"by": by}), team.call("stats", {"by": by, "imported": False})
+
+    assert team_rows(pg_url)["daily"]
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(
+            "UPDATE usage SET counted = NOT counted WHERE key IN (SELECT key FROM usage ORDER BY key LIMIT 7)"
+        )
+    team_rows(pg_url)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("DELETE FROM usage WHERE key IN (SELECT key FROM usage ORDER BY key DESC LIMIT 5)")
+        sid = conn.execute("SELECT sid FROM usage WHERE counted ORDER BY sid LIMIT 1").fetchone()[0]
+        conn.execute("DELETE FROM sessions WHERE sid = %s", (sid,))
+    team_rows(pg_url)
+    for by in ("day", "model", "agent", "machine"):
+        daily, usage = both(by)
+        _same_stats(daily, usage)
+        assert daily["totals"]["total_tokens"] > 0

@@ -333,6 +333,12 @@ METHOD_TABLE: dict[str, Method] = {
                 _IMPORTED,
                 _COLLECTION,
                 _MACHINE,
+                Param(
+                    "limit",
+                    "integer",
+                    "only the first rows (most tokens first; by day the earliest days); totals count all",
+                    minimum=1,
+                ),
             ),
         ),
         Method(

@@ -140,6 +140,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="NAME", help="only this project")
     p.add_argument("--since", metavar="WHEN", help="from this day or time (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="up to this day (included) or time")
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="only the first N rows (most tokens first, e.g. the top sessions; by day the earliest"
+        " days); the totals still count everything",
+    )
     _no_update(p)
     p.set_defaults(func=cmd_stats)
 
@@ -448,7 +455,7 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) 
 
 
 def cmd_stats(ctx: Any) -> int:
-    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until", "machine"))
+    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit"))
     doc = call_once(ctx, "stats", params)
     if ctx.json:
         ctx.out_json(doc)

@@ -13,7 +13,9 @@ Tables: ``files`` (one row per session unit: fingerprint + the adapter's continu
 PRIMARY KEY, which VACUUM never renumbers), ``usage`` (one row per API response; ``counted``
 marks the one copy of each response that stats count), ``usage_rollup`` (the counted usage
 summed per session, day and model, kept current by the writer: stats read a few thousand rows
-instead of every response) and ``meta``.
+instead of every response), ``usage_daily`` (the same summed over sessions: stats by day, model
+or agent read a table that grows with the calendar, not with the sessions), ``usage_totals``
+(the same over all days) and ``meta``.
 """
 
 from __future__ import annotations
@@ -210,7 +212,62 @@ def m004_phrase(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS sessions_agent_sid ON sessions(agent, sid)")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts_bulk, m003_change_log, m004_phrase, m005_totals]
+def m006_stats(db: sqlite3.Connection) -> None:
+    """``usage_daily``: the counted usage per (day, agent, model, long-context flag);
+    ``usage_totals``: the same over all days (stats by model or agent without dates).
+
+    Stats by day summed every ``usage_rollup`` row (one per session, day and model), so their
+    time grew with the number of sessions (x11 from 200 MB to 2 GB). These tables are kept by
+    difference with ``usage_rollup`` (agtaild.index.usage), in the same transaction; ``n`` is
+    the number of rollup rows behind a row. ``model`` is '' for an unknown model. An existing
+    index fills it from its rollup here, without a rebuild.
+    """
+    from agtaild.index.usage import rebuild_daily
+
+    run_script(
+        db,
+        """
+        CREATE TABLE usage_daily (
+            day TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            model TEXT NOT NULL,            -- '' unknown
+            long_ctx INTEGER NOT NULL,
+            n INTEGER NOT NULL,             -- usage_rollup rows summed here
+            input INTEGER NOT NULL,
+            output INTEGER NOT NULL,
+            cache_read INTEGER NOT NULL,
+            cache_write INTEGER NOT NULL,
+            reasoning INTEGER NOT NULL,
+            PRIMARY KEY (day, agent, model, long_ctx)
+        ) WITHOUT ROWID;
+        CREATE TABLE usage_totals (         -- the same over all days: stats by model or agent
+            agent TEXT NOT NULL,
+            model TEXT NOT NULL,
+            long_ctx INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            input INTEGER NOT NULL,
+            output INTEGER NOT NULL,
+            cache_read INTEGER NOT NULL,
+            cache_write INTEGER NOT NULL,
+            reasoning INTEGER NOT NULL,
+            PRIMARY KEY (agent, model, long_ctx)
+        ) WITHOUT ROWID;
+        -- The rows left empty by an update are found without reading the others.
+        CREATE INDEX usage_daily_empty ON usage_daily(n) WHERE n = 0;
+        CREATE INDEX usage_totals_empty ON usage_totals(n) WHERE n = 0;
+        """,
+    )
+    rebuild_daily(db)
+
+
+MIGRATIONS: list[Migration] = [
+    m001_initial,
+    m002_fts_bulk,
+    m003_change_log,
+    m004_phrase,
+    m005_totals,
+    m006_stats,
+]
 
 
 def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> sqlite3.Connection:

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agtaild.index.params import TimeBound
-from agtaild.index.queries import add_usage, empty_usage
 from agtaild.pricing import PriceTable
 
 #: Groupings; "tool" and "hour" count events (agtaild.index.activity).
@@ -28,6 +27,8 @@ _KEY_SQL = {
     "project": "s.project",
     "session": "s.agent || ':' || s.sid",
 }
+#: Groupings the per-day tables answer (schema m006_stats) when no filter needs the session.
+_DAILY_BY = ("day", "model", "agent")
 
 
 def stats(
@@ -41,12 +42,18 @@ def stats(
     until: TimeBound | None = None,
     imported: bool | None = None,
     collection: str | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    # The rollup (counted usage per session, day and model) answers everything but bounds
-    # finer than a day, which need the individual responses.
+    """``limit``: only the first rows (by tokens, largest first; by day, the earliest days);
+    the totals still count everything in scope."""
+    # The rollups (counted usage per day and model; per session, day and model) answer
+    # everything but bounds finer than a day, which need the individual responses.
     precise = (since is not None and since.day is None) or (until is not None and until.day is None)
-    table = "usage u" if precise else "usage_rollup u"
     needs_session = by in ("project", "session") or project or imported is not None or collection
+    daily = not precise and not needs_session and by in _DAILY_BY
+    table = "usage u" if precise else "usage_daily u" if daily else "usage_rollup u"
+    if daily and by != "day" and since is None and until is None:
+        table = "usage_totals u"  # no dates: the sums over all days
     where = ["u.counted = 1"] if precise else ["1"]
     args: list[Any] = []
     if agent:
@@ -68,53 +75,153 @@ def stats(
         where.append("u.day <= ?" if until.day else "u.epoch < ?")
         args.append(until.day or until.epoch)
     join = " JOIN sessions s ON s.id = u.session_id" if needs_session else ""
+    model = "nullif(u.model, '')" if daily else "u.model"  # usage_daily keeps an unknown model as ''
     extra = ", s.title" if by == "session" else ", u.agent" if by == "day" else ", NULL"
+    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
     # By day, also by agent: each day row says how its tokens split by model and by agent.
-    split = ", u.agent" if by == "day" else ""
-    sql = (
-        f"SELECT {_KEY_SQL[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
-        f" sum(u.cache_write), sum(u.reasoning){extra} FROM {table}{join} WHERE {' AND '.join(where)}"
-        f" GROUP BY k, u.model, u.long_ctx{split}"
-    )
-    return assemble(db.execute(sql, args), by, pricing)
+    group = "k, u.model, u.long_ctx" + (", u.agent" if by == "day" else "")
+    if daily and by == "day":
+        # One usage_daily row is one (day, agent, model, long_ctx) group already: no sort.
+        sums = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
+        group = ""
+    scope = f"FROM {table}{join} WHERE {' AND '.join(where)}"
+    if limit is not None and by == "session":
+        session_filter = project or imported is not None or collection
+        # Without a filter on the sessions, the ranking reads the rollup alone and the totals
+        # come from the per-day tables (as by model).
+        rank_scope = scope if session_filter else f"FROM {table} WHERE {' AND '.join(where)}"
+        totals = (
+            None
+            if session_filter
+            else stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
+        )
+        return _top_sessions(db, pricing, scope, rank_scope, args, limit, totals)
+    sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
+    doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
+    if limit is not None:
+        del doc["rows"][limit:]
+    return doc
+
+
+def _top_sessions(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    scope: str,
+    rank_scope: str,
+    args: list[Any],
+    limit: int,
+    totals: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The ``limit`` sessions with the most tokens: ranked in SQL (on ``rank_scope``, which
+    joins the sessions only when a filter needs them), so Python prices and builds only the
+    rows returned. Every session tied with the last one is fetched, and ``assemble`` sorts
+    them by key, as the whole answer does. ``totals``: the scope's totals, when the caller has
+    them (else summed here per model: the same tokens; a cost summed in another order may
+    differ in its last digits)."""
+    tokens = "sum(u.input + u.output + u.cache_read + u.cache_write)"
+    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    # One more than asked: a tie across the cut means every session tied with the last one
+    # (and a long list is not passed as parameters).
+    ranked = db.execute(
+        f"SELECT u.session_id, {tokens} AS t {rank_scope} GROUP BY u.session_id ORDER BY t DESC LIMIT ?",
+        [*args, limit + 1],
+    ).fetchall()
+    if not ranked:
+        doc = assemble((), "session", pricing)
+    else:
+        if limit > 500 or (len(ranked) > limit and ranked[limit][1] == ranked[limit - 1][1]):
+            top = f"SELECT u.session_id {rank_scope} GROUP BY u.session_id HAVING {tokens} >= ?"
+            chosen, chosen_args = top, [*args, ranked[: limit][-1][1]]  # the last one kept
+        else:
+            ids = [sid for sid, _ in ranked[:limit]]
+            chosen, chosen_args = ",".join("?" * len(ids)), ids
+        rows = db.execute(
+            f"SELECT {_KEY_SQL['session']} AS k, u.model, u.long_ctx, {sums}, s.title {scope}"
+            f" AND u.session_id IN ({chosen}) GROUP BY k, u.model, u.long_ctx",
+            [*args, *chosen_args],
+        )
+        doc = assemble(rows, "session", pricing)
+        del doc["rows"][limit:]
+    if totals is None:
+        per_model = db.execute(f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL {scope} GROUP BY 2, 3", args)
+        totals = assemble(per_model, "model", pricing)["totals"]
+    doc["totals"] = totals
+    return doc
 
 
 def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> dict[str, Any]:
     """The stats document from summed token groups: ``(key, model, long_ctx, input, output,
     cache_read, cache_write, reasoning, extra)`` where ``extra`` is the session's title
     (``by=session``), the agent (``by=day``: each day row says how its tokens split by model
-    and by agent) or nothing. Shared by the local index and the team database."""
-    rows: dict[str, dict[str, Any]] = {}
+    and by agent) or nothing. Shared by the local index and the team database.
+
+    Sums are kept in plain lists while grouping (a by=session answer has a row per session,
+    so the per-group work is most of its time); costs are added in the order the groups
+    come, for the rows and the totals alike."""
+    acc: dict[str, list[Any]] = {}  # key -> [input, output, cache_read, cache_write, reasoning, cost]
     models: dict[str, set[str]] = {}
     titles: dict[str, str | None] = {}
     splits: dict[str, dict[str, dict[str, int]]] = {}
-    totals = empty_usage()
+    total_cost: float | None = 0.0
+    cost_of = pricing.cost
     for key, model, long_ctx, inp, outp, cr, cw, rs, title in groups:
         inp, outp, cr, cw, rs = int(inp), int(outp), int(cr), int(cw), int(rs)
         k = key if key else UNKNOWN
-        cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
-        add_usage(rows.setdefault(k, empty_usage()), inp, outp, cr, cw, rs, cost)
-        add_usage(totals, inp, outp, cr, cw, rs, cost)
-        models.setdefault(k, set()).add(model or UNKNOWN)
+        cost = cost_of(model, inp, outp, cr, cw, bool(long_ctx))
+        a = acc.get(k)
+        if a is None:
+            acc[k] = [inp, outp, cr, cw, rs, cost]
+            models[k] = {model or UNKNOWN}
+        else:
+            a[0] += inp
+            a[1] += outp
+            a[2] += cr
+            a[3] += cw
+            a[4] += rs
+            a[5] = None if cost is None or a[5] is None else a[5] + cost
+            models[k].add(model or UNKNOWN)
+        total_cost = None if cost is None or total_cost is None else total_cost + cost
         if by == "session":
             titles[k] = title
         elif by == "day":
             tokens = inp + outp + cr + cw
-            part = splits.setdefault(k, {"model": {}, "agent": {}})
-            part["model"][model or UNKNOWN] = part["model"].get(model or UNKNOWN, 0) + tokens
-            part["agent"][title or UNKNOWN] = part["agent"].get(title or UNKNOWN, 0) + tokens
+            part = splits.get(k)
+            if part is None:
+                part = splits[k] = {"model": {}, "agent": {}}
+            m, agent = model or UNKNOWN, title or UNKNOWN
+            part["model"][m] = part["model"].get(m, 0) + tokens
+            part["agent"][agent] = part["agent"].get(agent, 0) + tokens
+    totals = [0, 0, 0, 0, 0]
     out = []
-    for k, usage in rows.items():
-        row: dict[str, Any] = {"key": k, **usage}
+    for k, (inp, outp, cr, cw, rs, cost) in acc.items():
+        totals[0] += inp
+        totals[1] += outp
+        totals[2] += cr
+        totals[3] += cw
+        totals[4] += rs
+        row: dict[str, Any] = {"key": k, **_usage(inp, outp, cr, cw, rs, cost)}
         if by != "model":
             row["models"] = sorted(models[k])
         if by == "session":
             row["title"] = titles.get(k)
         if by == "day":
-            row["split"] = splits.get(k, {"model": {}, "agent": {}})
+            row["split"] = splits[k]
         out.append(row)
     if by == "day":
         out.sort(key=lambda r: r["key"])
     else:
         out.sort(key=lambda r: (-r["total_tokens"], r["key"]))
-    return {"totals": totals, "rows": out}
+    return {"totals": _usage(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost), "rows": out}
+
+
+def _usage(inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> dict[str, Any]:
+    """Usage JSON (the contract's field order, as agtaild.index.queries.empty_usage)."""
+    return {
+        "input_tokens": inp,
+        "output_tokens": outp,
+        "cache_read_tokens": cr,
+        "cache_write_tokens": cw,
+        "reasoning_tokens": rs,
+        "total_tokens": inp + outp + cr + cw,
+        "cost_usd": cost,
+    }

@@ -151,7 +151,8 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        for table in ("events", "usage", "usage_rollup", "sessions", "file_parts", "files", "removed"):
+        derived = ("usage_rollup", "usage_daily", "usage_totals")
+        for table in ("events", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         # Change numbers start again: a new index id tells followers to compare everything.
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))

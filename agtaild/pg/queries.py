@@ -252,6 +252,10 @@ _STATS_KEY = {
 
 def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[str, Any]:
     """Tokens and cost, counting each response once per machine (its own ``counted`` copy)."""
+    if by in ("day", "model", "agent", "machine") and not (flt.project or flt.imported is not None or flt.collection):
+        precise = (flt.since is not None and flt.since.day is None) or (flt.until is not None and flt.until.day is None)
+        if not precise:
+            return _daily_stats(cur, pricing, by=by, flt=flt)
     where, args = ["u.counted"], []
     session_filter = TeamFilter(
         machine=flt.machine,
@@ -276,6 +280,34 @@ def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[st
     cur.execute(
         f"SELECT {_STATS_KEY[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
         f" sum(u.cache_write), sum(u.reasoning), {extra} FROM usage u JOIN sessions s USING (machine, agent, sid, collection)"
+        f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
+        args,
+    )
+    return assemble(cur.fetchall(), by, pricing)
+
+
+def _daily_stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[str, Any]:
+    """Stats by day, model, agent or machine from ``usage_daily`` (schema m003_stats), for the
+    filters it holds: machine, agent and whole days."""
+    from agtaild.index.stats import assemble
+
+    where, args = ["true"], []
+    for column in ("machine", "agent"):
+        value = getattr(flt, column)
+        if value:
+            where.append(f"u.{column} = %s")
+            args.append(value)
+    if flt.since is not None:
+        where.append("u.day >= %s")
+        args.append(flt.since.day)
+    if flt.until is not None:
+        where.append("u.day <= %s")
+        args.append(flt.until.day)
+    extra = "u.agent" if by == "day" else "NULL"
+    split = ", u.agent" if by == "day" else ""
+    cur.execute(
+        f"SELECT {_STATS_KEY[by]} AS k, nullif(u.model, ''), u.long_ctx, sum(u.input), sum(u.output),"
+        f" sum(u.cache_read), sum(u.cache_write), sum(u.reasoning), {extra} FROM usage_daily u"
         f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
         args,
     )

@@ -211,17 +211,23 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
 
 def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     p = Params(
-        "stats", params, ("by", "agent", "machine", "project", "since", "until", "imported", "collection")
+        "stats", params, ("by", "agent", "machine", "project", "since", "until", "imported", "collection", "limit")
     )
     by = p.choice("by", queries.STATS_BY, "day") or "day"
+    limit = p.integer("limit", minimum=1)
     flt = _filter(p)
     if by in ("tool", "hour"):
         from agtaild.pg import activity
 
         if by == "tool":
-            return svc.run(lambda cur: activity.by_tool(cur, flt))
-        return svc.run(lambda cur: activity.by_hour(cur, svc.pricing(), flt))
-    return svc.run(lambda cur: queries.stats(cur, svc.pricing(), by=by, flt=flt))
+            doc = svc.run(lambda cur: activity.by_tool(cur, flt))
+        else:
+            doc = svc.run(lambda cur: activity.by_hour(cur, svc.pricing(), flt))
+    else:
+        doc = svc.run(lambda cur: queries.stats(cur, svc.pricing(), by=by, flt=flt))
+    if limit is not None:
+        del doc["rows"][limit:]  # the first rows, as the local index answers; totals count all
+    return doc
 
 
 def projects_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
