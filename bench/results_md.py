@@ -123,11 +123,16 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             _ok(ip["rare"] * 20 < se["grep"]),
         ),
         (
-            "over the API (HTTP, running agtaild): `/stats?by=day` / `by=session`, best of 7",
+            "over the API (HTTP, running agtaild): `/stats?by=day`, best of 7",
             "≤ 1/100 ccusage",
-            f"{_ms(api['stats_day'])} / {_ms(api['stats_session'])} = 1/{cc / api['stats_day']:.0f} / "
-            f"1/{cc / api['stats_session']:.0f}",
+            f"{_ms(api['stats_day'])} = 1/{cc / api['stats_day']:.0f}",
             _ok(api["stats_day"] * 100 <= cc),
+        ),
+        (
+            "same, `/stats?by=session` (a row for every session)",
+            "≤ 1/100 ccusage",
+            f"{_ms(api['stats_session'])} = 1/{cc / api['stats_session']:.0f}",
+            _ok(api["stats_session"] * 100 <= cc),
         ),
         (
             "over the API: rare word `/search`, best of 7 (median of 5 words)",
@@ -223,15 +228,15 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "time approaches the CPU sum. "
         "FTS5 writes through one connection, so the writer cannot be split across cores without "
         "sharding the full-text index into separate database files.",
-        f"* **The archive mirror** (on by default) copies and hashes every native file the index "
-        f"reads, on its own thread in the writer's process, and the update waits for it before it "
-        f"reports. Alone, in the same run, mirroring the {ar['units']:.0f} units of this corpus took "
-        f"{ar['wall']:.1f} s of wall time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, "
-        f"{ar['wall_no_fsync']:.1f} s for {ar['cpu_no_fsync']:.1f} s. Its CPU competes with the writer "
-        "(the same process: the GIL, and the 2 cores the workers also use), and its fsyncs (one per "
-        "archived file, under the archiver's lock) wait for the disk when other work keeps it busy. "
-        "Both are the archive module's to reduce (branch archive: batched syncs, or the copy moved "
-        "off the writer's process); the index only calls its hook.",
+        f"* **The archive mirror** (on by default) compresses and hashes every native file the index "
+        f"reads; during a big update it runs in a process of its own (off the writer's GIL) and makes "
+        f"its files durable in batches, and the update waits for it before it reports. Alone, in the "
+        f"same run, mirroring the {ar['units']:.0f} units of this corpus took {ar['wall']:.1f} s of wall "
+        f"time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, {ar['wall_no_fsync']:.1f} s "
+        f"for {ar['cpu_no_fsync']:.1f} s. That CPU (zstd level 3 ≈ 0.6 s, the in-memory check of each "
+        "frame ≈ 0.2 s, sha256 ≈ 0.1 s, the rest per-file work, measured on the archive branch) is a "
+        "third core's worth of work on a 2-core machine: the cold index as shipped takes about 1 s "
+        "more wall time than with the archive off.",
         _append_note(r["append100"]),
         "* **`list` with the file check**: an in-process `agtail list` first stats every session file "
         "(one `stat` per file, plus the adapters' directory walks) so that it is never stale; that check "
