@@ -18,6 +18,7 @@ import msgspec
 from agtaild.adapters.base import Unit
 from agtaild.adapters.edits import generic_edit
 from agtaild.fsnames import printable, to_text, unit_real, unit_text
+from agtaild.index import statepack
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
 from agtaild.model import Event, Session, UsageRecord, project_of
@@ -203,7 +204,7 @@ def prepare(job: Job) -> Prepared:
     now = time.time() if job.now is None else job.now
     try:
         adapter = get_adapter(job.agent)
-        result = adapter.read(job.unit, job.state, now=now)
+        result = adapter.read(job.unit, statepack.unpack(job.state), now=now)
         session = result.session
         session.path = to_text(session.path)
         session.id = printable(session.id)  # an id taken from an undecodable file name
@@ -218,7 +219,7 @@ def prepare(job: Job) -> Prepared:
             path=path,
             # A read without a state is a read from scratch, whatever the adapter says.
             reset=result.reset or job.state is None,
-            state=result.state,
+            state=statepack.pack(result.state),
             session=session_row(session, job.kind, job.collection, now),
             events=events,
             cjk=cjk_rows(events),
