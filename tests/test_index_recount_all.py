@@ -47,6 +47,7 @@ def test_recounting_everything_gives_the_same_rows(
     monkeypatch.setattr(writer_module, "RECOUNT_ALL_KEYS", 1)
     monkeypatch.setattr(update_module, "COMMIT_SECONDS", 0.0)  # a commit after every unit
     monkeypatch.setattr(usage_module, "ROLLUP_CHUNK", 1)  # the whole rollup, a session at a time
+    monkeypatch.setattr(usage_module, "RECOUNT_CHUNK", 1)  # every key re-counted, a row at a time
     got = run(tmp_path / "all", root, make_corpus(root), ops)
     # The files were written again (other mtimes): compare what the index derives from them.
     for part in ("usage", "rollup", "events", "fts_rows", "cjk", "orphans"):

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 
 #: Sessions per statement when the whole rollup is rebuilt (bounds the sort's memory).
 ROLLUP_CHUNK = 500
+#: Usage rows per statement when every key is re-counted (bounds the statement journal).
+RECOUNT_CHUNK = 20_000
 
 
 def recount(db: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> None:
@@ -34,10 +36,16 @@ def recount(db: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> None:
             "INSERT INTO _recount (agent, key) SELECT agent, key FROM usage GROUP BY agent, key"
             " HAVING count(*) > 1"
         )
-        db.execute(
-            "UPDATE usage SET counted = 1 WHERE counted = 0"
-            " AND (agent, key) NOT IN (SELECT agent, key FROM _recount)"
-        )
+        # In ranges of row ids: one UPDATE of every row (a cold index: all start uncounted) kept
+        # a statement journal of every page it changed in memory (temp_store is MEMORY), the
+        # peak of a 2 GB cold index (+85 MB).
+        low, high = db.execute("SELECT min(id), max(id) FROM usage").fetchone()
+        for start in range(low or 0, (high or 0) + 1, RECOUNT_CHUNK):
+            db.execute(
+                "UPDATE usage SET counted = 1 WHERE id >= ? AND id < ? AND counted = 0"
+                " AND (agent, key) NOT IN (SELECT agent, key FROM _recount)",
+                (start, start + RECOUNT_CHUNK),
+            )
     else:
         db.executemany("INSERT OR IGNORE INTO _recount (agent, key) VALUES (?, ?)", list(keys))
     scope = "(u.agent, u.key) IN (SELECT agent, key FROM _recount)"
