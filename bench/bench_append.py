@@ -36,6 +36,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from run_bench import last_uuid  # noqa: E402  (the same continuation as run_bench's append figure)
 
 
 def load() -> str:
@@ -47,18 +49,6 @@ def cpu() -> float:
     return time.process_time()
 
 
-def last_uuid(path: Path) -> str | None:
-    """The uuid of the file's last record (which an appended record continues)."""
-    with open(path, "rb") as fh:
-        fh.seek(max(0, path.stat().st_size - 262144))
-        for raw in reversed(fh.read().splitlines()[1:]):
-            try:
-                uuid = json.loads(raw).get("uuid")
-            except ValueError:
-                continue
-            if isinstance(uuid, str):
-                return uuid
-    return None
 
 
 def prompt(uuid: str, parent: str | None, session: str, text: str) -> str:

@@ -505,15 +505,7 @@ class Bench:
                     runs.append(time.perf_counter() - t)
                 return min(runs)
 
-            phrases = [
-                "refactor the parser",
-                "token usage cost",
-                "import store collection",
-                "cache read write",
-                "json rpc daemon",
-                "assert expected actual",
-                "hook subagent tool",
-            ]
+            from bench_search_api import PHRASES as phrases
             out: dict[str, Any] = {
                 "phrase": {q: best("/search", {"q": q}) for q in phrases},
                 "rare": median([best("/search", {"q": n}) for n in needles[:5]]),
