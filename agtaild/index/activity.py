@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
 import msgspec
@@ -26,6 +27,9 @@ _unpack = msgspec.msgpack.Decoder()
 #: strftime('%w') (0 = Sunday) → ISO weekday.
 _ISO_DAY = {"0": 7, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+#: Added to epochs before they are cut into quarter hours, so that the integer division
+#: floors (times before 1970 too): a whole number of quarters, about 119 years.
+_SHIFT = 900 * 2**22
 
 
 def _where(
@@ -109,21 +113,46 @@ def by_hour(
             c = cells[key] = {"key": key, "weekday": day, "hour": int(hour), "events": 0, **empty_usage()}
         return c
 
-    local = "strftime('%w', {col}, 'unixepoch', 'localtime'), strftime('%H', {col}, 'unixepoch', 'localtime')"
+    # SQL groups by quarter hour (integer arithmetic) and Python turns each quarter into its
+    # local weekday and hour: SQLite's 'localtime' per row was most of the time (measured on the
+    # 200 MB corpus: 150 ms of the events' 55 ms scan). Every UTC offset, and every daylight-saving
+    # change, falls on a quarter hour, so a quarter lies within one local hour.
+    bucket = "CAST(({col} + " + str(_SHIFT) + ") / 900 AS INTEGER)"
+    local: dict[int, tuple[str, str]] = {}
+    # Sessions are joined only for the filters that need them (a lookup per row otherwise).
+    join = " JOIN sessions s ON s.id = {t}.session_id" if agent or project else ""
+
+    def when(quarter: int) -> tuple[str, str]:
+        got = local.get(quarter)
+        if got is None:
+            t = time.localtime((quarter - _SHIFT // 900) * 900)
+            got = local[quarter] = (str((t.tm_wday + 1) % 7), f"{t.tm_hour:02d}")
+        return got
+
     clause, args = _where(agent, project, since, until, "e.epoch")
-    for wd, hour, n in db.execute(
-        f"SELECT {local.format(col='e.epoch')}, count(*) FROM events e JOIN sessions s ON s.id = e.session_id"
-        f" WHERE {clause} GROUP BY 1, 2",
+    for quarter, n in db.execute(
+        f"SELECT {bucket.format(col='e.epoch')}, count(*) FROM events e{join.format(t='e')}"
+        f" WHERE {clause} GROUP BY 1",
         args,
     ):
-        cell(wd, hour)["events"] += n
+        cell(*when(quarter))["events"] += n
     totals = empty_usage()
     clause, args = _where(agent, project, since, until, "u.epoch")
-    for wd, hour, model, long_ctx, inp, outp, cr, cw, rs in db.execute(
-        f"SELECT {local.format(col='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output),"
-        " sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u JOIN sessions s ON s.id = u.session_id"
-        f" WHERE u.counted = 1 AND {clause} GROUP BY 1, 2, u.model, u.long_ctx",
+    # Tokens are summed per (local weekday, hour, model, long-context flag) and each sum priced
+    # once, in that order, as a GROUP BY on the local time would.
+    groups: dict[tuple[str, str, str | None, int], list[int]] = {}
+    for quarter, model, long_ctx, inp, outp, cr, cw, rs in db.execute(
+        f"SELECT {bucket.format(col='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output),"
+        f" sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u{join.format(t='u')}"
+        f" WHERE u.counted = 1 AND {clause} GROUP BY 1, u.model, u.long_ctx",
         args,
+    ):
+        wd, hour = when(quarter)
+        acc = groups.setdefault((wd, hour, model, long_ctx), [0, 0, 0, 0, 0])
+        for i, v in enumerate((inp, outp, cr, cw, rs)):
+            acc[i] += v
+    for (wd, hour, model, long_ctx), (inp, outp, cr, cw, rs) in sorted(
+        groups.items(), key=lambda g: (g[0][0], g[0][1], g[0][2] is not None, g[0][2] or "", g[0][3])
     ):
         cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
         add_usage(cell(wd, hour), inp, outp, cr, cw, rs, cost)
