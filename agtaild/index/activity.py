@@ -1,8 +1,8 @@
 """Stats that count events rather than tokens: ``--by tool`` and ``--by hour``.
 
-* tool: every ``tool_use`` event by tool name — calls, errors (``is_error``), calls per agent.
-  The tool name lives in the stored event (not a column), so the rows of the tool calls in
-  scope are decoded; a tool call has no tokens of its own, so the usage fields are zero.
+* tool: every ``tool_use`` event by tool name — calls, errors (``is_error``), calls per agent,
+  grouped in SQL over ``events.tool`` / ``events.tool_failed`` (set for tool calls when they
+  are stored); a tool call has no tokens of its own, so the usage fields are zero.
 * hour: activity by hour of day × weekday in the local time zone of agtaild (the user's):
   events per cell, and the tokens/cost of the API responses in it (each counted once).
   Keys are ``"<weekday> <hour>"`` with ISO weekdays (1 = Monday … 7 = Sunday), e.g. ``"1 09"``.
@@ -27,6 +27,7 @@ _unpack = msgspec.msgpack.Decoder()
 #: strftime('%w') (0 = Sunday) → ISO weekday.
 _ISO_DAY = {"0": 7, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+UNKNOWN_TOOL = "(unknown)"
 #: Added to epochs before they are cut into quarter hours, so that the integer division
 #: floors (times before 1970 too): a whole number of quarters, about 119 years.
 _SHIFT = 900 * 2**22
@@ -65,33 +66,35 @@ def by_tool(
         clause = clause.replace("e.epoch IS NOT NULL", "1")
     rows: dict[str, dict[str, Any]] = {}
     calls = errors = 0
-    for ag, data in db.execute(
-        "SELECT s.agent, e.data FROM events e JOIN sessions s ON s.id = e.session_id"
-        f" WHERE e.kind = 'tool_use' AND {clause}",
+    for ag, tool, failed, n in db.execute(
+        "SELECT s.agent, e.tool, e.tool_failed, count(*) FROM events e JOIN sessions s ON s.id = e.session_id"
+        f" WHERE e.kind = 'tool_use' AND {clause} GROUP BY s.agent, e.tool, e.tool_failed",
         args,
     ):
-        tool, failed = _tool_of(data)
-        row = rows.get(tool)
+        key = tool or UNKNOWN_TOOL
+        row = rows.get(key)
         if row is None:
-            row = rows[tool] = {"key": tool, "calls": 0, "errors": 0, "agents": {}, **empty_usage()}
-        row["calls"] += 1
-        row["agents"][ag] = row["agents"].get(ag, 0) + 1
-        calls += 1
+            row = rows[key] = {"key": key, "calls": 0, "errors": 0, "agents": {}, **empty_usage()}
+        row["calls"] += n
+        row["agents"][ag] = row["agents"].get(ag, 0) + n
+        calls += n
         if failed:
-            row["errors"] += 1
-            errors += 1
+            row["errors"] += n
+            errors += n
     out = sorted(rows.values(), key=lambda r: (-r["calls"], r["key"]))
     return {"totals": {**empty_usage(), "calls": calls, "errors": errors}, "rows": out}
 
 
-def _tool_of(data: bytes) -> tuple[str, bool]:
+def tool_of(data: bytes) -> tuple[str | None, bool]:
+    """(tool name, failed) of a stored tool call (the ``events.tool`` columns of an index made
+    before they existed: agtaild.index.schema.m007_tools)."""
     if data[:1] == b"{":
         doc = msgspec.json.decode(data)
-        return str(doc.get("tool") or "(unknown)"), doc.get("is_error") is True
+        return (str(doc["tool"]) if doc.get("tool") else None), doc.get("is_error") is True
     values = _unpack.decode(data)
     tool = values[_TOOL_AT] if len(values) > _TOOL_AT else None
     failed = values[_ERROR_AT] if len(values) > _ERROR_AT else None
-    return str(tool or "(unknown)"), failed is True
+    return (str(tool) if tool else None), failed is True
 
 
 def by_hour(

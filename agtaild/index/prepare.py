@@ -39,14 +39,17 @@ class Job(msgspec.Struct, array_like=True):
 
 #: An ``events`` row as the writer binds it, in column order (plain tuples: the writer hands
 #: them to executemany as they are decoded, without a Python loop over events):
-#: (seq, kind, epoch, text, tool_input, tool_result, result_moved, data).
-EventRow = tuple[int, str, float | None, str | None, str | None, str | None, int, bytes]
+#: (seq, kind, epoch, text, tool_input, tool_result, result_moved, data, tool, tool_failed);
+#: ``tool`` and ``tool_failed`` only for tool calls (``stats --by tool`` groups them in SQL).
+EventRow = tuple[int, str, float | None, str | None, str | None, str | None, int, bytes, str | None, int | None]
 #: The same row as a worker process sends it: the three text columns as their UTF-8 bytes.
 #: Decoding bytes in the writer process is a copy; decoding text also checks and converts
 #: every character (measured on the 200 MB corpus, the writer's decoding of all results: 0.20 s
 #: → 0.12 s of CPU); the writer stores them back as TEXT (``CAST``), the same bytes and type,
 #: so the index is unchanged.
-WireEventRow = tuple[int, str, float | None, bytes | None, bytes | None, bytes | None, int, bytes]
+WireEventRow = tuple[
+    int, str, float | None, bytes | None, bytes | None, bytes | None, int, bytes, str | None, int | None
+]
 #: A trigram row: (index of its event in ``Prepared.events``, text words, tool input words).
 CjkRow = tuple[int, str | None, str | None]
 #: A ``usage`` row: (key, epoch, day, model, input, output, cache_read, cache_write,
@@ -148,6 +151,7 @@ def event_row(event: Event) -> EventRow:
     event.text = None
     if moved:
         event.result = None
+    call = event.kind == "tool_use"
     return (
         event.seq,
         event.kind,
@@ -157,6 +161,8 @@ def event_row(event: Event) -> EventRow:
         tool_result,
         int(moved),
         encode_event(event),
+        (str(event.tool) if event.tool else None) if call else None,
+        int(event.is_error is True) if call else None,
     )
 
 
@@ -278,8 +284,10 @@ def for_wire(prep: Prepared) -> Prepared:
                 None if tool_result is None else tool_result.encode(),
                 moved,
                 data,
+                tool,
+                failed,
             )
-            for seq, kind, epoch, text, tool_input, tool_result, moved, data in prep.events
+            for seq, kind, epoch, text, tool_input, tool_result, moved, data, tool, failed in prep.events
         ]
         prep.events = []
     return prep

@@ -260,6 +260,26 @@ def m006_stats(db: sqlite3.Connection) -> None:
     rebuild_daily(db)
 
 
+def m007_tools(db: sqlite3.Connection) -> None:
+    """``events.tool`` / ``events.tool_failed`` for tool calls, and an index of the calls:
+    ``stats --by tool`` decoded every tool call's stored event in Python (175 ms on the
+    200 MB corpus, 1.1 s at 2 GB); now it is a GROUP BY over this index. An existing index
+    gets the columns filled from its stored events here."""
+    from agtaild.index.activity import tool_of
+
+    db.execute("ALTER TABLE events ADD COLUMN tool TEXT")
+    db.execute("ALTER TABLE events ADD COLUMN tool_failed INTEGER")
+    rows = db.execute("SELECT id, data FROM events WHERE kind = 'tool_use'").fetchall()
+    filled = []
+    for event_id, data in rows:
+        tool, failed = tool_of(data)
+        filled.append((tool, int(failed), event_id))
+    db.executemany("UPDATE events SET tool = ?, tool_failed = ? WHERE id = ?", filled)
+    db.execute(
+        "CREATE INDEX events_tools ON events(tool, tool_failed, session_id, epoch) WHERE kind = 'tool_use'"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -267,6 +287,7 @@ MIGRATIONS: list[Migration] = [
     m004_phrase,
     m005_totals,
     m006_stats,
+    m007_tools,
 ]
 
 
