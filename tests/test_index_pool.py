@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ def test_worker_processes_build_the_same_index(
     monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)  # every update goes to the pool
     pooled = build(tmp_path, corpus, "pool", workers=2)
     assert pooled == in_process
+    # The heap is frozen only while the workers are forked (update._read_in_pool).
+    assert gc.get_freeze_count() == 0
 
 
 def test_small_units_travel_in_batches_in_order_and_big_ones_alone() -> None:

@@ -24,6 +24,7 @@ UTF-8 is indexed like any other.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -454,8 +455,17 @@ class Updater:
                     ]
                     return
 
-            for _ in range(window):
-                submit_next()
+            # Forked workers inherit this process's heap (the discovered units, the caches):
+            # frozen, their collections never walk it (and never write to its pages).
+            frozen = method == "fork"
+            if frozen:
+                gc.freeze()
+            try:
+                for _ in range(window):
+                    submit_next()  # the first submit forks every worker
+            finally:
+                if frozen:
+                    gc.unfreeze()
             for info, job, _cost in head:
                 yield info, prepare(job)
             while pending:
