@@ -14,6 +14,7 @@ files never share a key, and :func:`from_text` gives back the real name to open.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -123,3 +124,9 @@ def unit_real(unit: Any) -> Any:
         root=from_text(unit.root),
         hints=real_value(unit.hints),
     )
+
+
+def at_or_below(path: str, folder: str) -> bool:
+    """Is ``path`` the folder itself or anything inside it? (Strings, not the file system:
+    both in the same form; a trailing separator on ``folder`` is allowed.)"""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -41,6 +41,8 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from agtaild.fsnames import at_or_below
+
 log = logging.getLogger("agtaild.watch")
 
 EVENT_FILTER: list[type[FileSystemEvent]] = [
@@ -298,7 +300,7 @@ def _outermost(roots: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     dirs = [p for _a, p in items]
     out = []
     for agent, path in items:
-        if any(other != path and path.startswith(other.rstrip(os.sep) + os.sep) for other in dirs):
+        if any(other != path and at_or_below(path, other) for other in dirs):
             continue
         out.append((agent, path))
     return out

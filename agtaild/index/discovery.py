@@ -22,7 +22,7 @@ import msgspec
 from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.config import RootSpec
-from agtaild.fsnames import from_text, to_text
+from agtaild.fsnames import at_or_below, from_text, to_text
 
 
 class Candidate(msgspec.Struct):
@@ -117,7 +117,7 @@ class Discovery:
 
     def is_unsure(self, path: str) -> bool:
         """Is ``path`` (text form) at or below a path discovery could not look at?"""
-        return any(path == u or path.startswith(u.rstrip(os.sep) + os.sep) for u in self.unsure)
+        return any(at_or_below(path, u) for u in self.unsure)
 
     def known_gone(self, path: str, agent: str, fingerprint: bytes) -> bool:
         """Whether a stored unit that discovery did not find may be removed: only when its

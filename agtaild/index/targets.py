@@ -28,14 +28,10 @@ import msgspec
 
 from agtaild.adapters.base import Unit
 from agtaild.config import RootSpec
-from agtaild.fsnames import from_text, to_text, unit_real
+from agtaild.fsnames import at_or_below, from_text, to_text, unit_real
 from agtaild.index.discovery import Candidate
 
 _unit_decoder = msgspec.msgpack.Decoder(Unit)
-
-
-def _under(root: str, path: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def appended_units(
@@ -60,7 +56,7 @@ def appended_units(
         ).fetchone()
         if row is None or row[3] == "archive":
             return None
-        holder = next((r for r in roots if _under(to_text(r.path), text)), None)
+        holder = next((r for r in roots if at_or_below(text, to_text(r.path))), None)
         if holder is None or (holder.agent, to_text(holder.path), holder.kind, holder.collection) != (
             row[1],
             row[2],

@@ -38,7 +38,7 @@ import msgspec
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
-from agtaild.fsnames import to_text, unit_text
+from agtaild.fsnames import at_or_below, to_text, unit_text
 from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare, run_jobs
 from agtaild.index.progress import IndexProgress, Progress
@@ -103,11 +103,7 @@ def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], flo
 
 
 def _root_contains(root: str, path: str) -> bool:
-    return (
-        path == root
-        or path.startswith(root.rstrip(os.sep) + os.sep)
-        or root.startswith(path.rstrip(os.sep) + os.sep)
-    )
+    return at_or_below(path, root) or at_or_below(root, path)
 
 
 class Updater:

@@ -9,12 +9,12 @@ DIR moves only the difference, like a push.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from agtaild.adapters.base import Unit
 from agtaild.errors import NotFound, UsageError
+from agtaild.fsnames import at_or_below
 from agtaild.sync.directory import DirectoryDestination
 from agtaild.sync.manifest import machine_identity, open_hash_cache
 from agtaild.sync.native import LocalFile, LocalFilesSource, native_files
@@ -29,8 +29,7 @@ def _root_of(config: Any, session: dict[str, Any]) -> Any:
     for spec in config.roots:
         if spec.agent != session["agent"]:
             continue
-        inside = unit_file == spec.path or unit_file.startswith(spec.path.rstrip(os.sep) + os.sep)
-        if inside and (best is None or len(spec.path) > len(best.path)):
+        if at_or_below(unit_file, spec.path) and (best is None or len(spec.path) > len(best.path)):
             best = spec
     return best
 
