@@ -318,7 +318,7 @@ class Updater:
             if progress is not None:
                 progress(tracker)
             if hooks is not None:
-                self._after_reads_begin(to_read)
+                self._call_hooks("begin", to_read)
             for info, prep in self._read_all(jobs):
                 if tracker.files_done == 0:  # the commit clock starts with the first unit read
                     last_commit = time.perf_counter()
@@ -345,7 +345,7 @@ class Updater:
             raise
         finally:
             if hooks is not None:
-                hooks.submit(self._after_reads_done)
+                hooks.submit(self._call_hooks, "flush")
                 hooks.shutdown(wait=True)
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
@@ -390,27 +390,17 @@ class Updater:
                     {"path": c.unit.path, "agent": c.root.agent, "error": f"after read: {exc}"}
                 )
 
-    def _after_reads_begin(self, nbytes: int) -> None:
-        """Hooks with a ``begin(nbytes)`` method learn how much the update will read (the
-        archive mirror moves a big update's copying into a process of its own)."""
+    def _call_hooks(self, method: str, *args: Any) -> None:
+        """Call ``method`` on the after-read hooks that have it: ``begin(nbytes)`` before the
+        update reads (the archive mirror moves a big update's copying into a process of its
+        own), ``flush()`` once its last unit is read (the mirror makes its copies durable
+        together, before the update reports)."""
         for hook in self.after_native_read:
-            begin = getattr(hook, "begin", None)
-            if begin is None:
+            call = getattr(hook, method, None)
+            if call is None:
                 continue
             try:
-                begin(nbytes)
-            except Exception as exc:
-                self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
-
-    def _after_reads_done(self) -> None:
-        """The update has read its last unit: hooks that batch their work (the archive mirror
-        makes its copies durable together) finish it now, before the update reports."""
-        for hook in self.after_native_read:
-            flush = getattr(hook, "flush", None)
-            if flush is None:
-                continue
-            try:
-                flush()
+                call(*args)
             except Exception as exc:
                 self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
 
