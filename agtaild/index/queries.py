@@ -87,16 +87,21 @@ def session_usage(
     return out
 
 
-def empty_usage() -> dict[str, Any]:
+def usage_doc(inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> dict[str, Any]:
+    """Usage JSON, in the contract's field order."""
     return {
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_read_tokens": 0,
-        "cache_write_tokens": 0,
-        "reasoning_tokens": 0,
-        "total_tokens": 0,
-        "cost_usd": 0.0,
+        "input_tokens": inp,
+        "output_tokens": outp,
+        "cache_read_tokens": cr,
+        "cache_write_tokens": cw,
+        "reasoning_tokens": rs,
+        "total_tokens": inp + outp + cr + cw,
+        "cost_usd": cost,
     }
+
+
+def empty_usage() -> dict[str, Any]:
+    return usage_doc(0, 0, 0, 0, 0, 0.0)
 
 
 def add_usage(u: dict[str, Any], inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> None:

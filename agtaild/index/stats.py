@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agtaild.index.params import TimeBound
+from agtaild.index.queries import usage_doc
 from agtaild.pricing import PriceTable
 
 #: Groupings; "tool" and "hour" count events (agtaild.index.activity).
@@ -199,7 +200,7 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         totals[2] += cr
         totals[3] += cw
         totals[4] += rs
-        row: dict[str, Any] = {"key": k, **_usage(inp, outp, cr, cw, rs, cost)}
+        row: dict[str, Any] = {"key": k, **usage_doc(inp, outp, cr, cw, rs, cost)}
         if by != "model":
             row["models"] = sorted(models[k])
         if by == "session":
@@ -211,17 +212,4 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         out.sort(key=lambda r: r["key"])
     else:
         out.sort(key=lambda r: (-r["total_tokens"], r["key"]))
-    return {"totals": _usage(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost), "rows": out}
-
-
-def _usage(inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> dict[str, Any]:
-    """Usage JSON (the contract's field order, as agtaild.index.queries.empty_usage)."""
-    return {
-        "input_tokens": inp,
-        "output_tokens": outp,
-        "cache_read_tokens": cr,
-        "cache_write_tokens": cw,
-        "reasoning_tokens": rs,
-        "total_tokens": inp + outp + cr + cw,
-        "cost_usd": cost,
-    }
+    return {"totals": usage_doc(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost), "rows": out}
