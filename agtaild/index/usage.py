@@ -13,12 +13,20 @@ All are derived, and written in the transaction that changes the usage they sum.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 #: Sessions per statement when the whole rollup is rebuilt (bounds the sort's memory).
 ROLLUP_CHUNK = 500
 #: Usage rows per statement when every key is re-counted (bounds the statement journal).
 RECOUNT_CHUNK = 20_000
+
+
+def _id_ranges(db: sqlite3.Connection, table: str, step: int) -> Iterator[tuple[int, int]]:
+    """[start, end) ranges of ``step`` row ids covering every row of ``table``: a statement
+    over the whole table run a range at a time keeps its memory bounded (temp_store is MEMORY)."""
+    low, high = db.execute(f"SELECT min(id), max(id) FROM {table}").fetchone()
+    for start in range(low or 0, (high or 0) + 1, step):
+        yield start, start + step
 
 
 def recount(db: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> None:
@@ -39,12 +47,11 @@ def recount(db: sqlite3.Connection, keys: set[tuple[str, str]] | None) -> None:
         # In ranges of row ids: one UPDATE of every row (a cold index: all start uncounted) kept
         # a statement journal of every page it changed in memory (temp_store is MEMORY), the
         # peak of a 2 GB cold index (+85 MB).
-        low, high = db.execute("SELECT min(id), max(id) FROM usage").fetchone()
-        for start in range(low or 0, (high or 0) + 1, RECOUNT_CHUNK):
+        for start, end in _id_ranges(db, "usage", RECOUNT_CHUNK):
             db.execute(
                 "UPDATE usage SET counted = 1 WHERE id >= ? AND id < ? AND counted = 0"
                 " AND (agent, key) NOT IN (SELECT agent, key FROM _recount)",
-                (start, start + RECOUNT_CHUNK),
+                (start, end),
             )
     else:
         db.executemany("INSERT OR IGNORE INTO _recount (agent, key) VALUES (?, ?)", list(keys))
@@ -84,12 +91,11 @@ def refresh_rollup(
         # In ranges of session ids: one GROUP BY over every usage row sorts them all in memory
         # (temp_store is MEMORY), which made the end of a 2 GB cold index its peak (+50 MB).
         db.execute("DELETE FROM usage_rollup")
-        low, high = db.execute("SELECT min(id), max(id) FROM sessions").fetchone()
-        for start in range(low or 0, (high or 0) + 1, ROLLUP_CHUNK):
+        for start, end in _id_ranges(db, "sessions", ROLLUP_CHUNK):
             db.execute(
                 f"INSERT INTO usage_rollup {columns} FROM usage u WHERE u.counted = 1"
                 f" AND u.session_id >= ? AND u.session_id < ?{group}",
-                (start, start + ROLLUP_CHUNK),
+                (start, end),
             )
         rebuild_daily(db)
         return
