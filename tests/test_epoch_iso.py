@@ -1,26 +1,20 @@
-"""The fast epoch formatter equals the plain one (stamps.from_epoch) everywhere it is used."""
+"""Epoch milliseconds in integer arithmetic (stamps.from_epoch_ms: Kimi Code, Cline, OpenCode)
+equal the general formatter (stamps.from_epoch) wherever both apply."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agtaild.adapters.epoch_iso import millis_iso, seconds_iso
-from agtaild.adapters.stamps import from_epoch
-
-
-@given(st.floats(min_value=0, max_value=4_000_000_000, allow_nan=False) | st.integers(0, 4_000_000_000))
-def test_seconds_like_from_epoch(value: float) -> None:
-    assert seconds_iso(value) == from_epoch(value, unit="s")
+from agtaild.adapters.stamps import from_epoch, from_epoch_ms
 
 
 @given(st.integers(0, 4_000_000_000_000))
 def test_millis_like_from_epoch(value: int) -> None:
-    assert millis_iso(value) == from_epoch(value, unit="ms")
+    assert from_epoch_ms(value) == from_epoch(value, unit="ms")
 
 
 def test_edges() -> None:
-    assert seconds_iso(1796054775.9999996) == from_epoch(1796054775.9999996, unit="s")
-    assert seconds_iso(True) is None and seconds_iso("1") is None and millis_iso(None) is None
-    assert seconds_iso(-5.5) == from_epoch(-5.5, unit="s") and seconds_iso(1e300) == from_epoch(1e300, unit="s")
-    assert seconds_iso(float("nan")) == from_epoch(float("nan"), unit="s")
+    assert from_epoch_ms(True) is None and from_epoch_ms("1") is None and from_epoch_ms(None) is None
+    assert from_epoch_ms(253402300799999) == "9999-12-31T23:59:59.999Z"  # exact (the float path: .998)
+    assert from_epoch_ms(253402300800000) is None and from_epoch(253402300800000, unit="ms") is None

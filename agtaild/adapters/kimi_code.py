@@ -22,11 +22,10 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, Unit
-from agtaild.adapters.epoch_iso import millis_iso
 from agtaild.adapters.gc_pause import paused_read
 from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.adapters.kimi_wire import kimi_usage, nonempty_str, user_input_text
-from agtaild.adapters.stamps import widen
+from agtaild.adapters.stamps import from_epoch, from_epoch_ms, widen
 from agtaild.model import Event, ParentRef, Session, Usage, UsageRecord, project_of
 
 MAX_PENDING = 500
@@ -72,7 +71,9 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             self._event(line, None, "unknown", raw=obj)
             return "events"
         kind: str = obj["type"]
-        ts = millis_iso(obj.get("time"))
+        t = obj.get("time")
+        # Whole milliseconds in integer arithmetic (exact); anything else as from_epoch reads it.
+        ts = from_epoch_ms(t) if type(t) is int and t >= 0 else from_epoch(t, unit="ms")
         s = self.st.session
         if kind == "metadata":
             s.extra["protocol_version"] = obj.get("protocol_version")

@@ -17,8 +17,8 @@ from typing import Any
 
 import msgspec
 
-from agtaild.adapters.epoch_iso import seconds_iso
 from agtaild.adapters.jsonl import Category, LineParser, ParserState
+from agtaild.adapters.stamps import from_epoch
 from agtaild.model import Event, Session, Usage, UsageRecord
 
 MAX_PENDING = 500
@@ -106,7 +106,7 @@ class KimiWireParser(LineParser[KimiState]):
             if kind == "TurnEnd":
                 st.turn_open = False
             return "skipped"
-        ts = seconds_iso(epoch)
+        ts = from_epoch(epoch, unit="s")
         handler = _HANDLERS.get(kind)
         if handler is not None:
             return handler(self, payload, line, ts)
@@ -222,8 +222,8 @@ class KimiWireParser(LineParser[KimiState]):
     def finish(self, *, settled: bool) -> Session:
         st = self.st
         s = st.session
-        s.started = seconds_iso(st.first_epoch) if st.first_epoch is not None else None
-        s.ended = seconds_iso(st.last_epoch) if st.last_epoch is not None else None
+        s.started = from_epoch(st.first_epoch, unit="s") if st.first_epoch is not None else None
+        s.ended = from_epoch(st.last_epoch, unit="s") if st.last_epoch is not None else None
         s.first_prompt = st.title_prompt
         s.ending = st.outcome
         if s.ending is None and settled and (st.pending or st.turn_open):
