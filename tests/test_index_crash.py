@@ -38,6 +38,7 @@ CHILD = textwrap.dedent(
     registry.register(ToyAdapter())
     import agtaild.index.update as update
     update.COMMIT_SECONDS = {commit_seconds}
+    update.CHECKPOINT_THREAD_BYTES = {checkpoint_thread_bytes}
     from pathlib import Path
     from agtaild.service import Service
     svc = Service(toy_config(Path({tmp!r}), Path({root!r})))
@@ -52,8 +53,17 @@ CHILD = textwrap.dedent(
 )
 
 
-def run_and_kill(tmp: Path, root: Path, *, kill_at: int, commit_seconds: float, full: bool = False) -> None:
+def run_and_kill(
+    tmp: Path,
+    root: Path,
+    *,
+    kill_at: int,
+    commit_seconds: float,
+    full: bool = False,
+    checkpoint_thread: bool = False,
+) -> None:
     code = CHILD.format(
+        checkpoint_thread_bytes=0 if checkpoint_thread else 1 << 40,
         tests=str(REPO_TESTS),
         repo=str(REPO_TESTS.parent),
         commit_seconds=commit_seconds,
@@ -81,17 +91,22 @@ def reference(tmp: Path, root: Path) -> dict[str, object]:
     return snapshot(other / "data" / "index.sqlite3")
 
 
+@pytest.mark.parametrize("checkpoint_thread", [False, True], ids=["", "checkpoint-thread"])
 @pytest.mark.parametrize(
     ("kill_at", "commit_seconds"),
     [(1, 0.0), (4, 0.0), (7, 0.0), (5, 3600.0)],
     ids=["first-unit", "after-commits", "near-the-end", "mid-transaction"],
 )
 def test_kill_during_a_cold_index(
-    tmp_path: Path, toy_registry: ToyAdapter, kill_at: int, commit_seconds: float
+    tmp_path: Path, toy_registry: ToyAdapter, kill_at: int, commit_seconds: float, checkpoint_thread: bool
 ) -> None:
+    """Also with the log checkpointed on a thread of its own after every commit (a big update's
+    way: agtaild.index.checkpoints)."""
     root = tmp_path / "root"
     make_corpus(root)
-    run_and_kill(tmp_path, root, kill_at=kill_at, commit_seconds=commit_seconds)
+    run_and_kill(
+        tmp_path, root, kill_at=kill_at, commit_seconds=commit_seconds, checkpoint_thread=checkpoint_thread
+    )
     svc = Service(toy_config(tmp_path, root))
     try:
         svc.update_index()

@@ -39,15 +39,20 @@ from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
 from agtaild.fsnames import at_or_below, to_text, unit_text
+from agtaild.index.checkpoints import BackgroundCheckpoints
 from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare, run_jobs
 from agtaild.index.progress import IndexProgress, Progress
+from agtaild.index.schema import connect
 from agtaild.index.targets import appended_units
 from agtaild.index.totals import totals
 from agtaild.index.writer import UnitInfo, Writer
 
 #: Read in worker processes when an update has more than this many bytes to read.
 POOL_THRESHOLD_BYTES = 16 << 20
+#: An update with more than this many bytes to read checkpoints the index's log on a thread of
+#: its own (agtaild.index.checkpoints).
+CHECKPOINT_THREAD_BYTES = 16 << 20
 #: Read in-process while the worker processes start: at most this many units, this many bytes.
 HEAD_UNITS = 50
 HEAD_BYTES = 2 << 20
@@ -125,7 +130,10 @@ class Updater:
     ) -> None:
         self.db = db
         self.config = config
-        self.workers = (os.cpu_count() or 1) if workers is None else workers
+        #: Worker processes for a big update (0: read in this process). ``workers`` counts the
+        #: processes that read: 1 is this one alone, N ≥ 2 a pool of N. By default the writer
+        #: keeps a core of its own and the others read (see pool_size).
+        self.pool = pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0)
         self.after_native_read = after_native_read if after_native_read is not None else []
         #: Called with the roots and the error list before discovery (the archive writes back
         #: the files agents deleted, so the archive roots hold them).
@@ -307,6 +315,12 @@ class Updater:
         hooks = (
             ThreadPoolExecutor(1, thread_name_prefix="agtail-after-read") if self.after_native_read else None
         )
+        to_read = sum(cost for _info, _job, cost in jobs)
+        # A big update checkpoints on a thread of its own (agtaild.index.checkpoints), started
+        # at the first commit: a thread started before the worker pool forks would make the
+        # pool start its workers the slow way (see _read_in_pool).
+        big = to_read >= CHECKPOINT_THREAD_BYTES
+        checkpoints: BackgroundCheckpoints | None = None
         writer.begin()
         last_commit = time.perf_counter()
         interval = min(FIRST_COMMIT_SECONDS, COMMIT_SECONDS)
@@ -318,7 +332,7 @@ class Updater:
                     {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed"}
                 )
             total = len(jobs)
-            self.bytes_left = to_read = sum(cost for _info, _job, cost in jobs)
+            self.bytes_left = to_read
             costs = {info.path: cost for info, _job, cost in jobs}
             tracker.reading(total, to_read)
             if progress is not None:
@@ -338,6 +352,11 @@ class Updater:
                     progress(tracker)
                 if time.perf_counter() - last_commit > interval or tracker.files_done == FIRST_PAGE:
                     writer.commit()
+                    if big and checkpoints is None:
+                        checkpoints = BackgroundCheckpoints.start(db, connect)
+                        big = checkpoints is not None
+                    if checkpoints is not None:
+                        checkpoints.committed()
                     self.bytes_left = to_read
                     writer.begin()
                     last_commit = time.perf_counter()
@@ -350,6 +369,8 @@ class Updater:
             writer.rollback()
             raise
         finally:
+            if checkpoints is not None:
+                checkpoints.close()
             if hooks is not None:
                 hooks.submit(self._call_hooks, "flush")
                 hooks.shutdown(wait=True)
@@ -413,7 +434,7 @@ class Updater:
     # -- reading --------------------------------------------------------------------------
     def _read_all(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
         work = sum(cost for _, _, cost in jobs)
-        if self.workers <= 1 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
+        if self.pool == 0 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
             for info, job, _ in jobs:
                 yield info, prepare(job)
             return
@@ -435,8 +456,8 @@ class Updater:
         # the first few small units are read here meanwhile: the newest sessions are stored
         # (and committed) before the first worker has answered.
         head, rest = head_start(jobs)
-        window = self.workers * WINDOW_PER_WORKER
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as pool:
+        window = self.pool * WINDOW_PER_WORKER
+        with ProcessPoolExecutor(max_workers=self.pool, mp_context=ctx) as pool:
             pending: dict[Future[bytes], list[UnitInfo]] = {}
             queue = iter(batches(rest))
 
@@ -472,6 +493,14 @@ class Updater:
                     except Exception as exc:  # a worker died: report, keep going
                         preps = [Prepared(path=info.path, error=f"worker failed: {exc!r}") for info in infos]
                     yield from zip(infos, preps, strict=True)
+
+
+def pool_size(cores: int) -> int:
+    """Worker processes for a machine with ``cores`` CPUs: one core stays the writer's. The
+    writer (SQLite and FTS5 through one connection) is the slowest stage of a big update, and
+    with a worker per core the scheduler gave it only 2/3 of a core on a 2-core machine
+    (three busy processes on two cores)."""
+    return max(1, cores - 1) if cores >= 2 else 0
 
 
 def batches(jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[list[tuple[UnitInfo, Job, int]]]:
