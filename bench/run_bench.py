@@ -153,6 +153,32 @@ class Bench:
                 assert report["errors"] == [], report["errors"][:3]
         return {"seconds": median(walls), "runs": walls, **last}
 
+    def scale(self, mb: float, existing: str | None, base: Path) -> dict[str, Any]:
+        """The cold index of a corpus ``mb`` big, once, between two of the base corpus (archive
+        off both times, the same minutes): the time ratio and the peak RSS."""
+        corpus = Path(existing) if existing else self.corpus(f"c{int(mb)}", mb)[0]
+        saved = self.repeat, self.env
+        self.env = {**self.env, "AGTAIL_ARCHIVE": "0"}
+        try:
+            self.repeat = 1
+            before = self.cold_index(base, "scale-base")
+            big = self.cold_index(corpus, "scale")
+            after = self.cold_index(base, "scale-base")
+        finally:
+            self.repeat, self.env = saved
+            shutil.rmtree(self.work / "data-scale", ignore_errors=True)
+        base_s = (before["seconds"] + after["seconds"]) / 2
+        return {
+            "mb": mb,
+            "seconds": big["seconds"],
+            "base": base_s,
+            "base_runs": [before["seconds"], after["seconds"]],
+            "ratio": big["seconds"] / base_s,
+            "rusage": big["rusage"],
+            "base_rusage": after["rusage"],
+            "report": {k: big["report"][k] for k in ("sessions", "events", "files")},
+        }
+
     def breakdown(self, corpus: Path) -> dict[str, float]:
         """Where the cold index's CPU goes: the adapters alone, then the writer's statements."""
         sys.path.insert(0, str(REPO))
@@ -506,6 +532,7 @@ class Bench:
                 return min(runs)
 
             from bench_search_api import PHRASES as phrases
+
             out: dict[str, Any] = {
                 "phrase": {q: best("/search", {"q": q}) for q in phrases},
                 "rare": median([best("/search", {"q": n}) for n in needles[:5]]),
@@ -561,6 +588,15 @@ def main() -> int:
     ap.add_argument("--small-mb", type=float, default=50)
     ap.add_argument("--big-mb", type=float, default=50)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--scale-mb",
+        type=float,
+        default=0,
+        help="also index a corpus this big once (issue #13: 2000, against the 200 MB time; archive off)",
+    )
+    ap.add_argument(
+        "--scale-corpus", help="an existing corpus made by gen_corpus.py --mb SCALE_MB (saves ~2.5 min)"
+    )
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "RESULTS.md"))
     a = ap.parse_args()
     work = Path(a.work)
@@ -587,6 +623,8 @@ def main() -> int:
     r["list_small"] = b.list_figure(small_corpus, work / "data-small")
     r["in_process"] = b.in_process(work / "data-big", work / "data-small", big_summary["needles"])
     r["cold_no_archive"] = b.cold_index_env(big_corpus, {"AGTAIL_ARCHIVE": "0"})
+    if a.scale_mb:
+        r["scale"] = b.scale(a.scale_mb, a.scale_corpus, big_corpus)
     r["breakdown"] = b.breakdown(big_corpus)
     r["archive"] = b.archive_breakdown(big_corpus)
     r["load"] = {"before": load_before, "after": load_average()}
