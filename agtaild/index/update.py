@@ -65,8 +65,11 @@ BATCH_UNITS = 64
 #: a result, and the writer is busy storing for ~0.1 s at a time: with two per worker the
 #: workers ran dry and idled half the time (measured, 200 MB cold index: both workers at ~45%
 #: of a core); six keep them fed (wall 5.0–5.5 s → 4.2–4.5 s; the writer's RSS +10 MB, more
-#: gained nothing and cost memory: twelve +25 MB, twenty-four +50 MB).
+#: gained nothing and cost memory: twelve +25 MB, twenty-four +50 MB). With many workers the
+#: writer is the bottleneck and results would only wait in its memory: at most WINDOW_MAX in
+#: flight, but never fewer than two per worker.
 WINDOW_PER_WORKER = 6
+WINDOW_MAX = 12
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
 COMMIT_SECONDS = 5.0
 #: The first commit of an update comes this soon (the newest sessions become visible); each
@@ -456,7 +459,7 @@ class Updater:
         # the first few small units are read here meanwhile: the newest sessions are stored
         # (and committed) before the first worker has answered.
         head, rest = head_start(jobs)
-        window = self.pool * WINDOW_PER_WORKER
+        window = max(2 * self.pool, min(WINDOW_PER_WORKER * self.pool, WINDOW_MAX))
         with ProcessPoolExecutor(max_workers=self.pool, mp_context=ctx) as pool:
             pending: dict[Future[bytes], list[UnitInfo]] = {}
             queue = iter(batches(rest))
