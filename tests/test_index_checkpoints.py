@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -101,4 +102,35 @@ def test_no_thread_where_it_cannot_run(tmp_path: Path) -> None:
 
     assert BackgroundCheckpoints.start(db, refused) is None
     assert db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == checkpoints.AUTO_CHECKPOINT_PAGES
+    db.close()
+
+
+def test_a_thread_that_dies_never_leaves_the_writer_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoints, "LOG_LIMIT_BYTES", 0)
+    db = writer_db(tmp_path / "i.sqlite3")
+    ckpt = BackgroundCheckpoints(db, connect)
+    commit_rows(db, 5)
+    ckpt.committed()
+    ckpt.wait()  # the log is over the limit from now on: every commit waits for the thread
+
+    class Broken:
+        def execute(self, sql: str):  # type: ignore[no-untyped-def]
+            raise MemoryError("no memory for the checkpoint")
+
+        def close(self) -> None:
+            pass
+
+    ckpt.conn = Broken()  # type: ignore[assignment]
+    commit_rows(db, 5)
+    waiting = threading.Thread(target=ckpt.committed)  # returns: the thread is gone, and said so
+    waiting.start()
+    waiting.join(timeout=10)
+    assert not waiting.is_alive(), "the writer would wait forever"
+    ckpt._thread.join(timeout=5)
+    assert not ckpt._thread.is_alive()
+    assert ckpt.errors == ["MemoryError: no memory for the checkpoint"]
+    ckpt.close()
+    assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 10
     db.close()

@@ -97,6 +97,16 @@ class BackgroundCheckpoints:
         self.close()
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        except Exception as exc:  # not an SQLite error (those are kept, and it goes on): it stops
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+        finally:  # whatever ends the thread, nobody waits for it any longer
+            with self._cond:
+                self._stop = True
+                self._cond.notify_all()
+
+    def _loop(self) -> None:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._asked > self._done or self._stop)
