@@ -163,3 +163,36 @@ def test_the_corpus(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             assert msgspec.json.decode(fast)["rows"]
     finally:
         svc.close()
+
+
+def test_an_older_index_gets_the_wider_rollup_index(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """m008_statsession: the rollup's index by session covers the by=session read (no sort, no
+    table look-up); an index made before it gets it when opened."""
+    path = Path(str(svc.config.data_dir)) / "index.sqlite3"
+    query = "SELECT u.session_id, u.model, u.long_ctx, u.input FROM usage_rollup u WHERE u.agent = 'toy' ORDER BY 1, 2, 3"
+    before = svc.call("stats", {"by": "session"})
+    svc.close()
+    db = sqlite3.connect(path)
+    try:
+        assert "COVERING INDEX usage_rollup_session" in str(
+            db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+        )
+        db.execute("DROP INDEX usage_rollup_session")
+        db.execute("CREATE INDEX usage_rollup_session ON usage_rollup(session_id)")
+        db.execute("DELETE FROM _migrations WHERE name = 'm008_statsession'")
+        db.commit()
+        assert "TEMP B-TREE" in str(db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall())
+    finally:
+        db.close()
+    again = Service(svc.config)
+    try:
+        assert again.call("stats", {"by": "session"}) == before
+    finally:
+        again.close()
+    db = sqlite3.connect(path)
+    try:
+        assert "COVERING INDEX usage_rollup_session" in str(
+            db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+        )
+    finally:
+        db.close()

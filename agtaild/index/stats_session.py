@@ -15,6 +15,7 @@ and the caller uses it.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from functools import reduce
@@ -60,9 +61,22 @@ def by_session(
     columns. Consecutive rows of one (session, model, long_ctx) are one group — the rollup's
     rows per day are summed here, cheaper than a GROUP BY's sort. None when two session rows
     share a key (see the module docstring)."""
-    found = _sessions(db.execute(rows_sql, args), pricing)
-    ids = [f[0] for f in found]
-    names = _names(db, ids)
+    # Two statements, one snapshot: an update committed between them must not pair one
+    # session's tokens with another row's key (row ids are reused).
+    own = not db.in_transaction
+    if own:
+        db.execute("BEGIN")
+    try:
+        found = _sessions(db.execute(rows_sql, args), pricing)
+        ids = [f[0] for f in found]
+        names = _names(db, ids)
+    except BaseException:
+        if own:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
+    if own:
+        db.execute("COMMIT")
     keys = [names[rid][0] for rid in ids]
     if len(set(keys)) != len(keys):
         return None
