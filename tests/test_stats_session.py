@@ -59,6 +59,12 @@ def svc(tmp_path: Path, toy_registry: ToyAdapter) -> Iterator[Service]:
                 usage(f"{s}-{k}", model, f"2026-03-0{day}T1{k}:00:00Z", rng.randint(1, 10**6), big=k == 2)
             )
         write_session(root / f"p{s % 3}" / f"{s:02d}.jsonl", lines)
+    # A tie: the same tokens in two sessions, read in the other order than their keys sort.
+    for name, sid in (("ta", "TB"), ("tb", "TA"), ("tc", "TC"), ("td", "TD")):
+        write_session(
+            root / "p2" / f"{name}.jsonl",
+            [toy_line(t="meta", id=sid, cwd="/src/p2"), usage(f"{sid}-1", OPUS, "2026-03-02T10:00:00Z", 777)],
+        )
     # Tokens of nothing: a zero-token response of an unpriced model costs 0.0, not null.
     write_session(
         root / "p1" / "Z.jsonl",
@@ -99,7 +105,10 @@ def test_the_fixture_covers_what_the_answer_depends_on(svc: Service) -> None:
     """Unknown costs, several models per session, zero-cost rows and long-context rates."""
     doc = svc.call("stats", {"by": "session"})
     rows = {r["key"]: r for r in doc["rows"]}
-    assert len(rows) == 41
+    assert len(rows) == 45
+    keys = [r["key"] for r in doc["rows"]]
+    tied = keys.index("toy:TA")
+    assert keys[tied : tied + 4] == ["toy:TA", "toy:TB", "toy:TC", "toy:TD"]  # the tie, cut by key
     assert any(r["cost_usd"] is None for r in rows.values()) and doc["totals"]["cost_usd"] is None
     assert any(len(r["models"]) >= 3 for r in rows.values())
     assert "(unknown)" in {m for r in rows.values() for m in r["models"]}
@@ -111,7 +120,9 @@ def test_the_fixture_covers_what_the_answer_depends_on(svc: Service) -> None:
         by_id = [k for (k,) in db.execute("SELECT agent || ':' || sid FROM sessions ORDER BY id")]
     finally:
         db.close()
-    assert len(by_id) == 41 and by_id != sorted(by_id)
+    assert len(by_id) == 45 and by_id != sorted(by_id)
+    # ... also among the tied sessions, whichever order the files were read in.
+    assert [k for k in by_id if k.startswith("toy:T")] != ["toy:TA", "toy:TB", "toy:TC", "toy:TD"]
 
 
 def test_the_totals_add_costs_in_the_generic_order(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from functools import reduce
 from itertools import chain
-from operator import add
+from operator import add, itemgetter
 from typing import Any
 
 from agtaild.pricing import PriceTable
@@ -149,24 +149,15 @@ def _sessions(rows: Iterable[Sequence[Any]], pricing: PriceTable) -> list[Sessio
 def _document(found: list[Session], keys: list[str], titles: list[str | None]) -> dict[str, Any]:
     """The rows (largest first, then by key) and the totals, whose cost adds every group's
     cost in key order, as the generic path does."""
-    by_key = sorted(range(len(keys)), key=keys.__getitem__)
-    costs = list(chain.from_iterable(found[j][8] for j in by_key))
-    # Added one by one from 0.0, left to right (not sum(): since Python 3.12 it compensates).
-    total_cost = None if None in costs else reduce(add, costs, 0.0)
     ti = to = tcr = tcw = trs = 0
-    neg_totals = []
-    for _, inp, outp, cr, cw, rs, _, _, _ in found:
+    shown: dict[tuple[str | None, ...], list[str]] = {}
+    rows = []
+    for j, (_, inp, outp, cr, cw, rs, cost, models, _) in enumerate(found):
         ti += inp
         to += outp
         tcr += cr
         tcw += cw
         trs += rs
-        neg_totals.append(-(inp + outp + cr + cw))
-    # A stable sort of the key order by tokens: largest first, ties by key.
-    shown: dict[tuple[str | None, ...], list[str]] = {}
-    rows = []
-    for j in sorted(by_key, key=neg_totals.__getitem__):
-        _, inp, outp, cr, cw, rs, cost, models, _ = found[j]
         seen = tuple(models)
         names = shown.get(seen)
         if names is None:
@@ -179,12 +170,18 @@ def _document(found: list[Session], keys: list[str], titles: list[str | None]) -
                 "cache_read_tokens": cr,
                 "cache_write_tokens": cw,
                 "reasoning_tokens": rs,
-                "total_tokens": -neg_totals[j],
+                "total_tokens": inp + outp + cr + cw,
                 "cost_usd": cost,
                 "models": names.copy(),
                 "title": titles[j],
             }
         )
+    by_key = sorted(range(len(keys)), key=keys.__getitem__)
+    costs = list(chain.from_iterable(found[j][8] for j in by_key))
+    # Added one by one from 0.0, left to right (not sum(): since Python 3.12 it compensates).
+    total_cost = None if None in costs else reduce(add, costs, 0.0)
+    rows = [rows[j] for j in by_key]
+    rows.sort(key=itemgetter("total_tokens"), reverse=True)  # stable: ties stay in key order
     totals = {
         "input_tokens": ti,
         "output_tokens": to,
