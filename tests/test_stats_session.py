@@ -207,3 +207,22 @@ def test_an_older_index_gets_the_wider_rollup_index(svc: Service, monkeypatch: p
         )
     finally:
         db.close()
+
+
+def test_tokens_of_a_session_row_that_is_gone(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rollup rows whose session row is missing (never left by the writer): the generic path's
+    join drops them, and so does the answer."""
+    path = Path(str(svc.config.data_dir)) / "index.sqlite3"
+    before = svc.call("stats", {"by": "session"})
+    db = sqlite3.connect(path)
+    try:
+        db.execute(
+            "INSERT INTO usage_rollup (session_id, agent, day, model, long_ctx, input, output, cache_read,"
+            " cache_write, reasoning) VALUES (999999, 'toy', '2026-03-01', ?, 0, 5, 5, 5, 5, 0)",
+            (SONNET,),
+        )
+        db.commit()
+    finally:
+        db.close()
+    fast, generic = both(svc, monkeypatch, {"by": "session"})
+    assert fast == generic == msgspec.json.encode(before)

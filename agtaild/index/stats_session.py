@@ -1,12 +1,13 @@
 """Stats by session, built straight from per-session token groups (issue #13, figure 5).
 
 A by=session answer has a row per session, so the generic ``stats.assemble`` (a dict and a
-set per key, a price lookup per group, a sort with a Python key) spent most of the request on
-bookkeeping. Here the SQL groups by session row id — an integer, no per-group join with
-``sessions`` and no sort on a built string — and one pass over the groups keeps each session's
-sums in local variables; the session keys and titles are read once per session. The answer is
-the generic one, value for value (tests/test_stats_session.py compares them): the same prices,
-the same float additions in the same order, the same row order.
+set per key, a price lookup per group, a sort with a Python key, after a SQL join and a sort
+on the built string ``agent:sid`` for every group) spent most of the request on bookkeeping.
+Here the rollup is read by session row id, in (session, model) order straight from its
+covering index (schema m008_statsession), one loop sums it per group and per session in local
+variables, and the session keys and titles are read once per session. The answer is the
+generic one byte for byte (tests/test_stats_session.py compares them): the same prices, the
+same float additions in the same order, the same row order, the fields in ``usage_doc``'s order.
 
 When two session rows share a key (a native session and its imported or archived copy), the
 generic path sums their tokens per model before pricing; :func:`by_session` returns None then
@@ -60,7 +61,7 @@ def by_session(
     long_ctx, input, output, cache_read, cache_write, reasoning)`` ordered by those first three
     columns. Consecutive rows of one (session, model, long_ctx) are one group — the rollup's
     rows per day are summed here, cheaper than a GROUP BY's sort. None when two session rows
-    share a key (see the module docstring)."""
+    share a key (see the module docstring), or when a session row of the tokens is gone."""
     # Two statements, one snapshot: an update committed between them must not pair one
     # session's tokens with another row's key (row ids are reused).
     own = not db.in_transaction
@@ -77,7 +78,10 @@ def by_session(
         raise
     if own:
         db.execute("COMMIT")
-    keys = [names[rid][0] for rid in ids]
+    try:
+        keys = [names[rid][0] for rid in ids]
+    except KeyError:
+        return None  # tokens of a session row that is gone: the generic path's join drops them
     if len(set(keys)) != len(keys):
         return None
     return _document(found, keys, [names[rid][1] for rid in ids])
