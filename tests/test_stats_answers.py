@@ -67,7 +67,7 @@ def test_the_answers_kept_are_few_and_need_the_same_version() -> None:
 
 
 async def test_answers_follow_the_index_and_the_prices(
-    aiohttp_client: Any, toy: tuple[Service, Path], tmp_path: Path
+    aiohttp_client: Any, toy: tuple[Service, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     svc, path = toy
     app = create_app(svc, methods=METHODS, security=Security(TOKEN), readers=2)
@@ -92,6 +92,19 @@ async def test_answers_follow_the_index_and_the_prices(
         resp = await client.post("/rpc", json=rpc)
         assert (await resp.json())["result"] == svc.call("stats", {"by": "session"})
     assert answers.hits == 2
+
+    # Asked with "Cache-Control: no-cache": computed again all the same.
+    calls: list[str] = []
+    real = svc.call
+    with monkeypatch.context() as patch:
+        patch.setattr(svc, "call", lambda method, params=None: calls.append(method) or real(method, params))
+        await stats(by="session")
+        assert calls == []  # kept
+        resp = await client.get(
+            "/api/v1/stats", params={"by": "session"}, headers={"Cache-Control": "no-cache"}
+        )
+        assert msgspec.json.decode(await resp.read()) == first
+        assert calls == ["stats"]
 
     # A new response in the index: computed again.
     append(path, [usage("k2", "2026-03-02T10:00:00Z", 50)])

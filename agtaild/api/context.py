@@ -60,10 +60,12 @@ class ApiContext:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self.service.call, method, params)
 
-    async def call_encoded(self, method: str, params: dict[str, Any], *, ok: bool = True) -> bytes:
+    async def call_encoded(
+        self, method: str, params: dict[str, Any], *, ok: bool = True, fresh: bool = False
+    ) -> bytes:
         """One service call on a reader thread, encoded there (with ``"ok": true`` for REST).
         A stats answer comes from ``answers`` while the service's ``data_version()`` is unchanged
-        (agtaild/api/answers.py)."""
+        (agtaild/api/answers.py); ``fresh``: computed again all the same (and kept)."""
         self._check_method(method)
         version: Callable[[], Any] | None = getattr(self.service, "data_version", None)
         key = answer_key(method, ok, params) if version is not None else None
@@ -75,7 +77,7 @@ class ApiContext:
             if key is None or version is None:
                 return encoded(self.service.call(method, params))
             token = version()  # before the answer: a change meanwhile makes a new token
-            body = self.answers.get(key, token)
+            body = None if fresh else self.answers.get(key, token)
             if body is None:
                 body = encoded(self.service.call(method, params))
                 self.answers.put(key, token, body)
