@@ -92,6 +92,8 @@ def by_session(
 Session = tuple[int, int, int, int, int, int, "float | None", list["str | None"], list["float | None"]]
 #: After the last row: ends the last group (a session row id is never None).
 _END = (None, None, None, 0, 0, 0, 0, 0)
+#: A (model, long_ctx) pair not priced yet in this answer.
+_UNSEEN: Any = object()
 
 
 def _sessions(rows: Iterable[Sequence[Any]], pricing: PriceTable) -> list[Session]:
@@ -120,9 +122,8 @@ def _sessions(rows: Iterable[Sequence[Any]], pricing: PriceTable) -> list[Sessio
             # The group is complete: price it (PriceTable.cost, inlined: no tokens cost nothing,
             # tokens without a price cost None) and add it to its session.
             pair = (gmodel, glc)
-            if pair in rates:
-                r = rates[pair]
-            else:
+            r = rates.get(pair, _UNSEEN)
+            if r is _UNSEEN:
                 r = rates[pair] = _rates(pricing, gmodel, glc)
             if not (gi or go or gcr or gcw):
                 c: float | None = 0.0
