@@ -64,6 +64,17 @@ def test_the_answers_kept_are_few_and_need_the_same_version() -> None:
     assert kept.get(("a",), 2) is None  # another version: computed again
     kept.put(("c",), 1, b"C")  # "b" was used least recently
     assert kept.get(("b",), 1) is None and kept.get(("c",), 1) == b"C" and kept.get(("a",), 1) == b"A"
+    # Bytes are bounded too: a big answer pushes the older out; one over a quarter is not kept.
+    small = Answers(size=10, max_bytes=40)
+    for name in "abcd":
+        small.put((name,), 1, name.encode() * 10)
+    assert [small.get((n,), 1) is not None for n in "abcd"] == [True] * 4
+    small.put(("e",), 1, b"e" * 10)
+    assert small.get(("a",), 1) is None and small.get(("e",), 1) == b"e" * 10
+    small.put(("big",), 1, b"x" * 11)
+    assert small.get(("big",), 1) is None and small.get(("e",), 1) is not None
+    small.put(("e",), 2, b"E")  # replaced, not counted twice
+    assert small.get(("e",), 2) == b"E" and small._bytes == 31
 
 
 async def test_answers_follow_the_index_and_the_prices(

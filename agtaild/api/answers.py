@@ -20,8 +20,10 @@ from typing import Any
 CACHED = frozenset({"stats"})
 #: Time bounds that mean the same whenever they are asked: a calendar day.
 _FIXED_BOUND = re.compile(r"\d{4}-\d{2}-\d{2}")
-#: Answers kept (the largest, by session, is ~0.5 MB on the 200 MB corpus).
+#: Answers kept, and their bytes at most (by session is ~0.5 MB on the 200 MB corpus, ~10×
+#: that at 2 GB); an answer over a quarter of the bytes is not kept.
 SIZE = 16
+BYTES = 32 << 20
 
 Key = tuple[Any, ...]
 
@@ -43,8 +45,10 @@ def answer_key(method: str, ok: bool, params: dict[str, Any]) -> Key | None:
 class Answers:
     """The last :data:`SIZE` encoded answers, each with the version token it was computed at."""
 
-    def __init__(self, size: int = SIZE) -> None:
+    def __init__(self, size: int = SIZE, max_bytes: int = BYTES) -> None:
         self.size = size
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._items: OrderedDict[Key, tuple[Any, bytes]] = OrderedDict()
         self._lock = threading.Lock()
         #: Answers served from here / computed, since the start (for tests and /health).
@@ -63,7 +67,13 @@ class Answers:
 
     def put(self, key: Key, version: Any, body: bytes) -> None:
         with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= len(old[1])
+            if len(body) * 4 > self.max_bytes:
+                return
             self._items[key] = (version, body)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._bytes += len(body)
+            while len(self._items) > self.size or self._bytes > self.max_bytes:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._bytes -= len(dropped)
