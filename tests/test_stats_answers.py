@@ -14,6 +14,7 @@ import pytest
 
 from agtaild.api.answers import Answers, answer_key
 from agtaild.api.app import CTX, create_app
+from agtaild.api.context import ok_json
 from agtaild.api.security import Security
 from agtaild.service import METHODS, Service
 from tests.index_toy import ToyAdapter, append, toy_config, toy_line, toy_registry, write_session
@@ -136,3 +137,16 @@ async def test_answers_follow_the_index_and_the_prices(
     for _ in range(2):
         assert await stats(by="day", since="7d") == now(by="day", since="7d")
     assert answers.hits == hits
+
+
+def test_the_success_shape_puts_ok_first() -> None:
+    """ok_json: "ok" first, then the document's fields in their order (encoded once)."""
+
+    class Point(msgspec.Struct):
+        x: int
+        y: int
+
+    assert ok_json({"totals": {"a": 1}, "rows": [1, 2]}) == b'{"ok":true,"totals":{"a":1},"rows":[1,2]}'
+    assert ok_json({}) == b'{"ok":true}'
+    assert ok_json(Point(1, 2)) == b'{"ok":true,"x":1,"y":2}'
+    assert ok_json([1]) == b'{"ok":true,"result":[1]}'

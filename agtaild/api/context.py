@@ -99,8 +99,12 @@ CTX = web.AppKey("agtail", ApiContext)
 
 
 def ok_json(doc: Any) -> bytes:
-    """The success shape: ``{"ok": true, …the document…}`` without re-building the dict."""
-    body = _encoder.encode(doc)
+    """The success shape: ``{"ok": true, …the document…}``. A new top-level dict (a few keys)
+    costs less than splicing the encoded body, which copied it twice (0.7 ms of a 0.5 MB
+    stats answer)."""
+    if isinstance(doc, dict):
+        return _encoder.encode({"ok": True, **doc})
+    body = _encoder.encode(doc)  # e.g. a struct: its fields after "ok"
     if body == b"{}":
         return b'{"ok":true}'
     if body[:1] == b"{":
