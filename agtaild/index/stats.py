@@ -4,7 +4,8 @@ Stats count each API response once across every file of an agent (``usage.counte
 replays and imported copies repeat responses), as ccusage does. Tokens are summed in SQL per
 (key, model, long-context flag) and priced in Python, so pricing is always the current table
 (and a user's override applies without re-indexing). Any tokens of a model without a price
-make that row's cost — and the totals' — null: unknown, not zero.
+make that row's cost — and the totals' — null: unknown, not zero. By session, one row per
+session: agtaild.index.stats_session builds it from the rollup with the same result, faster.
 """
 
 from __future__ import annotations
