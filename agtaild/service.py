@@ -42,6 +42,10 @@ class Service:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
+        #: A connection of its own that only reads SQLite's data_version (see data_version()).
+        self._probe: sqlite3.Connection | None = None
+        self._probe_generation = -1
+        self._probe_lock = threading.Lock()
         self.index = IndexKeeper(Path(config.data_dir), config.index_path)
         #: Called (from any thread) after the index was repaired, instead of refilling it
         #: inline: the daemon points it at its writer, so a request never waits for a rebuild.
@@ -155,8 +159,33 @@ class Service:
             with contextlib.suppress(sqlite3.Error):
                 db.interrupt()
 
+    def data_version(self) -> tuple[Any, ...]:
+        """A token equal to an earlier one only while every answer of the index is unchanged:
+        no commit to the index since (SQLite's ``PRAGMA data_version``, read on a connection
+        that never writes, so it moves with every commit by anyone), the same index file and
+        the same price table (the objects themselves: kept alive in the token, never mistaken
+        for a later one at the same address). The API keeps stats answers under it
+        (agtaild/api/answers.py). A read error gives a token equal to nothing."""
+        with self._probe_lock:
+            try:
+                if self._probe is None or self._probe_generation != self.index.generation:
+                    if self._probe is not None:
+                        with contextlib.suppress(sqlite3.Error):
+                            self._probe.close()
+                    self._probe = self.index.reader()
+                    self._probe_generation = self.index.generation
+                changed = self._probe.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error:
+                return (object(),)
+            return (self._probe, self._probe_generation, changed, self.pricing())
+
     def close(self) -> None:
         self._closed = True
+        with self._probe_lock:
+            if self._probe is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._probe.close()
+                self._probe = None
         with self._readers_lock:
             readers, self._readers = self._readers, []
         for db in readers:

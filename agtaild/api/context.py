@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import msgspec
 from aiohttp import web
 
+from agtaild.api.answers import Answers, answer_key
 from agtaild.api.hub import ChangeHub
 from agtaild.api.security import Security
 from agtaild.errors import AgtailError, NotFound, error_body
@@ -47,6 +48,8 @@ class ApiContext:
     health: Callable[[], dict[str, Any]] = field(default=lambda: {})
     version: str = ""
     started: float = field(default_factory=time.time)
+    #: Encoded stats answers, while the index and the prices are unchanged.
+    answers: Answers = field(default_factory=Answers)
 
     def has_method(self, method: str) -> bool:
         return method in self.methods
@@ -57,13 +60,28 @@ class ApiContext:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self.service.call, method, params)
 
-    async def call_encoded(self, method: str, params: dict[str, Any], *, ok: bool = True) -> bytes:
-        """One service call on a reader thread, encoded there (with ``"ok": true`` for REST)."""
+    async def call_encoded(
+        self, method: str, params: dict[str, Any], *, ok: bool = True, fresh: bool = False
+    ) -> bytes:
+        """One service call on a reader thread, encoded there (with ``"ok": true`` for REST).
+        A stats answer comes from ``answers`` while the service's ``data_version()`` is unchanged
+        (agtaild/api/answers.py); ``fresh``: computed again all the same (and kept)."""
         self._check_method(method)
+        version: Callable[[], Any] | None = getattr(self.service, "data_version", None)
+        key = answer_key(method, ok, params) if version is not None else None
+
+        def encoded(doc: dict[str, Any]) -> bytes:
+            return ok_json(doc) if ok else _encoder.encode(doc)
 
         def run() -> bytes:
-            doc = self.service.call(method, params)
-            return ok_json(doc) if ok else _encoder.encode(doc)
+            if key is None or version is None:
+                return encoded(self.service.call(method, params))
+            token = version()  # before the answer: a change meanwhile makes a new token
+            body = None if fresh else self.answers.get(key, token)
+            if body is None:
+                body = encoded(self.service.call(method, params))
+                self.answers.put(key, token, body)
+            return body
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, run)
@@ -81,8 +99,12 @@ CTX = web.AppKey("agtail", ApiContext)
 
 
 def ok_json(doc: Any) -> bytes:
-    """The success shape: ``{"ok": true, …the document…}`` without re-building the dict."""
-    body = _encoder.encode(doc)
+    """The success shape: ``{"ok": true, …the document…}``. A new top-level dict (a few keys)
+    costs less than splicing the encoded body, which copied it twice (0.7 ms of a 0.5 MB
+    stats answer)."""
+    if isinstance(doc, dict):
+        return _encoder.encode({"ok": True, **doc})
+    body = _encoder.encode(doc)  # e.g. a struct: its fields after "ok"
     if body == b"{}":
         return b'{"ok":true}'
     if body[:1] == b"{":

@@ -46,7 +46,9 @@ def service_handler(route: Route) -> Callable[[web.Request], Awaitable[web.Respo
 
     async def handler(request: web.Request) -> web.Response:
         params = spec.parse_query(request.query, request.match_info)
-        body = await request.app[CTX].call_encoded(route.method, params)
+        # "Cache-Control: no-cache": an answer computed now, not one kept (agtaild/api/answers.py).
+        fresh = "no-cache" in request.headers.get("Cache-Control", "").lower()
+        body = await request.app[CTX].call_encoded(route.method, params, fresh=fresh)
         return json_response(body)
 
     handler.__name__ = route.operation_id

@@ -119,7 +119,8 @@ async def _invoke(ctx: ApiContext, method: str, params: Any, rid: Any) -> bytes:
             result = await ctx.update(bool(checked.get("full", False)))
             return encode({"jsonrpc": "2.0", "result": result, "id": rid})
         body = await ctx.call_encoded(method, checked, ok=False)
-        return b'{"jsonrpc":"2.0","result":' + body + b',"id":' + encode(rid) + b"}"
+        # One join, one copy of a body that may be large (a chain of + copies it at each step).
+        return b"".join((b'{"jsonrpc":"2.0","result":', body, b',"id":', encode(rid), b"}"))
     except ParamError as err:
         data = {"code": err.code, "path": ["params", err.param]}
         return error(rid, INVALID_PARAMS, f"invalid params: {err.message}", data)

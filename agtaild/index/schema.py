@@ -280,6 +280,22 @@ def m007_tools(db: sqlite3.Connection) -> None:
     )
 
 
+def m008_statsession(db: sqlite3.Connection) -> None:
+    """``usage_rollup``'s index by session holds every column of the rollup, the model and the
+    long-context flag first: stats by session read it in (session, model) order, with no sort
+    and no look-up in the table (issue #13 figure 5: ~1 ms of a by=session request on the
+    200 MB corpus). Its first column still serves the look-ups by session."""
+    run_script(
+        db,
+        """
+        DROP INDEX IF EXISTS usage_rollup_session;
+        CREATE INDEX usage_rollup_session ON usage_rollup(
+            session_id, model, long_ctx, day, agent, input, output, cache_read, cache_write, reasoning
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -288,6 +304,7 @@ MIGRATIONS: list[Migration] = [
     m005_totals,
     m006_stats,
     m007_tools,
+    m008_statsession,
 ]
 
 

@@ -4,7 +4,8 @@ Stats count each API response once across every file of an agent (``usage.counte
 replays and imported copies repeat responses), as ccusage does. Tokens are summed in SQL per
 (key, model, long-context flag) and priced in Python, so pricing is always the current table
 (and a user's override applies without re-indexing). Any tokens of a model without a price
-make that row's cost — and the totals' — null: unknown, not zero.
+make that row's cost — and the totals' — null: unknown, not zero. By session, one row per
+session: agtaild.index.stats_session builds it from the rollup with the same result, faster.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from agtaild.index.params import TimeBound
 from agtaild.index.queries import usage_doc
+from agtaild.index.stats_session import by_session
 from agtaild.pricing import PriceTable
 
 #: Groupings; "tool" and "hour" count events (agtaild.index.activity).
@@ -86,17 +88,29 @@ def stats(
         sums = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
         group = ""
     scope = f"FROM {table}{join} WHERE {' AND '.join(where)}"
-    if limit is not None and by == "session":
+    if by == "session":
+        # Without a filter on the sessions, the rollup (or the responses) alone: no join.
         session_filter = project or imported is not None or collection
-        # Without a filter on the sessions, the ranking reads the rollup alone and the totals
-        # come from the per-day tables (as by model).
-        rank_scope = scope if session_filter else f"FROM {table} WHERE {' AND '.join(where)}"
-        totals = (
-            None
-            if session_filter
-            else stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
+        own_scope = scope if session_filter else f"FROM {table} WHERE {' AND '.join(where)}"
+        if limit is not None:
+            # The totals come from the per-day tables (as by model) when nothing needs the sessions.
+            totals = (
+                None
+                if session_filter
+                else stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
+            )
+            return _top_sessions(db, pricing, scope, own_scope, args, limit, totals)
+        # The rollup's rows (one per session, day and model) are few: summed in Python, which
+        # costs less than a GROUP BY's sort; the responses (precise bounds) are grouped here.
+        cols = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
+        rows = (
+            f"SELECT u.session_id, u.model, u.long_ctx, {sums} {own_scope} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+            if precise
+            else f"SELECT u.session_id, u.model, u.long_ctx, {cols} {own_scope} ORDER BY 1, 2, 3"
         )
-        return _top_sessions(db, pricing, scope, rank_scope, args, limit, totals)
+        fast = by_session(db, pricing, rows, args)
+        if fast is not None:
+            return fast
     sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
     doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
     if limit is not None:
@@ -132,7 +146,7 @@ def _top_sessions(
     else:
         if limit > 500 or (len(ranked) > limit and ranked[limit][1] == ranked[limit - 1][1]):
             top = f"SELECT u.session_id {rank_scope} GROUP BY u.session_id HAVING {tokens} >= ?"
-            chosen, chosen_args = top, [*args, ranked[: limit][-1][1]]  # the last one kept
+            chosen, chosen_args = top, [*args, ranked[:limit][-1][1]]  # the last one kept
         else:
             ids = [sid for sid, _ in ranked[:limit]]
             chosen, chosen_args = ",".join("?" * len(ids)), ids
@@ -144,7 +158,9 @@ def _top_sessions(
         doc = assemble(rows, "session", pricing)
         del doc["rows"][limit:]
     if totals is None:
-        per_model = db.execute(f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL {scope} GROUP BY 2, 3", args)
+        per_model = db.execute(
+            f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL {scope} GROUP BY 2, 3", args
+        )
         totals = assemble(per_model, "model", pricing)["totals"]
     doc["totals"] = totals
     return doc
@@ -212,4 +228,7 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         out.sort(key=lambda r: r["key"])
     else:
         out.sort(key=lambda r: (-r["total_tokens"], r["key"]))
-    return {"totals": usage_doc(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost), "rows": out}
+    return {
+        "totals": usage_doc(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost),
+        "rows": out,
+    }
