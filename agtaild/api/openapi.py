@@ -276,6 +276,17 @@ def paths() -> dict[str, Any]:
             errors = (*errors, 409)
         op = _json_op(route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors)
         op["description"] = f"JSON-RPC method `{route.method}`."
+        if route.method == "stats":
+            op["parameters"].append(
+                {
+                    "name": "Cache-Control",
+                    "in": "header",
+                    "required": False,
+                    "description": "`no-cache`: an answer computed now, never one the daemon kept"
+                    " (it keeps recent stats answers while the index is unchanged)",
+                    "schema": {"type": "string"},
+                }
+            )
         out[route.path] = {"get": op}
     out[f"{rest.API}/sessions/{{agent}}/{{id}}/follow"] = {
         "get": _sse_op("followSession", sse.FOLLOW, "Events `event` (id = seq), `reset`, `removed`.")
