@@ -41,10 +41,10 @@ from typing import Any
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_catchup import catch_up
-from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, ZStore
+from agtaild.store.archive_store import FRAME_RAW, STORE_DIR, ArchiveDamaged, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
-from agtaild.sync.manifest import CHUNK, HashCache, stat_key, sync_state_dir
+from agtaild.sync.manifest import HashCache, stat_key, sync_state_dir
 from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
 from agtaild.sync.safety import check_not_native, path_problem
 
@@ -71,6 +71,9 @@ class TextKeyHashCache(HashCache):
 
     def put(self, path: str, key: str, digest: str) -> None:
         super().put(to_text(path), key, digest)
+
+    def put_many(self, entries: list[tuple[str, str, str]]) -> None:
+        super().put_many([(to_text(path), key, digest) for path, key, digest in entries])
 
 
 class Archiver:
@@ -159,9 +162,7 @@ class Archiver:
             log.warning("archive: %s", exc)
             report["errors"].append({"path": str(self.root), "message": f"could not make the archive durable: {exc}"})
         lost = self.store.lost_batches
-        for source, key, batch in unmarked:
-            if batch not in lost:
-                self.cache.put(_RECORD + source, key, "1")
+        self.cache.put_many([(_RECORD + source, key, "1") for source, key, batch in unmarked if batch not in lost])
 
     def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str) -> None:
         st = os.stat(local.source)
@@ -219,7 +220,7 @@ class Archiver:
                 src.seek(have)
                 left = size - have
                 while left > 0:
-                    block = src.read(min(CHUNK, left))
+                    block = src.read(min(FRAME_RAW, left))
                     if not block:
                         break
                     left -= len(block)
@@ -270,7 +271,7 @@ def _read_prefix(path: str, size: int) -> Iterator[bytes]:
     with open(path, "rb") as fh:
         left = size
         while left > 0:
-            block = fh.read(min(CHUNK, left))
+            block = fh.read(min(FRAME_RAW, left))
             if not block:
                 raise AgtailError(f"{to_text(path)} shrank while being archived; it will be retried")
             left -= len(block)

@@ -470,14 +470,26 @@ class ZStore:
 
 
 def _reframe(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Regroup ``chunks`` into FRAME_RAW-sized pieces (the last one shorter)."""
+    """Regroup ``chunks`` into FRAME_RAW-sized pieces (the last one shorter). A file read in
+    FRAME_RAW blocks passes through uncopied (joining and slicing 200 MB costs ≈ 0.1 s)."""
+    held = b""  # the bytes of the next frame so far, while they are a single chunk
     buf = bytearray()
     for chunk in chunks:
+        if not buf and not held and len(chunk) == FRAME_RAW:
+            yield chunk
+            continue
+        if not buf and not held and len(chunk) < FRAME_RAW:
+            held = chunk
+            continue
+        buf += held
+        held = b""
         buf += chunk
         while len(buf) >= FRAME_RAW:
             yield bytes(buf[:FRAME_RAW])
             del buf[:FRAME_RAW]
-    if buf:
+    if held:
+        yield held
+    elif buf:
         yield bytes(buf)
 
 
