@@ -33,7 +33,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -386,10 +386,8 @@ class ZStore:
                 else:
                     if self._fsyncers is None:
                         self._fsyncers = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="agtail-fsync")
-                    for _ in self._fsyncers.map(_fsync_path, blobs):
-                        pass
-                    for _ in self._fsyncers.map(fsync_dir, dirs):
-                        pass
+                    _fsync_all(self._fsyncers, _fsync_path, blobs)
+                    _fsync_all(self._fsyncers, fsync_dir, dirs)
                 self.db.execute("COMMIT")
             except BaseException:
                 self.lost_batches.add(self.batch)
@@ -513,6 +511,20 @@ def _decompress(dctx: zstandard.ZstdDecompressor, z: bytes, raw_len: int, digest
     if len(raw) != raw_len or hashlib.sha256(raw).hexdigest() != digest:
         raise ArchiveDamaged(f"{where}: damaged archive frame (its bytes do not match their sha256)")
     return raw
+
+
+def _fsync_all(pool: ThreadPoolExecutor, fsync: Callable[[str], None], paths: list[str]) -> None:
+    """``fsync`` each of ``paths``, FSYNC_THREADS at a time: each thread takes every n-th path
+    in one task (a task per path cost more in thread hand-offs — ≈ 14 futex calls each — than
+    many of the fsyncs themselves)."""
+    n = min(FSYNC_THREADS, len(paths))
+    for _ in pool.map(_fsync_each, [fsync] * n, [paths[i::n] for i in range(n)]):
+        pass
+
+
+def _fsync_each(fsync: Callable[[str], None], paths: list[str]) -> None:
+    for path in paths:
+        fsync(path)
 
 
 def _unlink(path: str) -> None:
