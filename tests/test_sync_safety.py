@@ -39,7 +39,7 @@ def pull(remote: Path, local: Path) -> dict:
 @pytest.mark.parametrize(
     "path",
     ["../evil.jsonl", "claude-code/../../evil", "/etc/passwd", "claude-code//x", "claude-code/./x",
-     "C:/x/y", "claude-code\\..\\x", "claude-code/x\x00y", "claude-code/.x.agtail-partial",
+     "C:/x/y", "claude-code\\..\\x", "claude-code/x\x00y", "claude-code/x\x1fy", "claude-code/x\x7fy", "claude-code/.x.agtail-partial",
      "evil-agent/x.jsonl", "x.jsonl", ""],
 )
 def test_unsafe_paths_are_named(path: str) -> None:
@@ -48,6 +48,7 @@ def test_unsafe_paths_are_named(path: str) -> None:
 
 def test_safe_path_passes() -> None:
     assert path_problem("claude-code/-home-me-app/abc.jsonl", ["claude-code"]) is None
+    assert path_problem("claude-code/caf\u00e9 \u65e5\u672c/x\x80.jsonl", ["claude-code"]) is None
 
 
 def test_collection_names() -> None:

@@ -36,16 +36,16 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_catchup import catch_up
-from agtaild.store.archive_store import STORE_DIR, ArchiveDamaged, ZStore
+from agtaild.store.archive_store import FRAME_RAW, STORE_DIR, ArchiveDamaged, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
-from agtaild.sync.manifest import CHUNK, HashCache, stat_key, sync_state_dir
-from agtaild.sync.native import LocalFile, LocalFilesSource, is_sqlite, native_files
+from agtaild.sync.manifest import HashCache, stat_key, sync_state_dir
+from agtaild.sync.native import SQLITE_MAGIC, LocalFile, LocalFilesSource, native_files
 from agtaild.sync.safety import check_not_native, path_problem
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,9 @@ class TextKeyHashCache(HashCache):
     def put(self, path: str, key: str, digest: str) -> None:
         super().put(to_text(path), key, digest)
 
+    def put_many(self, entries: list[tuple[str, str, str]]) -> None:
+        super().put_many([(to_text(path), key, digest) for path, key, digest in entries])
+
 
 class Archiver:
     """Mirrors native files into the archive; one per data dir (it keeps a hash cache)."""
@@ -81,6 +84,7 @@ class Archiver:
         self.root = Path(config.archive_dir)
         self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
         self.store = ZStore(self.root)
+        self._root_text = str(self.root)
         self._lock = threading.RLock()
         #: (source, stat key, store batch) of the files mirrored in the open batch: marked
         #: archived once their batch is committed, never before (nor when it was rolled back).
@@ -159,9 +163,7 @@ class Archiver:
             log.warning("archive: %s", exc)
             report["errors"].append({"path": str(self.root), "message": f"could not make the archive durable: {exc}"})
         lost = self.store.lost_batches
-        for source, key, batch in unmarked:
-            if batch not in lost:
-                self.cache.put(_RECORD + source, key, "1")
+        self.cache.put_many([(_RECORD + source, key, "1") for source, key, batch in unmarked if batch not in lost])
 
     def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str) -> None:
         st = os.stat(local.source)
@@ -169,24 +171,25 @@ class Archiver:
         if self.cache.get(_RECORD + local.source, key) is not None:
             return
         row = self.store.get(local.path)
-        if row is None and os.path.isfile(self.root / local.path):
+        if row is None and os.path.isfile(os.path.join(self._root_text, local.path)):
             row = convert_legacy_file(self, local.path, local.source, unit)
         elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
             self.store.set_source(local.path, to_text(local.source), unit)
         have = -1 if row is None else row.size
-        sqlite = is_sqlite(local.source)
-        try:
-            appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(local.source, local.path, have)
-        except ArchiveDamaged:
-            # The archived copy is damaged and the native file is still here: store it anew
-            # (damaged bytes are not kept as history; doctor --verify-archive reports them).
-            log.warning("archive: %s: damaged; stored again from the native file", to_text(local.path))
-            have, appendable = -1, False
-        if appendable:
-            added = self._append(local, have, st.st_size, st.st_mtime_ns)
-            report["appended"] += 1
-        else:
-            added = self._copy_whole(local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite)
+        with open(local.source, "rb") as src:  # opened once: its head, its boundary, its bytes
+            sqlite = src.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+            try:
+                appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(src, local.path, have)
+            except ArchiveDamaged:
+                # The archived copy is damaged and the native file is still here: store it anew
+                # (damaged bytes are not kept as history; doctor --verify-archive reports them).
+                log.warning("archive: %s: damaged; stored again from the native file", to_text(local.path))
+                have, appendable = -1, False
+            if appendable:
+                added = self._append(src, local, have, st.st_size, st.st_mtime_ns)
+                report["appended"] += 1
+            else:
+                added = self._copy_whole(src, local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite)
         if added:
             report["files"] += 1
             report["bytes"] += added
@@ -198,40 +201,30 @@ class Archiver:
         else:
             self.cache.put(_RECORD + local.source, key, "1")
 
-    def _boundary_matches(self, source: str, path: str, have: int) -> bool:
-        """Do the archived ``have`` bytes still begin the source? Checked on the first and
-        the last BOUNDARY_WINDOW bytes (an append leaves both as they were; a file rewritten
-        in place — truncated, then written anew — changes its head), so an append costs
-        the appended bytes, not a pass over the whole file."""
-        with open(source, "rb") as a:
-            head = min(have, BOUNDARY_WINDOW)
-            if a.read(head) != b"".join(self.store.read(path, 0, head)):
-                return False
-            start = max(0, have - BOUNDARY_WINDOW)
-            a.seek(start)
-            return a.read(have - start) == b"".join(self.store.read(path, start, have - start))
+    def _boundary_matches(self, src: BinaryIO, path: str, have: int) -> bool:
+        """Do the archived ``have`` bytes still begin the source (open as ``src``)? Checked on
+        the first and the last BOUNDARY_WINDOW bytes (an append leaves both as they were; a
+        file rewritten in place — truncated, then written anew — changes its head), so an
+        append costs the appended bytes, not a pass over the whole file."""
+        head = min(have, BOUNDARY_WINDOW)
+        src.seek(0)
+        if src.read(head) != b"".join(self.store.read(path, 0, head)):
+            return False
+        start = max(0, have - BOUNDARY_WINDOW)
+        src.seek(start)
+        return src.read(have - start) == b"".join(self.store.read(path, start, have - start))
 
-    def _append(self, local: LocalFile, have: int, size: int, mtime_ns: int) -> int:
-        """Append ``source[have:size]`` to the archived copy (verified by the store)."""
-
-        def chunks() -> Iterator[bytes]:
-            with open(local.source, "rb") as src:
-                src.seek(have)
-                left = size - have
-                while left > 0:
-                    block = src.read(min(CHUNK, left))
-                    if not block:
-                        break
-                    left -= len(block)
-                    yield block
-
-        row = self.store.append(local.path, chunks(), mtime_ns, defer=True)
+    def _append(self, src: BinaryIO, local: LocalFile, have: int, size: int, mtime_ns: int) -> int:
+        """Append ``source[have:size]`` (the source open as ``src``) to the archived copy
+        (verified by the store)."""
+        src.seek(have)
+        row = self.store.append(local.path, _read_blocks(src, size - have, None), mtime_ns, defer=True)
         return row.size - have
 
-    def _copy_whole(self, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
+    def _copy_whole(self, src: BinaryIO, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
                     report: dict[str, Any], sqlite: bool) -> int:
-        """Store the whole file: its bytes as they are, or for SQLite a consistent snapshot
-        (backup API); nothing when the archive already holds exactly these bytes."""
+        """Store the whole file (open as ``src``): its bytes as they are, or for SQLite a
+        consistent snapshot (backup API); nothing when the archive already holds exactly these bytes."""
         snapshots = (
             LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive") if sqlite else None
         )
@@ -253,8 +246,14 @@ class Archiver:
                 folder = to_text(parent) + "/"
                 taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
                 kept_as = f"{parent}/{conflict_name(name, taken)}"
-            row = self.store.put_whole(local.path, _read_prefix(readable, size), source=to_text(local.source),
-                                       unit=unit, mtime_ns=mtime_ns, keep_as=kept_as, defer=True)
+            if snapshots is not None:
+                with open(readable, "rb") as snap:
+                    row = self.store.put_whole(local.path, _read_blocks(snap, size, readable), source=to_text(local.source),
+                                               unit=unit, mtime_ns=mtime_ns, keep_as=kept_as, defer=True)
+            else:
+                src.seek(0)
+                row = self.store.put_whole(local.path, _read_blocks(src, size, readable), source=to_text(local.source),
+                                           unit=unit, mtime_ns=mtime_ns, keep_as=kept_as, defer=True)
         finally:
             if snapshots is not None:
                 snapshots.close()
@@ -264,17 +263,20 @@ class Archiver:
         return row.size
 
 
-def _read_prefix(path: str, size: int) -> Iterator[bytes]:
-    """The first ``size`` bytes of ``path`` (what its stat said: bytes appended meanwhile wait
-    for the next round); a file that shrank meanwhile is an error, retried next time."""
-    with open(path, "rb") as fh:
-        left = size
-        while left > 0:
-            block = fh.read(min(CHUNK, left))
-            if not block:
-                raise AgtailError(f"{to_text(path)} shrank while being archived; it will be retried")
-            left -= len(block)
-            yield block
+def _read_blocks(fh: BinaryIO, size: int, name: str | None) -> Iterator[bytes]:
+    """The next ``size`` bytes of ``fh`` (what its stat said: bytes appended meanwhile wait for
+    the next round), read FRAME_RAW at a time so that each block is one frame, uncopied. With
+    ``name``, a file that shrank meanwhile is an error, retried next time; without, its bytes
+    end there (an append stores what there is)."""
+    left = size
+    while left > 0:
+        block = fh.read(min(FRAME_RAW, left))
+        if not block:
+            if name is not None:
+                raise AgtailError(f"{to_text(name)} shrank while being archived; it will be retried")
+            return
+        left -= len(block)
+        yield block
 
 
 def _files_with_units(config: Any, pairs: list[tuple[Any, Any]]) -> Iterator[tuple[LocalFile, str]]:

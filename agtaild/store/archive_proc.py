@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 #: An update reading at least this many bytes mirrors in its own process (as it reads in
 #: worker processes: agtaild.index.update.POOL_THRESHOLD_BYTES).
 PROCESS_BYTES = 16 << 20
+
+#: Units handed to the archive in one call, at most (those already waiting in the pipe).
+BATCH_UNITS = 64
 
 _Message = tuple[str, Unit, RootSpec]
 _encode = msgspec.msgpack.Encoder().encode
@@ -105,6 +109,27 @@ class MirrorProcess:
         return report
 
 
+def _received(conn: Any) -> Iterator[list[bytes]]:
+    """The messages received until the end (or until the index process is gone: what was
+    archived is kept), in batches of what has already arrived (at most BATCH_UNITS): one
+    archive call per batch instead of one per unit."""
+    while True:
+        batch: list[bytes] = []
+        while True:
+            try:
+                raw = conn.recv_bytes()
+            except EOFError:
+                raw = _DONE
+            if raw == _DONE:
+                if batch:
+                    yield batch
+                return
+            batch.append(raw)
+            if len(batch) >= BATCH_UNITS or not conn.poll():
+                break
+        yield batch
+
+
 def serve(conn: Any, config_raw: bytes) -> None:
     """The mirror process: archive each unit received, flush at the end, answer the report."""
     from agtaild.adapters import get_adapter
@@ -114,15 +139,9 @@ def serve(conn: Any, config_raw: bytes) -> None:
     archiver = Archiver(config)
     report = _empty_report()
     try:
-        while True:
-            try:
-                raw = conn.recv_bytes()
-            except EOFError:  # the index process is gone: keep what was archived
-                raw = _DONE
-            if raw == _DONE:
-                break
-            agent, unit, _root = _decode_message(raw)
-            _merge(report, archiver.mirror_pairs([(get_adapter(agent), unit_real(unit))], defer=True))
+        for batch in _received(conn):
+            pairs = [(get_adapter(agent), unit_real(unit)) for agent, unit, _root in map(_decode_message, batch)]
+            _merge(report, archiver.mirror_pairs(pairs, defer=True))
         _merge(report, archiver.flush())
         report["lost"] = len(archiver.store.lost_batches)
     finally:

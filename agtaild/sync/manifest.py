@@ -215,6 +215,18 @@ class HashCache:
                 )
                 self._db.commit()  # at once: other processes share this file (cheap without fsync)
 
+    def put_many(self, entries: list[tuple[str, str, str]]) -> None:
+        """:meth:`put` for each (path, key, digest), in one transaction (the archive marks a
+        whole batch of files at once: a commit per file cost more than the lookups)."""
+        if not entries:
+            return
+        with self._lock:
+            for path, key, digest in entries:
+                self._mem[path] = (key, digest)
+            if self._db is not None:
+                self._db.executemany("INSERT OR REPLACE INTO hashes (path, key, sha256) VALUES (?, ?, ?)", entries)
+                self._db.commit()
+
     def file_sha256(self, path: str, st: os.stat_result | None = None) -> str:
         st = os.stat(path) if st is None else st
         key = stat_key(st)

@@ -32,6 +32,9 @@ PARTIAL_SUFFIX = ".agtail-partial"
 CONFLICT_MARK = ".agtail-conflict-"
 _COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+#: What no collection path may hold (one regex search: a per-character loop cost ≈ 30 µs a
+#: path, paid for every file the archive mirrors).
+_BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -51,7 +54,7 @@ def path_problem(path: object, known_agents: Iterable[str] | None = None) -> str
         return "empty or not a string"
     if len(path) > MAX_PATH_CHARS:
         return f"longer than {MAX_PATH_CHARS} characters"
-    if "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path):
+    if _BACKSLASH_OR_CONTROL.search(path):
         return "contains a backslash or a control character"
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
         return "is an absolute path"
