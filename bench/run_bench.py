@@ -141,11 +141,21 @@ class Bench:
         }
         return {"seconds": median(walls[1:]), "runs": walls[1:], "totals": t}
 
+    def discard(self, path: Path) -> None:
+        """Put ``path`` out of the way, into the trash that main() empties at the very end: ext4
+        skips the inodes of files deleted in the last minute or so when it creates new ones
+        (measured by the archive work: the mirror's sys time doubled right after the previous run's
+        data dir was deleted), so no timed run comes right after a big delete."""
+        if path.exists() or path.is_symlink():
+            trash = self.work / "trash"
+            trash.mkdir(exist_ok=True)
+            path.rename(trash / f"{path.name}.{time.monotonic_ns()}")
+
     def cold_index(self, corpus: Path, tag: str) -> dict[str, Any]:
         walls, last = [], {}
         for i in range(self.repeat):
             data = self.work / f"data-{tag}"
-            shutil.rmtree(data, ignore_errors=True)
+            self.discard(data)
             wall, report, usage = self.agtail(data, self.roots(corpus), "index")
             walls.append(wall)
             last = {"report": report, "rusage": usage}
@@ -166,7 +176,7 @@ class Bench:
             after = self.cold_index(base, "scale-base")
         finally:
             self.repeat, self.env = saved
-            shutil.rmtree(self.work / "data-scale", ignore_errors=True)
+            self.discard(self.work / "data-scale")
         base_s = (before["seconds"] + after["seconds"]) / 2
         return {
             "mb": mb,
@@ -193,7 +203,7 @@ class Bench:
                 adapter.read(unit, None, now=time.time())
         parts = {"adapters": time.process_time() - t}
         data = self.work / "data-breakdown"
-        shutil.rmtree(data, ignore_errors=True)
+        self.discard(data)
         config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
         config.archive = False
         svc = Service(config)
@@ -251,7 +261,7 @@ class Bench:
         real_fsync = os.fsync
         for tag in ("", "_no_fsync"):
             data = self.work / "data-archive"
-            shutil.rmtree(data, ignore_errors=True)
+            self.discard(data)
             config = load_config(data_dir=str(data), root_options=self.roots(corpus), only_roots=True)
             arch = archive.Archiver(config)
             pairs = [
@@ -273,7 +283,7 @@ class Bench:
                 arch.cache.close()
                 arch.store.close()
             out["units"] = len(pairs)
-        shutil.rmtree(self.work / "data-archive", ignore_errors=True)
+        self.discard(self.work / "data-archive")
         return out
 
     def cold_index_env(self, corpus: Path, extra: dict[str, str]) -> dict[str, Any]:
@@ -290,7 +300,7 @@ class Bench:
         root = [f"claude-code={big.parent.parent}"]
         colds, cold_inner = [], []
         for _ in range(self.repeat):
-            shutil.rmtree(data, ignore_errors=True)
+            self.discard(data)
             wall, report, _ = self.agtail(data, root, "index")
             colds.append(wall)
             cold_inner.append(report["seconds"])
@@ -351,10 +361,10 @@ class Bench:
         """Appends to 100 session files of an indexed copy of the corpus, then one update each
         time (the update's own "seconds"): the cost should follow the appended bytes."""
         copy = self.work / "append100"
-        shutil.rmtree(copy, ignore_errors=True)
+        self.discard(copy)
         shutil.copytree(corpus, copy, symlinks=False)
         data = self.work / "data-append100"
-        shutil.rmtree(data, ignore_errors=True)
+        self.discard(data)
         roots = self.roots(copy)
         self.agtail(data, roots, "index")
         files = sorted((copy / "claude" / "projects").glob("*/*.jsonl"))[:100]
@@ -392,8 +402,8 @@ class Bench:
             out["runs"].append(
                 {"lines": n, "bytes": added, "seconds": report["seconds"], "wall": wall, "cpu": usage}
             )
-        shutil.rmtree(copy, ignore_errors=True)
-        shutil.rmtree(data, ignore_errors=True)
+        self.discard(copy)
+        self.discard(data)
         return out
 
     def stats_figure(self, corpus: Path, data: Path) -> dict[str, Any]:
@@ -618,6 +628,7 @@ def main() -> int:
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     b = Bench(work, a.repeat)
+    shutil.rmtree(work / "trash", ignore_errors=True)  # an interrupted run's (see Bench.discard)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "agtaild")], check=True)
     started = time.time()
     load_before = load_average()
@@ -646,6 +657,7 @@ def main() -> int:
     r["load"] = {"before": load_before, "after": load_average()}
     r["seconds"] = time.time() - started
     r["env"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
+    shutil.rmtree(work / "trash", ignore_errors=True)
     (work / "results.json").write_text(json.dumps(r, indent=1))
     from results_md import render
 
