@@ -239,6 +239,41 @@ def test_a_big_update_mirrors_in_its_own_process(machine: tuple, monkeypatch: py
         svc.close()
 
 
+def serve_recording_niceness(conn: Any, raw: bytes) -> None:
+    """The mirror process, writing down its niceness once it starts receiving units."""
+    config = msgspec.msgpack.decode(raw, type=Config)
+
+    class Recording:
+        def recv_bytes(self) -> bytes:
+            (Path(config.data_dir) / "mirror-nice").write_text(str(os.getpriority(os.PRIO_PROCESS, 0)))
+            data: bytes = conn.recv_bytes()
+            return data
+
+        def poll(self) -> bool:
+            return bool(conn.poll())
+
+        def send_bytes(self, data: bytes) -> None:
+            conn.send_bytes(data)
+
+    _real_serve(Recording(), raw)
+
+
+def test_the_mirror_process_runs_below_the_index(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It takes the gaps the writer and the readers leave, not their time (archive_proc.NICENESS)."""
+    config, native = machine
+    monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
+    monkeypatch.setattr(archive_proc, "serve", serve_recording_niceness)
+    svc = Service(config, workers=2)
+    try:
+        assert svc.update_index()["errors"] == []
+    finally:
+        svc.close()
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert int((Path(config.data_dir) / "mirror-nice").read_text()) == min(19, ours + archive_proc.NICENESS)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == ours  # the index itself is untouched
+    assert_complete(config, native)
+
+
 def test_a_mirror_process_that_dies_is_made_up_for(
     machine: tuple, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -39,6 +40,13 @@ PROCESS_BYTES = 16 << 20
 
 #: Units handed to the archive in one call, at most (those already waiting in the pipe).
 BATCH_UNITS = 64
+#: The mirror process's niceness. A first index keeps the writer and the readers busy but not
+#: every core all the time (each waits for the other now and then): a mirror below them takes
+#: those gaps instead of their time, and catches up at full speed once the reading is done.
+#: Measured, 200 MB cold index on 2 cores: 4.8–5.2 s → 4.3–4.6 s as shipped (the index alone:
+#: 4.3–4.6 s); nice 19 was no better. Not SCHED_IDLE: on a machine busy with other work it
+#: would get nothing, and the update waits for the mirror before it reports.
+NICENESS = 10
 
 _Message = tuple[str, Unit, RootSpec]
 _encode = msgspec.msgpack.Encoder().encode
@@ -135,6 +143,10 @@ def serve(conn: Any, config_raw: bytes) -> None:
     from agtaild.adapters import get_adapter
     from agtaild.store.archive import Archiver
 
+    try:
+        os.nice(NICENESS)
+    except OSError:  # not allowed here: the mirror runs at the index's priority
+        pass
     config = _decode_config(config_raw)
     archiver = Archiver(config)
     report = _empty_report()
