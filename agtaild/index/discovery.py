@@ -50,6 +50,9 @@ class Discovery:
         #: Paths (text form) discovery could not look at (a root, a folder, an entry):
         #: stored units at or below them are kept as they are, never taken as deleted.
         self.unsure: set[str] = set()
+        #: ``stat`` results the adapters' walks took (OS path → result, as ``os.stat`` gives
+        #: it): the update's fingerprints use them rather than stat every file again.
+        self.stats: dict[str, os.stat_result] = {}
 
     def _adapter(self, agent: str) -> Adapter | None:
         from agtaild.adapters import get_adapter
@@ -76,7 +79,7 @@ class Discovery:
                     self.unsure.add(to_text(root.path))
                     self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
                 continue
-            with scan.collecting() as problems:
+            with scan.collecting() as problems, scan.noting_stats(self.stats):
                 try:
                     units = list(adapter.discover(Path(root.path)))
                 except Exception as exc:

@@ -84,14 +84,19 @@ class Stored(NamedTuple):
     size: int | None
 
 
-def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], float]:
-    """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime)."""
+def fingerprint(
+    files: list[str], known: dict[str, os.stat_result] | None = None
+) -> tuple[bytes, tuple[int, int, int, int], float]:
+    """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime).
+    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery)."""
     parts: _fingerprint_type = []
     newest = 0.0
     main = (0, 0, -1, 0)
     for i, path in enumerate(files):
         try:
-            st = os.stat(path)
+            st = known.get(path) if known else None
+            if st is None:
+                st = os.stat(path)
             entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             newest = max(newest, st.st_mtime)
         except OSError:
@@ -240,7 +245,7 @@ class Updater:
         now = time.time()
         for c in candidates:
             key = to_text(c.unit.path)
-            fp, main, newest = fingerprint(c.unit.files or [c.unit.path])
+            fp, main, newest = fingerprint(c.unit.files or [c.unit.path], found.stats)
             old = stored.get(key)
             same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
                 c.root.agent,

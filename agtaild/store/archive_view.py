@@ -167,9 +167,9 @@ def prepare_view(
         for path, _source, unit, size, mtime_ns in heads:
             if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
-            fs = from_text(path)  # the store takes file-system names, as the index gives them
-            view = archiver.root / fs
             if path in gone or unit in gone:
+                fs = from_text(path)  # the store takes file-system names, as the index gives them
+                view = archiver.root / fs
                 if path in plain and _written_back(archiver, fs, view, size, mtime_ns):
                     continue
                 try:
@@ -192,9 +192,12 @@ def prepare_view(
                             "error": f"archive: {exc}",
                         }
                     )
-            elif path in plain and archiver.store.matches(fs, str(view)):
-                os.unlink(view)
-                out["dropped"] += 1
+            elif path in plain:  # a view copy while the native file is there: redundant?
+                fs = from_text(path)
+                view = archiver.root / fs
+                if archiver.store.matches(fs, str(view)):
+                    os.unlink(view)
+                    out["dropped"] += 1
     return out
 
 
