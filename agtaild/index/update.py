@@ -92,18 +92,19 @@ def fingerprint(
     parts: _fingerprint_type = []
     newest = 0.0
     main = (0, 0, -1, 0)
-    for i, path in enumerate(files):
+    for path in files:
         try:
             st = known.get(path) if known else None
             if st is None:
                 st = os.stat(path)
             entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-            newest = max(newest, st.st_mtime)
+            if st.st_mtime > newest:
+                newest = st.st_mtime
         except OSError:
             entry = (to_text(path), 0, 0, -1, 0)
-        parts.append(entry)
-        if i == 0:
+        if not parts:
             main = entry[1:]
+        parts.append(entry)
     return _msgpack.encode(parts), main, newest
 
 
@@ -243,16 +244,15 @@ class Updater:
         newest_of: dict[str, float] = {}
         unchanged: set[str] = set()
         now = time.time()
+        places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
         for c in candidates:
             key = to_text(c.unit.path)
             fp, main, newest = fingerprint(c.unit.files or [c.unit.path], found.stats)
             old = stored.get(key)
-            same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
-                c.root.agent,
-                to_text(c.root.path),
-                c.root.kind,
-                c.root.collection,
-            )
+            place = places.get(id(c.root))
+            if place is None:
+                place = places[id(c.root)] = (c.root.agent, to_text(c.root.path), c.root.kind, c.root.collection)
+            same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == place
             if same_place and old is not None and old.fingerprint == fp and old.settled:
                 unchanged.add(key)
                 continue
