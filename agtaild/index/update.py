@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple
 
 import msgspec
@@ -293,7 +293,6 @@ class Updater:
             if path not in seen and found.known_gone(path, old.agent, old.fingerprint)
         ]
         changed: list[dict[str, Any]] = []
-        by_path = {to_text(c.unit.path): c for c in candidates}
 
         if not jobs and not gone:  # nothing changed: no write transaction at all
             report = totals(db)
@@ -301,6 +300,7 @@ class Updater:
                 seconds=round(time.perf_counter() - started, 3), read=0, changed=[], errors=self.errors
             )
             return report
+        by_path = {to_text(c.unit.path): c for c in candidates}
         # The after-read hooks (the archive mirror: copying and hashing files) run on their own
         # thread, overlapping the inserts; the update waits for them before it reports.
         hooks = (
@@ -420,6 +420,7 @@ class Updater:
 
     def _read_in_pool(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor  # imported here: ~15 ms a process start
 
         # fork is cheapest, but forking a process that runs other threads (the daemon) can
         # inherit a held lock; forkserver forks from a clean single-threaded server instead.
