@@ -128,7 +128,8 @@ class Updater:
         self.workers = (os.cpu_count() or 1) if workers is None else workers
         self.after_native_read = after_native_read if after_native_read is not None else []
         #: Called with the roots and the error list before discovery (the archive writes back
-        #: the files agents deleted, so the archive roots hold them).
+        #: the files agents deleted, so the archive roots hold them); not before an update of
+        #: appended units, which discovers nothing (agtaild.index.targets).
         self.before_discovery = before_discovery or []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
@@ -219,12 +220,13 @@ class Updater:
             writer.wipe()
             writer.commit()
         roots, agents = self._scope(only_paths)
-        for before in self.before_discovery:
-            before(roots, self.errors)
         # The watcher's appends: read the stored units straight away (agtaild.index.targets).
         targets = None
         if only_paths is not None and not full:
             targets = appended_units(db, [os.path.abspath(p) for p in only_paths], list(self.config.roots))
+        if targets is None:  # the hooks prepare a discovery (an append to stored units has none)
+            for before in self.before_discovery:
+                before(roots, self.errors)
         stored: dict[str, Stored] = {}
         if targets is not None:
             candidates = [c for c, _row in targets]
