@@ -34,9 +34,9 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = Discovery.candidates
 
-    def spy(self: Discovery, roots: Any) -> Any:
+    def spy(self: Discovery, roots: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(len(roots))
-        return real(self, roots)
+        return real(self, roots, *args, **kwargs)
 
     monkeypatch.setattr(Discovery, "candidates", spy)
     return calls
@@ -212,16 +212,21 @@ def test_the_before_discovery_hooks_run_only_before_a_discovery(
     a = make_corpus(root)
     svc = Service(toy_config(tmp_path, root))
     hooked: list[int] = []
-    svc.before_discovery.append(lambda roots, errors: hooked.append(len(walks)))
+    given: list[set[str]] = []
+    svc.before_discovery.append(
+        lambda roots, errors, present: (hooked.append(len(walks)), given.append(present))
+    )
     try:
         svc.update_index()
-        assert hooked == [0] and len(walks) == 1  # before the walk it prepares
+        assert hooked == [1] and len(walks) == 1  # within the discovery it prepares
+        # … after the native roots were walked: their files are known to be there.
+        assert given[0] == {str(p) for p in root.rglob("*.jsonl")} and str(a) in given[0]
         op_append(a)
         assert svc.update_index(only_paths=[str(a)])["read"] == 1
-        assert hooked == [0] and len(walks) == 1
+        assert hooked == [1] and len(walks) == 1
         _delete(a)
         svc.update_index(only_paths=[str(a)])
-        assert hooked == [0, 1] and len(walks) == 2
+        assert hooked == [1, 2] and len(walks) == 2
         assert current(svc) == fresh_snapshot(tmp_path, root)
     finally:
         svc.close()

@@ -120,16 +120,17 @@ class Updater:
         *,
         workers: int | None = None,
         after_native_read: list[AfterRead] | None = None,
-        before_discovery: list[Callable[[list[RootSpec], list[dict[str, str]]], None]] | None = None,
+        before_discovery: list[Callable[[list[RootSpec], list[dict[str, str]], set[str]], None]] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.workers = (os.cpu_count() or 1) if workers is None else workers
         self.after_native_read = after_native_read if after_native_read is not None else []
-        #: Called with the roots and the error list before discovery (the archive writes back
-        #: the files agents deleted, so the archive roots hold them); not before an update of
-        #: appended units, which discovers nothing (agtaild.index.targets).
+        #: Called with the roots, the error list and the files discovery found under the
+        #: other roots before it walks the archive roots (the archive writes back the files
+        #: agents deleted, so the archive roots hold them); not before an update of appended
+        #: units, which discovers nothing (agtaild.index.targets).
         self.before_discovery = before_discovery or []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
@@ -224,15 +225,12 @@ class Updater:
         targets = None
         if only_paths is not None and not full:
             targets = appended_units(db, [os.path.abspath(p) for p in only_paths], list(self.config.roots))
-        if targets is None:  # the hooks prepare a discovery (an append to stored units has none)
-            for before in self.before_discovery:
-                before(roots, self.errors)
         stored: dict[str, Stored] = {}
         if targets is not None:
             candidates = [c for c, _row in targets]
             stored = {to_text(c.unit.path): Stored(*row) for c, row in targets}
         else:
-            candidates = found.candidates(roots)
+            candidates = found.candidates(roots, before_archive=lambda present: self._before(roots, present))
             if self.config.known_cwds:
                 listed = {c.unit.path for c in candidates}
                 candidates += [c for c in self._cwd_candidates(roots) if c.unit.path not in listed]
@@ -360,6 +358,10 @@ class Updater:
         report["changed"] = changed
         report["errors"] = self.errors
         return report
+
+    def _before(self, roots: list[RootSpec], present: set[str]) -> None:
+        for before in self.before_discovery:
+            before(roots, self.errors, present)
 
     def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
         if prep.error is not None:
