@@ -162,7 +162,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
         meta = names.get(stem + ".meta.json")
         hints: dict[str, Any] = {"subagent": True, "agent_id": stem[len("agent-"):]}
         files = [path]
-        if meta is not None and _quiet_is_file(meta):
+        if meta is not None and scan.is_file_quietly(meta):
             files.append(meta.path)
             hints["meta"] = meta.path
         if parent_id:
@@ -210,15 +210,6 @@ def _is_agent_file(entry: os.DirEntry[str]) -> bool:
     """A subagent transcript (0-byte files are missing to Claude, and to agtail)."""
     name = entry.name
     return name.startswith("agent-") and name.endswith(".jsonl") and scan.is_file(entry) and scan.size(entry) > 0
-
-
-def _quiet_is_file(entry: os.DirEntry[str]) -> bool:
-    """Is the entry a file (after links)? False for anything that can't be looked at, as
-    ``os.path.isfile`` says: an optional sidecar is not a discovery problem."""
-    try:
-        return entry.is_file()
-    except OSError:
-        return False
 
 
 def _spilled_outputs(session_dir: str, listing: list[os.DirEntry[str]] | None) -> list[str]:

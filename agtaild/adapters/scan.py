@@ -32,8 +32,17 @@ class Problem(NamedTuple):
     error: str
 
 
+class Seen(NamedTuple):
+    """What a walk saw of the files it listed (see :func:`noting`)."""
+
+    #: path -> the ``stat`` result the walk took (:func:`size`)
+    stats: dict[str, os.stat_result]
+    #: the paths the walk found to be files (:func:`is_file`, :func:`size`): there just now
+    files: set[str]
+
+
 _problems: ContextVar[list[Problem] | None] = ContextVar("agtail_scan_problems", default=None)
-_stats: ContextVar[dict[str, os.stat_result] | None] = ContextVar("agtail_scan_stats", default=None)
+_seen: ContextVar[Seen | None] = ContextVar("agtail_scan_seen", default=None)
 
 
 @contextmanager
@@ -48,14 +57,15 @@ def collecting() -> Iterator[list[Problem]]:
 
 
 @contextmanager
-def noting_stats(into: dict[str, os.stat_result]) -> Iterator[dict[str, os.stat_result]]:
-    """Keep, by path, the ``stat`` results the walk inside the block took (:func:`size`): the
-    update takes its fingerprints from them instead of a second ``stat`` of every file."""
-    token = _stats.set(into)
+def noting(into: Seen) -> Iterator[Seen]:
+    """Keep what the walk inside the block saw of its files: the update takes its fingerprints
+    from the ``stat`` results instead of a second ``stat`` of every file, and the archive
+    knows these files are there without looking again."""
+    token = _seen.set(into)
     try:
         yield into
     finally:
-        _stats.reset(token)
+        _seen.reset(token)
 
 
 def report(path: str, exc: OSError) -> None:
@@ -81,10 +91,25 @@ def entries(path: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
 def is_file(entry: os.DirEntry[str]) -> bool:
     """``entry.is_file()`` (following links); False and a problem for a loop or an I/O error."""
     try:
-        return entry.is_file()
+        found = entry.is_file()
     except OSError as exc:
         report(entry.path, exc)
         return False
+    if found and (noted := _seen.get()) is not None:
+        noted.files.add(entry.path)
+    return found
+
+
+def is_file_quietly(entry: os.DirEntry[str]) -> bool:
+    """``entry.is_file()``, False for anything that can't be looked at, as ``os.path.isfile``
+    says: for an optional sidecar, whose absence is no discovery problem."""
+    try:
+        found = entry.is_file()
+    except OSError:
+        return False
+    if found and (noted := _seen.get()) is not None:
+        noted.files.add(entry.path)
+    return found
 
 
 def is_dir(entry: os.DirEntry[str], *, follow_symlinks: bool = True) -> bool:
@@ -103,9 +128,10 @@ def size(entry: os.DirEntry[str]) -> int:
     except OSError as exc:
         report(entry.path, exc)
         return -1
-    noted = _stats.get()
+    noted = _seen.get()
     if noted is not None:
-        noted[entry.path] = st
+        noted.stats[entry.path] = st
+        noted.files.add(entry.path)
     return st.st_size
 
 

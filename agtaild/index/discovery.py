@@ -51,9 +51,11 @@ class Discovery:
         #: Paths (text form) discovery could not look at (a root, a folder, an entry):
         #: stored units at or below them are kept as they are, never taken as deleted.
         self.unsure: set[str] = set()
-        #: ``stat`` results the adapters' walks took (OS path → result, as ``os.stat`` gives
-        #: it): the update's fingerprints use them rather than stat every file again.
-        self.stats: dict[str, os.stat_result] = {}
+        #: What the adapters' walks saw: their ``stat`` results (OS path → result, as
+        #: ``os.stat`` gives it; the update's fingerprints use them rather than stat every
+        #: file again) and the files they found there.
+        self.seen = scan.Seen({}, set())
+        self.stats = self.seen.stats
 
     def _adapter(self, agent: str) -> Adapter | None:
         from agtaild.adapters import get_adapter
@@ -71,17 +73,17 @@ class Discovery:
         ``self.errors`` and ``self.unsure`` (paths whose stored units must be kept).
 
         ``before_archive`` is called once the other roots are walked and before the archive
-        roots are, with the files of the units found (OS paths, there moments ago): the
+        roots are, with the files their walks found (OS paths, there moments ago): the
         archive writes back the files agents deleted, and needs no ``lstat`` of these."""
         walked: dict[int, list[Candidate]] = {}
         # The archive roots last (their units are listed in the order of ``roots`` all the same).
         for i in sorted(range(len(roots)), key=lambda i: roots[i].kind == "archive"):
             if before_archive is not None and roots[i].kind == "archive":
-                before_archive(self._files(walked))
+                before_archive(set(self.seen.files))
                 before_archive = None
             walked[i] = self._walk(roots[i])
         if before_archive is not None:
-            before_archive(self._files(walked))
+            before_archive(set(self.seen.files))
         found = [c for i in range(len(roots)) for c in walked[i]]
         # Relative paths cost a relpath each: computed only for agents with archived units.
         archived_agents = {c.root.agent for c in found if c.root.kind == "archive"}
@@ -123,7 +125,7 @@ class Discovery:
                 self.unsure.add(to_text(root.path))
                 self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
             return []
-        with scan.collecting() as problems, scan.noting_stats(self.stats):
+        with scan.collecting() as problems, scan.noting(self.seen):
             try:
                 units = list(adapter.discover(Path(root.path)))
             except Exception as exc:
@@ -136,10 +138,6 @@ class Discovery:
         # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
         # sessions under an agtail archive root are tagged from the root's kind instead.
         return [Candidate(adapter=adapter, unit=unit, root=root) for unit in units]
-
-    @staticmethod
-    def _files(walked: dict[int, list[Candidate]]) -> set[str]:
-        return {f for found in walked.values() for c in found for f in (c.unit.files or [c.unit.path])}
 
     def is_unsure(self, path: str) -> bool:
         """Is ``path`` (text form) at or below a path discovery could not look at?"""
