@@ -242,6 +242,7 @@ class Updater:
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
         newest_of: dict[str, float] = {}
+        by_path: dict[str, Candidate] = {}  # the candidates to read, by their key
         unchanged: set[str] = set()
         now = time.time()
         places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
@@ -281,6 +282,7 @@ class Updater:
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
             newest_of[key] = newest
+            by_path[key] = c
         # Newest first: the sessions a person is likely to look at are indexed (and committed,
         # see FIRST_COMMIT_SECONDS) before the old ones. The sort is stable: ties keep their
         # discovery order.
@@ -300,7 +302,6 @@ class Updater:
                 seconds=round(time.perf_counter() - started, 3), read=0, changed=[], errors=self.errors
             )
             return report
-        by_path = {to_text(c.unit.path): c for c in candidates}
         # The after-read hooks (the archive mirror: copying and hashing files) run on their own
         # thread, overlapping the inserts; the update waits for them before it reports.
         hooks = (
