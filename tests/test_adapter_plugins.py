@@ -83,3 +83,23 @@ def test_finding_the_adapters_does_not_import_importlib_metadata() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_eggs_are_looked_into_or_left_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    info = site / "old_plugin-1.0-py3.11.egg" / "EGG-INFO"
+    info.mkdir(parents=True)
+    (info / "entry_points.txt").write_text("[agtail.adapters]\nold = old_plugin:OldAdapter\n")
+    monkeypatch.setattr(sys, "path", [str(site)])
+    assert registry._plugins_may_exist()  # an egg folder beside the others
+    monkeypatch.setattr(sys, "path", [str(site / "old_plugin-1.0-py3.11.egg")])
+    assert registry._plugins_may_exist()  # the egg folder itself on the path
+    (info / "entry_points.txt").write_text("[console_scripts]\nold = old_plugin:main\n")
+    assert not registry._plugins_may_exist()
+    zipped = tmp_path / "zipped"
+    zipped.mkdir()
+    (zipped / "packed-1.0.egg").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    monkeypatch.setattr(sys, "path", [str(zipped)])
+    assert registry._plugins_may_exist()  # a zipped egg: importlib.metadata reads it
