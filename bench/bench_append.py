@@ -7,7 +7,8 @@
 continuation of the conversation: its parent is the file's last record, as Claude Code writes
 it) is appended ``--repeat`` times and each time ``Service.update_index(only_paths=[file])``
 (the daemon's path) and ``Service.update_index()`` (the whole update of ``agtail index``) are
-timed in-process, and with ``--cli`` a whole ``agtail --no-daemon index --json`` process.
+timed in-process, and with ``--cli`` whole ``agtail --no-daemon index --json`` processes (wall,
+their CPU, the update's "seconds").
 ``--fork`` first rewinds the session's first prompt (a second parentless prompt, as Claude Code
 writes a rewind of the first prompt), so every later append goes to a forked session.
 
@@ -140,7 +141,7 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
     if args.cli:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["HOME"] = str(work)
-        walls, inner = [], []
+        walls, cpus, inner = [], [], []
         for i in range(args.repeat):
             append(
                 big, prompt(f"00000000-0000-4000-b000-{i:012d}", last_uuid(big), big.stem, f"cli line {i}")
@@ -149,12 +150,16 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
             boot = f"import sys; sys.path.insert(0, {str(REPO)!r}); from agtaild.cli import main; sys.exit(main())"
             argv = [sys.executable, "-c", boot, "--no-daemon", "--data-dir", str(data), "--only-roots",
                     "--root", roots[0], "--json", "index"]  # fmt: skip
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
             walls.append(time.perf_counter() - t)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             inner.append(json.loads(proc.stdout)["seconds"])
         out["cli"] = {
             "wall_ms": round(statistics.median(walls) * 1000),
+            "cpu_ms": round(statistics.median(cpus) * 1000),
             "seconds_ms": round(statistics.median(inner) * 1000, 1),
         }
     out["load_after"] = load()
