@@ -9,6 +9,11 @@ says so: a read error is never a deletion.
 Archive units are ignored while the native file they mirror (same agent, same path relative
 to its root) still exists under a native root — or lies where discovery could not look — so
 a session is never listed twice.
+
+This runs before every update, so nothing is looked at twice: what the walks saw
+(:attr:`Discovery.seen`: the ``stat`` results they took, the files they found) serves the
+update's fingerprints and the archive's write-back check, which runs between the other
+roots' walks and the archive roots' (``before_archive``).
 """
 
 from __future__ import annotations
