@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -468,12 +468,12 @@ def _archive_view_hook(config: Config) -> Callable[..., None]:
     """The archive's before-discovery step (agtaild.store.archive), imported only when an
     update scans an archive root that exists."""
 
-    def prepare(roots: list[Any], errors: list[dict[str, str]]) -> None:
+    def prepare(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
         if not any(r.kind == "archive" for r in roots) or not config.archive_dir.is_dir():
             return
         from agtaild.store.archive import before_discovery_hook
 
-        before_discovery_hook(config)(roots, errors)
+        before_discovery_hook(config)(roots, errors, present)
 
     return prepare
 

@@ -1,19 +1,22 @@
 """The incremental path's figures (issue #13): what one appended line costs, and appends to 100 files.
 
     bench/bench_append.py one  SESSION.jsonl [--repeat 7] [--fork] [--profile OUT.prof] [--cli]
-    bench/bench_append.py many CORPUS_DIR   [--lines 10 100] [--no-archive]
+    bench/bench_append.py many CORPUS_DIR   [--lines 10 100] [--no-archive] [--cli]
 
 ``one``: a copy of the session's folder is indexed cold (in-process, timed), then one line (a
 continuation of the conversation: its parent is the file's last record, as Claude Code writes
 it) is appended ``--repeat`` times and each time ``Service.update_index(only_paths=[file])``
 (the daemon's path) and ``Service.update_index()`` (the whole update of ``agtail index``) are
-timed in-process, and with ``--cli`` a whole ``agtail --no-daemon index --json`` process.
+timed in-process, and with ``--cli`` whole ``agtail --no-daemon index --json`` processes (wall,
+their CPU, the update's "seconds").
 ``--fork`` first rewinds the session's first prompt (a second parentless prompt, as Claude Code
 writes a rewind of the first prompt), so every later append goes to a forked session.
 
 ``many``: a copy of the corpus is indexed, then ``--lines`` lines are appended to each of 100
 Claude Code session files and one ``Service.update_index()`` is timed (wall and CPU of this
-process); the fixed part and the per-MB part come from the two sizes.
+process); the fixed part and the per-MB part come from the two sizes. Before the appends, an
+update that finds nothing changed is timed in-process, and with ``--cli`` as whole
+``agtail --no-daemon index --json`` processes (wall, their CPU, the update's "seconds").
 
 Wall times are medians; CPU is user + sys of this process (steadier on a shared machine). The
 load average is printed with every figure.
@@ -25,6 +28,7 @@ import argparse
 import cProfile
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -137,7 +141,7 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
     if args.cli:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["HOME"] = str(work)
-        walls, inner = [], []
+        walls, cpus, inner = [], [], []
         for i in range(args.repeat):
             append(
                 big, prompt(f"00000000-0000-4000-b000-{i:012d}", last_uuid(big), big.stem, f"cli line {i}")
@@ -146,18 +150,51 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
             boot = f"import sys; sys.path.insert(0, {str(REPO)!r}); from agtaild.cli import main; sys.exit(main())"
             argv = [sys.executable, "-c", boot, "--no-daemon", "--data-dir", str(data), "--only-roots",
                     "--root", roots[0], "--json", "index"]  # fmt: skip
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
             walls.append(time.perf_counter() - t)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             inner.append(json.loads(proc.stdout)["seconds"])
         out["cli"] = {
             "wall_ms": round(statistics.median(walls) * 1000),
+            "cpu_ms": round(statistics.median(cpus) * 1000),
             "seconds_ms": round(statistics.median(inner) * 1000, 1),
         }
     out["load_after"] = load()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def cli_runs(home: Path, data: Path, roots: list[str], repeat: int) -> dict[str, Any]:
+    """``repeat`` whole ``agtail --no-daemon index --json`` processes of an update that finds
+    nothing to read: medians of their wall time, their CPU (user + sys) and the update's own
+    "seconds"."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["HOME"] = str(home)
+    boot = f"import sys; sys.path.insert(0, {str(REPO)!r}); from agtaild.cli import main; sys.exit(main())"
+    argv = [sys.executable, "-c", boot, "--no-daemon", "--data-dir", str(data), "--only-roots"]
+    for root in roots:
+        argv += ["--root", root]
+    walls, cpus, inner = [], [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        proc = subprocess.run([*argv, "--json", "index"], env=env, capture_output=True, text=True, check=True)
+        walls.append(time.perf_counter() - t)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        doc = json.loads(proc.stdout)
+        assert doc["read"] == 0, doc
+        inner.append(doc["seconds"])
+    return {
+        "wall_ms": round(statistics.median(walls) * 1000),
+        "cpu_ms": round(statistics.median(cpus) * 1000),
+        "seconds_ms": round(statistics.median(inner) * 1000, 1),
+        "load": load(),
+    }
 
 
 def many(args: argparse.Namespace) -> dict[str, Any]:
@@ -173,6 +210,8 @@ def many(args: argparse.Namespace) -> dict[str, Any]:
         out["cold"] = {"wall_ms": round(wall * 1000), "cpu_ms": round(c * 1000), "sessions": rep["sessions"]}
         wall, c, rep = timed(svc.update_index)
         out["nothing_changed"] = {"wall_ms": round(wall * 1000, 1), "cpu_ms": round(c * 1000, 1)}
+        if args.cli:  # the same, as whole `agtail index` processes (start-up, imports, a cold cache)
+            out["nothing_changed_cli"] = cli_runs(work, work / "data", roots, args.repeat)
         files = sorted((corpus / "claude" / "projects").glob("*/*.jsonl"))[:100]
         # The daemon's path on a whole corpus: one line appended to one file, update_index(only_paths).
         paths = []
@@ -237,6 +276,7 @@ def main() -> None:
     p2.add_argument("--repeat", type=int, default=9)
     p2.add_argument("--profile", help="profile the first round's updates to PROFILE.<lines>")
     p2.add_argument("--no-archive", action="store_true")
+    p2.add_argument("--cli", action="store_true", help="also time no-change `agtail index` processes")
     args = ap.parse_args()
     print(json.dumps(one(args) if args.cmd == "one" else many(args)))
 

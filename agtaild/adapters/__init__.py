@@ -8,8 +8,10 @@ point names an Adapter subclass).
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from functools import lru_cache
-from importlib.metadata import entry_points
+from typing import Any
 
 from agtaild.adapters.base import Adapter
 from agtaild.errors import UsageError
@@ -67,13 +69,53 @@ def all_adapters() -> tuple[Adapter, ...]:
     for spec in BUILTIN:
         adapter = _load(spec)
         found[adapter.id] = adapter
-    for ep in entry_points(group="agtail.adapters"):
+    for ep in _plugin_entry_points():
         cls = ep.load()
         adapter = cls()
         found.setdefault(adapter.id, adapter)
     for adapter in _extra:
         found[adapter.id] = adapter
     return tuple(found.values())
+
+
+def _plugin_entry_points() -> list[Any]:
+    """The ``agtail.adapters`` entry points of the installed distributions."""
+    if not _plugins_may_exist():
+        return []
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group="agtail.adapters"))
+
+
+def _plugins_may_exist() -> bool:
+    """False only when no distribution on ``sys.path`` can declare an ``agtail.adapters`` entry
+    point: the ``entry_points.txt`` of every ``*.dist-info``/``*.egg-info`` folder (and of an
+    egg's ``EGG-INFO``) is read directly. Importing importlib.metadata costs ~30 ms of every
+    command's start-up (every CLI call finds its adapters) and almost no installation has a
+    plugin; anything this check cannot read through (a zip on the path, a zipped egg) leaves
+    the answer to importlib.metadata."""
+    for entry in sys.path:
+        base = entry or "."
+        try:
+            names = os.listdir(base)
+        except OSError:
+            if os.path.isfile(base):
+                return True  # a zip archive or a zipped egg: importlib.metadata looks inside
+            continue
+        folders = [n for n in names if n.endswith((".dist-info", ".egg-info"))]
+        folders += [os.path.join(n, "EGG-INFO") for n in names if n.endswith(".egg")]
+        if "EGG-INFO" in names:  # the path entry is an egg folder itself
+            folders.append("EGG-INFO")
+        for folder in folders:
+            if folder.endswith("EGG-INFO") and os.path.isfile(os.path.join(base, os.path.dirname(folder))):
+                return True  # a zipped egg beside the others
+            try:
+                with open(os.path.join(base, folder, "entry_points.txt"), "rb") as fh:
+                    if b"agtail.adapters" in fh.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def get_adapter(agent: str) -> Adapter:

@@ -82,7 +82,10 @@ class ClaudeCodeAdapter(JsonlAdapter):
         """Sessions in every project folder, at any depth below the root (copies kept in
         ``projects/backup-2025/<project>/`` count too); a session's own folder (subagents,
         spilled tool outputs) belongs to it and is not walked as a project. Directory links
-        are followed once each (a link cycle ends there) and the walk stops MAX_DEPTH down."""
+        are followed once each (a link cycle ends there) and the walk stops MAX_DEPTH down.
+
+        Every folder is listed once (its listing says which sidecars exist, so a session
+        without a folder costs no failed look-up): this walk runs before every update."""
         root_str = str(root)
         seen: set[tuple[int, int]] = set()
         try:
@@ -94,53 +97,74 @@ class ClaudeCodeAdapter(JsonlAdapter):
             key = scan.dir_key(project) if scan.is_dir(project) else None
             if key is not None and key not in seen:
                 seen.add(key)
-                yield from self._project(project.path, root_str, seen, 1)
+                yield from self._project(project.path, scan.entries(project.path), root_str, seen, 1)
 
-    def _project(self, folder: str, root: str, seen: set[tuple[int, int]], depth: int) -> Iterator[Unit]:
-        entries = scan.entries(folder)
-        names = {e.name for e in entries}
+    def _project(
+        self, folder: str, entries: list[os.DirEntry[str]], root: str, seen: set[tuple[int, int]], depth: int
+    ) -> Iterator[Unit]:
+        """The units of one listed project folder (``entries``: its listing, sorted by name)."""
+        names = {e.name: e for e in entries}
+        #: The listings of this folder's sub-folders (a session's own folder is listed when
+        #: its name comes up, which sorts before ``<name>.jsonl``).
+        inside: dict[str, list[os.DirEntry[str]]] = {}
         for entry in entries:
             name = entry.name
             if name.endswith(".jsonl"):
                 if scan.is_file(entry) and scan.size(entry) > 0:  # Claude treats 0 bytes as missing
                     stem = name[:-6]
                     if stem.startswith("agent-"):
-                        yield self._subagent_unit(entry.path, root, parent_id=None, parent_path=None)
+                        yield self._subagent_unit(entry.path, root, names, parent_id=None, parent_path=None)
                     else:
-                        files = [entry.path, *_spilled_outputs(os.path.join(folder, stem))]
+                        files = [entry.path]
+                        if stem in names:  # the session's own folder: its spilled tool outputs
+                            files += _spilled_outputs(os.path.join(folder, stem), inside.get(stem))
                         yield Unit(agent=AGENT_ID, path=entry.path, files=files, root=root)
             elif name not in _SESSION_PARTS and scan.is_dir(entry):
+                listing = inside[name] = scan.entries(entry.path)
                 parent_path = os.path.join(folder, f"{name}.jsonl")
-                yield from self._subagents(entry.path, root, name, parent_path)
+                yield from self._subagents(entry.path, listing, root, name, parent_path)
                 if f"{name}.jsonl" in names or depth >= MAX_DEPTH:
                     continue  # a session's own folder, or too deep
                 key = scan.dir_key(entry)
                 if key is not None and key not in seen:
                     seen.add(key)
-                    yield from self._project(entry.path, root, seen, depth + 1)
+                    yield from self._project(entry.path, listing, root, seen, depth + 1)
 
-    def _subagents(self, session_dir: str, root: str, parent_id: str, parent_path: str) -> Iterator[Unit]:
-        subagents = os.path.join(session_dir, "subagents")
-        for entry in _entries(subagents):
+    def _subagents(
+        self, session_dir: str, listing: list[os.DirEntry[str]], root: str, parent_id: str, parent_path: str
+    ) -> Iterator[Unit]:
+        """The subagents kept in a session's folder (``listing``: the folder's entries)."""
+        if not any(e.name == "subagents" for e in listing):
+            return
+        found = _entries(os.path.join(session_dir, "subagents"))
+        names = {e.name: e for e in found}
+        for entry in found:
             if _is_agent_file(entry):
-                yield self._subagent_unit(entry.path, root, parent_id=parent_id, parent_path=parent_path)
-        for run in _entries(os.path.join(subagents, "workflows")):
+                yield self._subagent_unit(
+                    entry.path, root, names, parent_id=parent_id, parent_path=parent_path
+                )
+        if "workflows" not in names:
+            return
+        for run in _entries(names["workflows"].path):
             if scan.is_dir(run):
-                for entry in _entries(run.path):
+                runs = _entries(run.path)
+                in_run = {e.name: e for e in runs}
+                for entry in runs:
                     if _is_agent_file(entry):
-                        yield self._subagent_unit(entry.path, root, parent_id=parent_id,
+                        yield self._subagent_unit(entry.path, root, in_run, parent_id=parent_id,
                                                   parent_path=parent_path, workflow=run.name)  # fmt: skip
 
     @staticmethod
-    def _subagent_unit(path: str, root: str, *, parent_id: str | None, parent_path: str | None,
-                       workflow: str | None = None) -> Unit:  # fmt: skip
+    def _subagent_unit(path: str, root: str, names: Mapping[str, os.DirEntry[str]], *, parent_id: str | None,
+                       parent_path: str | None, workflow: str | None = None) -> Unit:  # fmt: skip
+        """A subagent's unit; ``names``: the entries of its folder (is its ``.meta.json`` there?)."""
         stem = os.path.basename(path)[:-6]
-        meta = path[:-6] + ".meta.json"
+        meta = names.get(stem + ".meta.json")
         hints: dict[str, Any] = {"subagent": True, "agent_id": stem[len("agent-"):]}
         files = [path]
-        if os.path.isfile(meta):
-            files.append(meta)
-            hints["meta"] = meta
+        if meta is not None and scan.is_file_quietly(meta):
+            files.append(meta.path)
+            hints["meta"] = meta.path
         if parent_id:
             hints["parent_id"] = parent_id
             hints["parent_path"] = parent_path
@@ -188,6 +212,9 @@ def _is_agent_file(entry: os.DirEntry[str]) -> bool:
     return name.startswith("agent-") and name.endswith(".jsonl") and scan.is_file(entry) and scan.size(entry) > 0
 
 
-def _spilled_outputs(session_dir: str) -> list[str]:
-    """Large tool outputs Claude spilled to ``<session>/tool-results/`` (kept with the session)."""
+def _spilled_outputs(session_dir: str, listing: list[os.DirEntry[str]] | None) -> list[str]:
+    """Large tool outputs Claude spilled to ``<session>/tool-results/`` (kept with the session).
+    ``listing``: the entries of ``<session>/`` when the walk listed them (None: look)."""
+    if listing is not None and not any(e.name == "tool-results" for e in listing):
+        return []
     return [e.path for e in _entries(os.path.join(session_dir, "tool-results")) if scan.is_file(e)]

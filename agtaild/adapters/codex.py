@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
-from agtaild.adapters.codex_links import ARCHIVED_DIR, RolloutLinks, archived_dirs, iter_rollouts
+from agtaild.adapters.codex_links import ARCHIVED_DIR, RolloutLinks, archived_dirs, rollout_files
 from agtaild.adapters.codex_parser import CodexParser
 from agtaild.adapters.codex_text import as_dict
 from agtaild.adapters.gc_pause import paused_read
@@ -61,18 +61,18 @@ class CodexAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[Unit]:
         """Rollouts below ``root`` (any depth), then the archived ones beside (or in) it."""
-        root = Path(root)
-        yield from self._units(iter_rollouts(root, skip_archived=True), root, archived=False)
-        for directory in archived_dirs(root):
-            yield from self._units(iter_rollouts(directory), root, archived=True)
+        top = str(Path(root))
+        yield from self._units(rollout_files(top, skip_archived=True), top, archived=False)
+        for directory in archived_dirs(Path(top)):
+            yield from self._units(rollout_files(str(directory)), top, archived=True)
 
-    def _units(self, paths: Iterator[Path], root: Path, *, archived: bool) -> Iterator[Unit]:
+    def _units(self, paths: Iterator[str], root: str, *, archived: bool) -> Iterator[Unit]:
         found = list(paths)
-        plain = {str(p) for p in found if p.name.endswith(".jsonl")}
+        plain = {p for p in found if p.endswith(".jsonl")}
         for path in found:
-            if path.name.endswith(".zst") and str(path)[: -len(".zst")] in plain:
+            if path.endswith(".zst") and path[: -len(".zst")] in plain:
                 continue  # the plain rollout is the live one; the .zst is a stale copy
-            yield Unit(agent=self.id, path=str(path), files=[str(path)], root=str(root), archived=archived)
+            yield Unit(agent=self.id, path=path, files=[path], root=root, archived=archived)
 
     @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:

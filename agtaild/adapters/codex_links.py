@@ -42,15 +42,21 @@ def is_rollout_name(name: str) -> bool:
 
 def iter_rollouts(directory: Path, *, skip_archived: bool = False) -> Iterator[Path]:
     """Rollout files below ``directory`` (any depth), sorted; hidden entries are ignored."""
+    return map(Path, rollout_files(str(directory), skip_archived=skip_archived))
+
+
+def rollout_files(directory: str, *, skip_archived: bool = False) -> Iterator[str]:
+    """:func:`iter_rollouts` as plain path strings (discovery's walk, before every update)."""
     for entry in scan.entries(directory):
-        if entry.name.startswith("."):
+        name = entry.name
+        if name.startswith("."):
             continue
         if scan.is_dir(entry, follow_symlinks=False):
-            if skip_archived and entry.name == ARCHIVED_DIR:
+            if skip_archived and name == ARCHIVED_DIR:
                 continue
-            yield from iter_rollouts(Path(entry.path))
-        elif is_rollout_name(entry.name) and scan.is_file(entry):
-            yield Path(entry.path)
+            yield from rollout_files(entry.path)
+        elif is_rollout_name(name) and scan.is_file(entry):
+            yield entry.path
 
 
 def archived_dirs(root: Path) -> list[Path]:

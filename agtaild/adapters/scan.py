@@ -32,7 +32,17 @@ class Problem(NamedTuple):
     error: str
 
 
+class Seen(NamedTuple):
+    """What a walk saw of the files it listed (see :func:`noting`)."""
+
+    #: path -> the ``stat`` result the walk took (:func:`size`)
+    stats: dict[str, os.stat_result]
+    #: the paths the walk found to be files (:func:`is_file`, :func:`size`): there just now
+    files: set[str]
+
+
 _problems: ContextVar[list[Problem] | None] = ContextVar("agtail_scan_problems", default=None)
+_seen: ContextVar[Seen | None] = ContextVar("agtail_scan_seen", default=None)
 
 
 @contextmanager
@@ -44,6 +54,18 @@ def collecting() -> Iterator[list[Problem]]:
         yield found
     finally:
         _problems.reset(token)
+
+
+@contextmanager
+def noting(into: Seen) -> Iterator[Seen]:
+    """Keep what the walk inside the block saw of its files: the update takes its fingerprints
+    from the ``stat`` results instead of a second ``stat`` of every file, and the archive
+    knows these files are there without looking again."""
+    token = _seen.set(into)
+    try:
+        yield into
+    finally:
+        _seen.reset(token)
 
 
 def report(path: str, exc: OSError) -> None:
@@ -69,10 +91,25 @@ def entries(path: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
 def is_file(entry: os.DirEntry[str]) -> bool:
     """``entry.is_file()`` (following links); False and a problem for a loop or an I/O error."""
     try:
-        return entry.is_file()
+        found = entry.is_file()
     except OSError as exc:
         report(entry.path, exc)
         return False
+    if found and (noted := _seen.get()) is not None:
+        noted.files.add(entry.path)
+    return found
+
+
+def is_file_quietly(entry: os.DirEntry[str]) -> bool:
+    """``entry.is_file()``, False for anything that can't be looked at, as ``os.path.isfile``
+    says: for an optional sidecar, whose absence is no discovery problem."""
+    try:
+        found = entry.is_file()
+    except OSError:
+        return False
+    if found and (noted := _seen.get()) is not None:
+        noted.files.add(entry.path)
+    return found
 
 
 def is_dir(entry: os.DirEntry[str], *, follow_symlinks: bool = True) -> bool:
@@ -87,10 +124,15 @@ def is_dir(entry: os.DirEntry[str], *, follow_symlinks: bool = True) -> bool:
 def size(entry: os.DirEntry[str]) -> int:
     """The entry's size following links, or -1 (and a problem) when it can't be stat'ed."""
     try:
-        return entry.stat().st_size
+        st = entry.stat()
     except OSError as exc:
         report(entry.path, exc)
         return -1
+    noted = _seen.get()
+    if noted is not None:
+        noted.stats[entry.path] = st
+        noted.files.add(entry.path)
+    return st.st_size
 
 
 def dir_key(entry: os.DirEntry[str]) -> tuple[int, int] | None:

@@ -9,11 +9,17 @@ says so: a read error is never a deletion.
 Archive units are ignored while the native file they mirror (same agent, same path relative
 to its root) still exists under a native root — or lies where discovery could not look — so
 a session is never listed twice.
+
+This runs before every update, so nothing is looked at twice: what the walks saw
+(:attr:`Discovery.seen`: the ``stat`` results they took, the files they found) serves the
+update's fingerprints and the archive's write-back check, which runs between the other
+roots' walks and the archive roots' (``before_archive``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +56,11 @@ class Discovery:
         #: Paths (text form) discovery could not look at (a root, a folder, an entry):
         #: stored units at or below them are kept as they are, never taken as deleted.
         self.unsure: set[str] = set()
+        #: What the adapters' walks saw: their ``stat`` results (OS path → result, as
+        #: ``os.stat`` gives it; the update's fingerprints use them rather than stat every
+        #: file again) and the files they found there.
+        self.seen = scan.Seen({}, set())
+        self.stats = self.seen.stats
 
     def _adapter(self, agent: str) -> Adapter | None:
         from agtaild.adapters import get_adapter
@@ -60,35 +71,25 @@ class Discovery:
             self.errors.append({"path": "", "agent": agent, "error": f"no adapter: {exc}"})
             return None
 
-    def candidates(self, roots: list[RootSpec]) -> list[Candidate]:
+    def candidates(
+        self, roots: list[RootSpec], before_archive: Callable[[set[str]], None] | None = None
+    ) -> list[Candidate]:
         """Every unit under ``roots``; what could not be looked at is recorded in
-        ``self.errors`` and ``self.unsure`` (paths whose stored units must be kept)."""
-        found: list[Candidate] = []
-        for root in roots:
-            adapter = self._adapter(root.agent)
-            if adapter is None:
-                self.unsure.add(to_text(root.path))
-                continue
-            try:
-                os.stat(root.path)
-            except OSError as exc:
-                if exc.errno not in scan.GONE_ERRNOS:  # there, but not readable: keep its units
-                    self.unsure.add(to_text(root.path))
-                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
-                continue
-            with scan.collecting() as problems:
-                try:
-                    units = list(adapter.discover(Path(root.path)))
-                except Exception as exc:
-                    self.unsure.add(to_text(root.path))
-                    self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
-                    units = []
-            for problem in problems:
-                self.unsure.add(to_text(problem.path))
-                self.errors.append({"path": to_text(problem.path), "agent": root.agent, "error": problem.error})
-            # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
-            # sessions under an agtail archive root are tagged from the root's kind instead.
-            found.extend(Candidate(adapter=adapter, unit=unit, root=root) for unit in units)
+        ``self.errors`` and ``self.unsure`` (paths whose stored units must be kept).
+
+        ``before_archive`` is called once the other roots are walked and before the archive
+        roots are, with the files their walks found (OS paths, there moments ago): the
+        archive writes back the files agents deleted, and needs no ``lstat`` of these."""
+        walked: dict[int, list[Candidate]] = {}
+        # The archive roots last (their units are listed in the order of ``roots`` all the same).
+        for i in sorted(range(len(roots)), key=lambda i: roots[i].kind == "archive"):
+            if before_archive is not None and roots[i].kind == "archive":
+                before_archive(set(self.seen.files))
+                before_archive = None
+            walked[i] = self._walk(roots[i])
+        if before_archive is not None:
+            before_archive(set(self.seen.files))
+        found = [c for i in range(len(roots)) for c in walked[i]]
         # Relative paths cost a relpath each: computed only for agents with archived units.
         archived_agents = {c.root.agent for c in found if c.root.kind == "archive"}
         natives = {
@@ -114,6 +115,34 @@ class Discovery:
             seen.add(c.unit.path)
             out.append(c)
         return out
+
+    def _walk(self, root: RootSpec) -> list[Candidate]:
+        """The units the root's adapter discovers under it; what it could not look at is
+        recorded (``errors``, ``unsure``)."""
+        adapter = self._adapter(root.agent)
+        if adapter is None:
+            self.unsure.add(to_text(root.path))
+            return []
+        try:
+            os.stat(root.path)
+        except OSError as exc:
+            if exc.errno not in scan.GONE_ERRNOS:  # there, but not readable: keep its units
+                self.unsure.add(to_text(root.path))
+                self.errors.append({"path": root.path, "agent": root.agent, "error": f"root: {exc.strerror}"})
+            return []
+        with scan.collecting() as problems, scan.noting(self.seen):
+            try:
+                units = list(adapter.discover(Path(root.path)))
+            except Exception as exc:
+                self.unsure.add(to_text(root.path))
+                self.errors.append({"path": root.path, "agent": root.agent, "error": f"discover: {exc}"})
+                units = []
+        for problem in problems:
+            self.unsure.add(to_text(problem.path))
+            self.errors.append({"path": to_text(problem.path), "agent": root.agent, "error": problem.error})
+        # Unit.archived is the adapter's own notion (e.g. Codex's archived_sessions);
+        # sessions under an agtail archive root are tagged from the root's kind instead.
+        return [Candidate(adapter=adapter, unit=unit, root=root) for unit in units]
 
     def is_unsure(self, path: str) -> bool:
         """Is ``path`` (text form) at or below a path discovery could not look at?"""

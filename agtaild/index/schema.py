@@ -296,6 +296,16 @@ def m008_statsession(db: sqlite3.Connection) -> None:
     )
 
 
+def m009_appendcost(db: sqlite3.Connection) -> None:
+    """An index holding every column the update compares (agtaild.index.update reads them for
+    every stored unit, before every update): a scan of it reads 0.5 MB where the table's rows,
+    with their adapter states, are 7.4 MB on the 200 MB corpus (1.8 instead of 4.8 ms for a
+    fresh connection, 1.3 instead of 2.6 ms warm)."""
+    db.execute(
+        "CREATE INDEX files_check ON files(path, id, agent, root, kind, collection, fingerprint, settled, size)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -305,6 +315,7 @@ MIGRATIONS: list[Migration] = [
     m006_stats,
     m007_tools,
     m008_statsession,
+    m009_appendcost,
 ]
 
 

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple
 
 import msgspec
@@ -98,21 +98,27 @@ class Stored(NamedTuple):
     size: int | None
 
 
-def fingerprint(files: list[str]) -> tuple[bytes, tuple[int, int, int, int], float]:
-    """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime)."""
+def fingerprint(
+    files: list[str], known: dict[str, os.stat_result] | None = None
+) -> tuple[bytes, tuple[int, int, int, int], float]:
+    """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime).
+    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery)."""
     parts: _fingerprint_type = []
     newest = 0.0
     main = (0, 0, -1, 0)
-    for i, path in enumerate(files):
+    for path in files:
         try:
-            st = os.stat(path)
+            st = known.get(path) if known else None
+            if st is None:
+                st = os.stat(path)
             entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-            newest = max(newest, st.st_mtime)
+            if st.st_mtime > newest:
+                newest = st.st_mtime
         except OSError:
             entry = (to_text(path), 0, 0, -1, 0)
-        parts.append(entry)
-        if i == 0:
+        if not parts:
             main = entry[1:]
+        parts.append(entry)
     return _msgpack.encode(parts), main, newest
 
 
@@ -128,7 +134,7 @@ class Updater:
         *,
         workers: int | None = None,
         after_native_read: list[AfterRead] | None = None,
-        before_discovery: list[Callable[[list[RootSpec], list[dict[str, str]]], None]] | None = None,
+        before_discovery: list[Callable[[list[RootSpec], list[dict[str, str]], set[str]], None]] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.db = db
@@ -138,8 +144,10 @@ class Updater:
         #: keeps a core of its own and the others read (see pool_size).
         self.pool = pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0)
         self.after_native_read = after_native_read if after_native_read is not None else []
-        #: Called with the roots and the error list before discovery (the archive writes back
-        #: the files agents deleted, so the archive roots hold them).
+        #: Called with the roots, the error list and the files discovery found under the
+        #: other roots before it walks the archive roots (the archive writes back the files
+        #: agents deleted, so the archive roots hold them); not before an update of appended
+        #: units, which discovers nothing (agtaild.index.targets).
         self.before_discovery = before_discovery or []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
@@ -230,8 +238,6 @@ class Updater:
             writer.wipe()
             writer.commit()
         roots, agents = self._scope(only_paths)
-        for before in self.before_discovery:
-            before(roots, self.errors)
         # The watcher's appends: read the stored units straight away (agtaild.index.targets).
         targets = None
         if only_paths is not None and not full:
@@ -241,7 +247,7 @@ class Updater:
             candidates = [c for c, _row in targets]
             stored = {to_text(c.unit.path): Stored(*row) for c, row in targets}
         else:
-            candidates = found.candidates(roots)
+            candidates = found.candidates(roots, before_archive=lambda present: self._before(roots, present))
             if self.config.known_cwds:
                 listed = {c.unit.path for c in candidates}
                 candidates += [c for c in self._cwd_candidates(roots) if c.unit.path not in listed]
@@ -253,18 +259,18 @@ class Updater:
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
         newest_of: dict[str, float] = {}
+        by_path: dict[str, Candidate] = {}  # the candidates to read, by their key
         unchanged: set[str] = set()
         now = time.time()
+        places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
         for c in candidates:
             key = to_text(c.unit.path)
-            fp, main, newest = fingerprint(c.unit.files or [c.unit.path])
+            fp, main, newest = fingerprint(c.unit.files or [c.unit.path], found.stats)
             old = stored.get(key)
-            same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == (
-                c.root.agent,
-                to_text(c.root.path),
-                c.root.kind,
-                c.root.collection,
-            )
+            place = places.get(id(c.root))
+            if place is None:
+                place = places[id(c.root)] = (c.root.agent, to_text(c.root.path), c.root.kind, c.root.collection)
+            same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == place
             if same_place and old is not None and old.fingerprint == fp and old.settled:
                 unchanged.add(key)
                 continue
@@ -293,6 +299,7 @@ class Updater:
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
             newest_of[key] = newest
+            by_path[key] = c
         # Newest first: the sessions a person is likely to look at are indexed (and committed,
         # see FIRST_COMMIT_SECONDS) before the old ones. The sort is stable: ties keep their
         # discovery order.
@@ -305,7 +312,6 @@ class Updater:
             if path not in seen and found.known_gone(path, old.agent, old.fingerprint)
         ]
         changed: list[dict[str, Any]] = []
-        by_path = {to_text(c.unit.path): c for c in candidates}
 
         if not jobs and not gone:  # nothing changed: no write transaction at all
             report = totals(db)
@@ -384,6 +390,10 @@ class Updater:
         report["errors"] = self.errors
         return report
 
+    def _before(self, roots: list[RootSpec], present: set[str]) -> None:
+        for before in self.before_discovery:
+            before(roots, self.errors, present)
+
     def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
         if prep.error is not None:
             self.errors.append({"path": info.path, "agent": info.agent, "error": prep.error})
@@ -445,6 +455,7 @@ class Updater:
 
     def _read_in_pool(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor  # imported here: ~15 ms a process start
 
         # fork is cheapest, but forking a process that runs other threads (the daemon) can
         # inherit a held lock; forkserver forks from a clean single-threaded server instead.

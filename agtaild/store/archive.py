@@ -34,7 +34,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -335,11 +335,12 @@ def after_read_hook(config: Any) -> Any:
     return AfterReadHook(config)
 
 
-def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, str]]], None]:
+def before_discovery_hook(config: Any) -> Callable[..., None]:
     """The index's before-discovery hook: when an update scans an archive root, first write
-    back the archived files whose native copy is gone (agtaild.store.archive_view)."""
+    back the archived files whose native copy is gone (agtaild.store.archive_view).
+    ``present``: native files the update's discovery just found (no need to look again)."""
 
-    def hook(roots: list[Any], errors: list[dict[str, str]]) -> None:
+    def hook(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
         if not any(r.kind == "archive" for r in roots) or not Path(config.archive_dir).is_dir():
             return
         from agtaild.store.archive_view import prepare_view
@@ -348,7 +349,9 @@ def before_discovery_hook(config: Any) -> Callable[[list[Any], list[dict[str, st
             if archive_enabled(config):
                 catch_up(archiver_for(config), errors)
             agents = {r.agent for r in roots if r.kind == "archive"}
-            prepare_view(archiver_for(config), errors, convert=archive_enabled(config), agents=agents)
+            prepare_view(
+                archiver_for(config), errors, convert=archive_enabled(config), agents=agents, present=present
+            )
         except Exception as exc:  # the update goes on; the archive says what went wrong
             log.warning("archive: %s", exc)
             errors.append({"path": str(config.archive_dir), "agent": "", "error": f"archive: {exc}"})

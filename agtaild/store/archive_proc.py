@@ -19,7 +19,6 @@ the mirror dies, the update reports it and the index itself is unaffected.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import sys
 import threading
@@ -71,6 +70,8 @@ class MirrorProcess:
     """The parent's end: :meth:`send` units as they are read, then :meth:`finish`."""
 
     def __init__(self, config: Config) -> None:
+        import multiprocessing  # here: every update that reads imports this module (~6 ms)
+
         # fork is cheapest, but forking a process that runs other threads (the daemon) can
         # inherit a held lock; forkserver forks from a clean single-threaded server instead.
         method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "forkserver"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,13 @@ CONVERTED_MARK = "converted-v1"
 _GONE = {2, 20}  # ENOENT, ENOTDIR
 
 
-def _gone(path: str | None) -> bool:
-    """Is the native file known to be deleted? (a read error is not a deletion)"""
+def _gone(path: str | None, present: Collection[str] = ()) -> bool:
+    """Is the native file known to be deleted? (a read error is not a deletion) ``present``:
+    files (OS paths) the update's discovery found moments ago, so there without a look."""
     if path is None:
         return True
+    if present and from_text(path) in present:
+        return False
     try:
         os.lstat(from_text(path))
     except OSError as exc:
@@ -148,11 +152,17 @@ def convert_legacy(archiver: Any, errors: list[dict[str, str]]) -> int:
 
 
 def prepare_view(
-    archiver: Any, errors: list[dict[str, str]], *, convert: bool = True, agents: set[str] | None = None
+    archiver: Any,
+    errors: list[dict[str, str]],
+    *,
+    convert: bool = True,
+    agents: set[str] | None = None,
+    present: Collection[str] | None = None,
 ) -> dict[str, int]:
     """Write back the archived files whose native copy is gone; drop redundant view copies
     (and first, with ``convert``, move the plain files of an older archive into the store).
-    ``agents``: only their files (an update scoped to some agents' roots)."""
+    ``agents``: only their files (an update scoped to some agents' roots). ``present``: native
+    files the update's discovery has just found (OS paths): known to be there."""
     out = {"converted": 0, "restored": 0, "dropped": 0, "damaged": 0}
     with archiver._lock:
         if convert:
@@ -163,13 +173,13 @@ def prepare_view(
         if agents is not None:
             heads = [h for h in heads if h[0].partition("/")[0] in agents]
         plain = _plain_files(archiver.root)
-        gone = {path for path, source, unit, _size, _mtime in heads if unit and _gone(source)}
+        gone = {path for path, source, unit, _size, _mtime in heads if unit and _gone(source, present or ())}
         for path, _source, unit, size, mtime_ns in heads:
             if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
-            fs = from_text(path)  # the store takes file-system names, as the index gives them
-            view = archiver.root / fs
             if path in gone or unit in gone:
+                fs = from_text(path)  # the store takes file-system names, as the index gives them
+                view = archiver.root / fs
                 if path in plain and _written_back(archiver, fs, view, size, mtime_ns):
                     continue
                 try:
@@ -192,9 +202,12 @@ def prepare_view(
                             "error": f"archive: {exc}",
                         }
                     )
-            elif path in plain and archiver.store.matches(fs, str(view)):
-                os.unlink(view)
-                out["dropped"] += 1
+            elif path in plain:  # a view copy while the native file is there: redundant?
+                fs = from_text(path)
+                view = archiver.root / fs
+                if archiver.store.matches(fs, str(view)):
+                    os.unlink(view)
+                    out["dropped"] += 1
     return out
 
 
