@@ -233,16 +233,15 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "",
         f"* **Process start-up** bounds every CLI figure on this machine: a bare `python -c pass` takes "
         f"{_ms(su['python'])}, `import msgspec, sqlite3` {_ms(su['msgspec_sqlite'])}, resolving the config "
-        f"(which imports every adapter to learn its default roots, and reads the `agtail.adapters` "
-        f"entry points) {_ms(su['config'])}, building the CLI parser (every command module) "
+        f"(which imports every adapter to learn its default roots; the `agtail.adapters` entry points "
+        f"are read only when a distribution on the path declares some) {_ms(su['config'])}, building "
+        f"the CLI parser (every command module) "
         f"{_ms(su['cli_frame'])}. ccusage / 20 is {_ms(cc['seconds'] / 20)} and grep / 20 is "
         f"{_ms(r['search']['grep'] / 20)}: less than the interpreter's own start. The index answers far "
         "inside those budgets (the in-process rows: the service call agtaild makes per request; the "
         "daemon's socket round trip is not measured here), but a fresh Python process cannot. A "
-        "thinner CLI path (no adapter "
-        "imports for read-only commands; no `importlib.metadata` scan unless plugins are installed) "
-        "would take most of the config cost off; those modules belong to the registry and the CLI "
-        "frame.",
+        "thinner CLI path (no adapter imports for read-only commands) would take most of the "
+        "config cost off; those modules belong to the registry and the CLI frame.",
         f"* **The cold index does far more work than ccusage**, which only sums usage: ccusage used "
         f"about {_ms(cc['seconds'])} of wall time; the index spent {ru['cpu_self']:.1f} s of CPU in the "
         f"writer process and {ru['cpu_children']:.1f} s in the readers (workers). Measured per part in "
