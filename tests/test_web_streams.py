@@ -84,8 +84,10 @@ async def test_streams_close_while_the_page_is_hidden_or_left_and_come_back(daem
     await login(browser, daemon, f"#/session/claude-code/{BASIC}")
     await browser.wait_for("document.querySelectorAll('.transcript .ev').length > 0")
     await browser.wait_for("document.querySelector('#live-toggle').dataset.state === 'on'")
-    open_streams = await _live_streams(browser)
-    assert open_streams >= 1
+    # A session page holds two streams (/changes and its follow), opened one after the other:
+    # wait for both (counting right after the toggle came on could see only the first).
+    open_streams = 2
+    await _streams_become(browser, open_streams, "the session page open")
 
     # Hidden (another tab in front): the page lets go of its connections, and takes them again.
     async def visibility(hidden: bool) -> None:
