@@ -196,23 +196,35 @@ def serve_recording_pid(conn: Any, raw: bytes) -> None:
     _real_serve(conn, raw)
 
 
+class Pipe:
+    """The mirror process's end of its pipe, with ``before`` called before each message is
+    received (the mirror's serve() reads its messages through recv_bytes and poll)."""
+
+    def __init__(self, conn: Any, before: Any) -> None:
+        self.conn, self.before = conn, before
+
+    def recv_bytes(self) -> bytes:
+        self.before()
+        data: bytes = self.conn.recv_bytes()
+        return data
+
+    def poll(self) -> bool:
+        return bool(self.conn.poll())
+
+    def send_bytes(self, data: bytes) -> None:
+        self.conn.send_bytes(data)
+
+
 def serve_dying(conn: Any, raw: bytes) -> None:
     """The mirror process, killed (SIGKILL) when its fifth message arrives."""
+    left = [5]
 
-    class Dying:
-        left = 5
+    def count() -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
 
-        def recv_bytes(self) -> bytes:
-            self.left -= 1
-            if self.left == 0:
-                os.kill(os.getpid(), signal.SIGKILL)
-            data: bytes = conn.recv_bytes()
-            return data
-
-        def send_bytes(self, data: bytes) -> None:
-            conn.send_bytes(data)
-
-    _real_serve(Dying(), raw)
+    _real_serve(Pipe(conn, count), raw)
 
 
 def test_a_big_update_mirrors_in_its_own_process(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -243,19 +255,10 @@ def serve_recording_niceness(conn: Any, raw: bytes) -> None:
     """The mirror process, writing down its niceness once it starts receiving units."""
     config = msgspec.msgpack.decode(raw, type=Config)
 
-    class Recording:
-        def recv_bytes(self) -> bytes:
-            (Path(config.data_dir) / "mirror-nice").write_text(str(os.getpriority(os.PRIO_PROCESS, 0)))
-            data: bytes = conn.recv_bytes()
-            return data
+    def record() -> None:
+        (Path(config.data_dir) / "mirror-nice").write_text(str(os.getpriority(os.PRIO_PROCESS, 0)))
 
-        def poll(self) -> bool:
-            return bool(conn.poll())
-
-        def send_bytes(self, data: bytes) -> None:
-            conn.send_bytes(data)
-
-    _real_serve(Recording(), raw)
+    _real_serve(Pipe(conn, record), raw)
 
 
 def test_the_mirror_process_runs_below_the_index(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
