@@ -106,15 +106,7 @@ def by_hour(
     since: TimeBound | None = None,
     until: TimeBound | None = None,
 ) -> dict[str, Any]:
-    cells: dict[str, dict[str, Any]] = {}
-
-    def cell(wd: str, hour: str) -> dict[str, Any]:
-        day = _ISO_DAY.get(wd, 0)
-        key = f"{day} {hour}"
-        c = cells.get(key)
-        if c is None:
-            c = cells[key] = {"key": key, "weekday": day, "hour": int(hour), "events": 0, **empty_usage()}
-        return c
+    cells = HourCells()
 
     # SQL groups by quarter hour (integer arithmetic) and Python turns each quarter into its
     # local weekday and hour: SQLite's 'localtime' per row was most of the time (measured on the
@@ -138,8 +130,8 @@ def by_hour(
         f" WHERE {clause} GROUP BY 1",
         args,
     ):
-        cell(*when(quarter))["events"] += n
-    totals = empty_usage()
+        wd, hour = when(quarter)
+        cells.cell(_ISO_DAY.get(wd, 0), int(hour))["events"] += n
     clause, args = _where(agent, project, since, until, "u.epoch")
     # Tokens are summed per (local weekday, hour, model, long-context flag) and each sum priced
     # once, in that order, as a GROUP BY on the local time would.
@@ -157,9 +149,33 @@ def by_hour(
     for (wd, hour, model, long_ctx), (inp, outp, cr, cw, rs) in sorted(
         groups.items(), key=lambda g: (g[0][0], g[0][1], g[0][2] is not None, g[0][2] or "", g[0][3])
     ):
+        cells.add(_ISO_DAY.get(wd, 0), int(hour), pricing, model, long_ctx, inp, outp, cr, cw, rs)
+    return cells.doc()
+
+
+class HourCells:
+    """A ``by=hour`` document being built (here and on the team server, agtaild.pg.activity):
+    a cell per ISO weekday and hour, and the token totals."""
+
+    def __init__(self) -> None:
+        self.cells: dict[str, dict[str, Any]] = {}
+        self.totals = empty_usage()
+
+    def cell(self, weekday: int, hour: int) -> dict[str, Any]:
+        key = f"{weekday} {hour:02d}"
+        c = self.cells.get(key)
+        if c is None:
+            c = self.cells[key] = {"key": key, "weekday": weekday, "hour": hour, "events": 0, **empty_usage()}
+        return c
+
+    def add(self, weekday: int, hour: int, pricing: PriceTable, model: str | None, long_ctx: Any,
+            inp: int, outp: int, cr: int, cw: int, rs: int) -> None:  # fmt: skip
+        """One group's tokens, priced once, into its cell and the totals."""
         cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
-        add_usage(cell(wd, hour), inp, outp, cr, cw, rs, cost)
-        add_usage(totals, inp, outp, cr, cw, rs, cost)
-    out = sorted(cells.values(), key=lambda c: (c["weekday"], c["hour"]))
-    totals["events"] = sum(c["events"] for c in out)
-    return {"totals": totals, "rows": out}
+        add_usage(self.cell(weekday, hour), inp, outp, cr, cw, rs, cost)
+        add_usage(self.totals, inp, outp, cr, cw, rs, cost)
+
+    def doc(self) -> dict[str, Any]:
+        out = sorted(self.cells.values(), key=lambda c: (c["weekday"], c["hour"]))
+        self.totals["events"] = sum(c["events"] for c in out)
+        return {"totals": self.totals, "rows": out}

@@ -12,6 +12,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+from agtaild.index.activity import HourCells
 from agtaild.index.queries import add_usage, empty_usage
 from agtaild.pg.queries import TeamFilter
 from agtaild.pricing import PriceTable
@@ -65,15 +66,7 @@ def by_tool(cur: Any, flt: TeamFilter) -> dict[str, Any]:
 
 def by_hour(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     zone = local_zone()
-    cells: dict[str, dict[str, Any]] = {}
-
-    def cell(day: int, hour: int) -> dict[str, Any]:
-        key = f"{day} {hour:02d}"
-        c = cells.get(key)
-        if c is None:
-            c = cells[key] = {"key": key, "weekday": day, "hour": hour, "events": 0, **empty_usage()}
-        return c
-
+    cells = HourCells()
     local = "extract(isodow FROM to_timestamp({c}) AT TIME ZONE %s)::int, extract(hour FROM to_timestamp({c}) AT TIME ZONE %s)::int"
     where, args = _where(flt, "e.epoch")
     cur.execute(
@@ -82,8 +75,7 @@ def by_hour(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
         [zone, zone, *args],
     )
     for day, hour, n in cur.fetchall():
-        cell(day, hour)["events"] += n
-    totals = empty_usage()
+        cells.cell(day, hour)["events"] += n
     where, args = _where(flt, "u.epoch")
     cur.execute(
         f"SELECT {local.format(c='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
@@ -93,12 +85,8 @@ def by_hour(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     )
     for day, hour, model, long_ctx, *tokens in cur.fetchall():
         inp, outp, cr, cw, rs = (int(t) for t in tokens)
-        cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
-        add_usage(cell(day, hour), inp, outp, cr, cw, rs, cost)
-        add_usage(totals, inp, outp, cr, cw, rs, cost)
-    out = sorted(cells.values(), key=lambda c: (c["weekday"], c["hour"]))
-    totals["events"] = sum(c["events"] for c in out)
-    return {"totals": totals, "rows": out}
+        cells.add(day, hour, pricing, model, long_ctx, inp, outp, cr, cw, rs)
+    return cells.doc()
 
 
 def projects(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
