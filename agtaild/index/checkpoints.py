@@ -31,12 +31,17 @@ LOG_LIMIT_BYTES = 64 << 20
 AUTO_CHECKPOINT_PAGES = 1000
 
 
+def main_file(db: sqlite3.Connection) -> str:
+    """The file of ``db``'s main database ('' for one in memory)."""
+    return next((row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main"), "")
+
+
 class BackgroundCheckpoints:
     """Checkpoints for ``writer``'s database on a thread of their own, until :meth:`close`."""
 
     def __init__(self, writer: sqlite3.Connection, connect: Any) -> None:
         self.writer = writer
-        path = next(row[2] for row in writer.execute("PRAGMA database_list") if row[1] == "main")
+        path = main_file(writer)
         self.page_size = writer.execute("PRAGMA page_size").fetchone()[0]
         self.conn: sqlite3.Connection = connect(path)
         self._cond = threading.Condition()
@@ -54,7 +59,7 @@ class BackgroundCheckpoints:
         """The thread, or None where it cannot run (an index without a file, a second
         connection refused): the writer then checkpoints as SQLite always does."""
         try:
-            if not next((row[2] for row in writer.execute("PRAGMA database_list") if row[1] == "main"), ""):
+            if not main_file(writer):
                 return None
             return cls(writer, connect)
         except (sqlite3.Error, OSError):
