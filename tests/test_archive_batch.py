@@ -227,8 +227,19 @@ def serve_dying(conn: Any, raw: bytes) -> None:
     _real_serve(Pipe(conn, count), raw)
 
 
+def unpinnable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files that cannot be pinned (another file system: a hard link cannot cross it), so a
+    big update mirrors them in a process of its own (agtaild.store.archive_pins)."""
+
+    def cross_device(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+
+
 def test_a_big_update_mirrors_in_its_own_process(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     config, native = machine
+    unpinnable(monkeypatch)
     monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
     monkeypatch.setattr(archive_proc, "serve", serve_recording_pid)
     pid = Path(config.data_dir) / "mirror-pid"
@@ -264,6 +275,7 @@ def serve_recording_niceness(conn: Any, raw: bytes) -> None:
 def test_the_mirror_process_runs_below_the_index(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     """It takes the gaps the writer and the readers leave, not their time (archive_proc.NICENESS)."""
     config, native = machine
+    unpinnable(monkeypatch)
     monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
     monkeypatch.setattr(archive_proc, "serve", serve_recording_niceness)
     svc = Service(config, workers=2)
@@ -281,6 +293,7 @@ def test_a_mirror_process_that_dies_is_made_up_for(
     machine: tuple, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     config, native = machine
+    unpinnable(monkeypatch)
     monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
     monkeypatch.setattr(archive_proc, "serve", serve_dying)
     svc = Service(config, workers=2)

@@ -171,8 +171,10 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     archive = archive_usage(config)
     archive_on = bool(archive["enabled"])
     if archive_on:
+        pending = archive["pending_files"]
+        waiting = f"; {pending} files read by a first index wait for the archive's finisher" if pending else ""
         checks.append(_check("archive", "ok", f"on: {archive['archived_files']} files of {archive['archived_bytes']} "
-                             f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}"))
+                             f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}{waiting}"))
     else:
         checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)"))
     checks.extend(claude_checks(config, archive_on))

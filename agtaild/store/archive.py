@@ -41,6 +41,9 @@ from typing import Any, BinaryIO
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_catchup import catch_up
+from agtaild.store.archive_lock import WriterLock
+from agtaild.store.archive_pins import PINS_DIR
+from agtaild.store.archive_pins import pending as pending_pins
 from agtaild.store.archive_store import FRAME_RAW, STORE_DIR, ArchiveDamaged, ZStore
 from agtaild.store.archive_view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
@@ -60,6 +63,12 @@ APPEND_ONLY_SUFFIXES = (".jsonl", ".ndjson")
 #: and how long the catalog's write lock is held.
 BATCH_SECONDS = 2.0
 BATCH_BYTES = 64 << 20
+
+
+def empty_report() -> dict[str, Any]:
+    """What a mirror reports: files stored or grown, their new bytes, appends, whole copies,
+    conflict copies kept, and one error per file that could not be archived."""
+    return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
 
 
 class TextKeyHashCache(HashCache):
@@ -84,6 +93,8 @@ class Archiver:
         self.root = Path(config.archive_dir)
         self.cache = cache if cache is not None else TextKeyHashCache(sync_state_dir(config.data_dir) / "hashes.sqlite3")
         self.store = ZStore(self.root)
+        #: Held from this archiver's first write until its batch is durable (archive_lock).
+        self.writer_lock = WriterLock(self.store.root)
         self._root_text = str(self.root)
         self._lock = threading.RLock()
         #: (source, stat key, store batch) of the files mirrored in the open batch: marked
@@ -110,22 +121,43 @@ class Archiver:
 
         With ``defer`` (the index's hook) what is written may stay in the open batch until a
         later call or :meth:`flush`; without, everything is durable when this returns."""
-        report: dict[str, Any] = {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
+        report = empty_report()
         if not archive_enabled(self.config):
             return report
         if self.problem is not None:
             report["errors"].append({"path": str(self.root), "message": self.problem})
             return report
+        return self.mirror_files(self.files_of(units), defer=defer, report=report)
+
+    def files_of(self, units: Iterable[tuple[Any, Any]]) -> list[tuple[LocalFile, str]]:
+        """The native files to mirror of (adapter, unit) pairs, each with the archive path of its
+        unit's main file: only units under a native root, not archived by their agent."""
         native_roots = {self._realpath(r.path) for r in self.config.roots if r.kind == "native"}
         pairs = [
             (adapter, unit)
             for adapter, unit in units
             if not getattr(unit, "archived", False) and self._realpath(unit.root) in native_roots
         ]
+        return list(_files_with_units(self.config, pairs))
+
+    def mirror_files(
+        self,
+        files: Iterable[tuple[LocalFile, str]],
+        *,
+        defer: bool = False,
+        read_from: dict[str, str] | None = None,
+        report: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Mirror ``files`` (from :meth:`files_of`). ``read_from``: native path -> another name of
+        the same file to read it by (a pin: agtaild.store.archive_pins), for a file its agent may
+        have deleted meanwhile; the archive still records the native path as its source."""
+        if report is None:
+            report = empty_report()
         with self._lock:
-            for local, unit in _files_with_units(self.config, pairs):
+            self.writer_lock.acquire()
+            for local, unit in files:
                 try:
-                    self._mirror_file(local, report, unit)
+                    self._mirror_file(local, report, unit, read_from.get(local.source) if read_from else None)
                 except (AgtailError, OSError) as exc:
                     msg = exc.message if isinstance(exc, AgtailError) else str(exc)
                     log.warning("archive: %s: %s", to_text(local.path), msg)
@@ -148,7 +180,8 @@ class Archiver:
         """Make the open batch durable (see :meth:`mirror_pairs`); its errors in a report."""
         report: dict[str, Any] = {"errors": []}
         with self._lock:
-            self._flush_into(report)
+            if self.writer_lock.held:
+                self._flush_into(report)
         return report
 
     def _flush_into(self, report: dict[str, Any]) -> None:
@@ -163,10 +196,14 @@ class Archiver:
             log.warning("archive: %s", exc)
             report["errors"].append({"path": str(self.root), "message": f"could not make the archive durable: {exc}"})
         lost = self.store.lost_batches
-        self.cache.put_many([(_RECORD + source, key, "1") for source, key, batch in unmarked if batch not in lost])
+        try:
+            self.cache.put_many([(_RECORD + source, key, "1") for source, key, batch in unmarked if batch not in lost])
+        finally:
+            self.writer_lock.release()  # nothing of ours is open in the store now
 
-    def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str) -> None:
-        st = os.stat(local.source)
+    def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str, read_from: str | None = None) -> None:
+        readable = read_from or local.source
+        st = os.stat(readable)
         key = stat_key(st)
         if self.cache.get(_RECORD + local.source, key) is not None:
             return
@@ -176,7 +213,7 @@ class Archiver:
         elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
             self.store.set_source(local.path, to_text(local.source), unit)
         have = -1 if row is None else row.size
-        with open(local.source, "rb") as src:  # opened once: its head, its boundary, its bytes
+        with open(readable, "rb") as src:  # opened once: its head, its boundary, its bytes
             sqlite = src.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
             try:
                 appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(src, local.path, have)
@@ -189,7 +226,7 @@ class Archiver:
                 added = self._append(src, local, have, st.st_size, st.st_mtime_ns)
                 report["appended"] += 1
             else:
-                added = self._copy_whole(src, local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite)
+                added = self._copy_whole(src, local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite, readable)
         if added:
             report["files"] += 1
             report["bytes"] += added
@@ -222,14 +259,14 @@ class Archiver:
         return row.size - have
 
     def _copy_whole(self, src: BinaryIO, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
-                    report: dict[str, Any], sqlite: bool) -> int:
+                    report: dict[str, Any], sqlite: bool, source: str) -> int:
         """Store the whole file (open as ``src``): its bytes as they are, or for SQLite a
         consistent snapshot (backup API); nothing when the archive already holds exactly these bytes."""
         snapshots = (
             LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive") if sqlite else None
         )
         try:
-            readable = snapshots.readable(local.path) if snapshots is not None else local.source
+            readable = snapshots.readable(local.path) if snapshots is not None else source
             if sqlite:
                 size = os.path.getsize(readable)
             if have == size and self.store.matches(local.path, readable):
@@ -324,7 +361,7 @@ def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
     Called by the index after it has read units; never raises for one bad file.
     """
     if not archive_enabled(config):
-        return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
+        return empty_report()
     return archiver_for(config).mirror_units(units)
 
 
@@ -337,17 +374,21 @@ def after_read_hook(config: Any) -> Any:
 
 def before_discovery_hook(config: Any) -> Callable[..., None]:
     """The index's before-discovery hook: when an update scans an archive root, first write
-    back the archived files whose native copy is gone (agtaild.store.archive_view).
+    back the archived files whose native copy is gone (agtaild.store.archive_view), and start
+    the finisher if files pinned by an earlier update still wait for it (a finisher killed
+    midway: agtaild.store.archive_finish).
     ``present``: native files the update's discovery just found (no need to look again)."""
 
     def hook(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
         if not any(r.kind == "archive" for r in roots) or not Path(config.archive_dir).is_dir():
             return
+        from agtaild.store.archive_finish import kick as kick_finisher
         from agtaild.store.archive_view import prepare_view
 
         try:
             if archive_enabled(config):
                 catch_up(archiver_for(config), errors)
+            kick_finisher(Path(config.archive_dir) / STORE_DIR)
             agents = {r.agent for r in roots if r.kind == "archive"}
             prepare_view(
                 archiver_for(config), errors, convert=archive_enabled(config), agents=agents, present=present
@@ -376,8 +417,11 @@ def archive_usage(config: Any) -> dict[str, Any]:
     root = Path(config.archive_dir)
     files = size = 0
     agents: dict[str, int] = {}
+    pins = os.path.join(root, STORE_DIR, PINS_DIR)
     if root.is_dir():
-        for dirpath, _dirs, names in os.walk(root, followlinks=False):
+        for dirpath, dirs, names in os.walk(root, followlinks=False):
+            if dirpath == os.path.join(root, STORE_DIR) and PINS_DIR in dirs:
+                dirs.remove(PINS_DIR)  # other names of native files: counted as pending below
             for name in names:
                 try:
                     n = os.lstat(os.path.join(dirpath, name)).st_size
@@ -399,4 +443,5 @@ def archive_usage(config: Any) -> dict[str, Any]:
         finally:
             store.close()
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
-            "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes}
+            "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes,
+            "pending_files": pending_pins(os.path.dirname(pins))}

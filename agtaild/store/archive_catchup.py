@@ -64,7 +64,7 @@ def close_mark(archiver: Any, *, durable: bool) -> None:
             _mark(archiver).unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -87,7 +87,7 @@ def stale_marks(archiver: Any) -> list[Path]:
             pid = int(name[len(MARK_PREFIX):])
         except ValueError:
             continue
-        if (pid == os.getpid() and not _open_here) or (pid != os.getpid() and not _alive(pid)):
+        if (pid == os.getpid() and not _open_here) or (pid != os.getpid() and not process_alive(pid)):
             stale.append(root / name)
     return stale
 

@@ -1,8 +1,10 @@
 """The index's after-read hook: each native unit the index stores is mirrored into the archive.
 
 On the update's after-read thread (agtaild.index.update) the hook hands each unit to the
-archive with deferred durability (agtaild.store.archive); a big update's units go to a mirror
-process instead (agtaild.store.archive_proc). The update calls ``begin`` with the bytes it
+archive with deferred durability (agtaild.store.archive); a big update (a first index) pins
+its units' files instead, and the finisher archives them once the update is done
+(agtaild.store.archive_pins, agtaild.store.archive_finish): the index does not wait for the
+archive's hashing and compressing. The update calls ``begin`` with the bytes it
 will read, before reading, and ``flush`` when its reads are done: every copy is durable when
 ``flush`` returns. Meanwhile the update is marked open (agtaild.store.archive_catchup), so a
 process killed before its copies were durable is made up for by the next update.
@@ -24,8 +26,10 @@ log = logging.getLogger(__name__)
 class AfterReadHook:
     """The index's after-native-read hook: mirror the unit just read into the archive, in
     the open batch; :meth:`flush` (the update calls it when its reads are done) makes the
-    batch durable. :meth:`begin` (called with the bytes the update will read) moves a big
-    update's mirroring into a process of its own (agtaild.store.archive_proc).
+    batch durable. :meth:`begin` (called with the bytes the update will read) sets a big
+    update up to pin its files instead (agtaild.store.archive_pins), archived after the
+    update by the finisher (agtaild.store.archive_finish); a unit whose files cannot be
+    pinned goes to a mirror process of its own (agtaild.store.archive_proc).
 
     The hook and ``flush`` raise (so the index lists it among its errors) when a file could
     not be archived.
@@ -34,6 +38,8 @@ class AfterReadHook:
     def __init__(self, config: Any) -> None:
         self.config = config
         self._proc: Any = None
+        self._pins: Any = None
+        self._big = False
         #: What was sent to the mirror process: mirrored here if that process fails.
         self._sent: list[tuple[Any, Any]] = []
         self._lost = 0
@@ -41,29 +47,46 @@ class AfterReadHook:
 
     def begin(self, nbytes: int) -> None:
         from agtaild.store import archive_proc
+        from agtaild.store.archive_pins import PinSet
 
         self._proc = None
+        self._pins = None
+        self._big = False
         self._sent = []
         if not archive_enabled(self.config):
             return
         archiver = archiver_for(self.config)
         if archiver.problem is not None:
             return  # the hook reports it, file by file
-        big = nbytes >= archive_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
+        self._big = nbytes >= archive_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
         self._lost = len(archiver.store.lost_batches)
-        open_mark(archiver, durable=big)
+        open_mark(archiver, durable=self._big)
         self._opened = True
-        if not big:
+        if not self._big:
             return
         try:
-            self._proc = archive_proc.MirrorProcess(self.config)
-        except Exception as exc:  # no process to be had (limits, no fork): mirror on the thread
-            log.warning("archive: cannot start the mirror process (%s); mirroring in-process", exc)
+            self._pins = PinSet.create(archiver, self.config)
+        except OSError as exc:
+            log.warning("archive: cannot pin files (%s); mirroring in a process of its own", exc)
+
+    def _mirror_process(self) -> Any:
+        """The big update's mirror process, started at the first unit that needs it."""
+        from agtaild.store import archive_proc
+
+        if self._proc is None:
+            try:
+                self._proc = archive_proc.MirrorProcess(self.config)
+            except Exception as exc:  # no process to be had (limits, no fork): mirror on the thread
+                log.warning("archive: cannot start the mirror process (%s); mirroring in-process", exc)
+                self._big = False
+        return self._proc
 
     def __call__(self, adapter: Any, unit: Any, root: Any) -> None:
         if getattr(root, "kind", "native") != "native" or not archive_enabled(self.config):
             return
-        if self._proc is not None:
+        if self._pins is not None and self._pins.pin(adapter, unit):
+            return
+        if self._big and self._mirror_process() is not None:
             self._proc.send(adapter.id, unit, root)
             self._sent.append((adapter, unit))
             return
@@ -71,10 +94,21 @@ class AfterReadHook:
 
     def flush(self) -> None:
         proc, self._proc = self._proc, None
+        pins, self._pins = self._pins, None
         sent, self._sent = self._sent, []
         report = proc.finish() if proc is not None else {"errors": []}
         durable = False
+        sealed = pins is None
         try:
+            if pins is not None:
+                try:
+                    if pins.count:
+                        pins.seal()
+                    else:
+                        pins.abandon()
+                    sealed = True
+                except OSError as exc:  # the update stays open: the next one catches up
+                    report["errors"].append({"path": str(pins.folder), "message": f"cannot seal the pinned files: {exc}"})
             if archive_enabled(self.config):
                 archiver = archiver_for(self.config)
                 if report.get("stopped"):
@@ -85,11 +119,15 @@ class AfterReadHook:
                     log.warning("archive: %s; mirroring in-process", report["errors"][0]["message"])
                     report["errors"] = archiver.mirror_pairs(sent, defer=True)["errors"]
                 report["errors"] += archiver.flush()["errors"]
-                durable = not report.get("lost") and len(archiver.store.lost_batches) == self._lost
+                durable = sealed and not report.get("lost") and len(archiver.store.lost_batches) == self._lost
         finally:
             if self._opened:
                 self._opened = False
                 close_mark(archiver_for(self.config), durable=durable)
+        if pins is not None and pins.count and sealed:
+            from agtaild.store.archive_finish import kick
+
+            kick(archiver_for(self.config).store.root)
         _raise_errors(report)
 
 

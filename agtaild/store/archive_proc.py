@@ -30,6 +30,7 @@ import msgspec
 from agtaild.adapters.base import Unit
 from agtaild.config import Config, RootSpec
 from agtaild.fsnames import unit_real, unit_text
+from agtaild.store.archive import empty_report
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +53,6 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode_message = msgspec.msgpack.Decoder(_Message).decode
 _decode_config = msgspec.msgpack.Decoder(Config).decode
 _DONE = b""
-
-
-def _empty_report() -> dict[str, Any]:
-    return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
 
 
 def _merge(into: dict[str, Any], report: dict[str, Any]) -> None:
@@ -104,7 +101,7 @@ class MirrorProcess:
                 raise OSError(self._broken)
         except (OSError, EOFError) as exc:
             self._proc.join(5)
-            report = _empty_report()
+            report = empty_report()
             report["stopped"] = True
             report["errors"].append(
                 {
@@ -150,7 +147,7 @@ def serve(conn: Any, config_raw: bytes) -> None:
         pass
     config = _decode_config(config_raw)
     archiver = Archiver(config)
-    report = _empty_report()
+    report = empty_report()
     try:
         for batch in _received(conn):
             pairs = [(get_adapter(agent), unit_real(unit)) for agent, unit, _root in map(_decode_message, batch)]
