@@ -76,6 +76,17 @@ def run_rusage(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, float,
     return proc.returncode, out, wall, usage.ru_utime + usage.ru_stime
 
 
+def settle_archive(data: Path) -> None:
+    """Wait for the archive's finisher the daemon's first index started (it goes on after the
+    daemon: agtaild.store.archive_finish), so the next run does not share the machine with it."""
+    store = data / "archive" / ".zstore"
+    if (store / "pins").is_dir():
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from agtaild.store import archive_finish
+
+        archive_finish.wait(store, 600)
+
+
 class Daemon:
     def __init__(self, corpus: Path, archive: bool) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="fm-bench-"))
@@ -115,6 +126,7 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
+        settle_archive(self.data)
         shutil.rmtree(self.base, ignore_errors=True)
 
 
