@@ -24,6 +24,7 @@ import pytest
 
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
+from agtaild.fsnames import to_text
 from agtaild.service import Service
 from agtaild.store import archive_finish, archive_pins, archive_proc
 from agtaild.store.archive import archive_usage, archiver_for
@@ -244,7 +245,11 @@ def test_a_finisher_killed_midway_is_followed_by_another(
     asked.clear()
     assert index(config)["errors"] == []
     assert archive_finish.wait(store_root(config), 60)
-    assert_complete(config, native)
+    originals = files(native)
+    assert set(committed_rows(config)) == {to_text(path) for path in originals}
+    for path, data in originals.items():
+        assert read_archived(config, path) == data  # the store takes the name as the file system has it
+    assert verify_store(config)["damaged"] == []
 
 
 def test_the_pins_of_an_update_killed_before_sealing_are_finished(machine: tuple) -> None:
@@ -334,3 +339,39 @@ def test_one_archive_writer_at_a_time(tmp_path: Path) -> None:
     finally:
         holder.kill()
         first.release()
+
+
+def test_a_tampered_manifest_writes_nothing_outside_the_archive(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, native = machine
+    no_finisher(monkeypatch)
+    assert index(config)["errors"] == []
+    [folder] = archive_pins.sets(store_root(config))
+    some = next(p for p in native.rglob("*.jsonl"))
+    os.link(some, folder / "9999")
+    os.link(some, folder / "9998")
+    with open(folder / archive_pins.MANIFEST, "ab") as fh:
+        fh.write(b'["9999", "claude-code/../../../escaped.jsonl", "%s", "claude-code", "x"]\n' % str(some).encode())
+        fh.write(b'["9998", "codex/other-agent.jsonl", "%s", "claude-code", "x"]\n' % str(some).encode())
+        fh.write(b'["../../9997", "claude-code/a/b.jsonl", "%s", "claude-code", "x"]\n' % str(some).encode())
+        fh.write(b"not json at all\n")
+    _config, pinned = archive_pins.read_set(folder)
+    assert len(pinned) == len(files(native))
+    assert archive_finish.finish(store_root(config))["errors"] == []
+    assert_complete(config, native)
+    assert not list(Path(config.data_dir).rglob("escaped*")) and not list(Path(config.archive_dir).rglob("other-agent*"))
+
+
+def test_a_name_that_is_not_utf8_is_pinned_and_archived(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, native = machine
+    project = next(p for p in native.iterdir() if p.is_dir())
+    src = next(project.glob("*.jsonl"))
+    odd = os.path.join(os.fsencode(project), b"odd\xff-" + os.fsencode(src.name))
+    shutil.copy(src, odd)
+    os.utime(odd, (1_700_000_000, 1_700_000_000))
+    assert index(config)["errors"] == []
+    assert archive_finish.wait(store_root(config), 60)
+    originals = files(native)
+    assert set(committed_rows(config)) == {to_text(path) for path in originals}
+    for path, data in originals.items():
+        assert read_archived(config, path) == data  # the store takes the name as the file system has it
+    assert verify_store(config)["damaged"] == []

@@ -148,7 +148,10 @@ def _finish_set(folder: Path, report: dict[str, Any]) -> None:
         log.warning("archive: giving up pinned set %s after %d attempts", folder.name, attempts)
         archive_pins.remove(folder)
     else:
-        (folder / ATTEMPTS_NAME).write_text(str(attempts))
+        try:
+            (folder / ATTEMPTS_NAME).write_text(str(attempts))
+        except OSError as exc:  # the folder went meanwhile: nothing left to retry
+            log.warning("archive: pinned set %s: %s", folder.name, exc)
 
 
 def _attempts(folder: Path) -> int:

@@ -41,6 +41,7 @@ from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_catchup import process_alive
 from agtaild.store.archive_store import fsync_dir
 from agtaild.sync.native import SQLITE_MAGIC, LocalFile
+from agtaild.sync.safety import path_problem
 
 PINS_DIR = "pins"
 CONFIG = "config"
@@ -144,8 +145,11 @@ def read_set(folder: Path) -> tuple[Any, list[Pinned]]:
             except msgspec.DecodeError:
                 continue
             pin = folder / name
-            if name.isdigit() and pin.is_file():
-                pinned.append(Pinned(str(pin), LocalFile(path=from_text(path), source=from_text(source), agent=agent), main))
+            # A name or path that is not what pin() writes (a damaged or tampered manifest)
+            # would make the archive write outside its folders: skipped.
+            real = from_text(path)
+            if name.isdigit() and pin.is_file() and path_problem(real) is None and real.startswith(f"{agent}/"):
+                pinned.append(Pinned(str(pin), LocalFile(path=real, source=from_text(source), agent=agent), main))
     return config, pinned
 
 
