@@ -375,3 +375,19 @@ def test_a_name_that_is_not_utf8_is_pinned_and_archived(machine: tuple, monkeypa
     for path, data in originals.items():
         assert read_archived(config, path) == data  # the store takes the name as the file system has it
     assert verify_store(config)["damaged"] == []
+
+
+def test_agtail_index_says_the_archive_goes_on_in_the_background(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agtaild.cli import main
+
+    config, native = machine
+    no_finisher(monkeypatch)
+    argv = ["--no-daemon", "--data-dir", config.data_dir, "--only-roots", "--root", f"claude-code={native}"]
+    assert main([*argv, "index"]) == 0
+    err = capsys.readouterr().err
+    assert f"archive: storing {len(files(native))} files in the background" in err
+    assert archive_finish.finish(store_root(config))["errors"] == []
+    assert main([*argv, "index"]) == 0  # nothing changed: nothing pinned
+    assert "in the background" not in capsys.readouterr().err

@@ -194,6 +194,17 @@ def _local_service(backend: Any) -> Any:
     return getattr(backend, "service", None)
 
 
+def _archive_pending(config: Any) -> int:
+    """Files a first index pinned that the archive's finisher is still storing (a listing of
+    the pins folder; agtaild.store.archive_pins)."""
+    store = os.path.join(config.archive_dir, ".zstore")
+    if not os.path.isdir(os.path.join(store, "pins")):
+        return 0
+    from agtaild.store.archive_pins import pending
+
+    return pending(store)
+
+
 def open_backend(ctx: Any, *, update: bool = True) -> Any:
     """The backend; in-process, with the index brought up to date first."""
     backend = ctx.backend()
@@ -272,10 +283,12 @@ def cmd_index(ctx: Any) -> int:
 
     backend = ctx.backend()
     bar = ProgressBar("reindexing" if ctx.args.full else "indexing")
+    pending = 0
     try:
         service = _local_service(backend)
         if service is not None:
             report = service.update_index(full=ctx.args.full, progress=bar)
+            pending = _archive_pending(service.config)
         elif bar.enabled:
             report = _daemon_update(ctx, backend, bar)
         else:
@@ -298,6 +311,8 @@ def cmd_index(ctx: Any) -> int:
         f" — {counts['added']} added, {counts['updated']} updated, {counts['removed']} removed"
         f" in {doc['seconds']:.2f} s"
     )
+    if pending:
+        print(f"archive: storing {pending} files in the background (`agtail doctor` shows what is left)", file=sys.stderr)
     if ctx.args.changes:
         for c in changed:
             print(f"{c['action']:<8} {c['agent']}:{c['id']}  {c['path']}")
