@@ -64,6 +64,16 @@ def no_finisher(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return asked
 
 
+def assert_archived_all(config: Any, native: Path) -> None:
+    """Every native file archived, byte-exact (names that are not UTF-8 included: the catalog
+    holds their text form, the store takes them as the file system has them)."""
+    originals = files(native)
+    assert set(committed_rows(config)) == {to_text(path) for path in originals}
+    for path, data in originals.items():
+        assert read_archived(config, path) == data
+    assert verify_store(config)["damaged"] == []
+
+
 def index(config: Any) -> dict[str, Any]:
     svc = Service(config, workers=1)
     try:
@@ -245,11 +255,7 @@ def test_a_finisher_killed_midway_is_followed_by_another(
     asked.clear()
     assert index(config)["errors"] == []
     assert archive_finish.wait(store_root(config), 60)
-    originals = files(native)
-    assert set(committed_rows(config)) == {to_text(path) for path in originals}
-    for path, data in originals.items():
-        assert read_archived(config, path) == data  # the store takes the name as the file system has it
-    assert verify_store(config)["damaged"] == []
+    assert_archived_all(config, native)
 
 
 def test_the_pins_of_an_update_killed_before_sealing_are_finished(machine: tuple) -> None:
@@ -370,11 +376,7 @@ def test_a_name_that_is_not_utf8_is_pinned_and_archived(machine: tuple, monkeypa
     os.utime(odd, (1_700_000_000, 1_700_000_000))
     assert index(config)["errors"] == []
     assert archive_finish.wait(store_root(config), 60)
-    originals = files(native)
-    assert set(committed_rows(config)) == {to_text(path) for path in originals}
-    for path, data in originals.items():
-        assert read_archived(config, path) == data  # the store takes the name as the file system has it
-    assert verify_store(config)["damaged"] == []
+    assert_archived_all(config, native)
 
 
 def test_agtail_index_says_the_archive_goes_on_in_the_background(
