@@ -91,7 +91,7 @@ class PinSet:
                 with open(pin, "rb") as fh:
                     if fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
                         raise OSError("an SQLite store is copied with its journal, not pinned")
-        except OSError:
+        except (OSError, NotImplementedError):  # NotImplementedError: no linkat() here
             for name, _local, _main in made:
                 (self.folder / name).unlink(missing_ok=True)
             return False
