@@ -73,7 +73,9 @@ def main() -> None:
     try:
         native = work / "projects"
         shutil.copytree(args.corpus / "claude" / "projects", native)
-        config = load_config(data_dir=str(work / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+        config = load_config(
+            data_dir=str(work / "data"), root_options=[f"claude-code={native}"], only_roots=True
+        )
         adapter = get_adapter("claude-code")
         units = list(adapter.discover(native))
         arch = Archiver(config)
@@ -91,13 +93,19 @@ def main() -> None:
                 added = 0
                 for i, path in enumerate(files):
                     chunk = b"".join(
-                        line(f"00000000-0000-4000-b{n:03d}-{rnd:02d}{i:04d}{j:06d}", path.stem, f"line {j} of {i}")
+                        line(
+                            f"00000000-0000-4000-b{n:03d}-{rnd:02d}{i:04d}{j:06d}",
+                            path.stem,
+                            f"line {j} of {i}",
+                        )
                         for j in range(n)
                     )
                     with open(path, "ab") as fh:
                         fh.write(chunk)
                     added += len(chunk)
-                prof = cProfile.Profile(time.process_time) if args.profile and rnd == args.rounds - 1 else None
+                prof = (
+                    cProfile.Profile(time.process_time) if args.profile and rnd == args.rounds - 1 else None
+                )
                 if prof is not None:
                     prof.enable()
                 c, t = time.process_time(), time.perf_counter()

@@ -40,7 +40,9 @@ def machine(tmp_path: Path, corpus: Path) -> tuple[Any, Path, Path]:
     shutil.copytree(corpus / CLAUDE, native)
     target = max(native.glob("*/*.jsonl"), key=lambda p: p.stat().st_size)
     grow(target, 3 * W)
-    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+    config = load_config(
+        data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True
+    )
     assert Archiver(config).mirror_units(units(native))["errors"] == []
     return config, native, target
 
@@ -79,7 +81,9 @@ def no_frame_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return reads
 
 
-def test_append_checks_digests_without_reading_a_frame(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_append_checks_digests_without_reading_a_frame(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config, native, target = machine
     arch = Archiver(config)
     row = arch.store.get(key(native, target))
@@ -158,7 +162,9 @@ def test_same_size_rewrite_then_append_of_a_small_file(machine: tuple) -> None:
     assert read_archived(config, rep["kept"][0]) == before
 
 
-def test_row_without_digests_falls_back_and_gains_them(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_row_without_digests_falls_back_and_gains_them(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config, native, target = machine
     arch = Archiver(config)
     path = key(native, target)
@@ -284,7 +290,9 @@ def test_ends_stay_right_through_small_frames_and_compaction(
     config, native, target = machine
     monkeypatch.setattr(archive_store, "FRAME_RAW", 1000)
     monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 3)
-    config = load_config(data_dir=str(tmp_path / "data2"), root_options=[f"claude-code={native}"], only_roots=True)
+    config = load_config(
+        data_dir=str(tmp_path / "data2"), root_options=[f"claude-code={native}"], only_roots=True
+    )
     arch = Archiver(config)
     arch.mirror_units(units(native))
     assert len(arch.store.get(key(native, target)).frames) > 3 * W // 1000  # type: ignore[union-attr]
@@ -355,3 +363,19 @@ def test_crash_between_blob_write_and_row_commit(machine: tuple, tmp_path: Path)
     assert row is not None and row.ends == expected_ends(target.read_bytes())
     assert arch.store.blob(path).stat().st_size == row.zsize
     assert verify_store(config)["damaged"] == []
+
+
+def test_append_to_a_copy_that_changed_meanwhile_is_refused(machine: tuple) -> None:
+    """The windows were checked at one size; another process appended meanwhile: nothing is
+    written (the file is retried next time)."""
+    config, native, target = machine
+    store = ZStore(Path(config.archive_dir))
+    path = key(native, target)
+    row = store.get(path)
+    assert row is not None
+    data = target.read_bytes()
+    blob_size = store.blob(path).stat().st_size
+    with pytest.raises(archive_store.AgtailError, match="changed meanwhile"):
+        store.append(path, [b"more\n"], 1, checked=(row.size - 1, data[:W], data[-W - 1 : -1]))
+    assert store.get(path).frames == row.frames and store.blob(path).stat().st_size == blob_size  # type: ignore[union-attr]
+    store.close()

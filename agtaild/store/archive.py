@@ -233,10 +233,10 @@ class Archiver:
         (verified by the store), which keeps the digests of its new ends, made from the
         windows :meth:`_boundary_matches` just checked."""
         checked, self._checked = self._checked, None
-        ends = checked[2:] if checked is not None and checked[:2] == (local.path, have) else None
+        ends = (have, checked[2], checked[3]) if checked is not None and checked[:2] == (local.path, have) else None
         src.seek(have)
         row = self.store.append(
-            local.path, _read_blocks(src, size - have, None), mtime_ns, defer=True, ends=ends
+            local.path, _read_blocks(src, size - have, None), mtime_ns, defer=True, checked=ends
         )
         return row.size - have
 

@@ -60,6 +60,9 @@ class EndsDigest:
             self.tail = (self.tail + data)[-BOUNDARY_WINDOW:]
 
     def ends(self) -> list[Any]:
+        if len(self.head) < BOUNDARY_WINDOW:  # a file shorter than a window: head and tail are it
+            whole = digest(self.head)
+            return [BOUNDARY_WINDOW, whole, whole]
         head = self.head_digest if self.head_digest is not None else digest(self.head)
         return [BOUNDARY_WINDOW, head, digest(self.tail)]
 

@@ -318,20 +318,26 @@ class ZStore:
         mtime_ns: int,
         *,
         defer: bool = False,
-        ends: tuple[bytes, bytes] | None = None,
+        checked: tuple[int, bytes, bytes] | None = None,
     ) -> Row:
         """Add ``chunks`` after the recorded end of ``path`` (recompressing the file's tail of
         small frames when there are too many: that replaces the blob, durably at once).
         With ``defer``, the new frames are fsynced and recorded by the next :meth:`flush`.
-        ``ends``: the archived copy's first and last min(size, BOUNDARY_WINDOW) bytes, as the
-        caller found them equal to the native file's (:meth:`check_ends` or :meth:`read`): the
-        new row's digests of its ends are made from them and the new bytes, nothing read back.
-        Without them the row keeps no digests (the next append compares the bytes read back)."""
+        ``checked``: the archived copy's size and its first and last min(size, BOUNDARY_WINDOW)
+        bytes, as the caller found them equal to the native file's (:meth:`check_ends` or
+        :meth:`read`): the new row's digests of its ends are made from them and the new bytes,
+        nothing read back; a copy whose size is no longer that one (another process appended
+        meanwhile) is not appended to. Without them the row keeps no digests (the next
+        append compares the bytes read back)."""
         with self._lock:
             row = self.get(path)
             if row is None:
                 raise AgtailError(f"{path}: not in the archive catalog")
-            digest = None if ends is None else EndsDigest.after(row.size, row.ends, *ends)
+            digest = None
+            if checked is not None:
+                if row.size != checked[0]:
+                    raise AgtailError(f"{to_text(path)}: the archived copy changed meanwhile; it will be retried")
+                digest = EndsDigest.after(row.size, row.ends, checked[1], checked[2])
             if digest is not None:
                 chunks = _feeding(chunks, digest)
             if _compacts(row):
