@@ -8,8 +8,8 @@ holds at most FRAME_RAW bytes, so a range is read by decompressing only the fram
 The catalog (``.zstore/catalog.sqlite3``) is the truth: for each archived path it records the
 frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors,
 the unit it belongs to and the digests of its first and last bytes (agtaild.store.archive_ends:
-an append checks the native file against them without reading a frame). Each frame is decompressed again in memory and compared with the
-bytes it was made from before it is written. An append writes new frames after the recorded
+an append checks the native file against them without reading a frame). Each frame is
+decompressed again in memory and compared with the bytes it was made from before it is written. An append writes new frames after the recorded
 end and only then records them: bytes past the recorded end (a crash mid-append) are ignored
 and cut off by the next append. A whole copy goes to a temp file that is renamed. Every read
 checks each frame's sha256, so a damaged frame raises :class:`ArchiveDamaged` instead of
@@ -47,8 +47,8 @@ from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_ends import EndsDigest, ends_match
 
-#: Raw bytes per frame: a range read (an append's boundary check) decompresses at most this much
-#: before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
+#: Raw bytes per frame: a range read (a write-back, the boundary check of a row without digests
+#: of its ends) decompresses at most this much before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
 FRAME_RAW = 1024 * 1024
 #: zstd level: on the 200 MB bench corpus 3 stores 38.7 MB in 0.8 s of CPU, 6 stores 37.4 MB in
 #: 2.7 s (bench/RESULTS.md): the archive is written during the cold index, so speed wins.
