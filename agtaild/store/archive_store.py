@@ -9,11 +9,11 @@ The catalog (``.zstore/catalog.sqlite3``) is the truth: for each archived path i
 frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors,
 the unit it belongs to and the digests of its first and last bytes (agtaild.store.archive_ends:
 an append checks the native file against them without reading a frame). Each frame is
-decompressed again in memory and compared with the bytes it was made from before it is written. An append writes new frames after the recorded
-end and only then records them: bytes past the recorded end (a crash mid-append) are ignored
-and cut off by the next append. A whole copy goes to a temp file that is renamed. Every read
-checks each frame's sha256, so a damaged frame raises :class:`ArchiveDamaged` instead of
-serving wrong bytes.
+decompressed again in memory and compared with the bytes it was made from before it is written.
+An append writes new frames after the recorded end and only then records them: bytes past the
+recorded end (a crash mid-append) are ignored and cut off by the next append. A whole copy goes
+to a temp file that is renamed. Every read checks each frame's sha256, so a damaged frame
+raises :class:`ArchiveDamaged` instead of serving wrong bytes.
 
 Durability: a catalog row is committed only after its blob's bytes (and the directory entry
 of a renamed blob) were fsynced. Writes that cannot break a committed row — a new file's
