@@ -41,6 +41,7 @@ from typing import Any, BinaryIO
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_catchup import catch_up
+from agtaild.store.archive_ends import BOUNDARY_WINDOW
 from agtaild.store.archive_lock import WriterLock
 from agtaild.store.archive_pins import PINS_DIR
 from agtaild.store.archive_pins import pending as pending_pins
@@ -53,8 +54,6 @@ from agtaild.sync.safety import check_not_native, path_problem
 
 log = logging.getLogger(__name__)
 
-#: Bytes compared at the boundary before appending (an appended file has the same bytes there).
-BOUNDARY_WINDOW = 64 * 1024
 _RECORD = "archived:"
 #: Files agents only ever append to: any other change to their archived bytes is a rewrite.
 APPEND_ONLY_SUFFIXES = (".jsonl", ".ndjson")
@@ -103,6 +102,9 @@ class Archiver:
         self._batch_bytes = 0
         self._batch_started = 0.0
         self._real: dict[str, str] = {}
+        #: (path, size, first bytes, last bytes) of the archived copy _boundary_matches last
+        #: found equal to the native file's: the append after it starts its ends' digests there.
+        self._checked: tuple[str, int, bytes, bytes] | None = None
         native = [r.path for r in config.roots if r.kind == "native"]
         self.problem: str | None = None
         try:
@@ -241,21 +243,38 @@ class Archiver:
     def _boundary_matches(self, src: BinaryIO, path: str, have: int) -> bool:
         """Do the archived ``have`` bytes still begin the source (open as ``src``)? Checked on
         the first and the last BOUNDARY_WINDOW bytes (an append leaves both as they were; a
-        file rewritten in place — truncated, then written anew — changes its head), so an
-        append costs the appended bytes, not a pass over the whole file."""
-        head = min(have, BOUNDARY_WINDOW)
+        file rewritten in place — truncated, then written anew — changes its head, or the
+        bytes where the old end was) against the digests the catalog keeps of the archived
+        ones (agtaild.store.archive_ends): an append costs the appended bytes and two windows
+        of the source, nothing decompressed. A row written before the catalog kept them is
+        compared with its archived bytes, read back, and gains them with the append."""
+        self._checked = None
+        window = min(have, BOUNDARY_WINDOW)
         src.seek(0)
-        if src.read(head) != b"".join(self.store.read(path, 0, head)):
-            return False
-        start = max(0, have - BOUNDARY_WINDOW)
-        src.seek(start)
-        return src.read(have - start) == b"".join(self.store.read(path, start, have - start))
+        first = src.read(window)
+        last = first
+        if have > window:
+            src.seek(have - window)
+            last = src.read(window)
+        same = self.store.check_ends(path, have, first, last)
+        if same is None:
+            same = first == b"".join(self.store.read(path, 0, window)) and last == b"".join(
+                self.store.read(path, have - window, window)
+            )
+        if same:
+            self._checked = (path, have, first, last)
+        return same
 
     def _append(self, src: BinaryIO, local: LocalFile, have: int, size: int, mtime_ns: int) -> int:
         """Append ``source[have:size]`` (the source open as ``src``) to the archived copy
-        (verified by the store)."""
+        (verified by the store), which keeps the digests of its new ends, made from the
+        windows :meth:`_boundary_matches` just checked."""
+        checked, self._checked = self._checked, None
+        ends = (have, checked[2], checked[3]) if checked is not None and checked[:2] == (local.path, have) else None
         src.seek(have)
-        row = self.store.append(local.path, _read_blocks(src, size - have, None), mtime_ns, defer=True)
+        row = self.store.append(
+            local.path, _read_blocks(src, size - have, None), mtime_ns, defer=True, checked=ends
+        )
         return row.size - have
 
     def _copy_whole(self, src: BinaryIO, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,

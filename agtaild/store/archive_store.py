@@ -6,13 +6,14 @@ are one valid zstd stream). Each frame carries its content size and zstd's own c
 holds at most FRAME_RAW bytes, so a range is read by decompressing only the frames it touches.
 
 The catalog (``.zstore/catalog.sqlite3``) is the truth: for each archived path it records the
-frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors
-and the unit it belongs to. Each frame is decompressed again in memory and compared with the
-bytes it was made from before it is written. An append writes new frames after the recorded
-end and only then records them: bytes past the recorded end (a crash mid-append) are ignored
-and cut off by the next append. A whole copy goes to a temp file that is renamed. Every read
-checks each frame's sha256, so a damaged frame raises :class:`ArchiveDamaged` instead of
-serving wrong bytes.
+frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors,
+the unit it belongs to and the digests of its first and last bytes (agtaild.store.archive_ends:
+an append checks the native file against them without reading a frame). Each frame is
+decompressed again in memory and compared with the bytes it was made from before it is written.
+An append writes new frames after the recorded end and only then records them: bytes past the
+recorded end (a crash mid-append) are ignored and cut off by the next append. A whole copy goes
+to a temp file that is renamed. Every read checks each frame's sha256, so a damaged frame
+raises :class:`ArchiveDamaged` instead of serving wrong bytes.
 
 Durability: a catalog row is committed only after its blob's bytes (and the directory entry
 of a renamed blob) were fsynced. Writes that cannot break a committed row — a new file's
@@ -30,6 +31,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -43,9 +45,10 @@ import zstandard
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive_ends import EndsDigest, ends_match
 
-#: Raw bytes per frame: a range read (an append's boundary check) decompresses at most this much
-#: before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
+#: Raw bytes per frame: a range read (a write-back, the boundary check of a row without digests
+#: of its ends) decompresses at most this much before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
 FRAME_RAW = 1024 * 1024
 #: zstd level: on the 200 MB bench corpus 3 stores 38.7 MB in 0.8 s of CPU, 6 stores 37.4 MB in
 #: 2.7 s (bench/RESULTS.md): the archive is written during the cold index, so speed wins.
@@ -60,6 +63,7 @@ SUFFIX = ".zst"
 FSYNC_THREADS = 16
 
 _encode_json = msgspec.json.Encoder().encode
+log = logging.getLogger(__name__)
 
 
 class ArchiveDamaged(AgtailError):
@@ -69,16 +73,25 @@ class ArchiveDamaged(AgtailError):
 class Row:
     """One catalog row: an archived file and its frames."""
 
-    __slots__ = ("frames", "mtime_ns", "path", "source", "unit")
+    __slots__ = ("ends", "frames", "mtime_ns", "path", "source", "unit")
 
     def __init__(
-        self, path: str, source: str | None, unit: str | None, mtime_ns: int, frames: list[list[Any]]
+        self,
+        path: str,
+        source: str | None,
+        unit: str | None,
+        mtime_ns: int,
+        frames: list[list[Any]],
+        ends: list[Any] | None = None,
     ) -> None:
         self.path = path
         self.source = source
         self.unit = unit
         self.mtime_ns = mtime_ns
         self.frames = frames
+        #: ``[window, head sha256, tail sha256]`` (agtaild.store.archive_ends), or None for a
+        #: row written before the catalog kept them.
+        self.ends = ends
 
     @property
     def size(self) -> int:
@@ -114,6 +127,8 @@ class ZStore:
         #: Directories known to exist (a mkdir per blob costs more than its compression).
         self._dirs: set[str] = set()
         self._fsyncers: ThreadPoolExecutor | None = None
+        #: The catalog's ``ends`` column as rows are read ("NULL" when it could not be added).
+        self._ends_sql = "ends"
 
     # -- catalog --------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -130,10 +145,24 @@ class ZStore:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT, unit TEXT,"
-                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL, size INTEGER NOT NULL)"
+                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL, size INTEGER NOT NULL, ends TEXT)"
             )
+            self._ends_column(db)
             self._db = db
         return self._db
+
+    def _ends_column(self, db: sqlite3.Connection) -> None:
+        """Add the ``ends`` column to a catalog written before it had one (its rows gain their
+        digests at their next append). A catalog that cannot be written (a read-only data dir)
+        is read without them."""
+        if any(r[1] == "ends" for r in db.execute("PRAGMA table_info(files)")):
+            return
+        try:
+            _add_ends_column(db)
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):  # else another process added it meanwhile
+                log.warning("archive: cannot add the ends column to the catalog: %s", exc)
+                self._ends_sql = "NULL"
 
     def close(self) -> None:
         """Flush what deferred writes left (when that fails they are simply not recorded), close."""
@@ -151,17 +180,20 @@ class ZStore:
 
     def get(self, path: str) -> Row | None:
         with self._lock:
-            r = self.db.execute(
-                "SELECT path, source, unit, mtime_ns, frames FROM files WHERE path = ?", (to_text(path),)
+            db = self.db
+            r = db.execute(
+                f"SELECT path, source, unit, mtime_ns, frames, {self._ends_sql} FROM files WHERE path = ?",
+                (to_text(path),),
             ).fetchone()
-        return None if r is None else Row(r[0], r[1], r[2], r[3], json.loads(r[4]))
+        return None if r is None else _row(r)
 
     def rows(self) -> list[Row]:
         with self._lock:
-            got = self.db.execute(
-                "SELECT path, source, unit, mtime_ns, frames FROM files ORDER BY path"
+            db = self.db
+            got = db.execute(
+                f"SELECT path, source, unit, mtime_ns, frames, {self._ends_sql} FROM files ORDER BY path"
             ).fetchall()
-        return [Row(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in got]
+        return [_row(r) for r in got]
 
     def heads(self) -> list[tuple[str, str | None, str | None, int, int]]:
         """(path, source, unit, size, mtime_ns) of every row, without their frames (cheap:
@@ -180,9 +212,19 @@ class ZStore:
 
     def _put(self, row: Row) -> None:
         with self._lock:
+            values = (row.path, row.source, row.unit, row.mtime_ns, _encode_json(row.frames).decode(), row.size)
+            if self._ends_sql == "NULL":
+                self.db.execute(
+                    "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    values,
+                )
+                return
+            ends = None if row.ends is None else _encode_json(row.ends).decode()
             self.db.execute(
-                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size) VALUES (?, ?, ?, ?, ?, ?)",
-                (row.path, row.source, row.unit, row.mtime_ns, _encode_json(row.frames).decode(), row.size),
+                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size, ends)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*values, ends),
             )
 
     def blob(self, path: str) -> Path:
@@ -218,10 +260,12 @@ class ZStore:
             self._mkdir(folder)
             tmp = os.path.join(folder, f".{name}.partial")
             frames: list[list[Any]] = []
+            ends = EndsDigest()
             try:
                 with open(tmp, "wb") as out:
                     for raw in _reframe(chunks):
                         frames.append(self._write_frame(out, raw, path))
+                        ends.feed(raw)
                     if not deferred:
                         out.flush()
                         os.fsync(out.fileno())
@@ -233,9 +277,9 @@ class ZStore:
                 if old is not None and os.path.exists(blob):
                     kept_blob = self._blob(keep_as)
                     os.replace(blob, kept_blob)
-                    self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames))
+                    self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames, old.ends))
             os.replace(tmp, blob)
-            row = Row(to_text(path), source, unit, mtime_ns, frames)
+            row = Row(to_text(path), source, unit, mtime_ns, frames, ends.ends())
             self._dirty_dirs[folder] = None
             if deferred:
                 self._defer(blob)
@@ -244,23 +288,69 @@ class ZStore:
             self._put(row)
             return row
 
-    def append(self, path: str, chunks: Iterable[bytes], mtime_ns: int, *, defer: bool = False) -> Row:
+    def check_ends(self, path: str, size: int, first: bytes, last: bytes) -> bool | None:
+        """Are ``first`` and ``last`` the first and last min(``size``, BOUNDARY_WINDOW) bytes
+        of the archived copy of ``path``, ``size`` bytes long? Compared with the digests its
+        row keeps (agtaild.store.archive_ends): no frame is read. None when the row keeps none
+        (the caller compares with :meth:`read`). Raises ArchiveDamaged when the blob is missing
+        or shorter than its frames, and, when the next append recompresses the tail of small
+        frames, when those frames are damaged (found now, while the native file can still
+        replace them)."""
+        row = self.get(path)
+        if row is None or row.size != size:
+            return False
+        try:
+            short = os.stat(self._blob(path)).st_size < row.zsize
+        except FileNotFoundError:
+            short = True
+        if short:
+            raise ArchiveDamaged(f"{to_text(path)}: the archived file is shorter than its catalog says")
+        same = ends_match(row.ends, first, last)
+        if same and _compacts(row):
+            for _ in self._read_row(row, path, _tail_start(row)[0]):
+                pass
+        return same
+
+    def append(
+        self,
+        path: str,
+        chunks: Iterable[bytes],
+        mtime_ns: int,
+        *,
+        defer: bool = False,
+        checked: tuple[int, bytes, bytes] | None = None,
+    ) -> Row:
         """Add ``chunks`` after the recorded end of ``path`` (recompressing the file's tail of
         small frames when there are too many: that replaces the blob, durably at once).
-        With ``defer``, the new frames are fsynced and recorded by the next :meth:`flush`."""
+        With ``defer``, the new frames are fsynced and recorded by the next :meth:`flush`.
+        ``checked``: the archived copy's size and its first and last min(size, BOUNDARY_WINDOW)
+        bytes, as the caller found them equal to the native file's (:meth:`check_ends` or
+        :meth:`read`): the new row's digests of its ends are made from them and the new bytes,
+        nothing read back; a copy whose size is no longer that one (another process appended
+        meanwhile) is not appended to. Without them the row keeps no digests (the next
+        append compares the bytes read back)."""
         with self._lock:
             row = self.get(path)
             if row is None:
                 raise AgtailError(f"{path}: not in the archive catalog")
-            if sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES:
+            digest = None
+            if checked is not None:
+                if row.size != checked[0]:
+                    raise AgtailError(f"{to_text(path)}: the archived copy changed meanwhile; it will be retried")
+                digest = EndsDigest.after(row.size, row.ends, checked[1], checked[2])
+            if digest is not None:
+                chunks = _feeding(chunks, digest)
+            if _compacts(row):
                 self.flush()
-                return self._compact_tail(row, chunks, mtime_ns)
+                return self._compact_tail(row, chunks, mtime_ns, digest)
             if not defer:
                 self.flush()
             blob = self._blob(path)
             end = row.zsize
             new: list[list[Any]] = []
             with open(blob, "r+b") as out:
+                if os.fstat(out.fileno()).st_size < end:  # truncating would make up zeros
+                    raise ArchiveDamaged(f"{to_text(path)}: the archived file is shorter than its catalog says")
                 out.truncate(end)  # bytes of an interrupted append were never recorded
                 out.seek(end)
                 try:
@@ -274,21 +364,19 @@ class ZStore:
                     os.fsync(out.fileno())
             row.frames.extend(new)
             row.mtime_ns = mtime_ns
+            row.ends = None if digest is None else digest.ends()
             if defer:
                 self._defer(blob)
             self._put(row)
             return row
 
-    def _compact_tail(self, row: Row, chunks: Iterable[bytes], mtime_ns: int) -> Row:
+    def _compact_tail(self, row: Row, chunks: Iterable[bytes], mtime_ns: int, digest: EndsDigest | None) -> Row:
         """Rewrite ``row``'s blob with its trailing run of partly filled frames, plus
         ``chunks``, recompressed into full frames; the full frames before it are copied as
         compressed bytes. Temp file, new frames checked, rename: an interruption leaves the
-        old blob as it was."""
+        old blob as it was. ``digest``: the ends of the file, fed ``chunks`` as they go."""
         path = from_text(row.path)
-        k = len(row.frames)
-        while k > 0 and row.frames[k - 1][0] < FRAME_RAW:
-            k -= 1
-        head_raw = sum(f[0] for f in row.frames[:k])
+        head_raw, k = _tail_start(row)
         head_z = sum(f[1] for f in row.frames[:k])
         tail = b"".join(self.read(path, head_raw))
         blob = self._blob(path)
@@ -318,6 +406,7 @@ class ZStore:
         self._sync_dirs()
         row.frames = row.frames[:k] + new
         row.mtime_ns = mtime_ns
+        row.ends = None if digest is None else digest.ends()
         self._put(row)
         return row
 
@@ -477,6 +566,35 @@ class ZStore:
         except OSError as exc:
             return f"{to_text(path)}: {exc.strerror or exc}"
         return None
+
+
+def _row(r: tuple[Any, ...]) -> Row:
+    return Row(r[0], r[1], r[2], r[3], json.loads(r[4]), None if r[5] is None else json.loads(r[5]))
+
+
+def _add_ends_column(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE files ADD COLUMN ends TEXT")
+
+
+def _compacts(row: Row) -> bool:
+    """Does the next append to ``row`` recompress its tail? (past MAX_SMALL_FRAMES small frames)"""
+    return sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES
+
+
+def _tail_start(row: Row) -> tuple[int, int]:
+    """Where ``row``'s trailing run of partly filled frames starts: its raw offset, and the
+    index of its first frame."""
+    k = len(row.frames)
+    while k > 0 and row.frames[k - 1][0] < FRAME_RAW:
+        k -= 1
+    return sum(f[0] for f in row.frames[:k]), k
+
+
+def _feeding(chunks: Iterable[bytes], digest: EndsDigest) -> Iterator[bytes]:
+    """``chunks``, each fed to ``digest`` as it passes (on its way to be stored)."""
+    for chunk in chunks:
+        digest.feed(chunk)
+        yield chunk
 
 
 def _reframe(chunks: Iterable[bytes]) -> Iterator[bytes]:
