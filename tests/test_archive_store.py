@@ -135,12 +135,24 @@ def test_damaged_frame_is_reported_and_not_served(machine: tuple, capsys: pytest
         damaged = verify_store(config)["damaged"]
         assert [d["path"] for d in damaged] == [key]
         argv = ["--data-dir", config.data_dir, "--only-roots", "--no-daemon", f"--root=claude-code={native}"]
+        # While the native file exists, doctor --verify-archive stores it again from there.
+        assert cli.main([*argv, "--json", "doctor", "--verify-archive"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        check = next(c for c in doc["checks"] if c["name"] == "archive integrity")
+        assert check["status"] == "warn" and "1 stored again from their native files" in check["message"]
+        assert doc["archive_verify"]["damaged"] == [{"path": key, "problem": damaged[0]["problem"], "restored": True}]
+        assert read_archived(config, key) == target.read_bytes()
+        assert verify_store(config)["damaged"] == []
+        blob = store.blob(key)  # damaged again
+        raw = bytearray(blob.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        blob.write_bytes(bytes(raw))
+        # The agent deletes it: the damaged copy is not written back, and the update says why.
+        target.unlink()
         assert cli.main([*argv, "--json", "doctor", "--verify-archive"]) == 1
         doc = json.loads(capsys.readouterr().out)
         check = next(c for c in doc["checks"] if c["name"] == "archive integrity")
-        assert check["status"] == "error" and key in check["message"]
-        # The agent deletes it: the damaged copy is not written back, and the update says why.
-        target.unlink()
+        assert check["status"] == "error" and key in check["message"] and "native file is gone" in check["message"]
         report = svc.update_index()
         assert any(
             "damaged archive frame" in e["error"] and "not served" in e["error"] for e in report["errors"]

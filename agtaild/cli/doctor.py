@@ -191,17 +191,38 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
             "ok": not any(c["status"] == "error" for c in checks)}
 
 
+def restore_damaged(config: Any, damaged: list[dict[str, Any]]) -> None:
+    """Store each damaged archived file again from its native file where that still exists
+    (sets ``restored`` on each entry)."""
+    from agtaild.store.archive import archive_enabled, archiver_for
+
+    archiver = archiver_for(config) if archive_enabled(config) else None
+    for d in damaged:
+        try:
+            d["restored"] = archiver is not None and archiver.restore_damaged(d["path"])
+        except OSError as exc:  # e.g. a read-only data dir: reported as damaged
+            d["restored"] = False
+            d["problem"] += f" (not stored again: {exc})"
+
+
 def verify_archive_check(config: Any) -> tuple[dict[str, str], dict[str, Any]]:
     """Every archived file read back through its checksums (agtaild.store.archive_view)."""
     from agtaild.store.archive_view import verify_store
 
     result = verify_store(config)
     if result["damaged"]:
-        listed = "; ".join(d["problem"] for d in result["damaged"][:5])
-        more = f" (and {len(result['damaged']) - 5} more)" if len(result["damaged"]) > 5 else ""
+        restore_damaged(config, result["damaged"])
+        lost = [d for d in result["damaged"] if not d["restored"]]
+        again = len(result["damaged"]) - len(lost)
+        restored = f"{again} stored again from their native files" if again else ""
+        if not lost:
+            return _check("archive integrity", "warn",
+                          f"{len(result['damaged'])} of {result['files']} archived files were damaged: {restored}"), result
+        listed = "; ".join(d["problem"] for d in lost[:5])
+        more = f" (and {len(lost) - 5} more)" if len(lost) > 5 else ""
         return _check("archive integrity", "error",
-                      f"{len(result['damaged'])} of {result['files']} archived files are damaged and are not "
-                      f"served: {listed}{more}"), result
+                      f"{len(lost)} of {result['files']} archived files are damaged and are not served (their native "
+                      f"file is gone){'; ' + restored if restored else ''}: {listed}{more}"), result
     return _check("archive integrity", "ok",
                   f"{result['files']} files, {result['bytes']} bytes, stored in {result['stored_bytes']}: "
                   "every frame verified"), result

@@ -203,18 +203,41 @@ class Archiver:
         finally:
             self.writer_lock.release()  # nothing of ours is open in the store now
 
-    def _mirror_file(self, local: LocalFile, report: dict[str, Any], unit: str, read_from: str | None = None) -> None:
+    def restore_damaged(self, path: str) -> bool:
+        """Store the archived file ``path`` (catalog text form) again from its native file, when
+        that still exists: for a copy found damaged (``agtail doctor --verify-archive``); the
+        damaged bytes are not kept. True when it was stored again."""
+        row = self.store.get(from_text(path))
+        if row is None or not row.source or not os.path.isfile(from_text(row.source)):
+            return False
+        local = LocalFile(path=from_text(row.path), source=from_text(row.source), agent=row.path.split("/", 1)[0])
+        report = empty_report()
+        with self._lock:
+            self.writer_lock.acquire()
+            try:
+                self._mirror_file(local, report, row.unit or row.path, damaged=True)
+            except (AgtailError, OSError) as exc:
+                log.warning("archive: %s: %s", path, exc)
+                report["errors"].append({"path": path, "message": str(exc)})
+            finally:
+                self._flush_into(report)
+        return not report["errors"] and report["files"] > 0
+
+    def _mirror_file(
+        self, local: LocalFile, report: dict[str, Any], unit: str, read_from: str | None = None, *, damaged: bool = False
+    ) -> None:
+        """Archive one file (``damaged``: its archived copy is known to be damaged: stored anew)."""
         readable = read_from or local.source
         st = os.stat(readable)
         key = stat_key(st)
-        if self.cache.get(_RECORD + local.source, key) is not None:
+        if not damaged and self.cache.get(_RECORD + local.source, key) is not None:
             return
         row = self.store.get(local.path)
         if row is None and os.path.isfile(os.path.join(self._root_text, local.path)):
             row = convert_legacy_file(self, local.path, local.source, unit)
         elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
             self.store.set_source(local.path, to_text(local.source), unit)
-        have = -1 if row is None else row.size
+        have = -1 if row is None or damaged else row.size
         with open(readable, "rb") as src:  # opened once: its head, its boundary, its bytes
             sqlite = src.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
             try:
