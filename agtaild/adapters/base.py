@@ -124,7 +124,16 @@ class Adapter:
 
     def relative_path(self, unit: Unit, file: str) -> str:
         """A native file's path relative to the unit's root (for the import/archive mirror)."""
+        root = unit.root.rstrip(os.sep) + os.sep
+        rest = file[len(root) :]
+        if file.startswith(root) and rest and _plain_relative(rest):
+            return rest  # the usual case: what relpath would answer, without normalising both paths
         return os.path.relpath(file, unit.root)
+
+
+def _plain_relative(rest: str) -> bool:
+    """A relative path that normpath leaves as it is (no empty, '.' or '..' component)."""
+    return all(part not in ("", ".", "..") for part in rest.split(os.sep))
 
 
 def env_path(env: Mapping[str, str], name: str) -> Path | None:

@@ -15,6 +15,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -46,6 +47,14 @@ class LocalFile(msgspec.Struct):
     source: str
     agent: str
     sessions: list[str] = msgspec.field(default_factory=list)
+
+
+def _regular(path: str) -> bool:
+    """A regular file, not a symbolic link (one lstat)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def is_sqlite(path: str) -> bool:
@@ -85,7 +94,7 @@ def native_files(
         for file in adapter.native_files(unit):
             rel = adapter.relative_path(unit, file).replace(os.sep, "/")
             path = f"{adapter.id}/{rel}"
-            if path_problem(path) is not None or not os.path.isfile(file) or os.path.islink(file):
+            if path_problem(path) is not None or not _regular(file):
                 continue
             if path.endswith(_COMPANIONS) and is_sqlite(file.rsplit("-", 1)[0]):
                 continue
