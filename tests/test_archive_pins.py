@@ -393,3 +393,27 @@ def test_agtail_index_says_the_archive_goes_on_in_the_background(
     assert archive_finish.finish(store_root(config))["errors"] == []
     assert main([*argv, "index"]) == 0  # nothing changed: nothing pinned
     assert "in the background" not in capsys.readouterr().err
+
+
+def test_a_finisher_that_fails_is_not_started_again_at_every_update(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon kicks at every update: after a finisher that failed, the next waits RETRY_SECONDS."""
+    config, _native = machine
+    no_finisher(monkeypatch)
+    assert index(config)["errors"] == []
+    started: list[Any] = []
+
+    def failing(root: Path) -> Any:
+        proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+        proc.wait()
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(archive_finish, "spawn", failing)
+    monkeypatch.setattr(archive_finish, "_started", {})
+    assert archive_finish.kick(store_root(config)) is not None
+    assert archive_finish.kick(store_root(config)) is None  # failed just now: not yet
+    monkeypatch.setattr(archive_finish, "RETRY_SECONDS", 0.0)
+    assert archive_finish.kick(store_root(config)) is not None
+    assert len(started) == 2

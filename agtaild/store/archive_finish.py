@@ -161,17 +161,30 @@ def _attempts(folder: Path) -> int:
         return 0
 
 
-#: Finishers this process started, reaped by the next kick (a daemon lives on after them).
-_children: list[subprocess.Popen[bytes]] = []
+#: After a finisher this process started failed, the next is started no sooner than this
+#: (a daemon kicks at every update; a finisher that cannot even start must not be retried
+#: every few seconds).
+RETRY_SECONDS = 60.0
+#: The last finisher this process started per archive, and when (reaped by the next kick).
+_started: dict[Path, tuple[subprocess.Popen[bytes], float]] = {}
 
 
 def kick(store_root: Path | str) -> subprocess.Popen[bytes] | None:
     """Start a finisher when there are pinned sets and none runs; the process, or None."""
-    _children[:] = [p for p in _children if p.poll() is None]
     store_root = Path(store_root)
+    last = _started.get(store_root)
+    if last is not None:
+        proc, when = last
+        code = proc.poll()
+        if code is None or (code != 0 and time.monotonic() - when < RETRY_SECONDS):
+            return None
+        del _started[store_root]
     if not any(True for _ in archive_pins.sets(store_root)) or running(store_root):
         return None
-    return spawn(store_root)
+    proc = spawn(store_root)
+    if proc is not None:
+        _started[store_root] = (proc, time.monotonic())
+    return proc
 
 
 def spawn(store_root: Path) -> subprocess.Popen[bytes] | None:
@@ -198,7 +211,6 @@ def spawn(store_root: Path) -> subprocess.Popen[bytes] | None:
     except OSError as exc:  # the pins stay; the next update's kick tries again
         log.warning("archive: cannot start the finisher (%s); the next update will", exc)
         return None
-    _children.append(proc)
     return proc
 
 
