@@ -181,10 +181,10 @@ def kick(store_root: Path | str) -> subprocess.Popen[bytes] | None:
         del _started[store_root]
     if not any(True for _ in archive_pins.sets(store_root)) or running(store_root):
         return None
-    proc = spawn(store_root)
-    if proc is not None:
-        _started[store_root] = (proc, time.monotonic())
-    return proc
+    new = spawn(store_root)
+    if new is not None:
+        _started[store_root] = (new, time.monotonic())
+    return new
 
 
 def spawn(store_root: Path) -> subprocess.Popen[bytes] | None:
