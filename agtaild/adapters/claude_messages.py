@@ -41,7 +41,7 @@ class MessageParser(LineParser[ClaudeState]):
 
     def __init__(self, adapter: Adapter, unit: Unit, state: ClaudeState | None) -> None:
         super().__init__(adapter, unit, state)
-        self.usage = UsageBook(self.st.usage_seen, self.st.usage_by_message, self.st.usage_totals)
+        self.usage = UsageBook(self.st.usage)
         #: The current line's timestamp, normalised once (set by the router for every line).
         self.line_ts: str | None = None
 

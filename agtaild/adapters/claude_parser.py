@@ -10,6 +10,7 @@ titles. Anything it does not know becomes an ``unknown`` event with the raw JSON
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -18,10 +19,17 @@ from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.claude_branches import BranchTracker
 from agtaild.adapters.claude_edits import EDIT_TOOLS, edit_of
 from agtaild.adapters.claude_messages import MessageParser
-from agtaild.adapters.claude_state import AGENT_ID, MAX_SEEN_UUIDS, ClaudeState, summarize, uuid_hash
+from agtaild.adapters.claude_state import (
+    AGENT_ID,
+    LAYOUT,
+    MAX_SEEN_UUIDS,
+    ClaudeState,
+    summarize,
+    uuid_hash,
+)
 from agtaild.adapters.claude_subagents import find_spawning_tool_use, read_meta
 from agtaild.adapters.claude_text import command_text, injected_subtype, norm_ts, strip_ansi
-from agtaild.adapters.jsonl import Category
+from agtaild.adapters.jsonl import Category, ParserState
 from agtaild.model import Event, HookInfo, Session, project_of
 
 #: Records that only describe the session (no uuid, not part of the conversation).
@@ -86,13 +94,16 @@ class ClaudeParser(MessageParser):
             "pr-link": self.title_record,
         }
         self.branches = BranchTracker(self.st.branches, from_start=state is None)
+        #: The uuid hashes of this read's messages, not yet in ``st.uuid_hashes`` (see settle).
+        self.new_uuids = array("I")
+        self.uuids_seen = len(self.st.uuid_hashes) // 4
         if self.st.subagent:
             self.link_parent()
 
     def new_state(self) -> ClaudeState:
         hints = self.unit.hints
         session_id = hints.get("session_id") or os.path.splitext(os.path.basename(self.unit.path))[0]
-        st = ClaudeState(session=Session(agent=AGENT_ID, id=session_id))
+        st = ClaudeState(session=Session(agent=AGENT_ID, id=session_id), layout=LAYOUT)
         if hints.get("subagent"):
             st.subagent = True
             st.agent_id = hints.get("agent_id")
@@ -170,8 +181,9 @@ class ClaudeParser(MessageParser):
                 self.link_parent()
         uuid = obj.get("uuid")
         if uuid is not None and type(uuid) is str and (obj.get("type") == "user" or obj.get("type") == "assistant"):
-            if len(st.seen_uuids) < MAX_SEEN_UUIDS:
-                st.seen_uuids.add(uuid_hash(uuid))
+            if self.uuids_seen < MAX_SEEN_UUIDS:
+                self.new_uuids.append(uuid_hash(uuid))
+                self.uuids_seen += 1
             if st.unmatched_summaries:
                 summary = st.unmatched_summaries.pop(uuid, None)
                 if summary is not None:
@@ -196,6 +208,19 @@ class ClaudeParser(MessageParser):
 
     def settle(self) -> None:
         self.branches.settle(self._out)
+        if self.new_uuids:
+            self.st.uuid_hashes += self.new_uuids.tobytes()
+            del self.new_uuids[:]
+
+    def seen_uuids(self) -> set[int]:
+        """The uuid hashes of the messages so far (built when a ``summary`` line asks)."""
+        saved = array("I")
+        saved.frombytes(self.st.uuid_hashes)
+        return {*saved, *self.new_uuids}
+
+    @classmethod
+    def resumable(cls, state: ParserState) -> bool:
+        return isinstance(state, ClaudeState) and state.layout == LAYOUT
 
     def take_marks(self) -> dict[int, dict[str, Any]]:
         return self.branches.patches
@@ -305,7 +330,7 @@ class ClaudeParser(MessageParser):
             return self.unknown(obj, line, offset)
         st = self.st
         if isinstance(leaf, str):
-            if uuid_hash(leaf) in st.seen_uuids:
+            if uuid_hash(leaf) in self.seen_uuids():
                 st.summary_title = text
             else:
                 st.unmatched_summaries[leaf] = text

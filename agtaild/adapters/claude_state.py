@@ -18,10 +18,14 @@ import msgspec
 
 from agtaild.adapters.claude_branches import BranchState
 from agtaild.adapters.claude_text import first_line
+from agtaild.adapters.claude_usage import UsageMemory
 from agtaild.adapters.jsonl import ParserState
 from agtaild.model import Event, ParentRef, Session
 
 AGENT_ID = "claude-code"
+#: Bump when the saved state changes meaning: a saved state of another layout (0: before the
+#: usage memory was framed) is not continued, the file is read again from the start.
+LAYOUT = 1
 #: Tool uses waiting for a result, and tool names remembered for hooks.
 MAX_PENDING = 512
 MAX_TOOL_NAMES = 512
@@ -33,9 +37,9 @@ FIRST_PROMPT_MAX = 10_000
 class ClaudeState(ParserState):
     pending: dict[str, Event] = msgspec.field(default_factory=dict)
     tool_names: dict[str, str] = msgspec.field(default_factory=dict)
-    usage_seen: dict[str, list[int]] = msgspec.field(default_factory=dict)
-    usage_by_message: dict[str, str] = msgspec.field(default_factory=dict)
-    usage_totals: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+    #: The state's layout (:data:`LAYOUT`); a state of another layout is not continued.
+    layout: int = 0
+    usage: UsageMemory = msgspec.field(default_factory=UsageMemory)
     custom_title: str | None = None
     ai_title: str | None = None
     summary_title: str | None = None
@@ -43,9 +47,10 @@ class ClaudeState(ParserState):
     first_command: str | None = None
     #: ``summary`` lines whose ``leafUuid`` is not (yet) a message of this file.
     unmatched_summaries: dict[str, str] = msgspec.field(default_factory=dict)
-    #: CRC32 of the uuids of this file's first MAX_SEEN_UUIDS messages (a ``summary`` titles
-    #: its own leaf only; such summaries are rare and follow short sessions).
-    seen_uuids: set[int] = msgspec.field(default_factory=set)
+    #: CRC32 of the uuids of this file's first MAX_SEEN_UUIDS messages, as ``array("I")``
+    #: bytes in file order (a ``summary`` titles its own leaf only; such summaries are rare
+    #: and follow short sessions, so the set is built only when one comes).
+    uuid_hashes: bytes = b""
     boundaries: int = 0
     compact_summaries: int = 0
     last_assistant_id: str | None = None

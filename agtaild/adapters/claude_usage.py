@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
+from agtaild.adapters.claude_frames import FramedMap, Frames
 from agtaild.model import Usage, UsageRecord
 
 #: Bits of the flags slot in a remembered entry.
@@ -98,24 +101,33 @@ def countable(obj: dict[str, Any], message: dict[str, Any], raw: dict[str, Any])
     return not (session_id == "" or request_id == "" or message_id == "" or model == "")
 
 
-#: Responses remembered per session. The copies to de-duplicate sit next to each other (split
-#: lines) or close by (sidechain replays); a key seen again after this many newer responses is
-#: re-emitted under the same key, which the index upserts.
-MAX_REMEMBERED = 4096
+#: Responses remembered per session: the newest SPILL × FRAMES at least (agtaild.adapters.
+#: claude_frames). The copies to de-duplicate sit next to each other (split lines) or close by
+#: (sidechain replays); a key seen again after this many newer responses is re-emitted under
+#: the same key, which the index upserts.
+SPILL = 256
+FRAMES = 16
+MAX_REMEMBERED = SPILL * FRAMES
+
+
+class UsageMemory(msgspec.Struct, array_like=True):
+    """What the usage book keeps in the parser state."""
+
+    #: key → ``[input, output, cache_read, cache_write, flags]``.
+    seen: Frames = msgspec.field(default_factory=Frames)
+    #: message id → the key it was first counted under, less its ``"<message id>:"`` prefix.
+    by_message: Frames = msgspec.field(default_factory=Frames)
+    #: The session's running sum of the four counts.
+    totals: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
 
 
 class UsageBook:
-    """The per-session memory of counted responses (kept in the parser state).
+    """The per-session memory of counted responses, one per read (see :class:`UsageMemory`)."""
 
-    ``seen`` maps a key to ``[input, output, cache_read, cache_write, flags]`` (the most recent
-    :data:`MAX_REMEMBERED`); ``by_message`` maps a message id to the key it was counted under;
-    ``totals`` is the session's running sum of the four counts.
-    """
-
-    def __init__(self, seen: dict[str, list[int]], by_message: dict[str, str], totals: list[int]) -> None:
-        self.seen = seen
-        self.by_message = by_message
-        self.totals = totals
+    def __init__(self, memory: UsageMemory) -> None:
+        self.seen = FramedMap(memory.seen, spill=SPILL, frames=FRAMES)
+        self.by_message = FramedMap(memory.by_message, spill=SPILL, frames=FRAMES)
+        self.totals = memory.totals
         #: (key, sidechain, raw usage) of the last line whose numbers are already in ``seen``.
         self._last: tuple[str, bool, dict[str, Any]] | None = None
 
@@ -145,8 +157,9 @@ class UsageBook:
         flags = (SIDECHAIN if sidechain else 0) | (HAS_SPEED if raw.get("speed") is not None else 0)
         existing = self.seen.get(key)
         if existing is None and message_id is not None:
-            other = self.by_message.get(message_id)
-            if other is not None:
+            rest = self.by_message.get(message_id)
+            if rest is not None:
+                other = f"{message_id}:{rest}"
                 other_entry = self.seen.get(other)
                 if other_entry is not None and (sidechain or other_entry[4] & SIDECHAIN):
                     key, existing = other, other_entry
@@ -158,12 +171,10 @@ class UsageBook:
         totals = self.totals
         for i in range(4):
             totals[i] += counts[i] - (existing[i] if existing is not None else 0)
-        self.seen[key] = [*counts, flags]
+        self.seen.set(key, [*counts, flags])
         self._last = (key, sidechain, raw)
-        if message_id is not None:
-            self.by_message.setdefault(message_id, key)
-        _trim(self.seen)
-        _trim(self.by_message)
+        if message_id is not None:  # ``key`` is "<message id>:<request id>" (or the one found above)
+            self.by_message.setdefault(message_id, key[len(message_id) + 1 :])
         model = message.get("model")
         usage = Usage(
             input_tokens=counts[0],
@@ -181,11 +192,6 @@ class UsageBook:
             input_tokens=inp, output_tokens=out, cache_read_tokens=cache_read, cache_write_tokens=cache_write,
             cost_usd=None,
         ).fix_total()
-
-
-def _trim(table: dict[str, Any]) -> None:
-    while len(table) > MAX_REMEMBERED:
-        del table[next(iter(table))]
 
 
 def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[int]) -> bool:

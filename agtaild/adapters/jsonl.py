@@ -106,6 +106,12 @@ class LineParser(Generic[S]):
         """Extra keys to set on events stored by earlier reads, by seq (``ReadResult.marks``)."""
         return {}
 
+    @classmethod
+    def resumable(cls, state: ParserState) -> bool:
+        """Whether a saved state can be continued (False, e.g., for a state of an older layout:
+        the file is then read from the start)."""
+        return True
+
     def wants_full_read(self) -> bool:
         """True when the appended lines cannot be applied to the saved state (e.g. they need
         records the state no longer holds): the helper then reads the file from the start."""
@@ -200,6 +206,8 @@ class JsonlAdapter(Adapter):
                     parser_state = msgspec.msgpack.decode(cont.parser, type=self.Parser.State)
                 except msgspec.DecodeError:
                     cont = None
+                if parser_state is not None and not self.Parser.resumable(parser_state):
+                    cont = parser_state = None
             parser = self.Parser(self, unit, parser_state)
             offset = cont.offset if cont is not None else 0
             fh.seek(offset)
