@@ -113,22 +113,27 @@ MAX_REMEMBERED = SPILL * FRAMES
 class UsageMemory(msgspec.Struct, array_like=True):
     """What the usage book keeps in the parser state."""
 
-    #: key → ``[input, output, cache_read, cache_write, flags]``.
-    seen: Frames = msgspec.field(default_factory=Frames)
-    #: message id → the key it was first counted under, less its ``"<message id>:"`` prefix.
-    by_message: Frames = msgspec.field(default_factory=Frames)
+    #: The responses counted, by message id (or, for a line without one, by its own key):
+    #: ``[[input, output, cache_read, cache_write, flags, request id], …]`` in the order they
+    #: were counted. The request id is the key's part after ``"<message id>:"`` (``""`` when
+    #: the line had none), None for a line without a message id. One map holds what was a
+    #: key → counts map and a message id → first key map: each key held its message id again.
+    responses: Frames = msgspec.field(default_factory=Frames)
     #: The session's running sum of the four counts.
     totals: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+
+
+#: The slot of the request id in a remembered entry.
+_RID = 5
 
 
 class UsageBook:
     """The per-session memory of counted responses, one per read (see :class:`UsageMemory`)."""
 
     def __init__(self, memory: UsageMemory) -> None:
-        self.seen = FramedMap(memory.seen, spill=SPILL, frames=FRAMES)
-        self.by_message = FramedMap(memory.by_message, spill=SPILL, frames=FRAMES)
+        self.responses = FramedMap(memory.responses, spill=SPILL, frames=FRAMES)
         self.totals = memory.totals
-        #: (key, sidechain, raw usage) of the last line whose numbers are already in ``seen``.
+        #: (key, sidechain, raw usage) of the last line whose numbers are already remembered.
         self._last: tuple[str, bool, dict[str, Any]] | None = None
 
     def offer(self, obj: dict[str, Any], message: dict[str, Any], fallback: str, ts: str | None) -> UsageRecord | None:
@@ -142,11 +147,14 @@ class UsageBook:
             return None
         message_id = message.get("id")
         request_id = obj.get("requestId")
+        rid: str | None
         if type(message_id) is str and message_id:
-            key = f"{message_id}:{request_id}" if type(request_id) is str else f"{message_id}:"
+            rid = request_id if type(request_id) is str else ""
+            key = f"{message_id}:{rid}"
+            group_key = message_id
         else:
-            key = f"line:{fallback}"
-            message_id = None
+            key = group_key = f"line:{fallback}"
+            message_id = rid = None
         sidechain = obj.get("isSidechain") is True
         last = self._last
         if last is not None and last[0] == key and last[1] == sidechain and last[2] == raw:
@@ -155,14 +163,16 @@ class UsageBook:
         if counts is None:
             return None
         flags = (SIDECHAIN if sidechain else 0) | (HAS_SPEED if raw.get("speed") is not None else 0)
-        existing = self.seen.get(key)
-        if existing is None and message_id is not None:
-            rest = self.by_message.get(message_id)
-            if rest is not None:
-                other = f"{message_id}:{rest}"
-                other_entry = self.seen.get(other)
-                if other_entry is not None and (sidechain or other_entry[4] & SIDECHAIN):
-                    key, existing = other, other_entry
+        group: list[list[Any]] | None = self.responses.get(group_key)
+        existing: list[Any] | None = None
+        if group is not None:
+            existing = next((e for e in group if e[_RID] == rid), None)
+            if existing is None and message_id is not None:
+                # The first response counted under this message id: a sidechain copy matches
+                # it under any request id.
+                first = next((e for e in group if e[_RID] is not None), None)
+                if first is not None and (sidechain or first[4] & SIDECHAIN):
+                    key, existing = f"{message_id}:{first[_RID]}", first
         if existing is not None and not _replaces(counts, flags, existing):
             self._last = (key, sidechain, raw)
             return None
@@ -171,10 +181,14 @@ class UsageBook:
         totals = self.totals
         for i in range(4):
             totals[i] += counts[i] - (existing[i] if existing is not None else 0)
-        self.seen.set(key, [*counts, flags])
+        if existing is not None:
+            existing[:5] = [*counts, flags]
+        elif group is not None:
+            group.append([*counts, flags, rid])
+        else:
+            group = [[*counts, flags, rid]]
+        self.responses.set(group_key, group)
         self._last = (key, sidechain, raw)
-        if message_id is not None:  # ``key`` is "<message id>:<request id>" (or the one found above)
-            self.by_message.setdefault(message_id, key[len(message_id) + 1 :])
         model = message.get("model")
         usage = Usage(
             input_tokens=counts[0],
@@ -194,7 +208,7 @@ class UsageBook:
         ).fix_total()
 
 
-def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[int]) -> bool:
+def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[Any]) -> bool:
     """ccusage's rule: the non-sidechain copy wins, then the larger total, then one with speed."""
     candidate_side = flags & SIDECHAIN
     existing_side = existing[4] & SIDECHAIN
