@@ -6,8 +6,8 @@ of a session. Decoded as one dict, that memory was most of what an append to a l
 cost: on a 48 MB session the state was 800 KB, 720 KB of it the two usage maps, decoded
 (≈ 2 ms of CPU and 16,000 objects) and encoded again for every appended line. Here the newest
 entries live in ``recent`` (a plain dict, at most ``spill`` entries), and older ones in frames:
-each frame is the msgpack of a map of ``spill`` entries, kept as ``msgspec.Raw`` — not decoded
-when the state is loaded, written back as the same bytes — with a sorted CRC32 filter of its
+each frame is the msgpack of a map of ``spill`` entries, kept as bytes — not decoded when
+the state is loaded, written back as they are — with a sorted CRC32 filter of its
 keys beside it (4 bytes a key). A key that is not in ``recent`` and whose CRC no filter holds is
 certainly not in the map, so looking up a new key (what nearly every line does) decodes
 nothing; a frame is decoded only when its filter holds the key's CRC: the key is there (a
@@ -37,8 +37,9 @@ class Frames(msgspec.Struct, array_like=True):
     """The stored form (part of the parser state)."""
 
     recent: dict[str, Any] = msgspec.field(default_factory=dict)
-    #: Each the msgpack of a ``{key: value}`` map, oldest first.
-    frames: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    #: Each the msgpack of a ``{key: value}`` map, oldest first. Stored as msgpack bin (its
+    #: length first): loading it is a copy, where a ``msgspec.Raw`` would be walked through.
+    frames: list[bytes] = msgspec.field(default_factory=list)
     #: Each frame's keys as sorted CRC32s (``array("I")`` bytes).
     filters: list[bytes] = msgspec.field(default_factory=list)
 
@@ -96,7 +97,7 @@ class FramedMap:
         if i is not None:
             frame = self._frame(i)
             frame[key] = value
-            stored.frames[i] = msgspec.Raw(_encode(frame))
+            stored.frames[i] = _encode(frame)
             return
         recent[key] = value
         if len(recent) >= self.spill:
@@ -110,7 +111,7 @@ class FramedMap:
     def _spill(self) -> None:
         stored = self.stored
         hashes = array("I", sorted(crc(k) for k in stored.recent))
-        stored.frames.append(msgspec.Raw(_encode(stored.recent)))
+        stored.frames.append(_encode(stored.recent))
         stored.filters.append(hashes.tobytes())
         stored.recent = {}
         if len(stored.frames) > self.max_frames:

@@ -316,7 +316,7 @@ class ClaudeParser(MessageParser):
         subtype: str | None = None,
     ) -> Category:  # fmt: skip
         if type(tool_use_id) is str:
-            info.tool = self.st.tool_names.get(tool_use_id) or info.tool
+            info.tool = self.tool_names.get(tool_use_id) or info.tool
         if self.plugins is not None and info.command:
             info.plugin = self.plugins.plugin_for_command(info.command)
         self.new("hook", obj, line, offset, text=info.text, hook=info, subtype=subtype,

@@ -7,6 +7,14 @@ it merged), recent tool names (hooks name their tool by ``toolUseID``), the usag
 counted per response, title candidates, and the subagent link. Bounded maps drop their
 oldest entries; because every read applies the same lines in the same order, the state is
 the same whether a file was read in one step or in many.
+
+A long session's state is loaded and saved again for every append, so its bulky parts are
+kept in a form that costs little to carry over: the usage memory and the tool names as
+frames of bytes that a read decodes only when it looks up an old entry
+(agtaild.adapters.claude_frames), the message uuid hashes as packed 32-bit integers, the
+conversation tree as frames too (agtaild.adapters.claude_tree). On a 48 MB session this took
+the state from 800 KB (1.9 ms to decode at best, 5.9 ms on average with the collector's
+passes) to 412 KB (0.03 ms).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.claude_branches import BranchState
+from agtaild.adapters.claude_frames import Frames
 from agtaild.adapters.claude_text import first_line
 from agtaild.adapters.claude_usage import UsageMemory
 from agtaild.adapters.jsonl import ParserState
@@ -29,6 +38,8 @@ LAYOUT = 1
 #: Tool uses waiting for a result, and tool names remembered for hooks.
 MAX_PENDING = 512
 MAX_TOOL_NAMES = 512
+#: ... kept as MAX_TOOL_NAMES // TOOL_NAME_SPILL frames of TOOL_NAME_SPILL (agtaild.adapters.claude_frames).
+TOOL_NAME_SPILL = 64
 MAX_SEEN_UUIDS = 10_000
 #: The first prompt is kept whole up to this many characters.
 FIRST_PROMPT_MAX = 10_000
@@ -36,7 +47,8 @@ FIRST_PROMPT_MAX = 10_000
 
 class ClaudeState(ParserState):
     pending: dict[str, Event] = msgspec.field(default_factory=dict)
-    tool_names: dict[str, str] = msgspec.field(default_factory=dict)
+    #: tool use id → tool name (read through a FramedMap).
+    tool_names: Frames = msgspec.field(default_factory=Frames)
     #: The state's layout (:data:`LAYOUT`); a state of another layout is not continued.
     layout: int = 0
     usage: UsageMemory = msgspec.field(default_factory=UsageMemory)
