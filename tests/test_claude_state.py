@@ -257,3 +257,56 @@ def test_a_state_of_another_layout_is_read_from_the_start(tmp_path: Path, layout
     assert again.state == whole.state
     assert [r.key for r in again.usage] == [r.key for r in whole.usage]
     assert again.session.usage == whole.session.usage
+
+
+# -- through the index -------------------------------------------------------------------------
+
+
+def _index(data: Path, root: Path) -> dict[str, Any]:
+    from agtaild.config import Config, RootSpec
+    from agtaild.service import Service
+    from tests.index_toy import snapshot
+
+    svc = Service(Config(data_dir=str(data), roots=[RootSpec("claude-code", str(root))], archive=False))
+    try:
+        report = svc.update_index()
+        assert report["errors"] == []
+    finally:
+        svc.close()
+    return snapshot(svc.config.index_path)
+
+
+def test_an_index_of_old_states_updates_like_a_rebuild(corpus: Path, tmp_path: Path) -> None:
+    """An index whose Claude states were saved by the older layout: after appends, one update
+    stores exactly what a clean index of the same files stores (each such file is read again
+    from the start once; nothing is counted twice)."""
+    import shutil
+    import sqlite3
+
+    from agtaild.index import statepack
+
+    root = tmp_path / "projects"
+    shutil.copytree(corpus / "claude-code/spotter/projects", root)
+    data = tmp_path / "data"
+    _index(data, root)
+    db = sqlite3.connect(str(data / "index.sqlite3"))
+    try:
+        rows = db.execute(
+            "SELECT id, state FROM files WHERE agent = 'claude-code' AND state IS NOT NULL"
+        ).fetchall()
+        assert rows
+        for file_id, stored in rows:
+            state = statepack.unpack(stored)
+            assert state is not None
+            db.execute(
+                "UPDATE files SET state = ? WHERE id = ?", (statepack.pack(_old_layout(state)), file_id)
+            )
+        db.commit()
+    finally:
+        db.close()
+    files = sorted(root.rglob("*.jsonl"))
+    for path in files[:3]:
+        _write(path, _responses(0, 3), "a")
+    got = _index(data, root)
+    expected = _index(tmp_path / "fresh", root)
+    assert got == expected
