@@ -310,3 +310,27 @@ def test_an_index_of_old_states_updates_like_a_rebuild(corpus: Path, tmp_path: P
     got = _index(data, root)
     expected = _index(tmp_path / "fresh", root)
     assert got == expected
+
+
+def test_a_summary_titles_a_leaf_of_an_earlier_read(tmp_path: Path) -> None:
+    """The message uuid hashes are kept packed; a ``summary`` line of a later read still finds
+    its leaf among them (and one whose leaf is not a message here does not title)."""
+    root = tmp_path / "projects"
+    path = root / "-w" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    adapter = ClaudeCodeAdapter()
+    first = {"type": "user", "uuid": "leaf-1", "parentUuid": None, "sessionId": "s", "isSidechain": False,
+             "timestamp": "2026-03-01T10:00:00.000Z", "message": {"role": "user", "content": "hello there"}}  # fmt: skip
+    _write(path, [first, *_responses(0, 3)])
+    unit = find_unit(adapter, root, path)
+    store = Store()
+    store.apply(adapter.read(unit, None, now=SETTLED))
+    assert store.session["title"] == "hello there"
+    _write(path, [{"type": "summary", "summary": "Not ours", "leafUuid": "elsewhere"}], "a")
+    store.apply(adapter.read(unit, store.state, now=SETTLED))
+    assert store.session["title"] == "hello there"
+    _write(path, [{"type": "summary", "summary": "Greeting", "leafUuid": "leaf-1"}], "a")
+    result = adapter.read(unit, store.state, now=SETTLED)
+    assert not result.reset and result.session.title == "Greeting"
+    store.apply(result)
+    assert store.state == adapter.read(unit, None, now=SETTLED).state

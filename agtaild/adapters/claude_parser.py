@@ -97,6 +97,8 @@ class ClaudeParser(MessageParser):
         #: The uuid hashes of this read's messages, not yet in ``st.uuid_hashes`` (see settle).
         self.new_uuids = array("I")
         self.uuids_seen = len(self.st.uuid_hashes) // 4
+        #: All of them as a set, once a ``summary`` line asked (then kept up to date).
+        self._uuid_set: set[int] | None = None
         if self.st.subagent:
             self.link_parent()
 
@@ -182,8 +184,11 @@ class ClaudeParser(MessageParser):
         uuid = obj.get("uuid")
         if uuid is not None and type(uuid) is str and (obj.get("type") == "user" or obj.get("type") == "assistant"):
             if self.uuids_seen < MAX_SEEN_UUIDS:
-                self.new_uuids.append(uuid_hash(uuid))
+                value = uuid_hash(uuid)
+                self.new_uuids.append(value)
                 self.uuids_seen += 1
+                if self._uuid_set is not None:
+                    self._uuid_set.add(value)
             if st.unmatched_summaries:
                 summary = st.unmatched_summaries.pop(uuid, None)
                 if summary is not None:
@@ -214,9 +219,11 @@ class ClaudeParser(MessageParser):
 
     def seen_uuids(self) -> set[int]:
         """The uuid hashes of the messages so far (built when a ``summary`` line asks)."""
-        saved = array("I")
-        saved.frombytes(self.st.uuid_hashes)
-        return {*saved, *self.new_uuids}
+        if self._uuid_set is None:
+            saved = array("I")
+            saved.frombytes(self.st.uuid_hashes)
+            self._uuid_set = {*saved, *self.new_uuids}
+        return self._uuid_set
 
     @classmethod
     def resumable(cls, state: ParserState) -> bool:
