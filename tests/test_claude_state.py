@@ -334,3 +334,27 @@ def test_a_summary_titles_a_leaf_of_an_earlier_read(tmp_path: Path) -> None:
     assert not result.reset and result.session.title == "Greeting"
     store.apply(result)
     assert store.state == adapter.read(unit, None, now=SETTLED).state
+
+
+def test_a_continuation_of_the_older_form_still_continues(tmp_path: Path) -> None:
+    """Indexes before 2026-12 hold the parser state as a msgpack bin inside the continuation;
+    the state written now is inline. Both continue the same way (no read from the start)."""
+    from agtaild.adapters.jsonl import parser_bytes
+
+    root = tmp_path / "projects"
+    path = root / "-w" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    adapter = ClaudeCodeAdapter()
+    _write(path, _responses(0, 40))
+    unit = find_unit(adapter, root, path)
+    state = adapter.read(unit, None, now=SETTLED).state
+    assert state is not None
+    cont = msgspec.msgpack.decode(state, type=Continuation)
+    assert memoryview(cont.parser)[0] not in (0xC4, 0xC5, 0xC6)  # inline, not a bin
+    older = msgspec.msgpack.encode(msgspec.structs.replace(cont, parser=bytes(parser_bytes(cont))))
+    assert len(older) > len(state) and msgspec.msgpack.decode(older)["parser"] == bytes(cont.parser)
+    _write(path, _responses(40, 45), "a")
+    new, old = adapter.read(unit, state, now=SETTLED), adapter.read(unit, older, now=SETTLED)
+    assert not new.reset and not old.reset
+    assert new.state == old.state and [r.key for r in new.usage] == [r.key for r in old.usage]
+    assert msgspec.structs.asdict(new.session) == msgspec.structs.asdict(old.session)
