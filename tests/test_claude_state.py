@@ -358,3 +358,38 @@ def test_a_continuation_of_the_older_form_still_continues(tmp_path: Path) -> Non
     assert not new.reset and not old.reset
     assert new.state == old.state and [r.key for r in new.usage] == [r.key for r in old.usage]
     assert msgspec.structs.asdict(new.session) == msgspec.structs.asdict(old.session)
+
+
+@pytest.mark.parametrize("damage", ["frame", "filter", "uuid hashes"])
+def test_a_damaged_frame_means_a_read_from_the_start(tmp_path: Path, damage: str) -> None:
+    root = tmp_path / "projects"
+    path = root / "-w" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    adapter = ClaudeCodeAdapter()
+    _write(path, _responses(0, 2 * SPILL))
+    unit = find_unit(adapter, root, path)
+    state = adapter.read(unit, None, now=SETTLED).state
+    assert state is not None
+    cont = msgspec.msgpack.decode(state, type=Continuation)
+    parser = msgspec.msgpack.decode(cont.parser, type=ClaudeState)
+    frames = parser.usage.responses
+    assert frames.frames
+    if damage == "frame":
+        frames.frames = [b"\xc1" for _ in frames.frames]
+    elif damage == "filter":
+        frames.filters = [b"abc" for _ in frames.filters]
+    else:
+        parser.uuid_hashes += b"\x01"
+    damaged = msgspec.msgpack.encode(msgspec.structs.replace(cont, parser=msgspec.msgpack.encode(parser)))
+    # A replay of an old response (its frame is looked up) and, for the uuid hashes, a summary.
+    extra = [assistant_line("again", "m3", "r-again", usage_dict(9, 9), sidechain=True)]
+    extra.append({"type": "summary", "summary": "Title", "leafUuid": "u1a"})
+    _write(path, extra, "a")
+    result = adapter.read(unit, damaged, now=SETTLED)
+    whole = adapter.read(unit, None, now=SETTLED)
+    assert result.reset == (damage != "uuid hashes")  # a torn hash column: its whole values serve
+    if result.reset:
+        assert [r.key for r in result.usage] == [r.key for r in whole.usage]
+    else:
+        assert result.usage == []  # the replay matched its response: nothing counted twice
+    assert result.session.usage == whole.session.usage and result.session.title == whole.session.title

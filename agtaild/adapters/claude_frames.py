@@ -54,6 +54,9 @@ class FramedMap:
         #: Frames decoded by this read (index → map) and filters searched (index → Hashes).
         self._decoded: dict[int, dict[str, Any]] = {}
         self._filters: dict[int, Hashes] = {}
+        #: A frame or filter that does not decode was met (a damaged state): it is taken as
+        #: empty, and the parser asks for a read from the start (``wants_full_read``).
+        self.damaged = False
 
     def __len__(self) -> int:
         return len(self.stored.recent) + self.spill * len(self.stored.frames)
@@ -67,7 +70,11 @@ class FramedMap:
         for i in range(len(stored.frames) - 1, -1, -1):
             hashes = self._filters.get(i)
             if hashes is None:
-                hashes = self._filters[i] = Hashes(stored.filters[i])
+                try:
+                    hashes = Hashes(stored.filters[i])
+                except ValueError:  # not a whole number of 4-byte values
+                    self.damaged, hashes = True, Hashes(b"")
+                self._filters[i] = hashes
             if value in hashes and key in self._frame(i):
                 return i
         return None
@@ -75,7 +82,11 @@ class FramedMap:
     def _frame(self, i: int) -> dict[str, Any]:
         frame = self._decoded.get(i)
         if frame is None:
-            frame = self._decoded[i] = _frame_decoder.decode(self.stored.frames[i])
+            try:
+                frame = _frame_decoder.decode(self.stored.frames[i])
+            except msgspec.DecodeError:
+                self.damaged, frame = True, {}
+            self._decoded[i] = frame
         return frame
 
     def get(self, key: str) -> Any:

@@ -221,7 +221,8 @@ class ClaudeParser(MessageParser):
         """The uuid hashes of the messages so far (built when a ``summary`` line asks)."""
         if self._uuid_set is None:
             saved = array("I")
-            saved.frombytes(self.st.uuid_hashes)
+            raw = self.st.uuid_hashes
+            saved.frombytes(raw[: len(raw) - len(raw) % 4])  # whole values only (a damaged state)
             self._uuid_set = {*saved, *self.new_uuids}
         return self._uuid_set
 
@@ -233,7 +234,8 @@ class ClaudeParser(MessageParser):
         return self.branches.patches
 
     def wants_full_read(self) -> bool:
-        return self.branches.need_full_read
+        # A damaged part of the saved state (a frame that does not decode) is read again too.
+        return self.branches.need_full_read or self.usage.responses.damaged or self.tool_names.damaged
 
     # -- subagents ------------------------------------------------------------------------
     def link_parent(self) -> None:

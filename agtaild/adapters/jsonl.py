@@ -260,6 +260,8 @@ class JsonlAdapter(Adapter):
         if buf and settled:
             parse_tail(parser, buf, buf_start)
             parser.settle()
+            if cont is not None and parser.wants_full_read():
+                return self.read(unit, None, now=now)
         session = parser.finish(settled=settled)
         session.path = unit.path
         session.mtime = st.st_mtime
