@@ -22,6 +22,7 @@ stored form is the same whether a file was read in one step or in many.
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from typing import Any
 
@@ -31,6 +32,8 @@ from agtaild.adapters.claude_tree import Hashes, crc
 
 _encode = msgspec.msgpack.encode
 _frame_decoder = msgspec.msgpack.Decoder(dict[str, Any])
+#: Lookups in one read after which the filters are searched as one (see FramedMap._union).
+UNION_AFTER = 64
 
 
 class Frames(msgspec.Struct, array_like=True):
@@ -57,6 +60,12 @@ class FramedMap:
         #: A frame or filter that does not decode was met (a damaged state): it is taken as
         #: empty, and the parser asks for a read from the start (``wants_full_read``).
         self.damaged = False
+        #: After UNION_AFTER lookups in one read (a long read), all filters merged into one
+        #: sorted array, kept up to date: one search a lookup instead of one a frame.
+        self._union: array[int] | None = None
+        self._lookups = 0
+        #: The last lookup (key, frame index): ``set`` right after ``get`` needs it again.
+        self._last: tuple[str, int | None] | None = None
 
     def __len__(self) -> int:
         return len(self.stored.recent) + self.spill * len(self.stored.frames)
@@ -66,18 +75,44 @@ class FramedMap:
         stored = self.stored
         if not stored.frames:
             return None
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
         value = crc(key)
+        union = self._union
+        if union is None:
+            self._lookups += 1
+            if self._lookups > UNION_AFTER and not self.damaged:
+                union = self._union = self._merged()
+        if union is not None:
+            at = bisect.bisect_left(union, value)
+            if at == len(union) or union[at] != value:
+                self._last = (key, None)
+                return None
+        found = None
         for i in range(len(stored.frames) - 1, -1, -1):
-            hashes = self._filters.get(i)
-            if hashes is None:
-                try:
-                    hashes = Hashes(stored.filters[i])
-                except ValueError:  # not a whole number of 4-byte values
-                    self.damaged, hashes = True, Hashes(b"")
-                self._filters[i] = hashes
-            if value in hashes and key in self._frame(i):
-                return i
-        return None
+            if value in self._filter(i) and key in self._frame(i):
+                found = i
+                break
+        self._last = (key, found)
+        return found
+
+    def _filter(self, i: int) -> Hashes:
+        hashes = self._filters.get(i)
+        if hashes is None:
+            try:
+                hashes = Hashes(self.stored.filters[i])
+            except ValueError:  # not a whole number of 4-byte values
+                self.damaged, hashes = True, Hashes(b"")
+                self._union = None
+            self._filters[i] = hashes
+        return hashes
+
+    def _merged(self) -> array[int] | None:
+        values = array("I")
+        for i in range(len(self.stored.frames)):
+            values.extend(self._filter(i).values)
+        return None if self.damaged else array("I", sorted(values))
 
     def _frame(self, i: int) -> dict[str, Any]:
         frame = self._decoded.get(i)
@@ -110,6 +145,7 @@ class FramedMap:
             frame[key] = value
             stored.frames[i] = _encode(frame)
             return
+        self._last = None
         recent[key] = value
         if len(recent) >= self.spill:
             self._spill()
@@ -125,8 +161,17 @@ class FramedMap:
         stored.frames.append(_encode(stored.recent))
         stored.filters.append(hashes.tobytes())
         stored.recent = {}
+        self._last = None
+        union = self._union
+        if union is not None:
+            for value in hashes:
+                bisect.insort(union, value)
         if len(stored.frames) > self.max_frames:
             drop = len(stored.frames) - self.max_frames
+            if union is not None:
+                for i in range(drop):
+                    for value in self._filter(i).values:
+                        del union[bisect.bisect_left(union, value)]
             del stored.frames[:drop]
             del stored.filters[:drop]
             self._decoded.clear()
