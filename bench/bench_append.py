@@ -9,8 +9,9 @@ it) is appended ``--repeat`` times and each time ``Service.update_index(only_pat
 (the daemon's path) and ``Service.update_index()`` (the whole update of ``agtail index``) are
 timed in-process, and with ``--cli`` whole ``agtail --no-daemon index --json`` processes (wall,
 their CPU, the update's "seconds").
-``--fork`` first rewinds the session's first prompt (a second parentless prompt, as Claude Code
-writes a rewind of the first prompt), so every later append goes to a forked session.
+``--fork`` first rewinds the session's first prompt (a second prompt under the same parent, as
+Claude Code writes a rewind), so every later append goes to a forked session (the output says
+whether the session's state records a fork).
 
 ``many``: a copy of the corpus is indexed, then ``--lines`` lines are appended to each of 100
 Claude Code session files and one ``Service.update_index()`` is timed (wall and CPU of this
@@ -53,8 +54,6 @@ def cpu() -> float:
     return time.process_time()
 
 
-
-
 def prompt(uuid: str, parent: str | None, session: str, text: str) -> str:
     line = {
         "type": "user",
@@ -83,6 +82,38 @@ def settle_archive(data: Path) -> None:
     from agtaild.store import archive_finish
 
     archive_finish.wait(data / "archive" / ".zstore", 600)
+
+
+def first_prompt_parent(path: Path) -> str | None:
+    """The parent of the transcript's first typed prompt (what a rewind of it names)."""
+    from agtaild.adapters.claude_branches import is_head
+
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            if isinstance(obj, dict) and isinstance(obj.get("uuid"), str) and is_head(obj):
+                parent = obj.get("parentUuid")
+                return parent if isinstance(parent, str) else None
+    return None
+
+
+def forked(svc: Any, path: Path) -> bool:
+    """Whether the session's saved state records a fork (the rewind was taken as one)."""
+    import sqlite3
+
+    import msgspec
+
+    from agtaild.adapters.claude_state import ClaudeState
+    from agtaild.adapters.jsonl import Continuation
+    from agtaild.index import statepack
+
+    db = sqlite3.connect(str(svc.config.index_path))
+    try:
+        (stored,) = db.execute("SELECT state FROM files WHERE path = ?", (str(path),)).fetchone()
+    finally:
+        db.close()
+    cont = msgspec.msgpack.decode(statepack.unpack(stored), type=Continuation)
+    return bool(msgspec.msgpack.decode(cont.parser, type=ClaudeState).branches.forked)
 
 
 def service(data: Path, roots: list[str], archive: bool) -> Any:
@@ -115,12 +146,19 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
         wall, c, rep = timed(svc.update_index)
         out["cold"] = {"wall_ms": round(wall * 1000), "cpu_ms": round(c * 1000), "events": rep["events"]}
         settle_archive(data)
-        if args.fork:  # rewind the first prompt: a second parentless prompt
+        if args.fork:  # rewind the first prompt: a second prompt under its parent
             append(
-                big, prompt("00000000-0000-4000-8fff-000000000000", None, big.stem, "rewound first prompt")
+                big,
+                prompt(
+                    "00000000-0000-4000-8fff-000000000000",
+                    first_prompt_parent(big),
+                    big.stem,
+                    "rewound prompt",
+                ),
             )
             wall, c, _ = timed(lambda: svc.update_index(only_paths=[str(big)]))
             out["rewind"] = {"wall_ms": round(wall * 1000, 1), "cpu_ms": round(c * 1000, 1)}
+            out["forked"] = forked(svc, big)
         runs: dict[str, list[tuple[float, float]]] = {"paths": [], "update": []}
         prof = cProfile.Profile(time.process_time) if args.profile else None
         for i in range(args.repeat):

@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agtaild.adapters import claude_tree
 from agtaild.adapters.claude_code import ClaudeCodeAdapter
@@ -195,3 +197,73 @@ def test_a_state_from_before_the_saved_tree_is_read_again_once(tmp_path: Path) -
     result = s.append(s.turn("c"))
     assert result.reset
     assert not s.append(s.turn("d")).reset
+
+
+def test_a_parent_written_after_its_child_in_one_append(tmp_path: Path) -> None:
+    """A record naming as its parent one written later in the same append: the saved tree
+    keeps it (a frame of the older layout stored a forward index it could not decode again,
+    so the next rewind failed the read), and every read equals a read from the start."""
+    s = Session(tmp_path)
+    fork_at = s.leaf
+    s.append(s.turn("a"))
+    s.append(s.turn("b", parent=fork_at))
+    later, child = str(uuidlib.uuid4()), str(uuidlib.uuid4())
+    s.append([answer("child", later, uid=child), answer("parent", s.leaf, uid=later)])
+    s.leaf = child
+    s.append(s.turn("c"))
+    s.append(s.turn("a rewind", parent=fork_at))  # decodes the saved tree
+    s.append(s.turn("d"))
+    assert _marked(s.store) > 0
+
+
+def test_a_damaged_saved_tree_means_a_read_from_the_start(tmp_path: Path) -> None:
+    s = Session(tmp_path)
+    fork_at = s.leaf
+    s.append(s.turn("a"))
+    s.append(s.turn("b", parent=fork_at))
+    st = _state(s.store)
+    assert st.branches.tree
+    for damaged in (
+        st.branches.tree[:-3],
+        b"\x05\x00\x00\x00" + b"\x95" * 5,
+        st.branches.tree + b"\x01\x00\x00\x00\xc1",
+    ):
+        st.branches.tree = damaged
+        cont = msgspec.msgpack.decode(s.store.state, type=Continuation)  # type: ignore[arg-type]
+        state = msgspec.msgpack.encode(msgspec.structs.replace(cont, parser=msgspec.msgpack.encode(st)))
+        s.store.state = state
+        result = s.append(s.turn("a rewind", parent=fork_at))  # needs the tree: read from the start
+        assert result.reset
+        st = _state(s.store)
+
+
+_uuid_or_id = st.one_of(st.uuids().map(str), st.text(max_size=40), st.uuids().map(lambda u: str(u).upper()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_tree_frames_decode_to_the_tree_written(data: st.DataObject) -> None:
+    """Frames of any nodes (canonical uuids or other ids; parents before, after, outside the
+    tree or none; typed prompts anywhere) and owners, appended in several pieces or written
+    whole, decode to the same tree."""
+    ids = data.draw(st.lists(_uuid_or_id, min_size=1, max_size=40, unique=True))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(ids)), max_size=4)))
+    parents: list[Any] = [
+        data.draw(st.one_of(st.none(), st.integers(0, len(ids) - 1), st.text(max_size=10))) for _ in ids
+    ]
+    heads = [data.draw(st.booleans()) for _ in ids]
+    owners = data.draw(st.dictionaries(st.integers(0, 500), st.integers(0, len(ids) - 1), max_size=30))
+    raw = b""
+    for start, stop in zip([0, *cuts], [*cuts, len(ids)], strict=True):
+        nodes = []
+        for i in range(start, stop):
+            p = parents[i]
+            ok = type(p) is int and p < stop  # an index only for a node written by then
+            nodes.append((ids[i], p if ok else (ids[p] if type(p) is int else p), heads[i]))
+        part = [x for seq in sorted(owners) if start <= owners[seq] < stop for x in (seq, owners[seq])]
+        raw += claude_tree.frame(nodes, part, start)
+    tree = claude_tree.Tree.decode(raw)
+    want_parents = [ids[p] if type(p) is int else p for p in parents]
+    assert (tree.uuids, tree.parents, tree.heads, tree.owner) == (ids, want_parents, heads, owners)
+    again = claude_tree.Tree.decode(tree.encode())
+    assert (again.uuids, again.parents, again.heads, again.owner) == (ids, want_parents, heads, owners)

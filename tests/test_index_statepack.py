@@ -79,3 +79,21 @@ def test_stored_states_continue_like_a_rebuild(
         svc.close()
     for part in ("events", "usage", "rollup", "fts_rows"):
         assert got[part] == expected[part], part
+
+
+def test_states_pack_and_unpack_in_many_threads_at_once() -> None:
+    """Each thread has its own compressor (they are not safe to share): states packed and
+    unpacked by several threads at once, a damaged frame among them, all read back exactly."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(n: int) -> bool:
+        ok = True
+        for i in range(200):
+            state = (f"{n}:{i}:" * 700).encode()
+            ok = ok and statepack.unpack(statepack.pack(state)) == state
+            if i % 50 == 0:
+                ok = ok and statepack.unpack(MAGIC + b"damaged") is None
+        return ok
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(8)))

@@ -48,8 +48,8 @@ MARK_KEYS = ("branch", "fork", "alt", "alts")
 
 
 #: The state's layout of the saved tree; a forked state of an older layout is read again from
-#: the start (once) to rebuild it.
-VERSION = 2
+#: the start (once) to rebuild it. (3: frames by column.)
+VERSION = 3
 #: How many of the last records keep their mark in the state (an append's parents are there).
 RECENT = 256
 
@@ -124,7 +124,12 @@ class BranchTracker:
 
     def _load(self) -> Tree:
         if self.old is None:
-            self.old = Tree.decode(self.st.tree) if self._saved() else Tree()
+            self.old = Tree()
+            if self._saved():
+                try:
+                    self.old = Tree.decode(self.st.tree)
+                except (msgspec.DecodeError, ValueError, IndexError):
+                    self.need_full_read = True  # a damaged tree: read the file from the start
         return self.old
 
     def _is_old(self, uuid: str) -> bool:
@@ -287,7 +292,7 @@ class BranchTracker:
             if o is not None
             for x in (seq, order[o] if o in order else recent[o][2])
         ]
-        st.tree += frame(nodes, owners)
+        st.tree += frame(nodes, owners, base)
         st.count += len(nodes)
         hashes = self._hashes if self._hashes is not None else Hashes(st.hashes)
         for uuid in self.new:

@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from agtaild.adapters.base import Adapter, Unit
+from agtaild.adapters.claude_frames import FramedMap
 from agtaild.adapters.claude_state import (
     FIRST_PROMPT_MAX,
     MAX_PENDING,
     MAX_TOOL_NAMES,
+    TOOL_NAME_SPILL,
     ClaudeState,
     remember,
     storable,
@@ -41,7 +43,9 @@ class MessageParser(LineParser[ClaudeState]):
 
     def __init__(self, adapter: Adapter, unit: Unit, state: ClaudeState | None) -> None:
         super().__init__(adapter, unit, state)
-        self.usage = UsageBook(self.st.usage_seen, self.st.usage_by_message, self.st.usage_totals)
+        self.usage = UsageBook(self.st.usage)
+        spill = TOOL_NAME_SPILL
+        self.tool_names = FramedMap(self.st.tool_names, spill=spill, frames=MAX_TOOL_NAMES // spill)
         #: The current line's timestamp, normalised once (set by the router for every line).
         self.line_ts: str | None = None
 
@@ -141,7 +145,7 @@ class MessageParser(LineParser[ClaudeState]):
         if tool_id is not None:
             remember(self.st.pending, tool_id, storable(ev), MAX_PENDING)
             if name:
-                remember(self.st.tool_names, tool_id, name, MAX_TOOL_NAMES)
+                self.tool_names.set(tool_id, name)
 
     def tool_result(self, block: dict[str, Any], obj: dict[str, Any], line: int, offset: int,
                     tool_use_result: Any, role: str = "tool") -> bool:  # fmt: skip
@@ -175,7 +179,7 @@ class MessageParser(LineParser[ClaudeState]):
         if tool_use_result is not None:
             extra["tool_use_result"] = tool_use_result
         self.new("tool_result", obj, line, offset, role=role, result=text, is_error=is_error,
-                 tool=st.tool_names.get(tool_id) if tool_id else None, tool_use_id=tool_id,
+                 tool=self.tool_names.get(tool_id) if tool_id else None, tool_use_id=tool_id,
                  extra=extra)  # fmt: skip
         return False
 

@@ -10,6 +10,7 @@ titles. Anything it does not know becomes an ``unknown`` event with the raw JSON
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -18,10 +19,17 @@ from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.claude_branches import BranchTracker
 from agtaild.adapters.claude_edits import EDIT_TOOLS, edit_of
 from agtaild.adapters.claude_messages import MessageParser
-from agtaild.adapters.claude_state import AGENT_ID, MAX_SEEN_UUIDS, ClaudeState, summarize, uuid_hash
+from agtaild.adapters.claude_state import (
+    AGENT_ID,
+    LAYOUT,
+    MAX_SEEN_UUIDS,
+    ClaudeState,
+    summarize,
+    uuid_hash,
+)
 from agtaild.adapters.claude_subagents import find_spawning_tool_use, read_meta
 from agtaild.adapters.claude_text import command_text, injected_subtype, norm_ts, strip_ansi
-from agtaild.adapters.jsonl import Category
+from agtaild.adapters.jsonl import Category, ParserState
 from agtaild.model import Event, HookInfo, Session, project_of
 
 #: Records that only describe the session (no uuid, not part of the conversation).
@@ -86,13 +94,18 @@ class ClaudeParser(MessageParser):
             "pr-link": self.title_record,
         }
         self.branches = BranchTracker(self.st.branches, from_start=state is None)
+        #: The uuid hashes of this read's messages, not yet in ``st.uuid_hashes`` (see settle).
+        self.new_uuids = array("I")
+        self.uuids_seen = len(self.st.uuid_hashes) // 4
+        #: All of them as a set, once a ``summary`` line asked (then kept up to date).
+        self._uuid_set: set[int] | None = None
         if self.st.subagent:
             self.link_parent()
 
     def new_state(self) -> ClaudeState:
         hints = self.unit.hints
         session_id = hints.get("session_id") or os.path.splitext(os.path.basename(self.unit.path))[0]
-        st = ClaudeState(session=Session(agent=AGENT_ID, id=session_id))
+        st = ClaudeState(session=Session(agent=AGENT_ID, id=session_id), layout=LAYOUT)
         if hints.get("subagent"):
             st.subagent = True
             st.agent_id = hints.get("agent_id")
@@ -170,8 +183,12 @@ class ClaudeParser(MessageParser):
                 self.link_parent()
         uuid = obj.get("uuid")
         if uuid is not None and type(uuid) is str and (obj.get("type") == "user" or obj.get("type") == "assistant"):
-            if len(st.seen_uuids) < MAX_SEEN_UUIDS:
-                st.seen_uuids.add(uuid_hash(uuid))
+            if self.uuids_seen < MAX_SEEN_UUIDS:
+                value = uuid_hash(uuid)
+                self.new_uuids.append(value)
+                self.uuids_seen += 1
+                if self._uuid_set is not None:
+                    self._uuid_set.add(value)
             if st.unmatched_summaries:
                 summary = st.unmatched_summaries.pop(uuid, None)
                 if summary is not None:
@@ -196,12 +213,29 @@ class ClaudeParser(MessageParser):
 
     def settle(self) -> None:
         self.branches.settle(self._out)
+        if self.new_uuids:
+            self.st.uuid_hashes += self.new_uuids.tobytes()
+            del self.new_uuids[:]
+
+    def seen_uuids(self) -> set[int]:
+        """The uuid hashes of the messages so far (built when a ``summary`` line asks)."""
+        if self._uuid_set is None:
+            saved = array("I")
+            raw = self.st.uuid_hashes
+            saved.frombytes(raw[: len(raw) - len(raw) % 4])  # whole values only (a damaged state)
+            self._uuid_set = {*saved, *self.new_uuids}
+        return self._uuid_set
+
+    @classmethod
+    def resumable(cls, state: ParserState) -> bool:
+        return isinstance(state, ClaudeState) and state.layout == LAYOUT
 
     def take_marks(self) -> dict[int, dict[str, Any]]:
         return self.branches.patches
 
     def wants_full_read(self) -> bool:
-        return self.branches.need_full_read
+        # A damaged part of the saved state (a frame that does not decode) is read again too.
+        return self.branches.need_full_read or self.usage.responses.damaged or self.tool_names.damaged
 
     # -- subagents ------------------------------------------------------------------------
     def link_parent(self) -> None:
@@ -291,7 +325,7 @@ class ClaudeParser(MessageParser):
         subtype: str | None = None,
     ) -> Category:  # fmt: skip
         if type(tool_use_id) is str:
-            info.tool = self.st.tool_names.get(tool_use_id) or info.tool
+            info.tool = self.tool_names.get(tool_use_id) or info.tool
         if self.plugins is not None and info.command:
             info.plugin = self.plugins.plugin_for_command(info.command)
         self.new("hook", obj, line, offset, text=info.text, hook=info, subtype=subtype,
@@ -305,7 +339,7 @@ class ClaudeParser(MessageParser):
             return self.unknown(obj, line, offset)
         st = self.st
         if isinstance(leaf, str):
-            if uuid_hash(leaf) in st.seen_uuids:
+            if uuid_hash(leaf) in self.seen_uuids():
                 st.summary_title = text
             else:
                 st.unmatched_summaries[leaf] = text

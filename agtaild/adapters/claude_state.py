@@ -7,6 +7,14 @@ it merged), recent tool names (hooks name their tool by ``toolUseID``), the usag
 counted per response, title candidates, and the subagent link. Bounded maps drop their
 oldest entries; because every read applies the same lines in the same order, the state is
 the same whether a file was read in one step or in many.
+
+A long session's state is loaded and saved again for every append, so its bulky parts are
+kept in a form that costs little to carry over: the usage memory and the tool names as
+frames of bytes that a read decodes only when it looks up an old entry
+(agtaild.adapters.claude_frames), the message uuid hashes as packed 32-bit integers, the
+conversation tree as frames too (agtaild.adapters.claude_tree). On a 48 MB session this took
+the state from 800 KB (1.9 ms to decode at best, 5.9 ms on average with the collector's
+passes) to 412 KB (0.03 ms).
 """
 
 from __future__ import annotations
@@ -17,14 +25,21 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.claude_branches import BranchState
+from agtaild.adapters.claude_frames import Frames
 from agtaild.adapters.claude_text import first_line
+from agtaild.adapters.claude_usage import UsageMemory
 from agtaild.adapters.jsonl import ParserState
 from agtaild.model import Event, ParentRef, Session
 
 AGENT_ID = "claude-code"
+#: Bump when the saved state changes meaning: a saved state of another layout (0: before the
+#: usage memory was framed) is not continued, the file is read again from the start.
+LAYOUT = 1
 #: Tool uses waiting for a result, and tool names remembered for hooks.
 MAX_PENDING = 512
 MAX_TOOL_NAMES = 512
+#: ... kept as MAX_TOOL_NAMES // TOOL_NAME_SPILL frames of TOOL_NAME_SPILL (agtaild.adapters.claude_frames).
+TOOL_NAME_SPILL = 64
 MAX_SEEN_UUIDS = 10_000
 #: The first prompt is kept whole up to this many characters.
 FIRST_PROMPT_MAX = 10_000
@@ -32,10 +47,11 @@ FIRST_PROMPT_MAX = 10_000
 
 class ClaudeState(ParserState):
     pending: dict[str, Event] = msgspec.field(default_factory=dict)
-    tool_names: dict[str, str] = msgspec.field(default_factory=dict)
-    usage_seen: dict[str, list[int]] = msgspec.field(default_factory=dict)
-    usage_by_message: dict[str, str] = msgspec.field(default_factory=dict)
-    usage_totals: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+    #: tool use id → tool name (read through a FramedMap).
+    tool_names: Frames = msgspec.field(default_factory=Frames)
+    #: The state's layout (:data:`LAYOUT`); a state of another layout is not continued.
+    layout: int = 0
+    usage: UsageMemory = msgspec.field(default_factory=UsageMemory)
     custom_title: str | None = None
     ai_title: str | None = None
     summary_title: str | None = None
@@ -43,9 +59,10 @@ class ClaudeState(ParserState):
     first_command: str | None = None
     #: ``summary`` lines whose ``leafUuid`` is not (yet) a message of this file.
     unmatched_summaries: dict[str, str] = msgspec.field(default_factory=dict)
-    #: CRC32 of the uuids of this file's first MAX_SEEN_UUIDS messages (a ``summary`` titles
-    #: its own leaf only; such summaries are rare and follow short sessions).
-    seen_uuids: set[int] = msgspec.field(default_factory=set)
+    #: CRC32 of the uuids of this file's first MAX_SEEN_UUIDS messages, as ``array("I")``
+    #: bytes in file order (a ``summary`` titles its own leaf only; such summaries are rare
+    #: and follow short sessions, so the set is built only when one comes).
+    uuid_hashes: bytes = b""
     boundaries: int = 0
     compact_summaries: int = 0
     last_assistant_id: str | None = None

@@ -6,12 +6,19 @@ rewind, or a leaf that moves to another branch (agtaild.adapters.claude_branches
 appends just continue the active branch, so the tree is kept in a form that an append neither
 decodes nor re-encodes:
 
-* ``tree``: a log of frames, each the msgpack of ``[nodes, owners]`` for the records and
-  events of one read, 4-byte length first. A read appends a frame (bytes concatenation);
-  a recompute decodes them all and writes one frame back. A node is ``[uuid, parent, head]``
-  with the uuid as its 16 bytes when it is a canonical UUID (half the size of its text) and
-  the parent as the index of an earlier node when it is one (else its uuid, or nil);
-  ``owners`` is a flat ``[seq, node index, …]`` list (events with no record are left out).
+* ``tree``: a log of frames, each for the records and events of one read, 4-byte length
+  first. A read appends a frame (bytes concatenation); a recompute decodes them all and
+  writes one frame back. A frame is the msgpack of ``[uuids, odd, parents, heads, owners]``,
+  by column (a frame of tuples spent 7 of its 23 bytes a node on headers):
+
+  - ``uuids``: 16 bytes a node, a canonical UUID as its bytes (half the size of its text);
+    ``odd``: ``[position, uuid]`` of the nodes whose uuid is not one (their 16 bytes are 0);
+  - ``parents``: a node's parent as ``node index - parent index`` when it is a node (most
+    are 1: the record before; a parent later in the same frame gives a negative one), else
+    its uuid, or nil;
+  - ``heads``: the positions of the typed prompts in the frame;
+  - ``owners``: ``[seq, node index, …]`` of the events (those with no record are left out),
+    each pair as its difference from the previous pair (mostly ``1, 0`` or ``1, 1``).
 * ``hashes``: the sorted CRC32s of the node uuids (4 bytes each): a uuid whose CRC is absent
   is certainly not a node; one that is present may be (then the tree is decoded to know).
 * ``runs``: the marks given out, as ``[first seq, mark or nil]`` runs over every seq.
@@ -29,7 +36,10 @@ from typing import Any
 import msgspec
 
 _encoder = msgspec.msgpack.Encoder()
-_frame_decoder = msgspec.msgpack.Decoder(tuple[list[tuple[Any, Any, bool]], list[int]])
+_frame_decoder = msgspec.msgpack.Decoder(
+    tuple[bytes, list[tuple[int, str]], list[int | str | None], list[int], list[int]]
+)
+_NO_UUID = bytes(16)
 
 
 def pack(uuid: str) -> bytes | str:
@@ -80,8 +90,29 @@ class Hashes:
         return out
 
 
-def frame(nodes: list[tuple[str, Any, bool]], owners: list[int]) -> bytes:
-    body = _encoder.encode(([(pack(u), p, h) for u, p, h in nodes], owners))
+def frame(nodes: list[tuple[str, Any, bool]], owners: list[int], base: int) -> bytes:
+    """One frame of ``nodes`` (uuid, parent as a node index or a uuid or None, head), the
+    first of them node ``base``, and ``owners`` (``[seq, node index, …]``)."""
+    uuids = bytearray()
+    odd: list[tuple[int, str]] = []
+    parents: list[int | str | None] = []
+    heads: list[int] = []
+    for i, (uuid, parent, head) in enumerate(nodes):
+        packed = pack(uuid)
+        if isinstance(packed, bytes):
+            uuids += packed
+        else:
+            uuids += _NO_UUID
+            odd.append((i, packed))
+        parents.append(base + i - parent if type(parent) is int else parent)
+        if head:
+            heads.append(i)
+    deltas: list[int] = []
+    seq = node = 0
+    for k in range(0, len(owners), 2):
+        deltas += (owners[k] - seq, owners[k + 1] - node)
+        seq, node = owners[k], owners[k + 1]
+    body = _encoder.encode((bytes(uuids), odd, parents, heads, deltas))
     return len(body).to_bytes(4, "little") + body
 
 
@@ -97,18 +128,38 @@ class Tree:
 
     @classmethod
     def decode(cls, raw: bytes) -> Tree:
+        """The tree of the saved frames; raises msgspec.DecodeError or ValueError for bytes
+        that are not such frames."""
         tree = cls()
         view = memoryview(raw)
         pos = 0
         while pos + 4 <= len(view):
             size = int.from_bytes(view[pos : pos + 4], "little")
-            nodes, owners = _frame_decoder.decode(view[pos + 4 : pos + 4 + size])
+            uuids, odd, parents, heads, owners = _frame_decoder.decode(view[pos + 4 : pos + 4 + size])
             pos += 4 + size
-            for uuid, parent, head in nodes:
-                if type(parent) is int:
-                    parent = tree.uuids[parent]
-                tree.add(unpack(uuid), parent, head)
-            tree.owner.update(zip(owners[::2], owners[1::2], strict=True))
+            base = len(tree.uuids)
+            strange = dict(odd)
+            count = len(parents)
+            if len(uuids) != 16 * count:
+                raise ValueError("a tree frame's columns disagree")
+            is_head = [False] * count
+            for i in heads:
+                is_head[i] = True
+            for i in range(count):  # every uuid first: a parent may come later in the frame
+                uuid = strange.get(i)
+                tree.add(uuid if uuid is not None else unpack(uuids[16 * i : 16 * i + 16]), None, is_head[i])
+            for i, parent in enumerate(parents):
+                if isinstance(parent, int):
+                    at = base + i - parent
+                    if not 0 <= at < len(tree.uuids):
+                        raise ValueError("a tree frame names a parent outside the tree")
+                    parent = tree.uuids[at]
+                tree.parents[base + i] = parent
+            seq = node = 0
+            for k in range(0, len(owners), 2):
+                seq += owners[k]
+                node += owners[k + 1]
+                tree.owner[seq] = node
         return tree
 
     def add(self, uuid: str, parent: str | None, head: bool) -> int:
@@ -127,7 +178,7 @@ class Tree:
             for u, p, h in zip(self.uuids, self.parents, self.heads, strict=True)
         ]
         owners = [x for seq in sorted(self.owner) for x in (seq, self.owner[seq])]
-        return frame(nodes, owners)
+        return frame(nodes, owners, 0)
 
 
 class Runs:

@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
+from agtaild.adapters.claude_frames import FramedMap, Frames
 from agtaild.model import Usage, UsageRecord
 
 #: Bits of the flags slot in a remembered entry.
@@ -98,25 +101,39 @@ def countable(obj: dict[str, Any], message: dict[str, Any], raw: dict[str, Any])
     return not (session_id == "" or request_id == "" or message_id == "" or model == "")
 
 
-#: Responses remembered per session. The copies to de-duplicate sit next to each other (split
-#: lines) or close by (sidechain replays); a key seen again after this many newer responses is
-#: re-emitted under the same key, which the index upserts.
-MAX_REMEMBERED = 4096
+#: Responses remembered per session: the newest SPILL × FRAMES at least (agtaild.adapters.
+#: claude_frames). The copies to de-duplicate sit next to each other (split lines) or close by
+#: (sidechain replays); a key seen again after this many newer responses is re-emitted under
+#: the same key, which the index upserts.
+SPILL = 256
+FRAMES = 16
+MAX_REMEMBERED = SPILL * FRAMES
+
+
+class UsageMemory(msgspec.Struct, array_like=True):
+    """What the usage book keeps in the parser state."""
+
+    #: The responses counted, by message id (or, for a line without one, by its own key):
+    #: ``[[input, output, cache_read, cache_write, flags, request id], …]`` in the order they
+    #: were counted. The request id is the key's part after ``"<message id>:"`` (``""`` when
+    #: the line had none), None for a line without a message id. One map holds what was a
+    #: key → counts map and a message id → first key map: each key held its message id again.
+    responses: Frames = msgspec.field(default_factory=Frames)
+    #: The session's running sum of the four counts.
+    totals: list[int] = msgspec.field(default_factory=lambda: [0, 0, 0, 0])
+
+
+#: The slot of the request id in a remembered entry.
+_RID = 5
 
 
 class UsageBook:
-    """The per-session memory of counted responses (kept in the parser state).
+    """The per-session memory of counted responses, one per read (see :class:`UsageMemory`)."""
 
-    ``seen`` maps a key to ``[input, output, cache_read, cache_write, flags]`` (the most recent
-    :data:`MAX_REMEMBERED`); ``by_message`` maps a message id to the key it was counted under;
-    ``totals`` is the session's running sum of the four counts.
-    """
-
-    def __init__(self, seen: dict[str, list[int]], by_message: dict[str, str], totals: list[int]) -> None:
-        self.seen = seen
-        self.by_message = by_message
-        self.totals = totals
-        #: (key, sidechain, raw usage) of the last line whose numbers are already in ``seen``.
+    def __init__(self, memory: UsageMemory) -> None:
+        self.responses = FramedMap(memory.responses, spill=SPILL, frames=FRAMES)
+        self.totals = memory.totals
+        #: (key, sidechain, raw usage) of the last line whose numbers are already remembered.
         self._last: tuple[str, bool, dict[str, Any]] | None = None
 
     def offer(self, obj: dict[str, Any], message: dict[str, Any], fallback: str, ts: str | None) -> UsageRecord | None:
@@ -130,11 +147,14 @@ class UsageBook:
             return None
         message_id = message.get("id")
         request_id = obj.get("requestId")
+        rid: str | None
         if type(message_id) is str and message_id:
-            key = f"{message_id}:{request_id}" if type(request_id) is str else f"{message_id}:"
+            rid = request_id if type(request_id) is str else ""
+            key = f"{message_id}:{rid}"
+            group_key = message_id
         else:
-            key = f"line:{fallback}"
-            message_id = None
+            key = group_key = f"line:{fallback}"
+            message_id = rid = None
         sidechain = obj.get("isSidechain") is True
         last = self._last
         if last is not None and last[0] == key and last[1] == sidechain and last[2] == raw:
@@ -143,13 +163,16 @@ class UsageBook:
         if counts is None:
             return None
         flags = (SIDECHAIN if sidechain else 0) | (HAS_SPEED if raw.get("speed") is not None else 0)
-        existing = self.seen.get(key)
-        if existing is None and message_id is not None:
-            other = self.by_message.get(message_id)
-            if other is not None:
-                other_entry = self.seen.get(other)
-                if other_entry is not None and (sidechain or other_entry[4] & SIDECHAIN):
-                    key, existing = other, other_entry
+        group: list[list[Any]] | None = self.responses.get(group_key)
+        existing: list[Any] | None = None
+        if group is not None:
+            existing = next((e for e in group if e[_RID] == rid), None)
+            if existing is None and message_id is not None:
+                # The first response counted under this message id: a sidechain copy matches
+                # it under any request id.
+                first = next((e for e in group if e[_RID] is not None), None)
+                if first is not None and (sidechain or first[4] & SIDECHAIN):
+                    key, existing = f"{message_id}:{first[_RID]}", first
         if existing is not None and not _replaces(counts, flags, existing):
             self._last = (key, sidechain, raw)
             return None
@@ -158,12 +181,14 @@ class UsageBook:
         totals = self.totals
         for i in range(4):
             totals[i] += counts[i] - (existing[i] if existing is not None else 0)
-        self.seen[key] = [*counts, flags]
+        if existing is not None:
+            existing[:5] = [*counts, flags]
+        elif group is not None:
+            group.append([*counts, flags, rid])
+        else:
+            group = [[*counts, flags, rid]]
+        self.responses.set(group_key, group)
         self._last = (key, sidechain, raw)
-        if message_id is not None:
-            self.by_message.setdefault(message_id, key)
-        _trim(self.seen)
-        _trim(self.by_message)
         model = message.get("model")
         usage = Usage(
             input_tokens=counts[0],
@@ -183,12 +208,7 @@ class UsageBook:
         ).fix_total()
 
 
-def _trim(table: dict[str, Any]) -> None:
-    while len(table) > MAX_REMEMBERED:
-        del table[next(iter(table))]
-
-
-def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[int]) -> bool:
+def _replaces(counts: tuple[int, int, int, int], flags: int, existing: list[Any]) -> bool:
     """ccusage's rule: the non-sidechain copy wins, then the larger total, then one with speed."""
     candidate_side = flags & SIDECHAIN
     existing_side = existing[4] & SIDECHAIN
