@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -346,9 +347,9 @@ class Bench:
             "isSidechain": False,
             "userType": "external",
         }
-        for i in range(self.repeat):
+        for _i in range(self.repeat):
             line["parentUuid"] = last_uuid(big)
-            line["uuid"] = f"00000000-0000-4000-8000-{i:012d}"
+            line["uuid"] = str(uuid.uuid4())  # new in every run: the session file is kept between runs
             with open(big, "a") as fh:
                 fh.write(json.dumps(line, separators=(",", ":")) + "\n")
             old = time.time() - 60
@@ -366,9 +367,9 @@ class Bench:
         svc = Service(load_config(data_dir=str(data), root_options=root, only_roots=True))
         try:
             svc.update_index()  # the daemon has been running: its modules are loaded
-            for i in range(self.repeat):
+            for _i in range(self.repeat):
                 line["parentUuid"] = last_uuid(big)
-                line["uuid"] = f"00000000-0000-4000-9000-{i:012d}"
+                line["uuid"] = str(uuid.uuid4())
                 with open(big, "a") as fh:
                     fh.write(json.dumps(line, separators=(",", ":")) + "\n")
                 old = time.time() - 60
