@@ -259,15 +259,17 @@ def _notes(r: dict[str, Any]) -> list[str]:
         "and no lower than half the CPU sum. A second full-text writer (the index sharded into "
         "database files) would not lower that floor on 2 cores: it moves CPU, it does not remove it; "
         "reaching 5× ccusage needs about a fifth less CPU in all.",
-        f"* **The archive mirror** (on by default) compresses and hashes every native file the index "
-        f"reads; during a big update it runs in a process of its own (off the writer's GIL) and makes "
-        f"its files durable in batches, and the update waits for it before it reports. Alone, in the "
-        f"same run, mirroring the {ar['units']:.0f} units of this corpus took {ar['wall']:.1f} s of wall "
-        f"time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, {ar['wall_no_fsync']:.1f} s "
-        f"for {ar['cpu_no_fsync']:.1f} s. That CPU (zstd level 3 ≈ 0.6 s, the in-memory check of each "
-        "frame ≈ 0.2 s, sha256 ≈ 0.1 s, the rest per-file work, measured on the archive branch) is a "
-        "third core's worth of work on a 2-core machine: the cold index as shipped takes about 1 s "
-        "more wall time than with the archive off.",
+        f"* **The archive** (on by default) compresses and hashes every native file the index reads. "
+        "A first index no longer waits for it: it pins each file it reads (a hard link, which keeps the "
+        "bytes if the agent deletes the file) and a finisher process archives the pinned files after "
+        "the index, at low priority (agtaild/store/archive_finish.py): the cold index as shipped takes "
+        f"about the time of the index alone, and every file is archived {_ms(r['cold']['archived'])} after "
+        f"the start. Alone, in the same run, mirroring the {ar['units']:.0f} units of this corpus took "
+        f"{ar['wall']:.1f} s of wall time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, "
+        f"{ar['wall_no_fsync']:.1f} s for {ar['cpu_no_fsync']:.1f} s (zstd level 3 ≈ 0.6 s, the "
+        "in-memory check of each frame ≈ 0.2 s, sha256 ≈ 0.1 s, the rest per-file work): a third "
+        "core's worth of work on a 2-core machine, which the cold index used to share its two cores "
+        "with.",
         _append_note(r["append100"]),
         "* **`list` with the file check**: an in-process `agtail list` first stats every session file "
         "(one `stat` per file, plus the adapters' directory walks) so that it is never stale; that check "
