@@ -51,6 +51,53 @@ def _scale_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _daemon_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """Figures 3, 4 and 5 of issue #13 that need a running agtaild (bench/bench_first_minute.py,
+    bench/bench_daemon.py); absent from results of an older run_bench."""
+    rows: list[tuple[str, str, str, str]] = []
+    fm = r.get("first_minute")
+    if fm:
+        runs = fm["first_minute"]
+        lists = [x["list50_s"] for x in runs]
+        shows = [x["show_newest_s"] for x in runs]
+        indexed = ", ".join(f"{x['first_update_seconds']:.1f}" for x in runs)
+        rows.append(
+            (
+                "the first minute: `agtaild` started on a cold data dir (archive on), then whole "
+                "`agtail list --limit 50` processes until one lists 50 sessions, then `show` of the newest",
+                "≤ 1 s from start",
+                f"list of 50 at {', '.join(_ms(x) for x in lists)}; show at {', '.join(_ms(x) for x in shows)}; "
+                f"the daemon's whole cold index {indexed} s",
+                _ok(max(shows) <= 1.0),
+            )
+        )
+        su = fm["startup"]
+        cmds = [k for k in su if k != "python -c pass"]
+        rows.append(
+            (
+                "`agtail search WORD` / `list` / `stats` through a running daemon, whole processes",
+                "≤ 2.5× `python -c pass`",
+                "; ".join(f"{k.split()[0]} {su[k]['wall_ratio']:.2f}×" for k in cmds)
+                + f" ({su['python -c pass']['wall_ms']:.0f} ms)",
+                _ok(all(su[k]["wall_ratio"] <= 2.5 for k in cmds)),
+            )
+        )
+    la = r.get("live_append")
+    if la:
+        rows.append(
+            (
+                f"append → searchable: {la['appends']} lines appended one at a time to a session a running "
+                "agtaild watches, until `/search` finds each",
+                "p95 ≤ 200 ms",
+                f"p50 {la['to_search']['p50_ms']:.0f} ms, p95 {la['to_search']['p95_ms']:.0f} ms (delivered on "
+                f"`follow`: p95 {la['to_follow']['p95_ms']:.0f} ms; the update itself p50 "
+                f"{la['service_update_index']['p50_ms']:.0f} ms)",
+                _ok(la["to_search"]["p95_ms"] <= 200),
+            )
+        )
+    return rows
+
+
 def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     cc = r["ccusage"]["seconds"]
     cold, bare = r["cold"], r["cold_no_archive"]
@@ -105,6 +152,7 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             f"{_ms(ap['append_cli'])} vs {_ms(ap['cold_cli'])} = 1/{ap['cold_cli'] / ap['append_cli']:.0f}",
             _ok(ap["append_cli"] * 100 < ap["cold_cli"]),
         ),
+        *_daemon_rows(r),
         (
             f"appends to {r['append100']['files']} session files, then one `agtail index` (the update's "
             '"seconds"; archive mirror on)',

@@ -613,6 +613,39 @@ class Bench:
             stale.append(self.agtail(data, self.roots(corpus), "list", "--limit", "50", "--no-update")[0])
         return {"seconds": median(walls[1:]), "no_update": median(stale[1:])}
 
+    def script(self, name: str, *args: str) -> dict[str, Any]:
+        """Another benchmark script of bench/ as a process of its own; its JSON document."""
+        wall, out = self.timed([sys.executable, str(REPO / "bench" / name), *args])
+        doc: dict[str, Any] = json.loads(out)
+        doc["wall_seconds"] = wall
+        return doc
+
+    def first_minute(self, corpus: Path) -> dict[str, Any]:
+        """Issue #13 figures 3 and 4 (bench/bench_first_minute.py): agtaild started on a cold data
+        dir over a copy of the corpus (its files' mtimes set to their last records'), archive on;
+        then the CLI's start-up through the running daemon."""
+        copy = self.work / f"{corpus.name}-first-minute"
+        if not copy.exists():
+            shutil.copytree(corpus, copy)
+        return self.script("bench_first_minute.py", str(copy), "--runs", "3", "--startup-runs", "20", "--archive")
+
+    def live_append(self, corpus: Path, summary: Path, appends: int = 50) -> dict[str, Any]:
+        """Issue #13 figure 5, append → searchable (bench/bench_daemon.py's append figure): one
+        line at a time appended to a session a running agtaild watches, until `follow` delivers
+        it and until /search finds it. The daemon reads a copy of this corpus."""
+        work = self.work / "daemon"
+        mine = work / "corpus-200mb"  # where bench_daemon.py looks for a generated corpus
+        if not (mine / "gen.json").exists():
+            shutil.rmtree(mine, ignore_errors=True)
+            mine.mkdir(parents=True)
+            for part in ("claude", "codex"):
+                (mine / part).symlink_to(corpus / part)
+            shutil.copy(summary, mine / "gen.json")
+        doc = self.script(
+            "bench_daemon.py", "--work", str(work), "--mb", "200", "--only", "append", "--appends", str(appends)
+        )
+        return dict(doc["append"])
+
     def startup(self) -> dict[str, float]:
         agtail = str(Path(sys.executable).parent / "agtail")
 
@@ -680,6 +713,8 @@ def main() -> int:
     r["list_big"] = b.list_figure(big_corpus, work / "data-big")
     r["list_small"] = b.list_figure(small_corpus, work / "data-small")
     r["in_process"] = b.in_process(work / "data-big", work / "data-small", big_summary["needles"])
+    r["first_minute"] = b.first_minute(big_corpus)
+    r["live_append"] = b.live_append(big_corpus, work / f"{big_corpus.name}.json")
     r["cold_no_archive"] = b.cold_index_env(big_corpus, {"AGTAIL_ARCHIVE": "0"})
     if a.scale_mb:
         r["scale"] = b.scale(a.scale_mb, a.scale_corpus, big_corpus)
