@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -417,3 +418,30 @@ def test_a_finisher_that_fails_is_not_started_again_at_every_update(
     monkeypatch.setattr(archive_finish, "RETRY_SECONDS", 0.0)
     assert archive_finish.kick(store_root(config)) is not None
     assert len(started) == 2
+
+
+def test_a_small_update_does_not_wait_for_the_finisher(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While another process writes the archive (a finisher), the daemon's append pins its file
+    for it instead of waiting for the archive's writer lock."""
+    config, native = machine
+    assert index(config)["errors"] == []
+    assert archive_finish.wait(store_root(config), 60)
+    monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 1 << 40)  # small updates from here
+    asked = no_finisher(monkeypatch)
+    other = WriterLock(store_root(config))  # another writer: a lock of its own on the same file
+    assert other.acquire()
+    try:
+        target = sorted(native.glob("*/*.jsonl"))[0]
+        with open(target, "ab") as fh:
+            fh.write(b'{"type":"user","message":{"role":"user","content":"while busy"},"uuid":"u-busy","sessionId":"s"}\n')
+        started = time.monotonic()
+        assert index(config)["errors"] == []
+        assert time.monotonic() - started < 10  # it did not wait for the lock
+        [folder] = archive_pins.sets(store_root(config))
+        _config, pinned = archive_pins.read_set(folder)
+        assert [p.local.source for p in pinned] == [str(target)]
+        assert asked  # the finisher was asked for
+    finally:
+        other.release()
+    assert archive_finish.finish(store_root(config))["errors"] == []
+    assert_complete(config, native)

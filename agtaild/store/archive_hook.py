@@ -90,7 +90,23 @@ class AfterReadHook:
             self._proc.send(adapter.id, unit, root)
             self._sent.append((adapter, unit))
             return
-        _raise_errors(archiver_for(self.config).mirror_pairs([(adapter, unit)], defer=True))
+        archiver = archiver_for(self.config)
+        busy = self._pins is None and not archiver.writer_lock.acquire(wait=False)
+        if busy and self._pin_for_later(archiver) and self._pins.pin(adapter, unit):
+            return
+        _raise_errors(archiver.mirror_pairs([(adapter, unit)], defer=True))
+
+    def _pin_for_later(self, archiver: Any) -> bool:
+        """Another process writes the archive (the finisher of a first index, most likely): a
+        small update pins its files for that finisher instead of waiting for it (the daemon's
+        append would wait for the finisher's batch, at the finisher's low priority)."""
+        from agtaild.store.archive_pins import PinSet
+
+        try:
+            self._pins = PinSet.create(archiver, self.config)
+        except OSError:
+            return False
+        return True
 
     def flush(self) -> None:
         proc, self._proc = self._proc, None
@@ -103,7 +119,7 @@ class AfterReadHook:
             if pins is not None:
                 try:
                     if pins.count:
-                        pins.seal()
+                        pins.seal(durable=self._big)
                     else:
                         pins.abandon()
                     sealed = True

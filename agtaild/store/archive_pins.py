@@ -103,19 +103,25 @@ class PinSet:
         self.count += len(made)
         return True
 
-    def seal(self) -> None:
+    def seal(self, *, durable: bool = True) -> None:
         """Make the pins and their manifest durable, then mark the set ready (OSError when it
-        could not be: the update then stays open and the next one catches up)."""
+        could not be: the update then stays open and the next one catches up). Not ``durable``:
+        for a small update, whose own copies wait for the disk no more than these (its open mark
+        is not fsynced either: agtaild.store.archive_catchup)."""
         self._manifest.flush()
-        os.fsync(self._manifest.fileno())
+        if durable:
+            os.fsync(self._manifest.fileno())
         self._manifest.close()
-        fsync_dir(self.folder)
+        if durable:
+            fsync_dir(self.folder)
         fd = os.open(self.folder / READY, os.O_CREAT | os.O_WRONLY, 0o600)
         try:
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
-        fsync_dir(self.folder)
+        if durable:
+            fsync_dir(self.folder)
 
     def abandon(self) -> None:
         """Remove a set that holds no pin."""
