@@ -134,3 +134,18 @@ def test_a_thread_that_dies_never_leaves_the_writer_waiting(
     ckpt.close()
     assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 10
     db.close()
+
+
+def test_close_checkpoints_the_last_commits(tmp_path: Path) -> None:
+    """The update's final commit is not followed by committed(): close() copies its pages, so
+    the writer's next small commit (the daemon's first append) has no backlog to checkpoint."""
+    db = writer_db(tmp_path / "i.sqlite3")
+    ckpt = BackgroundCheckpoints(db, connect)
+    commit_rows(db, 20)
+    ckpt.committed()
+    commit_rows(db, 40)  # the final commit
+    ckpt.close()
+    assert ckpt.errors == [] and not ckpt._thread.is_alive()
+    # Every row is in the main file already (its pages were copied out of the log).
+    assert os.path.getsize(tmp_path / "i.sqlite3") >= 60 * len(ROW)
+    db.close()

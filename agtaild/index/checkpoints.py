@@ -85,7 +85,15 @@ class BackgroundCheckpoints:
             self._cond.wait_for(lambda: self._done >= asked or self._stop)
 
     def close(self) -> None:
+        """Checkpoint what the last commits logged, then stop. Left to the writer, those pages
+        would be copied by the next commit that reaches ``wal_autocheckpoint``: in the daemon,
+        the first append after a first index (measured: 296 ms to searchable instead of ~65)."""
         with self._cond:
+            if not self._stop:
+                self._asked += 1
+                asked = self._asked
+                self._cond.notify_all()
+                self._cond.wait_for(lambda: self._done >= asked or self._stop)
             self._stop = True
             self._cond.notify_all()
         self._thread.join()
