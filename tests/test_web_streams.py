@@ -104,7 +104,9 @@ async def test_streams_close_while_the_page_is_hidden_or_left_and_come_back(daem
     # Left for another page, then back (restored from the back-forward cache, not reloaded).
     await browser.eval("window.__same_page = true")
     await browser.goto("about:blank")
-    await browser.eval("history.back()")
+    # Navigating from inside the evaluation can lose its answer ("Inspected target navigated or
+    # closed"): the evaluation returns first, the navigation follows.
+    await browser.eval("setTimeout(() => history.back(), 0)")
     await browser.wait_for("window.__same_page === true && document.querySelector('#live-toggle').dataset.state === 'on'",
                            what="the cached page, live again")  # fmt: skip
     await _streams_become(browser, open_streams, "back from the cache")

@@ -175,10 +175,11 @@ def kick(store_root: Path | str) -> subprocess.Popen[bytes] | None:
     last = _started.get(store_root)
     if last is not None:
         proc, when = last
-        code = proc.poll()
-        if code is None or (code != 0 and time.monotonic() - when < RETRY_SECONDS):
+        code = proc.poll()  # reaps it once it has ended
+        if code is not None and code != 0 and time.monotonic() - when < RETRY_SECONDS:
             return None
-        del _started[store_root]
+    # One still running but past its lock (about to exit) may not see a set sealed now: the
+    # lock, not the process, says whether a finisher is at work.
     if not any(True for _ in archive_pins.sets(store_root)) or running(store_root):
         return None
     new = spawn(store_root)
