@@ -122,3 +122,40 @@ def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
     for good in (got[0], got[2]):
         assert good.error is None and good.rows and good.events == []  # text columns sent as bytes
         assert all(isinstance(r[3], (bytes, type(None))) for r in good.rows)
+
+
+def test_a_first_index_forks_its_workers_before_discovery(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forked after discovery, a worker would start as big as the writer then is (every unit
+    discovered): a first index forks them first. Later updates fork (when they need to) as
+    before; a first index too small for the pool shuts it down unused."""
+    import multiprocessing
+
+    from agtaild.index.discovery import Discovery
+
+    seen: list[int] = []
+    real = Discovery.candidates
+
+    def candidates(self: Discovery, *args: object, **kwargs: object) -> object:
+        seen.append(len(multiprocessing.active_children()))
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Discovery, "candidates", candidates)
+    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    first = build(tmp_path, corpus, "pool", workers=2)
+    assert seen == [2] and multiprocessing.active_children() == []
+    assert gc.get_freeze_count() == 0
+    assert first == build(tmp_path, corpus, "one", workers=1)  # the same index
+    seen.clear()
+    config = Config(data_dir=str(tmp_path / "pool"), roots=[], archive=False)
+    svc = Service(config, workers=2)
+    try:
+        svc.update_index()  # not a first index: nothing forked before discovery
+    finally:
+        svc.close()
+    assert seen == [0]
+    seen.clear()
+    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 1 << 40)  # too small for the pool
+    build(tmp_path, corpus, "small", workers=2)
+    assert seen == [2] and multiprocessing.active_children() == []
