@@ -124,38 +124,62 @@ def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
         assert all(isinstance(r[3], (bytes, type(None))) for r in good.rows)
 
 
-def test_a_first_index_forks_its_workers_before_discovery(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+EARLY_FORK = """
+import json, multiprocessing, sys
+from pathlib import Path
+import agtaild.index.update as update
+from agtaild.config import Config
+from agtaild.index.discovery import Discovery
+from agtaild.service import Service
+sys.path.insert(0, sys.argv[3])
+from tests.test_index_pool import build
+
+seen = []
+real = Discovery.candidates
+
+def candidates(self, *args, **kwargs):
+    seen.append(len(multiprocessing.active_children()))
+    return real(self, *args, **kwargs)
+
+Discovery.candidates = candidates
+corpus, tmp = Path(sys.argv[1]), Path(sys.argv[2])
+out = {}
+update.POOL_THRESHOLD_BYTES = 0
+first = build(tmp, corpus, "pool", workers=2)
+out["first"] = (seen[:], len(multiprocessing.active_children()))
+out["same"] = first == build(tmp, corpus, "one", workers=1)
+seen.clear()
+svc = Service(Config(data_dir=str(tmp / "pool"), roots=[], archive=False), workers=2)
+try:
+    svc.update_index()
+finally:
+    svc.close()
+out["later"] = seen[:]
+seen.clear()
+update.POOL_THRESHOLD_BYTES = 1 << 40
+build(tmp, corpus, "small", workers=2)
+out["small"] = (seen[:], len(multiprocessing.active_children()))
+print(json.dumps(out))
+"""
+
+
+def test_a_first_index_forks_its_workers_before_discovery(corpus: Path, tmp_path: Path) -> None:
     """Forked after discovery, a worker would start as big as the writer then is (every unit
     discovered): a first index forks them first. Later updates fork (when they need to) as
-    before; a first index too small for the pool shuts it down unused."""
-    import multiprocessing
+    before; a first index too small for the pool shuts it down unused. In a process of its own:
+    the pool forks only where no other thread runs (this test process has the others' threads)."""
+    import json
+    import subprocess
+    import sys
 
-    from agtaild.index.discovery import Discovery
-
-    seen: list[int] = []
-    real = Discovery.candidates
-
-    def candidates(self: Discovery, *args: object, **kwargs: object) -> object:
-        seen.append(len(multiprocessing.active_children()))
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Discovery, "candidates", candidates)
-    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
-    first = build(tmp_path, corpus, "pool", workers=2)
-    assert seen == [2] and multiprocessing.active_children() == []
-    assert gc.get_freeze_count() == 0
-    assert first == build(tmp_path, corpus, "one", workers=1)  # the same index
-    seen.clear()
-    config = Config(data_dir=str(tmp_path / "pool"), roots=[], archive=False)
-    svc = Service(config, workers=2)
-    try:
-        svc.update_index()  # not a first index: nothing forked before discovery
-    finally:
-        svc.close()
-    assert seen == [0]
-    seen.clear()
-    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 1 << 40)  # too small for the pool
-    build(tmp_path, corpus, "small", workers=2)
-    assert seen == [2] and multiprocessing.active_children() == []
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run(
+        [sys.executable, "-c", EARLY_FORK, str(corpus), str(tmp_path), str(repo)],
+        capture_output=True, text=True, timeout=300, cwd=str(repo),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["first"] == [[2], 0]  # two workers alive at discovery, none left after
+    assert out["same"] is True  # the same index as read in one process
+    assert out["later"] == [0]  # not a first index: nothing forked before discovery
+    assert out["small"] == [[2], 0]
