@@ -65,6 +65,20 @@ def _union_after(n: int) -> Iterator[None]:
         claude_frames.UNION_AFTER = saved
 
 
+def count_frame_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, each frame the framed maps decode appends to the list returned."""
+    decoded: list[int] = []
+    real = claude_frames._frame_decoder
+
+    class Counting:
+        def decode(self, raw: Any) -> Any:
+            decoded.append(1)
+            return real.decode(raw)
+
+    monkeypatch.setattr(claude_frames, "_frame_decoder", Counting())
+    return decoded
+
+
 @settings(max_examples=150, deadline=None)
 @given(_ops, st.sampled_from([0, 5, 10**9]))
 def test_saving_between_operations_changes_nothing(ops: list[tuple[str, int, int]], union_after: int) -> None:
@@ -130,15 +144,7 @@ def test_a_lookup_of_a_new_key_decodes_no_frame(monkeypatch: pytest.MonkeyPatch)
     for i in range(40):
         fm.set(f"key-{i}", [i])
     stored = msgspec.msgpack.decode(msgspec.msgpack.encode(stored), type=Frames)
-    decoded: list[int] = []
-    real = claude_frames._frame_decoder
-
-    class Counting:
-        def decode(self, raw: Any) -> Any:
-            decoded.append(1)
-            return real.decode(raw)
-
-    monkeypatch.setattr(claude_frames, "_frame_decoder", Counting())
+    decoded = count_frame_decodes(monkeypatch)
     fm = FramedMap(stored, spill=8, frames=4)
     for i in range(100, 140):
         assert fm.get(f"key-{i}") is None
@@ -223,15 +229,7 @@ def test_an_appended_response_decodes_no_frame(tmp_path: Path, monkeypatch: pyte
     unit = find_unit(adapter, root, path)
     store = Store()
     store.apply(adapter.read(unit, None, now=SETTLED))
-    decoded: list[int] = []
-    real = claude_frames._frame_decoder
-
-    class Counting:
-        def decode(self, raw: Any) -> Any:
-            decoded.append(1)
-            return real.decode(raw)
-
-    monkeypatch.setattr(claude_frames, "_frame_decoder", Counting())
+    decoded = count_frame_decodes(monkeypatch)
     _write(path, _responses(3 * SPILL, 3 * SPILL + 5), "a")
     result = adapter.read(unit, store.state, now=SETTLED)
     assert not result.reset and len(result.usage) == 5

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agtaild.store.archive_store import fsync_dir
+from agtaild.store.archive_store import create_marker
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +44,7 @@ def open_mark(archiver: Any, *, durable: bool) -> None:
     if mark.exists():
         return
     mark.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(mark, os.O_CREAT | os.O_WRONLY, 0o600)
-    try:
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    if durable:
-        fsync_dir(mark.parent)
+    create_marker(mark, durable=durable)
 
 
 def close_mark(archiver: Any, *, durable: bool) -> None:

@@ -39,7 +39,7 @@ import msgspec
 
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive_catchup import process_alive
-from agtaild.store.archive_store import fsync_dir
+from agtaild.store.archive_store import create_marker, fsync_dir
 from agtaild.sync.native import SQLITE_MAGIC, LocalFile
 from agtaild.sync.safety import path_problem
 
@@ -114,14 +114,7 @@ class PinSet:
         self._manifest.close()
         if durable:
             fsync_dir(self.folder)
-        fd = os.open(self.folder / READY, os.O_CREAT | os.O_WRONLY, 0o600)
-        try:
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        if durable:
-            fsync_dir(self.folder)
+        create_marker(self.folder / READY, durable=durable)
 
     def abandon(self) -> None:
         """Remove a set that holds no pin."""

@@ -661,6 +661,19 @@ def _fsync_path(path: str | Path) -> None:
         os.close(fd)
 
 
+def create_marker(path: str | Path, *, durable: bool) -> None:
+    """Create an empty file whose existence says something (an open update, a sealed set);
+    ``durable``: on disk, name included, when this returns."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if durable:
+        fsync_dir(os.path.dirname(os.fspath(path)) or ".")
+
+
 def fsync_dir(folder: str | Path) -> None:
     """Make a rename in ``folder`` durable. Some systems cannot open or sync a directory
     (Windows; a few file systems say EINVAL): there a rename is as durable as it gets."""
