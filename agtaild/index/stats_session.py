@@ -24,6 +24,7 @@ from itertools import chain
 from operator import add, itemgetter
 from typing import Any
 
+from agtaild.index.queries import usage_doc
 from agtaild.pricing import PriceTable
 
 UNKNOWN = "(unknown)"
@@ -190,13 +191,4 @@ def _document(found: list[Session], keys: list[str], titles: list[str | None]) -
     total_cost = None if None in costs else reduce(add, costs, 0.0)
     rows = [rows[j] for j in by_key]
     rows.sort(key=itemgetter("total_tokens"), reverse=True)  # stable: ties stay in key order
-    totals = {
-        "input_tokens": ti,
-        "output_tokens": to,
-        "cache_read_tokens": tcr,
-        "cache_write_tokens": tcw,
-        "reasoning_tokens": trs,
-        "total_tokens": ti + to + tcr + tcw,
-        "cost_usd": total_cost,
-    }
-    return {"totals": totals, "rows": rows}
+    return {"totals": usage_doc(ti, to, tcr, tcw, trs, total_cost), "rows": rows}
