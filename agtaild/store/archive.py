@@ -28,6 +28,7 @@ time) only after its row is committed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -149,17 +150,20 @@ class Archiver:
         defer: bool = False,
         read_from: dict[str, str] | None = None,
         report: dict[str, Any] | None = None,
+        damaged: bool = False,
     ) -> dict[str, Any]:
         """Mirror ``files`` (from :meth:`files_of`). ``read_from``: native path -> another name of
         the same file to read it by (a pin: agtaild.store.archive_pins), for a file its agent may
-        have deleted meanwhile; the archive still records the native path as its source."""
+        have deleted meanwhile; the archive still records the native path as its source.
+        ``damaged``: their archived copies are known to be damaged (stored anew)."""
         if report is None:
             report = empty_report()
         with self._lock:
             self.writer_lock.acquire()
             for local, unit in files:
                 try:
-                    self._mirror_file(local, report, unit, read_from.get(local.source) if read_from else None)
+                    readable = read_from.get(local.source) if read_from else None
+                    self._mirror_file(local, report, unit, readable, damaged=damaged)
                 except (AgtailError, OSError) as exc:
                     msg = exc.message if isinstance(exc, AgtailError) else str(exc)
                     log.warning("archive: %s: %s", to_text(local.path), msg)
@@ -211,16 +215,7 @@ class Archiver:
         if row is None or not row.source or not os.path.isfile(from_text(row.source)):
             return False
         local = LocalFile(path=from_text(row.path), source=from_text(row.source), agent=row.path.split("/", 1)[0])
-        report = empty_report()
-        with self._lock:
-            self.writer_lock.acquire()
-            try:
-                self._mirror_file(local, report, row.unit or row.path, damaged=True)
-            except (AgtailError, OSError) as exc:
-                log.warning("archive: %s: %s", path, exc)
-                report["errors"].append({"path": path, "message": str(exc)})
-            finally:
-                self._flush_into(report)
+        report = self.mirror_files([(local, row.unit or row.path)], damaged=True)
         return not report["errors"] and report["files"] > 0
 
     def _mirror_file(
@@ -325,13 +320,9 @@ class Archiver:
                 folder = to_text(parent) + "/"
                 taken = {from_text(r.path[len(folder):]) for r in self.store.rows() if r.path.startswith(folder)}
                 kept_as = f"{parent}/{conflict_name(name, taken)}"
-            if snapshots is not None:
-                with open(readable, "rb") as snap:
-                    row = self.store.put_whole(local.path, _read_blocks(snap, size, readable), source=to_text(local.source),
-                                               unit=unit, mtime_ns=mtime_ns, keep_as=kept_as, defer=True)
-            else:
-                src.seek(0)
-                row = self.store.put_whole(local.path, _read_blocks(src, size, readable), source=to_text(local.source),
+            src.seek(0)
+            with open(readable, "rb") if snapshots is not None else contextlib.nullcontext(src) as fh:
+                row = self.store.put_whole(local.path, _read_blocks(fh, size, readable), source=to_text(local.source),
                                            unit=unit, mtime_ns=mtime_ns, keep_as=kept_as, defer=True)
         finally:
             if snapshots is not None:

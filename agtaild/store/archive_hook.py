@@ -47,7 +47,6 @@ class AfterReadHook:
 
     def begin(self, nbytes: int) -> None:
         from agtaild.store import archive_proc
-        from agtaild.store.archive_pins import PinSet
 
         self._proc = None
         self._pins = None
@@ -62,12 +61,8 @@ class AfterReadHook:
         self._lost = len(archiver.store.lost_batches)
         open_mark(archiver, durable=self._big)
         self._opened = True
-        if not self._big:
-            return
-        try:
-            self._pins = PinSet.create(archiver, self.config)
-        except OSError as exc:
-            log.warning("archive: cannot pin files (%s); mirroring in a process of its own", exc)
+        if self._big:
+            self._open_pins(archiver, "mirroring in a process of its own")
 
     def _mirror_process(self) -> Any:
         """The big update's mirror process, started at the first unit that needs it."""
@@ -91,20 +86,23 @@ class AfterReadHook:
             self._sent.append((adapter, unit))
             return
         archiver = archiver_for(self.config)
+        # Another process writes the archive (the finisher of a first index, most likely): a
+        # small update pins its files for that finisher instead of waiting for it (the daemon's
+        # append would wait for the finisher's batch, at the finisher's low priority).
         busy = self._pins is None and not archiver.writer_lock.acquire(wait=False)
-        if busy and self._pin_for_later(archiver) and self._pins.pin(adapter, unit):
+        if busy and self._open_pins(archiver, "waiting for the archive") and self._pins.pin(adapter, unit):
             return
         _raise_errors(archiver.mirror_pairs([(adapter, unit)], defer=True))
 
-    def _pin_for_later(self, archiver: Any) -> bool:
-        """Another process writes the archive (the finisher of a first index, most likely): a
-        small update pins its files for that finisher instead of waiting for it (the daemon's
-        append would wait for the finisher's batch, at the finisher's low priority)."""
+    def _open_pins(self, archiver: Any, otherwise: str) -> bool:
+        """A set of pins for this update (agtaild.store.archive_pins); False, saying what is done
+        ``otherwise``, when none can be made."""
         from agtaild.store.archive_pins import PinSet
 
         try:
             self._pins = PinSet.create(archiver, self.config)
-        except OSError:
+        except OSError as exc:
+            log.warning("archive: cannot pin files (%s); %s", exc, otherwise)
             return False
         return True
 
