@@ -197,12 +197,10 @@ def _local_service(backend: Any) -> Any:
 def _archive_pending(config: Any) -> int:
     """Files a first index pinned that the archive's finisher is still storing (a listing of
     the pins folder; agtaild.store.archive_pins)."""
-    store = os.path.join(config.archive_dir, ".zstore")
-    if not os.path.isdir(os.path.join(store, "pins")):
-        return 0
     from agtaild.store.archive_pins import pending
+    from agtaild.store.archive_store import STORE_DIR
 
-    return pending(store)
+    return pending(os.path.join(config.archive_dir, STORE_DIR))
 
 
 def open_backend(ctx: Any, *, update: bool = True) -> Any:

@@ -450,10 +450,10 @@ def archive_usage(config: Any) -> dict[str, Any]:
     root = Path(config.archive_dir)
     files = size = 0
     agents: dict[str, int] = {}
-    pins = os.path.join(root, STORE_DIR, PINS_DIR)
+    store_dir = os.path.join(root, STORE_DIR)
     if root.is_dir():
         for dirpath, dirs, names in os.walk(root, followlinks=False):
-            if dirpath == os.path.join(root, STORE_DIR) and PINS_DIR in dirs:
+            if dirpath == store_dir and PINS_DIR in dirs:
                 dirs.remove(PINS_DIR)  # other names of native files: counted as pending below
             for name in names:
                 try:
@@ -477,4 +477,4 @@ def archive_usage(config: Any) -> dict[str, Any]:
             store.close()
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
             "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes,
-            "pending_files": pending_pins(os.path.dirname(pins))}
+            "pending_files": pending_pins(store_dir)}
