@@ -458,13 +458,11 @@ class Updater:
         made of them — and counts those pages in its RSS: 65 MB at the fork on the 2 GB bench
         corpus against 29 MB before discovery. Only where the pool would fork (one thread, Linux);
         an update that turns out small shuts it down unused (_read_all)."""
-        if self.pool == 0 or threading.active_count() != 1 or sys.platform != "linux":
+        if self.pool == 0 or _start_method() != "fork":
             return
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        if "fork" not in multiprocessing.get_all_start_methods():
-            return
         pool = ProcessPoolExecutor(max_workers=self.pool, mp_context=multiprocessing.get_context("fork"))
         gc.freeze()  # as in _read_in_pool: the workers never walk (nor write to) the parent's heap
         try:
@@ -494,24 +492,20 @@ class Updater:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor  # imported here: ~15 ms a process start
 
-        # fork is cheapest, but forking a process that runs other threads (the daemon) can
-        # inherit a held lock; forkserver forks from a clean single-threaded server instead.
-        early, self._early_pool = self._early_pool, None
-        method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "forkserver"
-        if early is not None:
-            method = "early"  # forked already, before discovery
-        elif method not in multiprocessing.get_all_start_methods():
-            method = "spawn"
-        ctx = None if early is not None else multiprocessing.get_context(method)
-        if method == "forkserver":
-            _preload_reading_code()
+        pool, self._early_pool = self._early_pool, None  # forked already, before discovery
+        method = "early"
+        if pool is None:
+            method = _start_method()
+            if method == "forkserver":
+                _preload_reading_code()
+            pool = ProcessPoolExecutor(max_workers=self.pool, mp_context=multiprocessing.get_context(method))
         # In the order given (newest first): results come back roughly in it, within the window.
         # The workers take a while to start (forkserver: a fresh interpreter, then imports), so
         # the first few small units are read here meanwhile: the newest sessions are stored
         # (and committed) before the first worker has answered.
         head, rest = head_start(jobs)
         window = max(2 * self.pool, min(WINDOW_PER_WORKER * self.pool, WINDOW_MAX))
-        with early or ProcessPoolExecutor(max_workers=self.pool, mp_context=ctx) as pool:
+        with pool:
             pending: dict[Future[bytes], list[UnitInfo]] = {}
             queue = iter(batches(rest))
 
@@ -547,6 +541,16 @@ class Updater:
                     except Exception as exc:  # a worker died: report, keep going
                         preps = [Prepared(path=info.path, error=f"worker failed: {exc!r}") for info in infos]
                     yield from zip(infos, preps, strict=True)
+
+
+def _start_method() -> str:
+    """How reading workers start: fork is cheapest, but forking a process that runs other
+    threads (the daemon) can inherit a held lock; forkserver forks from a clean
+    single-threaded server instead; spawn where neither exists."""
+    import multiprocessing
+
+    method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "forkserver"
+    return method if method in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def pool_size(cores: int) -> int:
