@@ -237,11 +237,17 @@ def unpinnable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "link", cross_device)
 
 
-def test_a_big_update_mirrors_in_its_own_process(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
-    config, native = machine
+def mirror_process(monkeypatch: pytest.MonkeyPatch, serve: Any) -> None:
+    """Every update is big and its files cannot be pinned: it mirrors them in a process of its
+    own, which runs ``serve``."""
     unpinnable(monkeypatch)
     monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
-    monkeypatch.setattr(archive_proc, "serve", serve_recording_pid)
+    monkeypatch.setattr(archive_proc, "serve", serve)
+
+
+def test_a_big_update_mirrors_in_its_own_process(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, native = machine
+    mirror_process(monkeypatch, serve_recording_pid)
     pid = Path(config.data_dir) / "mirror-pid"
     svc = Service(config, workers=2)
     try:
@@ -275,9 +281,7 @@ def serve_recording_niceness(conn: Any, raw: bytes) -> None:
 def test_the_mirror_process_runs_below_the_index(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     """It takes the gaps the writer and the readers leave, not their time (archive_proc.NICENESS)."""
     config, native = machine
-    unpinnable(monkeypatch)
-    monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
-    monkeypatch.setattr(archive_proc, "serve", serve_recording_niceness)
+    mirror_process(monkeypatch, serve_recording_niceness)
     svc = Service(config, workers=2)
     try:
         assert svc.update_index()["errors"] == []
@@ -293,9 +297,7 @@ def test_a_mirror_process_that_dies_is_made_up_for(
     machine: tuple, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     config, native = machine
-    unpinnable(monkeypatch)
-    monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
-    monkeypatch.setattr(archive_proc, "serve", serve_dying)
+    mirror_process(monkeypatch, serve_dying)
     svc = Service(config, workers=2)
     try:
         report = svc.update_index()
