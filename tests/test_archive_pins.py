@@ -217,16 +217,16 @@ FINISHER_KILLED = textwrap.dedent(
     from agtaild.store import archive_finish
     from agtaild.store.archive import Archiver
 
-    real_flush = Archiver.flush
+    real_flush = Archiver._flush_into
     calls = [0]
 
-    def flush(self):
+    def flush(self, report):
         calls[0] += 1
         if calls[0] == 3:  # two batches durable (their pins removed), the third not yet
             os.kill(os.getpid(), signal.SIGKILL)
-        return real_flush(self)
+        return real_flush(self, report)
 
-    Archiver.flush = flush
+    Archiver._flush_into = flush
     archive_finish.BATCH_FILES = 4
     archive_finish.finish(sys.argv[1])
     """
@@ -293,7 +293,7 @@ def test_one_finisher_at_a_time(machine: tuple, monkeypatch: pytest.MonkeyPatch)
         assert archive_finish.kick(store_root(config)) is None
         assert committed_rows(config) == {}
     finally:
-        archive_finish._unlock(held)
+        held.release()
     assert not archive_finish.running(store_root(config))
     assert archive_finish.finish(store_root(config))["sets"] == 1
     assert_complete(config, native)

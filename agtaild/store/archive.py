@@ -71,6 +71,15 @@ def empty_report() -> dict[str, Any]:
     return {"files": 0, "bytes": 0, "appended": 0, "copied": 0, "kept": [], "errors": []}
 
 
+def merge_report(into: dict[str, Any], report: dict[str, Any]) -> None:
+    """Add a mirror report to another: counts summed, lists joined."""
+    for key, value in report.items():
+        if isinstance(value, list):
+            into.setdefault(key, []).extend(value)
+        else:
+            into[key] = into.get(key, 0) + value
+
+
 class TextKeyHashCache(HashCache):
     """The sync hash cache, keyed by the text form of paths (agtaild.fsnames): a native file
     whose name is not UTF-8 is archived like any other."""

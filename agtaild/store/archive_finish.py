@@ -19,7 +19,6 @@ files are still mirrored by the next update that sees them change, from their na
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import subprocess
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.store import archive_pins
+from agtaild.store.archive_lock import WriterLock
 
 log = logging.getLogger(__name__)
 
@@ -46,32 +46,18 @@ NICENESS = 10
 LOG_LIMIT = 1 << 20
 
 
-def _lock(store_root: Path) -> int | None:
-    """The finisher lock's descriptor, or None when another finisher holds it."""
-    root = archive_pins.pins_root(store_root)
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def _unlock(fd: int) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+def _lock(store_root: Path) -> WriterLock | None:
+    """The finisher lock, held; None when another finisher holds it."""
+    lock = WriterLock(archive_pins.pins_root(store_root), LOCK_NAME)
+    return lock if lock.acquire(wait=False) else None
 
 
 def running(store_root: Path | str) -> bool:
     """Is a finisher at work on this archive?"""
-    fd = _lock(Path(store_root))
-    if fd is None:
+    lock = _lock(Path(store_root))
+    if lock is None:
         return True
-    _unlock(fd)
+    lock.release()
     return False
 
 
@@ -85,8 +71,8 @@ def finish(store_root: Path | str) -> dict[str, Any]:
     report["sets"] = 0
     tried: set[Path] = set()  # a set that failed is tried again by the next finisher, not by this one
     while True:
-        fd = _lock(store_root)
-        if fd is None:
+        lock = _lock(store_root)
+        if lock is None:
             return report
         try:
             for folder in [f for f in archive_pins.sets(store_root) if f not in tried]:
@@ -94,7 +80,7 @@ def finish(store_root: Path | str) -> dict[str, Any]:
                 _finish_set(folder, report)
                 report["sets"] += 1
         finally:
-            _unlock(fd)
+            lock.release()
         # Checked after the lock is dropped: a set sealed while it was held either is seen
         # here, or its kick found the lock free and started the next finisher.
         if not any(f not in tried for f in archive_pins.sets(store_root)):
@@ -102,7 +88,7 @@ def finish(store_root: Path | str) -> dict[str, Any]:
 
 
 def _finish_set(folder: Path, report: dict[str, Any]) -> None:
-    from agtaild.store.archive import Archiver
+    from agtaild.store.archive import Archiver, merge_report
 
     try:
         config, pinned = archive_pins.read_set(folder)
@@ -116,23 +102,18 @@ def _finish_set(folder: Path, report: dict[str, Any]) -> None:
     try:
         if archiver.problem is not None:
             failed.append({"path": str(archiver.root), "message": archiver.problem})
+            report["errors"] += failed
         else:
             for start in range(0, len(pinned), BATCH_FILES):
                 batch = pinned[start : start + BATCH_FILES]
-                part = archiver.mirror_files(
-                    [(p.local, p.main) for p in batch],
-                    defer=True,
-                    read_from={p.local.source: p.pin for p in batch},
+                part = archiver.mirror_files(  # durable when it returns
+                    [(p.local, p.main) for p in batch], read_from={p.local.source: p.pin for p in batch}
                 )
-                flushed = archiver.flush()
-                errors = part["errors"] + flushed["errors"]
-                for key in ("files", "bytes", "appended", "copied"):
-                    report[key] += part[key]
-                report["kept"] += part["kept"]
-                if errors:
-                    failed += errors
+                merge_report(report, part)
+                if part["errors"]:
+                    failed += part["errors"]
                     continue
-                for p in batch:  # durable in the archive now
+                for p in batch:  # in the archive now
                     Path(p.pin).unlink(missing_ok=True)
     finally:
         archiver.cache.close()
@@ -140,7 +121,6 @@ def _finish_set(folder: Path, report: dict[str, Any]) -> None:
     if not failed:
         archive_pins.remove(folder)
         return
-    report["errors"] += failed
     attempts = _attempts(folder) + 1
     for e in failed[:20]:
         log.warning("archive: %s: %s (pinned set %s, attempt %d)", e["path"], e["message"], folder.name, attempts)

@@ -19,10 +19,11 @@ LOCK_NAME = "writer.lock"
 
 class WriterLock:
     """The exclusive archive-writer lock of one store directory (not reentrant: one holder per
-    process, the Archiver, which serialises its own threads)."""
+    process, the Archiver, which serialises its own threads). ``name``: another lock file of
+    that folder (the finisher's: agtaild.store.archive_finish)."""
 
-    def __init__(self, store_root: Path | str) -> None:
-        self.path = Path(store_root) / LOCK_NAME
+    def __init__(self, store_root: Path | str, name: str = LOCK_NAME) -> None:
+        self.path = Path(store_root) / name
         self._fd: int | None = None
 
     @property

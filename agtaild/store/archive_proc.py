@@ -30,7 +30,7 @@ import msgspec
 from agtaild.adapters.base import Unit
 from agtaild.config import Config, RootSpec
 from agtaild.fsnames import unit_real, unit_text
-from agtaild.store.archive import empty_report
+from agtaild.store.archive import empty_report, merge_report
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,6 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode_message = msgspec.msgpack.Decoder(_Message).decode
 _decode_config = msgspec.msgpack.Decoder(Config).decode
 _DONE = b""
-
-
-def _merge(into: dict[str, Any], report: dict[str, Any]) -> None:
-    for key, value in report.items():
-        if isinstance(value, list):
-            into.setdefault(key, []).extend(value)
-        else:
-            into[key] = into.get(key, 0) + value
 
 
 class MirrorProcess:
@@ -151,8 +143,8 @@ def serve(conn: Any, config_raw: bytes) -> None:
     try:
         for batch in _received(conn):
             pairs = [(get_adapter(agent), unit_real(unit)) for agent, unit, _root in map(_decode_message, batch)]
-            _merge(report, archiver.mirror_pairs(pairs, defer=True))
-        _merge(report, archiver.flush())
+            merge_report(report, archiver.mirror_pairs(pairs, defer=True))
+        merge_report(report, archiver.flush())
         report["lost"] = len(archiver.store.lost_batches)
     finally:
         archiver.cache.close()
