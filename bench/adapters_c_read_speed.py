@@ -24,14 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agtaild.adapters.amp import AmpAdapter
+from agtaild.adapters.amp.adapter import AmpAdapter
 from agtaild.adapters.base import Adapter, Unit
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
-from agtaild.adapters.copilot_cli import CopilotCliAdapter
-from agtaild.adapters.copilot_vscode import CopilotVscodeAdapter
-from agtaild.adapters.cursor import CursorAdapter
-from agtaild.adapters.droid import DroidAdapter
-from agtaild.adapters.kimi import KimiAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
+from agtaild.adapters.copilot_cli.adapter import CopilotCliAdapter
+from agtaild.adapters.copilot_vscode.adapter import CopilotVscodeAdapter
+from agtaild.adapters.cursor.adapter import CursorAdapter
+from agtaild.adapters.droid.adapter import DroidAdapter
+from agtaild.adapters.kimi.adapter import KimiAdapter
 from tests.cursor_store_maker import SAMPLE_MESSAGES, make_store
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"

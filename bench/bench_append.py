@@ -77,16 +77,16 @@ def append(path: Path, text: str) -> None:
 
 
 def settle_archive(data: Path) -> None:
-    """Wait for the archive's finisher a first index started (agtaild.store.archive_finish), so
+    """Wait for the archive's finisher a first index started (agtaild.store.archive.finish), so
     that the appends are not timed beside it."""
-    from agtaild.store import archive_finish
+    from agtaild.store.archive import finish as archive_finish
 
     archive_finish.wait(data / "archive" / ".zstore", 600)
 
 
 def first_prompt_parent(path: Path) -> str | None:
     """The parent of the transcript's first typed prompt (what a rewind of it names)."""
-    from agtaild.adapters.claude_branches import is_head
+    from agtaild.adapters.claude.branches import is_head
 
     with open(path, encoding="utf-8") as fh:
         for line in fh:
@@ -103,8 +103,8 @@ def forked(svc: Any, path: Path) -> bool:
 
     import msgspec
 
-    from agtaild.adapters.claude_state import ClaudeState
-    from agtaild.adapters.jsonl import Continuation
+    from agtaild.adapters.claude.state import ClaudeState
+    from agtaild.adapters.kit.jsonl import Continuation
     from agtaild.index import statepack
 
     db = sqlite3.connect(str(svc.config.index_path))
@@ -120,7 +120,7 @@ def service(data: Path, roots: list[str], archive: bool) -> Any:
     if not archive:
         os.environ["AGTAIL_ARCHIVE"] = "0"
     from agtaild.config import load_config
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     return Service(load_config(data_dir=str(data), root_options=roots, only_roots=True))
 

@@ -99,8 +99,8 @@ def read_figure(corpus: Path, data: Path, n: int) -> dict[str, Any]:
     pays, whether or not anything was deleted) and the full write-back of a deleted session."""
     from agtaild.adapters import get_adapter
     from agtaild.config import load_config
-    from agtaild.store.archive import archiver_for
-    from agtaild.store.archive_view import prepare_view
+    from agtaild.store.archive.archiver import archiver_for
+    from agtaild.store.archive.view import prepare_view
 
     config = load_config(data_dir=str(data), root_options=roots(corpus), only_roots=True)
     adapter = get_adapter("claude-code")
@@ -181,7 +181,7 @@ def legacy_figure(corpus: Path, cold_data: Path, work: Path, env: dict[str, str]
     """An archive as agtail 0.1 wrote it (every file plain) converted by the next update: its
     seconds, the archive's size before and after, and every file read back against the corpus."""
     from agtaild.config import load_config
-    from agtaild.store.archive_view import read_archived, verify_store
+    from agtaild.store.archive.view import read_archived, verify_store
 
     data = work / "legacy"
     shutil.rmtree(data, ignore_errors=True)
@@ -231,7 +231,7 @@ def append_figure(corpus: Path, work: Path, mb: int = 48, appends: int = 30) -> 
     (boundary check on the first and last frames, a new frame, read back and checked)."""
     from agtaild.adapters import get_adapter
     from agtaild.config import load_config
-    from agtaild.store.archive import Archiver
+    from agtaild.store.archive.archiver import Archiver
 
     base = work / "append"
     shutil.rmtree(base, ignore_errors=True)

@@ -66,7 +66,7 @@ def main() -> None:
     sys.path.insert(0, str(args.repo.resolve()))
     from agtaild.adapters import get_adapter
     from agtaild.config import load_config
-    from agtaild.store.archive import Archiver
+    from agtaild.store.archive.archiver import Archiver
 
     work = Path(tempfile.mkdtemp(prefix="agtail-archive-append-"))
     out: dict[str, Any] = {"repo": str(args.repo), "load_before": load(), "runs": []}

@@ -78,11 +78,11 @@ def run_rusage(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, float,
 
 def settle_archive(data: Path) -> None:
     """Wait for the archive's finisher the daemon's first index started (it goes on after the
-    daemon: agtaild.store.archive_finish), so the next run does not share the machine with it."""
+    daemon: agtaild.store.archive.finish), so the next run does not share the machine with it."""
     store = data / "archive" / ".zstore"
     if (store / "pins").is_dir():
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        from agtaild.store import archive_finish
+        from agtaild.store.archive import finish as archive_finish
 
         archive_finish.wait(store, 600)
 

@@ -71,7 +71,7 @@ def _timed(call: Callable[[], Any], repeat: int) -> dict[str, float]:
 
 def in_process(data: Path, roots: dict[str, Path], repeat: int, only: tuple[str, ...]) -> dict[str, Any]:
     from agtaild.config import Config, RootSpec
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     specs = [RootSpec(agent, str(path)) for agent, path in roots.items()]
     svc = Service(Config(data_dir=str(data), roots=specs, archive=False))

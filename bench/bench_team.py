@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 from agtaild.config import load_config  # noqa: E402
 from agtaild.pg.push import push  # noqa: E402
 from agtaild.pg.service import TeamService  # noqa: E402
-from agtaild.service import Service  # noqa: E402
+from agtaild.query.service import Service  # noqa: E402
 from tests.pg_cluster import Cluster  # noqa: E402
 
 GEN = REPO / "bench" / "gen_corpus.py"

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.model import UsageRecord
 
 REPO = Path(__file__).resolve().parent.parent

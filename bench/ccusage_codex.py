@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agtaild.adapters.codex import CodexAdapter
+from agtaild.adapters.codex.adapter import CodexAdapter
 
 REPO = Path(__file__).resolve().parent.parent
 #: Where CI installs ccusage (.ci/run); ``--ccusage`` or $AGTAIL_CCUSAGE override it.

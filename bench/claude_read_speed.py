@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -310,7 +310,7 @@ def _notes(r: dict[str, Any]) -> list[str]:
         f"* **The archive** (on by default) compresses and hashes every native file the index reads. "
         "A first index no longer waits for it: it pins each file it reads (a hard link, which keeps the "
         "bytes if the agent deletes the file) and a finisher process archives the pinned files after "
-        "the index, at low priority (agtaild/store/archive_finish.py): the cold index as shipped takes "
+        "the index, at low priority (agtaild/store/archive/finish.py): the cold index as shipped takes "
         f"about the time of the index alone, and every file is archived {_ms(r['cold']['archived'])} after "
         f"the start. Alone, in the same run, mirroring the {ar['units']:.0f} units of this corpus took "
         f"{ar['wall']:.1f} s of wall time for {ar['cpu']:.1f} s of CPU; with `os.fsync` made a no-op, "

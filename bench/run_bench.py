@@ -104,14 +104,14 @@ class Bench:
         return wall, json.loads(stdout), json.loads(out.read_text())
 
     def settle_archive(self, data: Path) -> float:
-        """Wait for the archive's finisher a first index started (agtaild.store.archive_finish:
+        """Wait for the archive's finisher a first index started (agtaild.store.archive.finish:
         it archives the pinned files after ``agtail index`` returned), so that no timed run
         shares the machine with it and no data dir is put away under it; the seconds waited."""
         store = data / "archive" / ".zstore"
         if not (store / "pins").is_dir():
             return 0.0
         sys.path.insert(0, str(REPO))
-        from agtaild.store import archive_finish
+        from agtaild.store.archive import finish as archive_finish
 
         t = time.perf_counter()
         if not archive_finish.wait(store, 600):
@@ -225,7 +225,7 @@ class Bench:
         sys.path.insert(0, str(REPO))
         from agtaild.adapters import get_adapter
         from agtaild.config import load_config
-        from agtaild.service import Service
+        from agtaild.query.service import Service
 
         t = time.process_time()
         for agent, sub in (("claude-code", "claude/projects"), ("codex", "codex/sessions")):
@@ -286,7 +286,7 @@ class Bench:
         sys.path.insert(0, str(REPO))
         from agtaild.adapters import get_adapter
         from agtaild.config import load_config
-        from agtaild.store import archive
+        from agtaild.store.archive import archiver as archive
 
         out: dict[str, float] = {}
         real_fsync = os.fsync
@@ -361,7 +361,7 @@ class Bench:
         # The daemon's path: its watcher hands the changed file to update_index.
         sys.path.insert(0, str(REPO))
         from agtaild.config import load_config
-        from agtaild.service import Service
+        from agtaild.query.service import Service
 
         os.environ["TZ"] = "UTC"
         svc = Service(load_config(data_dir=str(data), root_options=root, only_roots=True))
@@ -509,7 +509,7 @@ class Bench:
         """What the daemon does per request (no process start-up): the service on the index."""
         sys.path.insert(0, str(REPO))
         from agtaild.config import Config
-        from agtaild.service import Service
+        from agtaild.query.service import Service
 
         def timed(svc: Service, method: str, params: dict[str, Any], n: int = 5) -> float:
             svc.call(method, params)  # warm: the daemon has served requests before

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters import all_adapters
-from agtaild.adapters.aider import file_digest
+from agtaild.adapters.aider.adapter import file_digest
 from agtaild.adapters.base import Adapter, Unit
 
 CORPUS = Path(__file__).resolve().parent / "corpus"

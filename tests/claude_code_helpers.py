@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.adapters.base import ReadResult, Unit
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.model import Event
 
 #: A ``now`` far after every file's mtime: every file counts as settled (finished).

@@ -1,4 +1,4 @@
-"""A small in-memory stand-in for agtaild.service.Service, for fast tests of the HTTP layers.
+"""A small in-memory stand-in for agtaild.query.service.Service, for fast tests of the HTTP layers.
 
 It answers the same methods with the same document shapes (built from the real msgspec
 model), raises the same errors, and records index updates, so the API, JSON-RPC, SSE and

@@ -24,7 +24,7 @@ import msgspec
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
+from agtaild.adapters.kit.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.model import Event, Session, Usage, UsageRecord
 
 REPO_TESTS = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ from typing import Any
 from agtaild.config import Config, RootSpec
 from agtaild.index import schema
 from agtaild.index.activity import by_tool, tool_of
-from agtaild.service import Service
+from agtaild.query.service import Service
 
 
 def _index(corpus: Path, data: Path) -> Path:

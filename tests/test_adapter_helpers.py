@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.jsondoc import JsonDocAdapter, RecordBook, read_document
-from agtaild.adapters.sqlite_db import (
+from agtaild.adapters.kit.jsondoc import JsonDocAdapter, RecordBook, read_document
+from agtaild.adapters.kit.sqlite_db import (
     SqliteSessionAdapter,
     connect_ro,
     db_files,

@@ -38,7 +38,7 @@ def test_a_plugin_on_the_path_is_registered(
     (site / "agtail_fake_plugin.py").write_text(
         textwrap.dedent(
             """
-            from agtaild.adapters.jsonl import JsonlAdapter
+            from agtaild.adapters.kit.jsonl import JsonlAdapter
 
             class FakeAdapter(JsonlAdapter):
                 id = "fake-plugin-agent"

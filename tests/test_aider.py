@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.adapters.aider import AiderAdapter, file_digest, run_ids
-from agtaild.adapters.aider_markdown import tokens_usage
+from agtaild.adapters.aider.adapter import AiderAdapter, file_digest, run_ids
+from agtaild.adapters.aider.markdown import tokens_usage
 from agtaild.adapters.base import Unit
 from agtaild.cli import main
 from tests.replay_helpers import Store, line_cuts, replay_growing_file

@@ -11,7 +11,7 @@ import msgspec
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from agtaild.adapters.aider_markdown import RunParser, RunState
+from agtaild.adapters.aider.markdown import RunParser, RunState
 from agtaild.model import Accounting, Session
 
 

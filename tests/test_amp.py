@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.adapters.amp import AmpAdapter, amp_usage
+from agtaild.adapters.amp.adapter import AmpAdapter, amp_usage
 from agtaild.model import Session, Usage
 
 ROOT = "amp/synthetic-agtail/.local/share/amp/threads"

@@ -24,10 +24,12 @@ import pytest
 
 from agtaild.adapters import get_adapter
 from agtaild.config import Config, load_config
-from agtaild.service import Service
-from agtaild.store import archive_catchup, archive_proc, archive_store
-from agtaild.store.archive import Archiver, after_read_hook, archiver_for
-from agtaild.store.archive_view import read_archived, verify_store
+from agtaild.query.service import Service
+from agtaild.store.archive import blobs as archive_store
+from agtaild.store.archive import catchup as archive_catchup
+from agtaild.store.archive import mirror_proc as archive_proc
+from agtaild.store.archive.archiver import Archiver, after_read_hook, archiver_for
+from agtaild.store.archive.view import read_archived, verify_store
 
 CLAUDE = "real/claude-2.1.197/projects"
 REPO = Path(__file__).resolve().parent.parent
@@ -113,7 +115,8 @@ CHILD = textwrap.dedent(
     import os, signal, sys
     from agtaild.adapters import get_adapter
     from agtaild.config import Config, load_config
-    from agtaild.store import archive, archive_store
+    from agtaild.store.archive import archiver as archive
+    from agtaild.store.archive import blobs as archive_store
 
     data, native, where, at, batch = sys.argv[1:6]
     at = int(at)
@@ -229,7 +232,7 @@ def serve_dying(conn: Any, raw: bytes) -> None:
 
 def unpinnable(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files that cannot be pinned (another file system: a hard link cannot cross it), so a
-    big update mirrors them in a process of its own (agtaild.store.archive_pins)."""
+    big update mirrors them in a process of its own (agtaild.store.archive.pins)."""
 
     def cross_device(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
@@ -313,8 +316,8 @@ KILLED_UPDATE = textwrap.dedent(
     """
     import os, signal, sys
     from agtaild.config import load_config
-    from agtaild.service import Service
-    from agtaild.store import archive_store
+    from agtaild.query.service import Service
+    from agtaild.store.archive import blobs as archive_store
 
     data, native = sys.argv[1:3]
 

@@ -1,4 +1,4 @@
-"""The archive's boundary check by digests (agtaild.store.archive_ends): an append compares the
+"""The archive's boundary check by digests (agtaild.store.archive.ends): an append compares the
 native file's first and last BOUNDARY_WINDOW bytes with the digests the catalog keeps — nothing
 decompressed — and still tells an append from a rewrite; rows written before the catalog kept
 digests fall back to reading the archived bytes and gain them; a crash between the blob's
@@ -20,12 +20,12 @@ import pytest
 
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
-from agtaild.store import archive_store
-from agtaild.store.archive import Archiver
-from agtaild.store.archive_ends import BOUNDARY_WINDOW as W
-from agtaild.store.archive_ends import EndsDigest
-from agtaild.store.archive_store import ZStore
-from agtaild.store.archive_view import read_archived, verify_store
+from agtaild.store.archive import blobs as archive_store
+from agtaild.store.archive.archiver import Archiver
+from agtaild.store.archive.blobs import ZStore
+from agtaild.store.archive.ends import BOUNDARY_WINDOW as W
+from agtaild.store.archive.ends import EndsDigest
+from agtaild.store.archive.view import read_archived, verify_store
 
 CLAUDE = "real/claude-2.1.197/projects"
 REPO = Path(__file__).resolve().parent.parent
@@ -324,7 +324,7 @@ CHILD = textwrap.dedent(
     import os, sys
     from agtaild.adapters import get_adapter
     from agtaild.config import load_config
-    from agtaild.store.archive import Archiver
+    from agtaild.store.archive.archiver import Archiver
     data, native = sys.argv[1], sys.argv[2]
     config = load_config(data_dir=data, root_options=[f"claude-code={native}"], only_roots=True)
     arch = Archiver(config)

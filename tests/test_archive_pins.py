@@ -26,11 +26,13 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.fsnames import to_text
-from agtaild.service import Service
-from agtaild.store import archive_finish, archive_pins, archive_proc
-from agtaild.store.archive import archive_usage, archiver_for
-from agtaild.store.archive_lock import WriterLock
-from agtaild.store.archive_view import read_archived, verify_store
+from agtaild.query.service import Service
+from agtaild.store.archive import finish as archive_finish
+from agtaild.store.archive import mirror_proc as archive_proc
+from agtaild.store.archive import pins as archive_pins
+from agtaild.store.archive.archiver import archive_usage, archiver_for
+from agtaild.store.archive.lock import WriterLock
+from agtaild.store.archive.view import read_archived, verify_store
 
 from .test_archive_batch import assert_complete, assert_consistent, committed_rows, files, marked
 
@@ -214,8 +216,8 @@ def test_an_sqlite_store_is_not_pinned(tmp_path: Path) -> None:
 FINISHER_KILLED = textwrap.dedent(
     """
     import os, signal, sys
-    from agtaild.store import archive_finish
-    from agtaild.store.archive import Archiver
+    from agtaild.store.archive import finish as archive_finish
+    from agtaild.store.archive.archiver import Archiver
 
     real_flush = Archiver._flush_into
     calls = [0]
@@ -305,7 +307,7 @@ def test_a_set_that_keeps_failing_is_given_up(machine: tuple, monkeypatch: pytes
     config, _native = machine
     no_finisher(monkeypatch)
     assert index(config)["errors"] == []
-    from agtaild.store import archive_store
+    from agtaild.store.archive import blobs as archive_store
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -332,7 +334,7 @@ def test_one_archive_writer_at_a_time(tmp_path: Path) -> None:
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
             sys.path.insert(0, {str(REPO)!r})
-            from agtaild.store.archive_lock import WriterLock
+            from agtaild.store.archive.lock import WriterLock
             lock = WriterLock({str(tmp_path)!r}); lock.acquire(); print("held", flush=True); time.sleep(60)
         """)],
         stdout=subprocess.PIPE, text=True,

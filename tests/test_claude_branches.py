@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.cli import main
 from tests.claude_code_helpers import SETTLED, find_unit
 from tests.claude_rewind import (

@@ -1,4 +1,4 @@
-"""Incremental branch marks (agtaild.adapters.claude_branches, claude_tree): after any sequence
+"""Incremental branch marks (agtaild.adapters.claude.branches, claude_tree): after any sequence
 of appends, a forked session's marks, summary and usage equal a read from the start; an append
 that continues the active branch neither decodes the saved tree nor re-marks stored events."""
 
@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agtaild.adapters import claude_tree
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
-from agtaild.adapters.claude_state import ClaudeState
-from agtaild.adapters.jsonl import Continuation
+from agtaild.adapters.claude import tree as claude_tree
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
+from agtaild.adapters.claude.state import ClaudeState
+from agtaild.adapters.kit.jsonl import Continuation
 from tests.claude_code_helpers import SETTLED, find_unit
 from tests.claude_rewind import SESSION_ID, answer, last_uuid, prompt, sample_lines, write_lines
 from tests.conftest import CORPUS

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agtaild.adapters import get_adapter
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.model import ParentRef, Session
 from tests.claude_code_helpers import SETTLED, by_tool_use_id, read_path
 

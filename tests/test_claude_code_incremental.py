@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from tests.claude_code_helpers import SETTLED, find_unit
 from tests.replay_helpers import Store
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.claude_code import PLUGINS_DIR_ENV, ClaudeCodeAdapter
-from agtaild.adapters.claude_plugins import literal_lines, load_plugin_index
+from agtaild.adapters.claude.adapter import PLUGINS_DIR_ENV, ClaudeCodeAdapter
+from agtaild.adapters.claude.plugins import literal_lines, load_plugin_index
 from tests.claude_code_helpers import read_path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"

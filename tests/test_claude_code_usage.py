@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
-from agtaild.adapters.claude_usage import MAX_REMEMBERED
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
+from agtaild.adapters.claude.usage import MAX_REMEMBERED
 from tests.claude_code_helpers import SETTLED, assistant_line, find_unit, read_path, usage_dict
 from tests.replay_helpers import Store
 

@@ -1,5 +1,5 @@
 """The saved state of a long Claude Code session: its usage memory is kept in frames that an
-append neither decodes nor re-encodes (agtaild.adapters.claude_frames), reads continued from
+append neither decodes nor re-encodes (agtaild.adapters.claude.frames), reads continued from
 it store what one read stores, and a state of an older layout is read again from the start."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agtaild.adapters import claude_frames
-from agtaild.adapters.claude_code import ClaudeCodeAdapter
-from agtaild.adapters.claude_frames import FramedMap, Frames
-from agtaild.adapters.claude_state import LAYOUT, ClaudeState
-from agtaild.adapters.claude_usage import MAX_REMEMBERED, SPILL
-from agtaild.adapters.jsonl import Continuation
+from agtaild.adapters.claude import frames as claude_frames
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
+from agtaild.adapters.claude.frames import FramedMap, Frames
+from agtaild.adapters.claude.state import LAYOUT, ClaudeState
+from agtaild.adapters.claude.usage import MAX_REMEMBERED, SPILL
+from agtaild.adapters.kit.jsonl import Continuation
 from tests.claude_code_helpers import SETTLED, assistant_line, find_unit, usage_dict
 from tests.replay_helpers import Store
 
@@ -286,7 +286,7 @@ def test_a_state_of_another_layout_is_read_from_the_start(tmp_path: Path, layout
 
 def _index(data: Path, root: Path) -> dict[str, Any]:
     from agtaild.config import Config, RootSpec
-    from agtaild.service import Service
+    from agtaild.query.service import Service
     from tests.index_toy import snapshot
 
     svc = Service(Config(data_dir=str(data), roots=[RootSpec("claude-code", str(root))], archive=False))
@@ -361,7 +361,7 @@ def test_a_summary_titles_a_leaf_of_an_earlier_read(tmp_path: Path) -> None:
 def test_a_continuation_of_the_older_form_still_continues(tmp_path: Path) -> None:
     """Indexes before 2026-12 hold the parser state as a msgpack bin inside the continuation;
     the state written now is inline. Both continue the same way (no read from the start)."""
-    from agtaild.adapters.jsonl import parser_bytes
+    from agtaild.adapters.kit.jsonl import parser_bytes
 
     root = tmp_path / "projects"
     path = root / "-w" / "s.jsonl"

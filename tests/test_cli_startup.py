@@ -40,7 +40,7 @@ HEAVY = (
     "aiohttp",
     "sqlite3",
     "agtaild.config",
-    "agtaild.service",
+    "agtaild.query.service",
     "agtaild.index",
     "agtaild.model",
     # the MCP SDK and what it pulls in (only `agtail mcp` and the daemon's /mcp load them)
@@ -130,7 +130,7 @@ def test_the_probe_sees_the_heavy_modules_in_process(daemon: DaemonProc, tmp_pat
     root = f"claude-code={daemon.roots['claude-code']}"
     local = agtail(daemon, "--data-dir", str(tmp_path / "d"), "--only-roots", "--root", root, "list", "--json")
     assert local.returncode == 0, local.stderr.decode()[-3000:]
-    assert {"msgspec", "sqlite3", "agtaild.config", "agtaild.service"} <= set(heavy(imported(local.stderr.decode())))
+    assert {"msgspec", "sqlite3", "agtaild.config", "agtaild.query.service"} <= set(heavy(imported(local.stderr.decode())))
     assert json.loads(local.stdout)["sessions"]
 
 

@@ -167,8 +167,8 @@ def test_errors_are_one_tree_with_the_apis_codes(daemon: DaemonProc, client: Cli
 
 def test_the_cli_maps_the_clients_errors_as_before(daemon: DaemonProc) -> None:
     """backend.DaemonBackend (the CLI's and the MCP server's way to the daemon) keeps working."""
-    from agtaild.backend import DaemonBackend
     from agtaild.errors import NotFound as CliNotFound
+    from agtaild.query.backend import DaemonBackend
 
     backend = DaemonBackend(Client.connect(daemon.data_dir))
     try:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from agtaild.adapters.base import ReadResult, Unit
-from agtaild.adapters.cline import ClineAdapter
+from agtaild.adapters.cline.adapter import ClineAdapter
 from agtaild.model import ParentRef, Session
 
 V2 = "real/cline-2.18.0"
@@ -268,7 +268,7 @@ def test_unknown_ui_records_are_kept_raw(corpus: Path, tmp_path: Path) -> None:
 def test_from_epoch_ms_agrees_with_from_epoch() -> None:
     import random
 
-    from agtaild.adapters.stamps import from_epoch, from_epoch_ms
+    from agtaild.adapters.kit.stamps import from_epoch, from_epoch_ms
 
     rng = random.Random(7)
     values = [0, 1796055228830, 1780905600999, -5000, 4_102_444_800_000, *(rng.randint(0, 4 * 10**12) for _ in range(5000))]

@@ -10,7 +10,7 @@ import pytest
 
 from agtaild.adapters import get_adapter
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.codex import CodexAdapter
+from agtaild.adapters.codex.adapter import CodexAdapter
 from agtaild.model import Event, ParentRef, to_builtins
 
 SETTLED = 4_000_000_000.0  # "now" far after every corpus file's mtime: all files are finished

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.adapters.codex import CodexAdapter
+from agtaild.adapters.codex.adapter import CodexAdapter
 from tests.conftest import REPO
 
 SETTLED = 4_000_000_000.0

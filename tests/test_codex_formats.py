@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.codex import CodexAdapter
+from agtaild.adapters.codex.adapter import CodexAdapter
 from agtaild.model import ParentRef
 
 SETTLED = 4_000_000_000.0

@@ -10,7 +10,7 @@ import pytest
 import zstandard
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.codex import CodexAdapter
+from agtaild.adapters.codex.adapter import CodexAdapter
 from tests.replay_helpers import Store, line_cuts, read_once, replay_growing_file
 
 SETTLED = 4_000_000_000.0

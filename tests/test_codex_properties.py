@@ -12,8 +12,8 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agtaild.adapters.codex import CodexAdapter
-from agtaild.adapters.codex_parser import CodexParser
+from agtaild.adapters.codex.adapter import CodexAdapter
+from agtaild.adapters.codex.parser import CodexParser
 from tests.conftest import CORPUS
 from tests.replay_helpers import read_once, replay_growing_file
 

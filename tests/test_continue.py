@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.adapters.continue_dev import ContinueAdapter
+from agtaild.adapters.continue_dev.adapter import ContinueAdapter
 from agtaild.errors import AgtailError
 from agtaild.model import Session
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.copilot_cli import CopilotCliAdapter
-from agtaild.adapters.copilot_values import shutdown_metrics
+from agtaild.adapters.copilot_cli.adapter import CopilotCliAdapter
+from agtaild.adapters.copilot_cli.values import shutdown_metrics
 from agtaild.model import Session, Usage
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.adapters.copilot_vscode import CopilotVscodeAdapter
-from agtaild.adapters.copilot_vscode_ops import _Missing, apply_op
+from agtaild.adapters.copilot_vscode.adapter import CopilotVscodeAdapter
+from agtaild.adapters.copilot_vscode.ops import _Missing, apply_op
 from agtaild.model import Session
 
 WS = "copilot-vscode/synthetic-agtail/.config/Code/User/workspaceStorage"

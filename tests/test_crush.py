@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.adapters.crush import CrushAdapter
+from agtaild.adapters.crush.adapter import CrushAdapter
 from agtaild.model import Session
 
 PROJECT = "crush/synthetic-agtail/demo"

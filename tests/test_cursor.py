@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.cursor import CursorAdapter
-from agtaild.adapters.cursor_store import decode_meta, proto_fields
+from agtaild.adapters.cursor.adapter import CursorAdapter
+from agtaild.adapters.cursor.store import decode_meta, proto_fields
 from agtaild.model import Session
 from tests.cursor_store_maker import (
     SAMPLE_ID,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.daemon import parse_listen
+from agtaild.daemon.main import parse_listen
 from agtaild.errors import UsageError
 from tests.daemon_proc import DaemonProc, SseCollector, append, claude_user_line, copy_claude, wait_until
 
@@ -141,7 +141,7 @@ def _ctx(data_dir: Path, roots: list[str], only_roots: bool, no_daemon: bool = F
 
 
 def test_the_cli_uses_the_daemon_only_when_it_serves_what_was_asked(tmp_path: Path, daemons: list[DaemonProc]) -> None:
-    from agtaild.backend import DaemonBackend, LocalBackend, open_backend
+    from agtaild.query.backend import DaemonBackend, LocalBackend, open_backend
 
     d = make(daemons, tmp_path).start()
     same = [f"claude-code={d.roots['claude-code']}"]

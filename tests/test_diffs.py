@@ -1,5 +1,5 @@
 """Edits as diffs: each agent's edit tool from the samples is normalised into
-``extra["edit"]`` (agtaild.adapters.edits), and `show` prints it as a numbered unified diff
+``extra["edit"]`` (agtaild.adapters.kit.edits), and `show` prints it as a numbered unified diff
 (coloured on a terminal, NO_COLOR-aware, cut with a marker, ``--no-diff`` for the raw input)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from agtaild.adapters import codex_patch, edits
+from agtaild.adapters.kit import apply_patch as codex_patch
+from agtaild.adapters.kit import edits
 from agtaild.cli import diff, main
 from agtaild.cli import format as fmt
 from agtaild.textsafe import render

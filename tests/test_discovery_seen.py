@@ -14,9 +14,9 @@ from typing import Any
 from agtaild.config import RootSpec, load_config
 from agtaild.index.discovery import Discovery
 from agtaild.index.update import fingerprint
-from agtaild.service import Service
-from agtaild.store.archive import Archiver, archiver_for
-from agtaild.store.archive_view import prepare_view
+from agtaild.query.service import Service
+from agtaild.store.archive.archiver import Archiver, archiver_for
+from agtaild.store.archive.view import prepare_view
 
 CLAUDE = "claude-code/claude-code-log/projects"
 CODEX = "codex/claude-code-log/sessions"

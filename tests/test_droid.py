@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.droid import DroidAdapter, settings_usage
+from agtaild.adapters.droid.adapter import DroidAdapter, settings_usage
 from agtaild.model import Session
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

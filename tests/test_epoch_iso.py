@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agtaild.adapters.stamps import from_epoch, from_epoch_ms
+from agtaild.adapters.kit.stamps import from_epoch, from_epoch_ms
 
 
 @given(st.integers(0, 4_000_000_000_000))

@@ -10,7 +10,7 @@ import pytest
 
 from agtaild.config import load_config
 from agtaild.errors import Refused
-from agtaild.service import Service
+from agtaild.query.service import Service
 from agtaild.sync.export import export_sessions
 from agtaild.sync.manifest import load_manifest
 

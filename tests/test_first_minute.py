@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from agtaild import daemon
 from agtaild.api.hub import ChangeHub
 from agtaild.cli.progress import ProgressBar, line
+from agtaild.daemon import main as daemon
 from agtaild.index import update
 from agtaild.index.progress import IndexProgress
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.conftest import CORPUS
 from tests.index_toy import ToyAdapter, sample_lines, toy_config, toy_registry, write_session
 from tests.web_cdp import Browser, chromium_available
@@ -333,7 +333,7 @@ async def test_viewer_shows_index_progress_in_the_top_bar(aiohttp_server: Any, b
 
 async def test_the_first_scan_waits_until_the_daemon_serves() -> None:
     """The daemon answers before its first (on a new install, long) scan takes the writer."""
-    from agtaild.writer import IndexWriter
+    from agtaild.daemon.scheduler import IndexWriter
     from tests.daemon_fakes import FakeService
 
     service = FakeService()
@@ -352,7 +352,7 @@ async def test_the_first_scan_waits_until_the_daemon_serves() -> None:
 
 
 async def test_a_writer_that_never_served_stops() -> None:
-    from agtaild.writer import IndexWriter
+    from agtaild.daemon.scheduler import IndexWriter
     from tests.daemon_fakes import FakeService
 
     service = FakeService()
@@ -369,7 +369,7 @@ async def test_the_first_scan_waits_for_the_sockets_then_the_watchers_and_runs_i
     """daemon.local_parts: the watchers are armed once the daemon serves (answering does not
     wait for them) and before the first scan; a watcher that cannot start is logged, and the
     first scan runs all the same."""
-    from agtaild import watch
+    from agtaild.daemon import watcher as watch
 
     toy_sessions(tmp_path / "root", 3)
     order: list[str] = []

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from agtaild.adapters import all_adapters
-from agtaild.adapters.gc_pause import PAUSE_ABOVE_BYTES, collector_paused, decode_document, paused_read
+from agtaild.adapters.kit.gc_pause import PAUSE_ABOVE_BYTES, collector_paused, decode_document, paused_read
 
 _decoder = msgspec.json.Decoder()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.gemini import GeminiAdapter
+from agtaild.adapters.gemini.adapter import GeminiAdapter
 from agtaild.model import Event
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.adapters.goose import GooseAdapter
+from agtaild.adapters.goose.adapter import GooseAdapter
 from agtaild.model import Session
 
 DATA = "goose/synthetic-agtail/.local/share/goose"

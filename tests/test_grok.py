@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import ReadResult, Unit
-from agtaild.adapters.grok import GrokAdapter
+from agtaild.adapters.grok.adapter import GrokAdapter
 
 REAL = "grok/entireio-cli/.grok/sessions"
 SYNTH = "grok/synthetic-agtail/.grok/sessions"

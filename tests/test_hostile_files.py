@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from agtaild.cli import main
 from agtaild.config import load_config
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive_view import read_archived
+from agtaild.store.archive.view import read_archived
 from tests.daemon_proc import DaemonProc, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
@@ -157,7 +157,7 @@ def test_every_adapter_keeps_what_it_cannot_list(
 ) -> None:
     """The same rule through other adapters: a folder that cannot be listed loses nothing."""
     from agtaild.config import load_config
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     if not (corpus / sample).is_dir():
         pytest.skip(f"no {sample} in the corpus")
@@ -334,7 +334,7 @@ _names = st.binary(min_size=1, max_size=24).map(lambda b: b.replace(b"/", b"_").
 @given(names=st.lists(_names, min_size=1, max_size=4, unique=True))
 def test_random_byte_names_never_stop_the_index(names: list[bytes], tmp_path_factory: pytest.TempPathFactory) -> None:
     from agtaild.config import load_config
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     base = tmp_path_factory.mktemp("names")
     folder = base / "projects" / "p"
@@ -525,7 +525,7 @@ def test_disk_full_in_service_status(tmp_path: Path, projects: Path) -> None:
     """SQLITE_FULL simulated with max_page_count: the service says so, then recovers."""
     from agtaild.config import load_config
     from agtaild.index.storage import DiskFull
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"claude-code={projects}"], only_roots=True)
     config.archive = False

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.client import ApiError, Client
+from agtail_client import ApiError, Client
 from tests.daemon_proc import DaemonProc, claude_user_line
 
 SID = "11111111-2222-4333-8444-555555555555"

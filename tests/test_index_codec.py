@@ -9,7 +9,7 @@ import msgspec
 
 from agtaild.index.codec import decode_event, encode_event
 from agtaild.model import Event, HookInfo, Usage
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, sample_lines, toy_config, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import (
     REPO_TESTS,
     ToyAdapter,
@@ -40,7 +40,7 @@ CHILD = textwrap.dedent(
     update.COMMIT_SECONDS = {commit_seconds}
     update.CHECKPOINT_THREAD_BYTES = {checkpoint_thread_bytes}
     from pathlib import Path
-    from agtaild.service import Service
+    from agtaild.query.service import Service
     svc = Service(toy_config(Path({tmp!r}), Path({root!r})))
 
     def progress(tracker):

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 import agtaild.index.update as update
-from agtaild.adapters.jsonl import SETTLE_SECONDS
+from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
 from agtaild.index.codec import decode_event
-from agtaild.service import Service
+from agtaild.query.service import Service
 
 GOLDEN = Path(__file__).parent / "fixtures" / "index_golden.json"
 #: Queries of every mode, CJK included (the trigram table), and words common in the corpus.

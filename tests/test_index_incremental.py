@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from agtaild.adapters.jsonl import Continuation
-from agtaild.service import Service
+from agtaild.adapters.kit.jsonl import Continuation
+from agtaild.query.service import Service
 from tests.index_toy import (
     ToyAdapter,
     append,

@@ -9,7 +9,7 @@ import pytest
 
 import agtaild.index.update as update
 from agtaild.config import Config, RootSpec
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import snapshot
 
 
@@ -130,7 +130,7 @@ from pathlib import Path
 import agtaild.index.update as update
 from agtaild.config import Config
 from agtaild.index.discovery import Discovery
-from agtaild.service import Service
+from agtaild.query.service import Service
 sys.path.insert(0, sys.argv[3])
 from tests.test_index_pool import build
 

@@ -16,7 +16,7 @@ from agtaild.index import update as update_module
 from agtaild.index import usage as usage_module
 from agtaild.index import writer as writer_module
 from agtaild.index.prepare import UsageRow
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, append, snapshot, toy_config, toy_line, toy_registry
 from tests.test_index_incremental import OPS, make_corpus
 

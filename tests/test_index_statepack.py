@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agtaild.index import statepack
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, snapshot, toy_config, toy_registry
 from tests.test_index_incremental import make_corpus, op_append
 

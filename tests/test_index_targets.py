@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agtaild.index.discovery import Discovery
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, sample_lines, toy_config, toy_registry, write_session
 from tests.test_index_incremental import (
     current,

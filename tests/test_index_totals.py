@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from agtaild.index.totals import recount, totals
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import (
     ToyAdapter,
     append,

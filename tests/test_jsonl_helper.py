@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.jsonl import Category, JsonlAdapter, LineParser, ParserState
+from agtaild.adapters.kit.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.model import Event, Session
 
 

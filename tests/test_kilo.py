@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.kilo import KiloAdapter
+from agtaild.adapters.kilo.adapter import KiloAdapter
 from agtaild.model import ParentRef, Session
 
 REAL = "real/kilo-7.7.7"

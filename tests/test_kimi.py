@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.kimi import KimiAdapter
-from agtaild.adapters.kimi_code import code_usage
-from agtaild.adapters.kimi_wire import kimi_usage
+from agtaild.adapters.kimi.adapter import KimiAdapter
+from agtaild.adapters.kimi.code import code_usage
+from agtaild.adapters.kimi.wire import kimi_usage
 from agtaild.model import Session, Usage
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from agtaild.adapters.base import ReadResult, Unit
-from agtaild.adapters.kiro import KiroAdapter
+from agtaild.adapters.kiro.adapter import KiroAdapter
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 
 V2_ROOT = "kiro/synthetic-agtail/.kiro/sessions"

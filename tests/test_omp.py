@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.pi import OhMyPiAdapter
+from agtaild.adapters.pi.adapter import OhMyPiAdapter
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 
 ROOT = "omp/synthetic-agtail/.omp/agent/sessions"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import ReadResult, Unit
-from agtaild.adapters.opencode import OpenCodeAdapter
-from agtaild.adapters.opencode_parts import STALE_SECONDS, usage_of
-from agtaild.adapters.sqlite_db import split_unit_path
+from agtaild.adapters.kit.sqlite_db import split_unit_path
+from agtaild.adapters.opencode.adapter import OpenCodeAdapter
+from agtaild.adapters.opencode.parts import STALE_SECONDS, usage_of
 
 REAL_DB = "real/opencode-1.18.33/opencode.db"
 SYNTH_DATA = "opencode/synthetic-agtail-sqlite/.local/share/opencode"

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.openhands import OpenHandsAdapter
+from agtaild.adapters.openhands.adapter import OpenHandsAdapter
 from agtaild.model import ParentRef, Session
 
 REAL = "real/openhands-1.16.0"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.pi import PiAdapter
+from agtaild.adapters.pi.adapter import PiAdapter
 from agtaild.model import Event
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

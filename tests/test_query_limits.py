@@ -18,7 +18,7 @@ import pytest
 from agtaild.errors import UsageError
 from agtaild.index import budget
 from agtaild.index.budget import TooExpensive, time_budget
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.qwen import QwenAdapter
+from agtaild.adapters.qwen.adapter import QwenAdapter
 from agtaild.model import Session, Usage
 from tests.replay_helpers import line_cuts, read_once, replay_growing_file
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from agtaild.adapters import all_adapters
 from agtaild.adapters.base import Adapter, ReadResult, Unit
-from agtaild.adapters.sqlite_db import is_sqlite_file, quote_ident
+from agtaild.adapters.kit.sqlite_db import is_sqlite_file, quote_ident
 from agtaild.errors import AgtailError
 from agtaild.model import EVENT_KINDS
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agtaild import cli
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.synctools import make_machine
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.roo_code import RooCodeAdapter
+from agtaild.adapters.roo_code.adapter import RooCodeAdapter
 from agtaild.model import ParentRef
 
 SYNTH = "roo-code/synthetic-agtail/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline"

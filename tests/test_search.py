@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agtaild.errors import UsageError
 from agtaild.index.text import compile_query
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, sample_lines, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -17,7 +17,7 @@ from agtaild.index import phrase_rank
 from agtaild.index.phrase_rank import MAX_ROWS, phrase_instances, rank_hits, table_totals, varints
 from agtaild.index.search import WEIGHTS, SearchScope, _one_phrase_page
 from agtaild.index.text import compile_query
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agtaild.index.text import MARK_END, MARK_START, compile_query, find_phrases, highlight_pattern
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -14,7 +14,7 @@ import pytest
 from agtaild.config import RootSpec
 from agtaild.errors import NotFound, UsageError
 from agtaild.index import schema
-from agtaild.service import METHODS, Service
+from agtaild.query.service import METHODS, Service
 from tests.index_toy import (
     ToyAdapter,
     append,

@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from agtaild import __version__, cli
-from agtaild.errors import UsageError
-from agtaild.service_files import (
+from agtaild.autostart.units import (
     agtaild_path,
     installation,
     launchd_generic,
@@ -28,6 +27,7 @@ from agtaild.service_files import (
     systemd_quote,
     systemd_unit,
 )
+from agtaild.errors import UsageError
 
 REPO = Path(__file__).resolve().parent.parent
 STUB = f"""#!{sys.executable}
@@ -192,14 +192,14 @@ def test_systemd_status_shows_state_pid_socket_url_and_the_last_error(env: Env, 
     env.monkeypatch.setenv("STUB_OUT_systemctl", "LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=4242\n"
                            "UnitFileState=enabled\nResult=success\nExecMainStatus=0\n")
     env.monkeypatch.setenv("STUB_OUT_journalctl", "2026-01-01 INFO agtaild: started\n"
-                           "2026-01-01 ERROR agtaild.watch: cannot watch /x: permission denied\n2026-01-01 INFO agtaild: ok\n")
+                           "2026-01-01 ERROR agtaild.daemon.watcher: cannot watch /x: permission denied\n2026-01-01 INFO agtaild: ok\n")
     env.data.mkdir(parents=True)
     (env.data / "agtaild.json").write_text(json.dumps({"socket": "/run/user/1/agtail/agtaild.sock", "url": "http://127.0.0.1:9", "pid": 4242}))
     assert cli.main(["--json", "--data-dir", str(env.data), "service", "status", "--manager", "systemd"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (doc["active"], doc["sub"], doc["pid"], doc["enabled"]) == ("active", "running", 4242, True)
     assert (doc["socket"], doc["url"], doc["answers"]) == ("/run/user/1/agtail/agtaild.sock", "http://127.0.0.1:9", False)
-    assert doc["last_error"] == "2026-01-01 ERROR agtaild.watch: cannot watch /x: permission denied"
+    assert doc["last_error"] == "2026-01-01 ERROR agtaild.daemon.watcher: cannot watch /x: permission denied"
     assert env.calls()[0][:4] == ["systemctl", "--user", "show", "agtaild.service"]
     assert env.agtail("status", "--manager", "systemd") == 0
     out = capsys.readouterr().out

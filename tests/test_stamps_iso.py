@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agtaild.adapters.stamps import _from_epoch_dt, _norm_iso_dt, from_epoch, norm_iso
+from agtaild.adapters.kit.stamps import _from_epoch_dt, _norm_iso_dt, from_epoch, norm_iso
 
 
 def _general(text: str) -> str | None:

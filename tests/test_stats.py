@@ -13,7 +13,7 @@ from agtaild.adapters import get_adapter
 from agtaild.config import Config, RootSpec
 from agtaild.errors import UsageError
 from agtaild.pricing import load_pricing
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

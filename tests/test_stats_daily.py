@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agtaild.errors import UsageError
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, append, snapshot, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

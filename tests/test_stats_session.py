@@ -16,7 +16,7 @@ import pytest
 
 from agtaild.config import Config, RootSpec
 from agtaild.index import stats as stats_module
-from agtaild.service import Service
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -53,7 +53,7 @@ def test_push_pull_status_verify_collections_resume(tmp_path: Path, corpus: Path
     code, ver, _ = run(capsys, *globals_for(b), "--json", "sync", "verify")
     assert code == 0 and ver["clean"] is True
 
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     svc = Service(cli.Context(cli.build_parser().parse_args([*globals_for(b), "doctor"])).config, workers=1)
     try:
@@ -67,7 +67,7 @@ def test_push_pull_status_verify_collections_resume(tmp_path: Path, corpus: Path
 
 def test_resume_print_of_a_native_session(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = make_machine(tmp_path / "a", corpus, claude=True)
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     svc = Service(a, workers=1)
     try:
@@ -100,7 +100,7 @@ def test_bad_collection_name_is_a_usage_error(tmp_path: Path, corpus: Path, caps
 
 def test_export_and_doctor_commands(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = make_machine(tmp_path / "a", corpus, claude=True)
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     svc = Service(a, workers=1)
     try:

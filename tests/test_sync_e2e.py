@@ -11,7 +11,7 @@ import pytest
 
 from agtaild.config import Config, load_config
 from agtaild.errors import Refused
-from agtaild.service import Service
+from agtaild.query.service import Service
 from agtaild.sync.remote import pull, push, status, verify
 from tests.synctools import TOKEN, api_server, make_machine, tree
 

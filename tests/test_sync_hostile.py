@@ -109,7 +109,7 @@ def test_export_onto_an_existing_file_is_a_usage_error(
     tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a = make_machine(tmp_path / "a", corpus, claude=True)
-    from agtaild.service import Service
+    from agtaild.query.service import Service
 
     svc = Service(a, workers=1)
     try:

@@ -143,7 +143,7 @@ def test_picker_lines_for_fzf_are_sanitised() -> None:
 def test_the_daemon_log_shows_control_characters_instead_of_obeying_them() -> None:
     import logging
 
-    from agtaild.daemon import VisibleFormatter
+    from agtaild.daemon.main import VisibleFormatter
 
     record = logging.LogRecord("agtaild", logging.WARNING, __file__, 1, "cannot read %s", ("/x/\x1b]0;t\x07.jsonl",), None)
     assert VisibleFormatter("%(message)s").format(record) == "cannot read /x/␛]0;t␇.jsonl"

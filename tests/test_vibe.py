@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.vibe import VibeAdapter
+from agtaild.adapters.vibe.adapter import VibeAdapter
 from agtaild.model import ParentRef, Session
 
 ROOT = "vibe/synthetic-agtail/.vibe"

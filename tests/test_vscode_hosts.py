@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agtaild.adapters import vscode_hosts
+from agtaild.adapters.kit import vscode_hosts
 
 
 def test_linux_and_macos_folders_of_every_host(tmp_path: Path) -> None:

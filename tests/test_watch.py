@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from watchdog.observers import Observer
 
-from agtaild import watch
 from agtaild.api.hub import ChangeHub
-from agtaild.watch import Watcher, _outermost
-from agtaild.writer import IndexWriter, expand_dirs
+from agtaild.daemon import watcher as watch
+from agtaild.daemon.scheduler import IndexWriter, expand_dirs
+from agtaild.daemon.watcher import Watcher, _outermost
 from tests.daemon_fakes import FakeService
 
 

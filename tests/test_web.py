@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from agtaild import web_routes
-from agtaild.web_routes import CSP, FILES, setup_web_routes
+from agtaild.daemon import web_routes
+from agtaild.daemon.web_routes import CSP, FILES, setup_web_routes
 
 WEB = Path(web_routes.__file__).resolve().parent / "web"
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 import zstandard
 
 from agtaild.adapters.base import ReadResult
-from agtaild.adapters.zed import ZedAdapter
+from agtaild.adapters.zed.adapter import ZedAdapter
 from agtaild.model import ParentRef
 
 ROOT = "zed/synthetic-agtail/.local/share/zed"

@@ -16,7 +16,7 @@ The read protocol (what the index relies on):
 * ``result.state`` continues the read later; None means the next read starts from scratch.
 * ``result.marks`` re-marks events stored by earlier reads without re-emitting them: seq →
   ``extra`` keys to set (a None value removes the key). Used for conversation-branch marks
-  that a later line changes (agtaild.adapters.claude_branches).
+  that a later line changes (agtaild.adapters.claude.branches).
 
 Applying the same read twice must give the same stored rows (idempotent), and incremental
 reads in any number of steps must give the same rows as one read from scratch.

@@ -3,7 +3,7 @@
 The service is synchronous SQLite, so every call runs in a pool of reader threads (the
 service keeps one read connection per thread) and its JSON is encoded there too: a large
 events page never stalls the event loop. Index writes never go through this pool; they belong
-to the one writer task (see agtaild/writer.py).
+to the one writer task (see agtaild/daemon/scheduler.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ _encoder = msgspec.json.Encoder()
 
 
 class ServiceLike(Protocol):
-    """The part of agtaild.service.Service the API uses (tests pass a small fake)."""
+    """The part of agtaild.query.service.Service the API uses (tests pass a small fake)."""
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
 

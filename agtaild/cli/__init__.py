@@ -98,7 +98,7 @@ class Context:
 
     def backend(self) -> Any:
         """The daemon when one runs for this data dir (unless --no-daemon), else in-process."""
-        from agtaild.backend import open_backend
+        from agtaild.query.backend import open_backend
 
         return open_backend(self)
 

@@ -2,7 +2,7 @@
 
 Adapters mark events on a conversation branch with ``extra.branch`` (``active``/``inactive``),
 ``extra.fork`` (where the line leaves the active chain), ``extra.alt`` and ``extra.alts``
-(agtaild.adapters.claude_branches, pi_tree, grok_updates). `show` prints the active branch and
+(agtaild.adapters.claude.branches, pi_tree, grok_updates). `show` prints the active branch and
 a one-line marker at each fork; ``--branches`` prints every branch, each group under a marker
 saying which alternative of which fork it is. Compactions become a divider line; the summary
 the agent wrote is folded under it (``--full`` prints it whole).

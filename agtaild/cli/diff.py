@@ -1,7 +1,7 @@
 """Edits as numbered, coloured unified diffs in `agtail show`.
 
 Adapters put every agent's edit in one shape (``event.extra["edit"]``, see
-agtaild.adapters.edits); this module prints it: a header per file, ``@@`` hunk headers, and each
+agtaild.adapters.kit.edits); this module prints it: a header per file, ``@@`` hunk headers, and each
 line with its old and new line numbers, removed lines red, added lines green (no colour without
 a terminal or with ``NO_COLOR``). Long diffs are cut with a marker (``--full`` prints all that
 was recorded); ``--no-diff`` prints the raw tool input instead.

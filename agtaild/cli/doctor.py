@@ -105,7 +105,8 @@ def import_checks(config: Any) -> list[dict[str, str]]:
 def discovery_checks(config: Any) -> list[dict[str, str]]:
     """Folders and entries below the roots that discovery cannot look at (a directory made
     unreadable, a symlink loop, an I/O error): their sessions are kept but not updated."""
-    from agtaild.adapters import get_adapter, scan
+    from agtaild.adapters import get_adapter
+    from agtaild.adapters.kit import scan
 
     out = []
     for root in config.roots:
@@ -153,7 +154,7 @@ def index_check(config: Any) -> dict[str, str]:
 def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]:
     import shutil
 
-    from agtaild.store.archive import archive_usage
+    from agtaild.store.archive.archiver import archive_usage
 
     env = dict(os.environ) if env is None else env
     home = Path(env.get("HOME") or Path.home())
@@ -194,7 +195,7 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
 def restore_damaged(config: Any, damaged: list[dict[str, Any]]) -> None:
     """Store each damaged archived file again from its native file where that still exists
     (sets ``restored`` on each entry)."""
-    from agtaild.store.archive import archive_enabled, archiver_for
+    from agtaild.store.archive.archiver import archive_enabled, archiver_for
 
     archiver = archiver_for(config) if archive_enabled(config) else None
     for d in damaged:
@@ -206,8 +207,8 @@ def restore_damaged(config: Any, damaged: list[dict[str, Any]]) -> None:
 
 
 def verify_archive_check(config: Any) -> tuple[dict[str, str], dict[str, Any]]:
-    """Every archived file read back through its checksums (agtaild.store.archive_view)."""
-    from agtaild.store.archive_view import verify_store
+    """Every archived file read back through its checksums (agtaild.store.archive.view)."""
+    from agtaild.store.archive.view import verify_store
 
     result = verify_store(config)
     if result["damaged"]:

@@ -1,6 +1,6 @@
 """`agtail mcp`: an MCP server on stdio, so an agent can search and read its own history.
 
-It answers through the same backend as every other command (agtaild/backend.py): the running
+It answers through the same backend as every other command (agtaild/query/backend.py): the running
 daemon for this data dir, else the service in-process. In-process, the index is brought up to
 date in the background as the server starts (so the agent's handshake and tool listing are
 answered at once even when a first index takes a while; a tool call waits for it), and again

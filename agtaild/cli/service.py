@@ -36,7 +36,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(ctx: Any) -> int:
-    from agtaild.service_managers import manager_for
+    from agtaild.autostart.managers import manager_for
 
     args = ctx.args
     name = args.manager or ("launchd" if sys.platform == "darwin" else "systemd")
@@ -54,8 +54,8 @@ def run(ctx: Any) -> int:
 def _install(ctx: Any, manager: Any, data_dir: Path) -> int:
     from agtaild import __version__
     from agtaild.adapters import all_adapters
+    from agtaild.autostart.units import installation, launchd_plist, systemd_unit
     from agtaild.errors import AgtailError, UsageError
-    from agtaild.service_files import installation, launchd_plist, systemd_unit
 
     adapters = all_adapters()
     adapter_env = [var for adapter in adapters for var in adapter.env_vars]
@@ -75,7 +75,7 @@ def _install(ctx: Any, manager: Any, data_dir: Path) -> int:
 
 
 def _apply(ctx: Any, manager: Any, steps: list[Any], note: str) -> int:
-    from agtaild.service_managers import execute
+    from agtaild.autostart.managers import execute
 
     if ctx.args.dry_run:
         if ctx.json:
@@ -133,8 +133,8 @@ def _status(ctx: Any, manager: Any, data_dir: Path) -> int:
 
 
 def _logs(ctx: Any, manager: Any) -> int:
+    from agtaild.autostart.managers import run
     from agtaild.errors import UsageError
-    from agtaild.service_managers import run
 
     if ctx.args.lines < 1:
         raise UsageError("--lines must be at least 1")

@@ -159,7 +159,7 @@ def _refresh_index(ctx: Any) -> None:
                     client.close()
                 if status == 200:
                     return
-        from agtaild.backend import LocalBackend
+        from agtaild.query.backend import LocalBackend
 
         backend = LocalBackend(ctx.config)
         try:

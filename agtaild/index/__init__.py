@@ -7,7 +7,7 @@ Modules, in the order data flows through them:
 * ``prepare``  — one unit read by its adapter and turned into rows (runs in worker processes).
 * ``writer``   — applies prepared rows under the read protocol (reset / upserts / state).
 * ``update``   — finds what changed on disk and drives prepare + writer; one writer at a time.
-* ``queries``, ``search``, ``stats`` — the read side used by :mod:`agtaild.service`.
+* ``queries``, ``search``, ``stats`` — the read side used by :mod:`agtaild.query.service`.
 
 Nothing here imports the adapters or the API at module import time, so the CLI starts fast.
 """

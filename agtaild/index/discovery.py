@@ -2,7 +2,7 @@
 
 Discovery walks every root with its adapter. What it cannot look at — a root that can't be
 stat'ed, an adapter that fails, an entry the shared listing helpers skipped (a symlink loop,
-EACCES, EIO: agtaild.adapters.scan) — is reported in ``errors`` and remembered in ``unsure``.
+EACCES, EIO: agtaild.adapters.kit.scan) — is reported in ``errors`` and remembered in ``unsure``.
 A stored unit that discovery did not find is removed only when :meth:`Discovery.known_gone`
 says so: a read error is never a deletion.
 
@@ -25,8 +25,8 @@ from typing import Any
 
 import msgspec
 
-from agtaild.adapters import scan
 from agtaild.adapters.base import Adapter, Unit
+from agtaild.adapters.kit import scan
 from agtaild.config import RootSpec
 from agtaild.fsnames import at_or_below, from_text, to_text
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from agtaild.adapters.base import Adapter, Unit
-from agtaild.adapters.jsonl import SETTLE_SECONDS
+from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
 from agtaild.fsnames import at_or_below, to_text, unit_text
 from agtaild.index.checkpoints import BackgroundCheckpoints

@@ -2,7 +2,7 @@
 
 Nothing here imports the SDK: a tool is a name, a description, a JSON Schema and a function
 ``(call, args, here) -> str`` where ``call(method, params)`` is the Backend protocol
-(agtaild/backend.py: the daemon over JSON-RPC, or the service in-process, or the daemon's own
+(agtaild/query/backend.py: the daemon over JSON-RPC, or the service in-process, or the daemon's own
 service for ``/mcp``) and ``here`` is the directory "this directory" means (the server's cwd
 over stdio; None over HTTP, where the caller must say). Arguments are checked against the
 schema here, so a wrong argument is a clear tool error and never reaches the service.

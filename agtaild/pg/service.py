@@ -1,4 +1,4 @@
-"""The read-only team server's service: the same methods as agtaild.service, over PostgreSQL.
+"""The read-only team server's service: the same methods as agtaild.query.service, over PostgreSQL.
 
 ``TeamService.call(method, params)`` answers the JSON-RPC methods of CONTRACT.md with the same
 documents as the local index (plus ``machine`` on sessions, and a ``machine`` filter on every
@@ -22,7 +22,7 @@ from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
 from agtaild.pg.queries import TeamFilter
 from agtaild.pg.schema import migrate
-from agtaild.service import SESSION_FILTERS
+from agtaild.query.service import SESSION_FILTERS
 
 Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
 

@@ -300,7 +300,7 @@ def verify(config: Any, remote: str | None = None, collection: str | None = None
 def verify_archive(config: Any) -> dict[str, Any]:
     """Every archived file whose native file still exists must be a prefix of it (or equal);
     the archived bytes are read through the archive's store, each frame checked."""
-    from agtaild.store.archive_store import ArchiveDamaged, ZStore
+    from agtaild.store.archive.blobs import ArchiveDamaged, ZStore
 
     root = Path(config.archive_dir)
     out: dict[str, Any] = {"path": str(root), "checked": 0, "differs": [], "native_gone": 0}
@@ -335,7 +335,7 @@ def verify_archive(config: Any) -> dict[str, Any]:
 
 
 def _sendable(config: Any, agents: list[str] | None) -> list[Any]:
-    """Native files plus sessions kept only by the archive (agtaild.store.archive)."""
-    from agtaild.store.archive import sendable_files
+    """Native files plus sessions kept only by the archive (agtaild.store.archive.archiver)."""
+    from agtaild.store.archive.archiver import sendable_files
 
     return sendable_files(config, agents)

@@ -916,7 +916,7 @@
       if (!this.events.firstChild && !this.next) this.events.append(h('div', { class: 'empty', text: 'This session has no events yet.' }));
     },
 
-    // ---- conversation branches (rewinds, edited prompts): see agtaild/adapters/claude_branches.py.
+    // ---- conversation branches (rewinds, edited prompts): see agtaild/adapters/claude/branches.py.
     // Events below a fork carry extra.branch/fork/alt; the active branch is shown, and a switch
     // at each fork of the active chain shows another continuation in its place.
     markBranch(node, ev, frag) {

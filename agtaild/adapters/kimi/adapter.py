@@ -1,0 +1,191 @@
+"""Kimi CLI (MoonshotAI ``kimi-cli``): ``~/.kimi/sessions/<md5(work dir)>/<id>/``.
+
+``$KIMI_SHARE_DIR`` replaces ``~/.kimi``. A session directory holds ``wire.jsonl`` (the event
+log read here, incrementally: :mod:`kimi_wire`), ``context.jsonl`` (the model context, which
+revert/clear rotate; not read) and ``state.json`` (rewritten: ``custom_title``, archive flag,
+todos). A subagent (``Agent`` tool) keeps the same files in ``<id>/subagents/<agent_id>/``
+plus ``meta.json``; it is a child session whose parent is the session and whose spawning
+call is found in the parent's mirrored ``SubagentEvent`` lines.
+
+The work dir is not in the session: ``kimi.json`` in the share dir lists the work dirs, and the
+bucket name is the MD5 of one of them (``<kaos>_<md5>`` for non-local ones).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.kimi.code import KimiCodeReader
+from agtaild.adapters.kimi.wire import KimiWireParser
+from agtaild.adapters.kit.gc_pause import paused_read
+from agtaild.adapters.kit.jsonl import JsonlAdapter
+from agtaild.adapters.kit.resume_ids import UUID, safe_id
+from agtaild.model import ParentRef, Session, project_of
+
+_decoder = msgspec.json.Decoder()
+_MAX_JSON_BYTES = 16 << 20
+
+
+class KimiAdapter(JsonlAdapter):
+    id: ClassVar[str] = "kimi"
+    name: ClassVar[str] = "Kimi CLI / Kimi Code"
+    env_vars: ClassVar[tuple[str, ...]] = ("KIMI_SHARE_DIR", "KIMI_CODE_HOME")
+    root_help: ClassVar[str] = (
+        "the sessions folder of Kimi CLI (~/.kimi/sessions; ~/.kimi works too) "
+        "or of Kimi Code (~/.kimi-code/sessions)"
+    )
+    formats_tested: ClassVar[tuple[str, ...]] = ("kimi-cli 1.51.0 (wire 1.10)", "Kimi Code wire 1.4 (peer fixture)")
+    sample_roots: ClassVar[tuple[str, ...]] = ("real/kimi-1.51.0/sessions", "kimi/agent-sessions/sessions")
+    Parser = KimiWireParser
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        share = env_path(env, "KIMI_SHARE_DIR") or home / ".kimi"
+        code = env_path(env, "KIMI_CODE_HOME") or home / ".kimi-code"
+        return [share / "sessions", code / "sessions"]
+
+    # -- discovery ------------------------------------------------------------------------
+    def discover(self, root: Path) -> Iterator[Unit]:
+        sessions = root / "sessions" if (root / "sessions").is_dir() else root
+        for bucket in _subdirs(sessions):
+            for folder in _subdirs(bucket):
+                if folder.name.startswith("session_") and (folder / "agents").is_dir():
+                    yield from KimiCodeReader(self.id).units(folder, root)
+                    continue
+                wire = folder / "wire.jsonl"
+                if not wire.is_file():
+                    continue
+                yield self._unit(folder, root, {"id": folder.name, "bucket": bucket.name})
+                for sub in _subdirs(folder / "subagents"):
+                    if (sub / "wire.jsonl").is_file():
+                        hints = {"id": sub.name, "bucket": bucket.name, "parent": folder.name}
+                        yield self._unit(sub, root, hints)
+
+    def _unit(self, folder: Path, root: Path, hints: dict[str, Any]) -> Unit:
+        files = [str(folder / n) for n in ("wire.jsonl", "context.jsonl", "state.json", "meta.json") if (folder / n).is_file()]
+        return Unit(agent=self.id, path=str(folder / "wire.jsonl"), files=files, root=str(root), hints=hints)
+
+    # -- reading --------------------------------------------------------------------------
+    @paused_read
+    def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
+        if unit.hints.get("kimi_code"):
+            return KimiCodeReader(self.id).read(unit, state, now=now)
+        result = super().read(unit, state, now=now)
+        s = result.session
+        folder = Path(unit.path).parent
+        parent = unit.hints.get("parent")
+        bucket = folder.parent.parent.parent if parent else folder.parent  # <bucket>/<id>[/subagents/<aid>]
+        s.cwd = _work_dir(bucket.parent.parent / "kimi.json", bucket.name) or s.cwd
+        s.project = project_of(s.cwd)
+        state_doc = _read_json(folder / "state.json")
+        if isinstance(state_doc, dict):
+            _apply_state(s, state_doc)
+        if not s.title:
+            s.title = _first_line(s.first_prompt)
+        if isinstance(parent, str):
+            meta = _read_json(folder / "meta.json")
+            if isinstance(meta, dict):
+                s.extra["subagent_type"] = meta.get("subagent_type")
+                s.title = _str(meta.get("description")) or s.title
+            s.parent = ParentRef(agent=self.id, id=parent, tool_use_id=_spawning_call(folder.parent.parent / "wire.jsonl", s.id))
+            s.resumable = False
+        return result
+
+    def native_files(self, unit: Unit) -> list[str]:
+        if unit.hints.get("kimi_code"):
+            return KimiCodeReader(self.id).native_files(unit)
+        folder = Path(unit.path).parent
+        extra = [folder / n for n in ("prompt.txt", "output")]
+        return [*unit.files, *(str(p) for p in extra if p.is_file())]
+
+    def resume(self, session: Session) -> ResumeCommand | None:
+        if session.parent is not None or not session.resumable:
+            return None
+        sid = safe_id(session.id, UUID)
+        if sid is None:
+            return None
+        if session.extra.get("kimi_code"):
+            return None  # Kimi Code's resume flag could not be verified (no CLI, fixtures only)
+        # kimi --session <id> appends to the same session directory (the recorded mt runs).
+        return ResumeCommand(argv=["kimi", "--session", sid], cwd=session.cwd)
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _first_line(text: str | None) -> str | None:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        if path.stat().st_size > _MAX_JSON_BYTES:
+            return None
+        return _decoder.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
+        return None
+
+
+def _work_dir(kimi_json: Path, bucket: str) -> str | None:
+    """The work dir whose MD5 names ``bucket`` (``<kaos>_<md5>`` for non-local KAOS)."""
+    doc = _read_json(kimi_json)
+    dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
+    for wd in dirs if isinstance(dirs, list) else []:
+        if not isinstance(wd, dict) or not isinstance(wd.get("path"), str):
+            continue
+        digest = hashlib.md5(wd["path"].encode("utf-8"), usedforsecurity=False).hexdigest()
+        kaos = wd.get("kaos")
+        if bucket in (digest, f"{kaos}_{digest}"):
+            return str(wd["path"])
+    return None
+
+
+def _apply_state(s: Session, doc: dict[str, Any]) -> None:
+    title = _str(doc.get("custom_title"))
+    if title:
+        s.title = title
+    if doc.get("archived") is True:
+        s.extra["archived_in_kimi"] = True
+    if isinstance(doc.get("todos"), list) and doc["todos"]:
+        s.extra["todos"] = doc["todos"]
+    if doc.get("plan_mode") is True:
+        s.extra["plan_mode"] = True
+
+
+def _spawning_call(parent_wire: Path, agent_id: str) -> str | None:
+    """The parent's ``Agent`` call that ran ``agent_id``: its mirrored SubagentEvent lines
+    carry ``parent_tool_call_id`` next to ``agent_id``."""
+    needle = f'"agent_id": "{agent_id}"'.encode()
+    compact = f'"agent_id":"{agent_id}"'.encode()
+    try:
+        data = parent_wire.read_bytes()
+    except OSError:
+        return None
+    at = max(data.find(needle), data.find(compact))
+    if at < 0:
+        return None
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    try:
+        rec = _decoder.decode(data[start : end if end >= 0 else len(data)])
+        payload = rec["message"]["payload"]
+    except (msgspec.DecodeError, KeyError, TypeError):
+        return None
+    call = payload.get("parent_tool_call_id") if isinstance(payload, dict) else None
+    return call if isinstance(call, str) else None

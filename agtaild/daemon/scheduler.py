@@ -1,0 +1,248 @@
+"""The one writer: turns watched paths into index updates, one at a time, off the event loop.
+
+Paths arrive from the watcher (on the loop) and wait here, debounced per path: a path is
+re-read once it has been quiet for ``debounce`` seconds, or ``max_delay`` after its first
+change if it never goes quiet (an agent streaming a long answer). All due paths go to the
+service in one ``update_index(only_paths=…)`` call on a dedicated thread, so a burst of a
+thousand new files costs one transaction, not a thousand. A full scan of every root runs at
+start, after a directory vanishes (its files are not reported one by one) and every
+``rescan_interval`` seconds: watchers miss events, and this is the safety net.
+
+Each update's changed sessions go to the change hub (SSE `changes`, and `follow` wake-ups).
+While an update runs, :meth:`IndexWriter.progress` is its progress (units and bytes done and
+left, rate, ETA, phase: agtaild.index.progress), which /health reports; None when idle.
+On shutdown the update in flight is finished, so what it wrote is committed, and nothing
+new starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from agtaild.api.hub import ChangeHub
+
+log = logging.getLogger("agtaild.daemon.scheduler")
+
+MAX_EXPANDED = 200_000
+RETRY_AFTER_ERROR = 30.0
+
+
+class Indexer(Protocol):
+    def update_index(
+        self, *, full: bool = False, only_paths: Iterable[str] | None = None, progress: Any = None
+    ) -> dict[str, Any]: ...
+
+
+class _Stop(Exception):
+    """Raised from the progress callback to end a long update early at shutdown."""
+
+
+class IndexWriter:
+    def __init__(
+        self,
+        service: Indexer,
+        hub: ChangeHub,
+        *,
+        debounce: float = 0.1,
+        max_delay: float = 1.0,
+        rescan_interval: float = 600.0,
+        on_tick: Callable[[], list[str]] | None = None,
+        tick_interval: float = 30.0,
+    ) -> None:
+        self.service = service
+        self.hub = hub
+        self.debounce = debounce
+        self.max_delay = max_delay
+        self.rescan_interval = rescan_interval
+        self.on_tick = on_tick
+        self.tick_interval = tick_interval
+        self._pending: dict[str, tuple[float, float]] = {}  # path → (first seen, last seen)
+        self._scan: str | None = "scan"  # None | "scan" (every root) | "rebuild" (from scratch)
+        self._waiters: list[asyncio.Future[dict[str, Any]]] = []
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agtaild-write")
+        self._task: asyncio.Task[None] | None = None
+        self.busy: str | None = None
+        self.updates = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self.last_update: float | None = None
+        self.last_scan: float | None = None
+        self.last_report: dict[str, Any] | None = None
+        self._progress: Any = None  # the running update's IndexProgress (set on its thread)
+
+    # -- inputs (event loop only) ---------------------------------------------------------
+    def note(self, paths: Iterable[str], gone_dirs: Iterable[str] = ()) -> None:
+        """Paths that changed (from the watcher). A vanished directory asks for a full scan."""
+        now = time.monotonic()
+        for p in paths:
+            first = self._pending.get(p, (now, now))[0]
+            self._pending[p] = (first, now)
+        if any(True for _ in gone_dirs):
+            self._scan = self._scan or "scan"
+        self._wake.set()
+
+    async def request(self, *, full: bool = False) -> dict[str, Any]:
+        """Run a scan of every root (``full``: rebuild from scratch) and return its report."""
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        self._scan = "rebuild" if full or self._scan == "rebuild" else "scan"
+        self._wake.set()
+        return await fut
+
+    # -- the task -------------------------------------------------------------------------
+    def start(self, *, after: asyncio.Event | None = None) -> None:
+        """Start the task; its first scan waits for ``after`` when given (see daemon.local_parts)."""
+        self._task = asyncio.get_running_loop().create_task(self._run(after), name="agtaild-writer")
+
+    async def stop(self) -> None:
+        """Finish the update in flight (so it is committed), then end."""
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+        for fut in self._waiters:
+            if not fut.done():
+                fut.set_exception(RuntimeError("the daemon is stopping"))
+        await asyncio.to_thread(self._pool.shutdown, True)
+
+    async def _run(self, after: asyncio.Event | None = None) -> None:
+        if after is not None:
+            await self._until(after)
+        loop = asyncio.get_running_loop()
+        next_full = time.monotonic() + self.rescan_interval
+        next_tick = time.monotonic() + self.tick_interval
+        while not self._stopping:
+            now = time.monotonic()
+            if self.on_tick is not None and now >= next_tick:
+                next_tick = now + self.tick_interval
+                appeared = await loop.run_in_executor(None, self.on_tick)
+                if appeared:
+                    self._scan = self._scan or "scan"
+            if now >= next_full:
+                self._scan = self._scan or "scan"
+            if self._scan is not None:
+                kind, self._scan = self._scan, None
+                waiters, self._waiters = self._waiters, []
+                started = time.monotonic()
+                report = await self._update(full=kind == "rebuild", paths=None)
+                # Paths noted before the scan began are covered by it.
+                self._pending = {p: t for p, t in self._pending.items() if t[1] >= started}
+                next_full = time.monotonic() + self.rescan_interval
+                if report is None:
+                    next_full = min(next_full, time.monotonic() + RETRY_AFTER_ERROR)
+                for fut in waiters:
+                    if not fut.done():
+                        if report is None:
+                            fut.set_exception(RuntimeError(self.last_error or "the update failed"))
+                        else:
+                            fut.set_result(report)
+                continue
+            # Paths almost due ride along: one transaction for a burst, not one per straggler.
+            horizon = now + self.debounce / 2
+            due = [p for p, (first, last) in self._pending.items() if min(last + self.debounce, first + self.max_delay) <= now]
+            if due:
+                due = [p for p, (first, last) in self._pending.items() if min(last + self.debounce, first + self.max_delay) <= horizon]
+            if due:
+                for p in due:
+                    del self._pending[p]
+                if await self._update(full=False, paths=due) is None:
+                    next_full = min(next_full, time.monotonic() + RETRY_AFTER_ERROR)
+                continue
+            wake_at = min(next_full, next_tick if self.on_tick else next_full)
+            for first, last in self._pending.values():
+                wake_at = min(wake_at, first + self.max_delay, last + self.debounce)
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), max(0.0, wake_at - time.monotonic()))
+            except TimeoutError:
+                pass
+
+    async def _until(self, event: asyncio.Event) -> None:
+        """Wait for ``event``, or for stop() (a daemon that failed to bind never sets it)."""
+        while not event.is_set() and not self._stopping:
+            self._wake.clear()
+            waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(self._wake.wait())]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+
+    async def _update(self, *, full: bool, paths: list[str] | None) -> dict[str, Any] | None:
+        """One update_index on the writer thread; its changes go to the hub."""
+        self.busy = "rebuild" if full else ("scan" if paths is None else "paths")
+        loop = asyncio.get_running_loop()
+        try:
+            report = await loop.run_in_executor(self._pool, self._update_blocking, full, paths)
+        except _Stop:
+            log.info("index update stopped early for shutdown")
+            return None
+        except Exception as err:
+            self.errors += 1
+            self.last_error = f"{type(err).__name__}: {err}"
+            log.exception("index update failed")
+            return None
+        finally:
+            self.busy = None
+            self._progress = None
+        self.updates += 1
+        self.last_update = time.time()
+        if paths is None:
+            self.last_scan = self.last_update
+        changed = report.get("changed") or []
+        self.last_report = {k: v for k, v in report.items() if k != "changed"} | {"changed": len(changed)}
+        await self.hub.publish(changed)
+        return report
+
+    def _update_blocking(self, full: bool, paths: list[str] | None) -> dict[str, Any]:
+        def progress(tracker: Any = None, *_args: Any) -> None:
+            if tracker is not None:
+                self._progress = tracker
+            if self._stopping:
+                raise _Stop()
+
+        only = None if paths is None else expand_dirs(paths)
+        return self.service.update_index(full=full, only_paths=only, progress=progress)
+
+    def progress(self) -> dict[str, Any] | None:
+        """The running update's progress (/health ``progress``), or None when idle."""
+        tracker = self._progress
+        if tracker is None or self.busy is None:
+            return None
+        snapshot: dict[str, Any] = tracker.snapshot()
+        return snapshot
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.busy or "idle",
+            "pending_paths": len(self._pending),
+            "updates": self.updates,
+            "errors": self.errors,
+            "last_error": self.last_error,
+            "last_update": self.last_update,
+            "last_scan": self.last_scan,
+            "rescan_interval": self.rescan_interval,
+            "last_report": self.last_report,
+        }
+
+
+def expand_dirs(paths: Iterable[str]) -> list[str]:
+    """A directory that appeared (created or moved in) stands for every file below it."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            for dirpath, _dirs, files in os.walk(p):
+                out.extend(os.path.join(dirpath, f) for f in files)
+                if len(out) > MAX_EXPANDED:
+                    break
+        else:
+            out.append(p)
+    return sorted(set(out))

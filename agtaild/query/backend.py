@@ -1,0 +1,131 @@
+"""How the CLI reaches the service: a running agtaild, or the embedded index in-process.
+
+Both speak the same method names as JSON-RPC (`sessions.list`, `search`, …) and return the
+same JSON documents, so a command never cares which one it got.
+"""
+
+from __future__ import annotations
+
+from agtaild.errors import AgtailError, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from typing import Any, Protocol
+
+    class Backend(Protocol):
+        def call(self, method: str, params: dict[str, Any]) -> Any: ...
+
+        def close(self) -> None: ...
+
+
+class LocalBackend:
+    """The service in this process, on the embedded index."""
+
+    def __init__(self, config: Any) -> None:
+        from agtaild.query.service import Service
+
+        self.service = Service(config)
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        return self.service.call(method, params)
+
+    def close(self) -> None:
+        self.service.close()
+
+
+class DaemonBackend:
+    """The service in a running agtaild, over JSON-RPC (unix socket first, else TCP + token)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        from agtail_client import ApiError, Unreachable
+
+        try:
+            return self.client.call(method, params)
+        except Unreachable as err:
+            raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
+        except ApiError as err:
+            raise _ERRORS.get(err.code, AgtailError)(err.message) from None
+        except OSError as err:
+            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
+
+    def close(self) -> None:
+        self.client.close()
+
+
+_ERRORS: dict[str, type[AgtailError]] = {
+    "bad_request": UsageError,
+    "not_found": NotFound,
+    "refused": Refused,
+    "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
+    "too_large": TooLarge,
+}
+
+
+def _same_roots(daemon_roots: Any, ours: list[Any]) -> bool:
+    """Do the daemon and this command read the same roots? (archive roots follow the data dir)"""
+    import msgspec
+
+    def key(roots: Any) -> set[tuple[Any, ...]]:
+        return {(r.get("agent"), r.get("path"), r.get("kind"), r.get("collection")) for r in roots or [] if r.get("kind") != "archive"}
+
+    return key(daemon_roots) == key(msgspec.to_builtins(ours))
+
+
+def daemon_backend(ctx: Any) -> Backend | None:
+    """A client for the daemon serving this data dir, or None when none answers.
+
+    Used only when the daemon serves the same data dir and, if this command was given
+    --root/--only-roots, the same roots: otherwise its answers would be about other files.
+    """
+    from pathlib import Path
+
+    from agtail_client import Client, read_state
+
+    data_dir = ctx.resolved_data_dir
+    info = read_state(data_dir)
+    if info is None or Path(str(info.get("data_dir", ""))) != Path(data_dir):
+        return None
+    # Roots are resolved (which imports every adapter) only when the command names its own.
+    if (ctx.root_options or ctx.only_roots) and not _same_roots(info.get("roots"), ctx.config.roots):
+        return None
+    client = Client.discover(data_dir)
+    return DaemonBackend(client) if client is not None else None
+
+
+def server_backend() -> Backend | None:
+    """``AGTAIL_SERVER`` (a daemon's URL, e.g. a team server behind TLS) with its token from
+    ``AGTAIL_TOKEN`` or the file named by ``AGTAIL_TOKEN_FILE``: then that daemon answers."""
+    import os
+
+    url = os.environ.get("AGTAIL_SERVER")
+    if not url:
+        return None
+    from agtail_client import Client
+
+    token = os.environ.get("AGTAIL_TOKEN")
+    token_file = os.environ.get("AGTAIL_TOKEN_FILE")
+    if not token and token_file:
+        try:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        except OSError as err:
+            raise AgtailError(f"AGTAIL_TOKEN_FILE {token_file}: {err.strerror}") from None
+    try:
+        return DaemonBackend(Client(url=url, token=token or None))
+    except ValueError as err:
+        raise UsageError(f"AGTAIL_SERVER {url!r} is not a daemon URL ({err})") from None
+
+
+def open_backend(ctx: Any) -> Backend:
+    if not ctx.no_daemon:
+        server = server_backend()
+        if server is not None:
+            return server
+        remote = daemon_backend(ctx)
+        if remote is not None:
+            return remote
+    return LocalBackend(ctx.config)

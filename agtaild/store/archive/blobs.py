@@ -1,0 +1,687 @@
+"""The archive's compressed store: each archived file as a run of zstd frames, plus a catalog.
+
+Layout: ``<archive>/.zstore/<agent>/<path>.zst`` — the same relative path as the native file,
+so a blob is found by name and ``zstd -d`` restores it without agtail (frames laid end to end
+are one valid zstd stream). Each frame carries its content size and zstd's own checksum, and
+holds at most FRAME_RAW bytes, so a range is read by decompressing only the frames it touches.
+
+The catalog (``.zstore/catalog.sqlite3``) is the truth: for each archived path it records the
+frames (raw length, compressed length, sha256 of the raw bytes), the native file it mirrors,
+the unit it belongs to and the digests of its first and last bytes (agtaild.store.archive.ends:
+an append checks the native file against them without reading a frame). Each frame is
+decompressed again in memory and compared with the bytes it was made from before it is written.
+An append writes new frames after the recorded end and only then records them: bytes past the
+recorded end (a crash mid-append) are ignored and cut off by the next append. A whole copy goes
+to a temp file that is renamed. Every read checks each frame's sha256, so a damaged frame
+raises :class:`ArchiveDamaged` instead of serving wrong bytes.
+
+Durability: a catalog row is committed only after its blob's bytes (and the directory entry
+of a renamed blob) were fsynced. Writes that cannot break a committed row — a new file's
+blob, frames appended past the recorded end — may be *deferred* (``defer=True``): their rows
+wait in one open catalog transaction and :meth:`ZStore.flush` fsyncs all their blobs at
+once (concurrently: the file system then joins them into few journal commits) before it
+commits. A crash before the flush leaves blobs no row names (stored again next time) and
+frames past a recorded end (cut off), never a row whose bytes are not on disk. Writes that
+replace a committed blob (a rewrite, a kept conflict copy, a tail compaction) flush first and
+are made durable one by one, as before.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zstandard
+
+from agtaild.errors import AgtailError
+from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive.ends import EndsDigest, ends_match
+
+#: Raw bytes per frame: a range read (a write-back, the boundary check of a row without digests
+#: of its ends) decompresses at most this much before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
+FRAME_RAW = 1024 * 1024
+#: zstd level: on the 200 MB bench corpus 3 stores 38.7 MB in 0.8 s of CPU, 6 stores 37.4 MB in
+#: 2.7 s (bench/RESULTS.md): the archive is written during the cold index, so speed wins.
+LEVEL = 3
+#: An append adds a frame; past this many frames smaller than half FRAME_RAW, the file is
+#: recompressed as a whole (small frames compress poorly and make the catalog row long).
+MAX_SMALL_FRAMES = 48
+STORE_DIR = ".zstore"
+SUFFIX = ".zst"
+#: Deferred blobs fsynced at once by a flush: this many at a time. On this machine's ext4,
+#: 1,477 small blobs take 4–6 s fsynced one after the other and 0.1–0.4 s 8–32 at a time.
+FSYNC_THREADS = 16
+
+_encode_json = msgspec.json.Encoder().encode
+log = logging.getLogger(__name__)
+
+
+class ArchiveDamaged(AgtailError):
+    """An archived file's bytes do not match their recorded checksums."""
+
+
+class Row:
+    """One catalog row: an archived file and its frames."""
+
+    __slots__ = ("ends", "frames", "mtime_ns", "path", "source", "unit")
+
+    def __init__(
+        self,
+        path: str,
+        source: str | None,
+        unit: str | None,
+        mtime_ns: int,
+        frames: list[list[Any]],
+        ends: list[Any] | None = None,
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.unit = unit
+        self.mtime_ns = mtime_ns
+        self.frames = frames
+        #: ``[window, head sha256, tail sha256]`` (agtaild.store.archive.ends), or None for a
+        #: row written before the catalog kept them.
+        self.ends = ends
+
+    @property
+    def size(self) -> int:
+        return sum(f[0] for f in self.frames)
+
+    @property
+    def zsize(self) -> int:
+        return sum(f[1] for f in self.frames)
+
+
+class ZStore:
+    """The compressed store under ``<archive>/.zstore`` (one per archive; thread-safe).
+
+    Its methods take paths as the file system names them (agtaild.fsnames); the catalog and
+    :class:`Row` hold their text form (``from_text(row.path)`` leads back)."""
+
+    def __init__(self, archive_root: Path) -> None:
+        self.root = Path(archive_root) / STORE_DIR
+        self._root_text = str(self.root)
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._cctx: zstandard.ZstdCompressor | None = None
+        self._dctx: zstandard.ZstdDecompressor | None = None
+        #: Blobs written by deferred writes since the last flush (their rows are not committed).
+        self._pending: dict[str, None] = {}
+        #: Directories whose entries changed (a blob renamed in, a folder created) since the
+        #: last fsync of them: a rename is durable once its directory is.
+        self._dirty_dirs: dict[str, None] = {}
+        self._in_batch = False
+        #: The open batch's number (a new one at each BEGIN), and those rolled back.
+        self.batch = 0
+        self.lost_batches: set[int] = set()
+        #: Directories known to exist (a mkdir per blob costs more than its compression).
+        self._dirs: set[str] = set()
+        self._fsyncers: ThreadPoolExecutor | None = None
+        #: The catalog's ``ends`` column as rows are read ("NULL" when it could not be added).
+        self._ends_sql = "ends"
+
+    # -- catalog --------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return (self.root / "catalog.sqlite3").is_file()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.root / "catalog.sqlite3", check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: a commit is durable once the WAL is checkpointed (or :meth:`sync`); a row
+            # lost to a power cut only means the file is stored again, never a wrong read.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT, unit TEXT,"
+                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL, size INTEGER NOT NULL, ends TEXT)"
+            )
+            self._ends_column(db)
+            self._db = db
+        return self._db
+
+    def _ends_column(self, db: sqlite3.Connection) -> None:
+        """Add the ``ends`` column to a catalog written before it had one (its rows gain their
+        digests at their next append). A catalog that cannot be written (a read-only data dir)
+        is read without them."""
+        if any(r[1] == "ends" for r in db.execute("PRAGMA table_info(files)")):
+            return
+        try:
+            _add_ends_column(db)
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):  # else another process added it meanwhile
+                log.warning("archive: cannot add the ends column to the catalog: %s", exc)
+                self._ends_sql = "NULL"
+
+    def close(self) -> None:
+        """Flush what deferred writes left (when that fails they are simply not recorded), close."""
+        with self._lock:
+            try:
+                self.flush()
+            except (OSError, sqlite3.Error):
+                pass  # already rolled back by flush: those files are stored again next time
+            if self._fsyncers is not None:
+                self._fsyncers.shutdown()
+                self._fsyncers = None
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def get(self, path: str) -> Row | None:
+        with self._lock:
+            db = self.db
+            r = db.execute(
+                f"SELECT path, source, unit, mtime_ns, frames, {self._ends_sql} FROM files WHERE path = ?",
+                (to_text(path),),
+            ).fetchone()
+        return None if r is None else _row(r)
+
+    def rows(self) -> list[Row]:
+        with self._lock:
+            db = self.db
+            got = db.execute(
+                f"SELECT path, source, unit, mtime_ns, frames, {self._ends_sql} FROM files ORDER BY path"
+            ).fetchall()
+        return [_row(r) for r in got]
+
+    def heads(self) -> list[tuple[str, str | None, str | None, int, int]]:
+        """(path, source, unit, size, mtime_ns) of every row, without their frames (cheap:
+        read before every index update)."""
+        with self._lock:
+            return self.db.execute("SELECT path, source, unit, size, mtime_ns FROM files").fetchall()
+
+    def totals(self) -> tuple[int, int]:
+        """Files archived and their original bytes (conflict copies included)."""
+        with self._lock:
+            n, size = self.db.execute(
+                "SELECT count(DISTINCT files.path), coalesce(sum(json_extract(f.value, '$[0]')), 0)"
+                " FROM files, json_each(files.frames) AS f"
+            ).fetchone()
+        return int(n), int(size)
+
+    def _put(self, row: Row) -> None:
+        with self._lock:
+            values = (row.path, row.source, row.unit, row.mtime_ns, _encode_json(row.frames).decode(), row.size)
+            if self._ends_sql == "NULL":
+                self.db.execute(
+                    "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    values,
+                )
+                return
+            ends = None if row.ends is None else _encode_json(row.ends).decode()
+            self.db.execute(
+                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size, ends)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*values, ends),
+            )
+
+    def blob(self, path: str) -> Path:
+        return Path(self._blob(path))
+
+    def _blob(self, path: str) -> str:
+        """The blob's file name (a str: the store names thousands of them in a first index,
+        and building Path objects for each cost more than the names)."""
+        return os.path.join(self._root_text, from_text(to_text(path)) + SUFFIX)
+
+    # -- writing --------------------------------------------------------------------------
+    def put_whole(
+        self,
+        path: str,
+        chunks: Iterable[bytes],
+        *,
+        source: str | None,
+        unit: str | None,
+        mtime_ns: int,
+        keep_as: str | None = None,
+        defer: bool = False,
+    ) -> Row:
+        """Store ``chunks`` as the whole of ``path`` (temp file, renamed). With ``keep_as``,
+        the blob it replaces is first kept under that archive path. With ``defer``, a path
+        not yet in the catalog is recorded by the next :meth:`flush` (see the module's
+        docstring); a path that is replaces its blob durably at once."""
+        with self._lock:
+            deferred = defer and keep_as is None and self.get(path) is None
+            if not deferred:
+                self.flush()
+            blob = self._blob(path)
+            folder, name = os.path.split(blob)
+            self._mkdir(folder)
+            tmp = os.path.join(folder, f".{name}.partial")
+            frames: list[list[Any]] = []
+            ends = EndsDigest()
+            try:
+                with open(tmp, "wb") as out:
+                    for raw in _reframe(chunks):
+                        frames.append(self._write_frame(out, raw, path))
+                        ends.feed(raw)
+                    if not deferred:
+                        out.flush()
+                        os.fsync(out.fileno())
+            except BaseException:
+                _unlink(tmp)  # the source failed, or a frame did not verify
+                raise
+            if keep_as is not None:
+                old = self.get(path)
+                if old is not None and os.path.exists(blob):
+                    kept_blob = self._blob(keep_as)
+                    os.replace(blob, kept_blob)
+                    self._put(Row(to_text(keep_as), None, None, old.mtime_ns, old.frames, old.ends))
+            os.replace(tmp, blob)
+            row = Row(to_text(path), source, unit, mtime_ns, frames, ends.ends())
+            self._dirty_dirs[folder] = None
+            if deferred:
+                self._defer(blob)
+            else:
+                self._sync_dirs()
+            self._put(row)
+            return row
+
+    def check_ends(self, path: str, size: int, first: bytes, last: bytes) -> bool | None:
+        """Are ``first`` and ``last`` the first and last min(``size``, BOUNDARY_WINDOW) bytes
+        of the archived copy of ``path``, ``size`` bytes long? Compared with the digests its
+        row keeps (agtaild.store.archive.ends): no frame is read. None when the row keeps none
+        (the caller compares with :meth:`read`). Raises ArchiveDamaged when the blob is missing
+        or shorter than its frames, and, when the next append recompresses the tail of small
+        frames, when those frames are damaged (found now, while the native file can still
+        replace them)."""
+        row = self.get(path)
+        if row is None or row.size != size:
+            return False
+        try:
+            short = os.stat(self._blob(path)).st_size < row.zsize
+        except FileNotFoundError:
+            short = True
+        if short:
+            raise ArchiveDamaged(f"{to_text(path)}: the archived file is shorter than its catalog says")
+        same = ends_match(row.ends, first, last)
+        if same and _compacts(row):
+            for _ in self._read_row(row, path, _tail_start(row)[0]):
+                pass
+        return same
+
+    def append(
+        self,
+        path: str,
+        chunks: Iterable[bytes],
+        mtime_ns: int,
+        *,
+        defer: bool = False,
+        checked: tuple[int, bytes, bytes] | None = None,
+    ) -> Row:
+        """Add ``chunks`` after the recorded end of ``path`` (recompressing the file's tail of
+        small frames when there are too many: that replaces the blob, durably at once).
+        With ``defer``, the new frames are fsynced and recorded by the next :meth:`flush`.
+        ``checked``: the archived copy's size and its first and last min(size, BOUNDARY_WINDOW)
+        bytes, as the caller found them equal to the native file's (:meth:`check_ends` or
+        :meth:`read`): the new row's digests of its ends are made from them and the new bytes,
+        nothing read back; a copy whose size is no longer that one (another process appended
+        meanwhile) is not appended to. Without them the row keeps no digests (the next
+        append compares the bytes read back)."""
+        with self._lock:
+            row = self.get(path)
+            if row is None:
+                raise AgtailError(f"{path}: not in the archive catalog")
+            digest = None
+            if checked is not None:
+                if row.size != checked[0]:
+                    raise AgtailError(f"{to_text(path)}: the archived copy changed meanwhile; it will be retried")
+                digest = EndsDigest.after(row.size, row.ends, checked[1], checked[2])
+            if digest is not None:
+                chunks = _feeding(chunks, digest)
+            if _compacts(row):
+                self.flush()
+                return self._compact_tail(row, chunks, mtime_ns, digest)
+            if not defer:
+                self.flush()
+            blob = self._blob(path)
+            end = row.zsize
+            new: list[list[Any]] = []
+            with open(blob, "r+b") as out:
+                if os.fstat(out.fileno()).st_size < end:  # truncating would make up zeros
+                    raise ArchiveDamaged(f"{to_text(path)}: the archived file is shorter than its catalog says")
+                out.truncate(end)  # bytes of an interrupted append were never recorded
+                out.seek(end)
+                try:
+                    for raw in _reframe(chunks):
+                        new.append(self._write_frame(out, raw, path))
+                except BaseException:
+                    out.truncate(end)
+                    raise
+                if not defer:
+                    out.flush()
+                    os.fsync(out.fileno())
+            row.frames.extend(new)
+            row.mtime_ns = mtime_ns
+            row.ends = None if digest is None else digest.ends()
+            if defer:
+                self._defer(blob)
+            self._put(row)
+            return row
+
+    def _compact_tail(self, row: Row, chunks: Iterable[bytes], mtime_ns: int, digest: EndsDigest | None) -> Row:
+        """Rewrite ``row``'s blob with its trailing run of partly filled frames, plus
+        ``chunks``, recompressed into full frames; the full frames before it are copied as
+        compressed bytes. Temp file, new frames checked, rename: an interruption leaves the
+        old blob as it was. ``digest``: the ends of the file, fed ``chunks`` as they go."""
+        path = from_text(row.path)
+        head_raw, k = _tail_start(row)
+        head_z = sum(f[1] for f in row.frames[:k])
+        tail = b"".join(self.read(path, head_raw))
+        blob = self._blob(path)
+        folder, name = os.path.split(blob)
+        tmp = os.path.join(folder, f".{name}.partial")
+        new: list[list[Any]] = []
+        try:
+            with open(blob, "rb") as src, open(tmp, "wb") as out:
+                left = head_z
+                while left > 0:
+                    block = src.read(min(1 << 20, left))
+                    if not block:
+                        raise ArchiveDamaged(
+                            f"{row.path}: the archived file is shorter than its catalog says"
+                        )
+                    out.write(block)
+                    left -= len(block)
+                for raw in _reframe([tail, *chunks]):
+                    new.append(self._write_frame(out, raw, path))
+                out.flush()
+                os.fsync(out.fileno())
+        except BaseException:
+            _unlink(tmp)
+            raise
+        os.replace(tmp, blob)
+        self._dirty_dirs[folder] = None
+        self._sync_dirs()
+        row.frames = row.frames[:k] + new
+        row.mtime_ns = mtime_ns
+        row.ends = None if digest is None else digest.ends()
+        self._put(row)
+        return row
+
+    def _write_frame(self, out: Any, raw: bytes, path: str) -> list[Any]:
+        """Compress ``raw`` as one frame (content size and checksum in its header) onto
+        ``out``, once its decompression gave back ``raw`` (in memory: reading the file back
+        would only read the page cache these bytes are in)."""
+        if self._cctx is None:  # one compressor, reused: making one costs more than a small file
+            self._cctx = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True, write_content_size=True)
+            self._dctx = zstandard.ZstdDecompressor()
+        assert self._dctx is not None
+        z = self._cctx.compress(raw)
+        try:
+            same = self._dctx.decompress(z, max_output_size=len(raw)) == raw
+        except zstandard.ZstdError:
+            same = False
+        if not same:
+            raise ArchiveDamaged(f"{to_text(path)}: a compressed frame did not decompress to its bytes")
+        out.write(z)
+        return [len(raw), len(z), hashlib.sha256(raw).hexdigest()]
+
+    def _mkdir(self, folder: str) -> None:
+        if folder in self._dirs:
+            return
+        created, top = folder, os.path.dirname(self._root_text)
+        while created != top and not os.path.exists(created):
+            parent = os.path.dirname(created)
+            self._dirty_dirs[parent] = None  # its new entry is durable once it is
+            created = parent
+        os.makedirs(folder, exist_ok=True)
+        self._dirs.add(folder)
+
+    def _sync_dirs(self) -> None:
+        dirs, self._dirty_dirs = list(self._dirty_dirs), {}
+        for d in dirs:
+            fsync_dir(d)
+
+    # -- deferred durability --------------------------------------------------------------
+    def _defer(self, blob: str) -> None:
+        if not self._in_batch:
+            self.db.execute("BEGIN IMMEDIATE")
+            self._in_batch = True
+            self.batch += 1
+        self._pending[blob] = None
+
+    def pending(self) -> int:
+        """Blobs written by deferred writes and not yet flushed."""
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Make the deferred writes durable: fsync their blobs and the directories they were
+        renamed or created in (an append changes no directory), then commit their rows. When
+        a blob cannot be synced, their rows are rolled back (those files are stored again
+        next time) and the error raised."""
+        with self._lock:
+            if not self._in_batch:
+                return
+            blobs = list(self._pending)
+            try:
+                dirs, self._dirty_dirs = list(self._dirty_dirs), {}
+                if len(blobs) <= 2:
+                    for b in blobs:
+                        _fsync_path(b)
+                    for d in dirs:
+                        fsync_dir(d)
+                else:
+                    if self._fsyncers is None:
+                        self._fsyncers = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="agtail-fsync")
+                    _fsync_all(self._fsyncers, _fsync_path, blobs)
+                    _fsync_all(self._fsyncers, fsync_dir, dirs)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.lost_batches.add(self.batch)
+                try:
+                    self.db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise
+            finally:
+                self._in_batch = False
+                self._pending.clear()
+
+    def sync(self) -> None:
+        """Make every recorded row durable (before a plain copy is removed on its strength)."""
+        with self._lock:
+            self.flush()
+            self.db.execute("PRAGMA wal_checkpoint(FULL)")
+
+    def set_source(self, path: str, source: str | None, unit: str | None) -> None:
+        with self._lock:
+            self.db.execute(
+                "UPDATE files SET source = ?, unit = ? WHERE path = ?", (source, unit, to_text(path))
+            )
+
+    # -- reading --------------------------------------------------------------------------
+    def read(self, path: str, offset: int = 0, length: int | None = None) -> Iterator[bytes]:
+        """The archived bytes of ``path`` from ``offset`` (``length`` of them, or to the end),
+        each frame checked; raises ArchiveDamaged on a mismatch, AgtailError when not archived."""
+        row = self.get(path)
+        if row is None:
+            raise AgtailError(f"{to_text(path)}: not in the archive")
+        return self._read_row(row, path, offset, length)
+
+    def _read_row(self, row: Row, path: str, offset: int = 0, length: int | None = None) -> Iterator[bytes]:
+        end = row.size if length is None else min(row.size, offset + length)
+        raw_at = z_at = 0
+        dctx = zstandard.ZstdDecompressor()
+        with open(self._blob(path), "rb") as fh:
+            for n, (raw_len, z_len, digest) in enumerate(row.frames):
+                if raw_at + raw_len > offset and raw_at < end:
+                    fh.seek(z_at)
+                    raw = _decompress(dctx, fh.read(z_len), raw_len, digest, f"{to_text(path)} frame {n}")
+                    yield raw[max(0, offset - raw_at) : end - raw_at]
+                raw_at += raw_len
+                z_at += z_len
+                if raw_at >= end:
+                    break
+
+    def matches(self, path: str, source: str) -> bool:
+        """Is the native file ``source`` byte for byte what is archived as ``path``? (hashed
+        frame by frame against the recorded digests: nothing is decompressed)"""
+        row = self.get(path)
+        if row is None:
+            return False
+        try:
+            if os.path.getsize(source) != row.size:
+                return False
+            with open(source, "rb") as fh:
+                return all(hashlib.sha256(fh.read(f[0])).hexdigest() == f[2] for f in row.frames)
+        except OSError:
+            return False
+
+    def materialise(self, path: str, dest: Path) -> int:
+        """Write the archived bytes of ``path`` to ``dest`` (temp file + rename); the bytes written."""
+        row = self.get(path)
+        if row is None:
+            raise AgtailError(f"{to_text(path)}: not in the archive")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.agtail-restore")
+        try:
+            with open(tmp, "wb") as out:
+                for block in self._read_row(row, path):
+                    out.write(block)
+            os.utime(tmp, ns=(row.mtime_ns, row.mtime_ns))
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return row.size
+
+    def verify(self, path: str) -> str | None:
+        """None when every frame of ``path`` decompresses to its recorded digest, else why not."""
+        try:
+            for _ in self.read(path):
+                pass
+        except ArchiveDamaged as exc:
+            return exc.message
+        except OSError as exc:
+            return f"{to_text(path)}: {exc.strerror or exc}"
+        return None
+
+
+def _row(r: tuple[Any, ...]) -> Row:
+    return Row(r[0], r[1], r[2], r[3], json.loads(r[4]), None if r[5] is None else json.loads(r[5]))
+
+
+def _add_ends_column(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE files ADD COLUMN ends TEXT")
+
+
+def _compacts(row: Row) -> bool:
+    """Does the next append to ``row`` recompress its tail? (past MAX_SMALL_FRAMES small frames)"""
+    return sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES
+
+
+def _tail_start(row: Row) -> tuple[int, int]:
+    """Where ``row``'s trailing run of partly filled frames starts: its raw offset, and the
+    index of its first frame."""
+    k = len(row.frames)
+    while k > 0 and row.frames[k - 1][0] < FRAME_RAW:
+        k -= 1
+    return sum(f[0] for f in row.frames[:k]), k
+
+
+def _feeding(chunks: Iterable[bytes], digest: EndsDigest) -> Iterator[bytes]:
+    """``chunks``, each fed to ``digest`` as it passes (on its way to be stored)."""
+    for chunk in chunks:
+        digest.feed(chunk)
+        yield chunk
+
+
+def _reframe(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Regroup ``chunks`` into FRAME_RAW-sized pieces (the last one shorter). A file read in
+    FRAME_RAW blocks passes through uncopied (joining and slicing 200 MB costs ≈ 0.1 s)."""
+    held = b""  # the bytes of the next frame so far, while they are a single chunk
+    buf = bytearray()
+    for chunk in chunks:
+        if not buf and not held and len(chunk) == FRAME_RAW:
+            yield chunk
+            continue
+        if not buf and not held and len(chunk) < FRAME_RAW:
+            held = chunk
+            continue
+        buf += held
+        held = b""
+        buf += chunk
+        while len(buf) >= FRAME_RAW:
+            yield bytes(buf[:FRAME_RAW])
+            del buf[:FRAME_RAW]
+    if held:
+        yield held
+    elif buf:
+        yield bytes(buf)
+
+
+def _decompress(dctx: zstandard.ZstdDecompressor, z: bytes, raw_len: int, digest: str, where: str) -> bytes:
+    try:
+        raw = dctx.decompress(z, max_output_size=raw_len)
+    except zstandard.ZstdError as exc:
+        raise ArchiveDamaged(f"{where}: damaged archive frame ({exc})") from None
+    if len(raw) != raw_len or hashlib.sha256(raw).hexdigest() != digest:
+        raise ArchiveDamaged(f"{where}: damaged archive frame (its bytes do not match their sha256)")
+    return raw
+
+
+def _fsync_all(pool: ThreadPoolExecutor, fsync: Callable[[str], None], paths: list[str]) -> None:
+    """``fsync`` each of ``paths``, FSYNC_THREADS at a time: each thread takes every n-th path
+    in one task (a task per path cost more in thread hand-offs — ≈ 14 futex calls each — than
+    many of the fsyncs themselves)."""
+    n = min(FSYNC_THREADS, len(paths))
+    for _ in pool.map(_fsync_each, [fsync] * n, [paths[i::n] for i in range(n)]):
+        pass
+
+
+def _fsync_each(fsync: Callable[[str], None], paths: list[str]) -> None:
+    for path in paths:
+        fsync(path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_path(path: str | Path) -> None:
+    """fsync a file or a directory by name."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def create_marker(path: str | Path, *, durable: bool) -> None:
+    """Create an empty file whose existence says something (an open update, a sealed set);
+    ``durable``: on disk, name included, when this returns."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if durable:
+        fsync_dir(os.path.dirname(os.fspath(path)) or ".")
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """Make a rename in ``folder`` durable. Some systems cannot open or sync a directory
+    (Windows; a few file systems say EINVAL): there a rename is as durable as it gets."""
+    try:
+        _fsync_path(folder)
+    except OSError as exc:
+        if exc.errno not in _NO_DIR_SYNC:
+            raise
+
+
+_NO_DIR_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EACCES, errno.EPERM, errno.EISDIR, errno.EBADF}
