@@ -181,7 +181,8 @@ def legacy_figure(corpus: Path, cold_data: Path, work: Path, env: dict[str, str]
     """An archive as agtail 0.1 wrote it (every file plain) converted by the next update: its
     seconds, the archive's size before and after, and every file read back against the corpus."""
     from agtaild.config import load_config
-    from agtaild.store.archive.view import read_archived, verify_store
+    from agtaild.store.archive.archiver import read_archived
+    from agtaild.store.archive.view import verify_store
 
     data = work / "legacy"
     shutil.rmtree(data, ignore_errors=True)

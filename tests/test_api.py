@@ -153,7 +153,7 @@ async def test_extra_route_modules_sit_behind_the_middlewares(aiohttp_client: An
     import sys
     import types
 
-    from agtaild.api import app as app_module
+    from agtaild.api import extensions
 
     mod = types.ModuleType("agtail_test_extra_routes")
 
@@ -165,7 +165,7 @@ async def test_extra_route_modules_sit_behind_the_middlewares(aiohttp_client: An
 
     mod.register_routes = register_routes  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setattr(app_module, "ROUTE_MODULES", [mod.__name__])
+    monkeypatch.setattr(extensions, "ROUTE_MODULES", [mod.__name__])
     client = await aiohttp_client(create_app(service, methods=FAKE_METHODS, security=Security(TOKEN)))
     no_token = await client.post("/api/v1/imports/test")
     assert_error_shape(await no_token.json(), 401, "unauthorized")

@@ -9,8 +9,8 @@ import pytest
 
 from agtaild.adapters import get_adapter
 from agtaild.config import RootSpec, load_config
-from agtaild.store.archive.archiver import Archiver, after_read_hook, archive_usage
-from agtaild.store.archive.view import read_archived
+from agtaild.store.archive.archiver import Archiver, archive_usage, read_archived
+from agtaild.store.archive.hook import after_read_hook
 
 CLAUDE = "real/claude-2.1.197/projects"
 

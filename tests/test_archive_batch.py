@@ -28,8 +28,9 @@ from agtaild.query.service import Service
 from agtaild.store.archive import blobs as archive_store
 from agtaild.store.archive import catchup as archive_catchup
 from agtaild.store.archive import mirror_proc as archive_proc
-from agtaild.store.archive.archiver import Archiver, after_read_hook, archiver_for
-from agtaild.store.archive.view import read_archived, verify_store
+from agtaild.store.archive.archiver import Archiver, archiver_for, read_archived
+from agtaild.store.archive.hook import after_read_hook
+from agtaild.store.archive.view import verify_store
 
 CLAUDE = "real/claude-2.1.197/projects"
 REPO = Path(__file__).resolve().parent.parent

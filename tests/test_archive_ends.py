@@ -21,11 +21,11 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.store.archive import blobs as archive_store
-from agtaild.store.archive.archiver import Archiver
+from agtaild.store.archive.archiver import Archiver, read_archived
 from agtaild.store.archive.blobs import ZStore
 from agtaild.store.archive.ends import BOUNDARY_WINDOW as W
 from agtaild.store.archive.ends import EndsDigest
-from agtaild.store.archive.view import read_archived, verify_store
+from agtaild.store.archive.view import verify_store
 
 CLAUDE = "real/claude-2.1.197/projects"
 REPO = Path(__file__).resolve().parent.parent

@@ -17,9 +17,9 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.store.archive import mirror_proc as archive_proc
-from agtaild.store.archive.archiver import Archiver
+from agtaild.store.archive.archiver import Archiver, read_archived
 from agtaild.store.archive.blobs import FRAME_RAW, _reframe
-from agtaild.store.archive.view import read_archived, verify_store
+from agtaild.store.archive.view import verify_store
 from agtaild.sync.manifest import HashCache
 
 CLAUDE = "real/claude-2.1.197/projects"

@@ -30,9 +30,9 @@ from agtaild.query.service import Service
 from agtaild.store.archive import finish as archive_finish
 from agtaild.store.archive import mirror_proc as archive_proc
 from agtaild.store.archive import pins as archive_pins
-from agtaild.store.archive.archiver import archive_usage, archiver_for
+from agtaild.store.archive.archiver import archive_usage, archiver_for, read_archived
 from agtaild.store.archive.lock import WriterLock
-from agtaild.store.archive.view import read_archived, verify_store
+from agtaild.store.archive.view import verify_store
 
 from .test_archive_batch import assert_complete, assert_consistent, committed_rows, files, marked
 

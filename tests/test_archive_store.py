@@ -19,9 +19,9 @@ from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.query.service import Service
 from agtaild.store.archive import blobs as archive_store
-from agtaild.store.archive.archiver import Archiver, archiver_for
+from agtaild.store.archive.archiver import Archiver, archiver_for, read_archived
 from agtaild.store.archive.blobs import ArchiveDamaged, ZStore
-from agtaild.store.archive.view import CONVERTED_MARK, prepare_view, read_archived, verify_store
+from agtaild.store.archive.view import CONVERTED_MARK, prepare_view, verify_store
 
 CLAUDE = "real/claude-2.1.197/projects"
 LINE = b'{"type":"user","message":{"role":"user","content":"more %d"},"uuid":"zz-%d","sessionId":"s"}\n'

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agtaild.adapters.kit import apply_patch as codex_patch
-from agtaild.adapters.kit import edits
+from agtaild.adapters.kit import edit_shapes, edits
 from agtaild.cli import diff, main
 from agtaild.cli import format as fmt
 from agtaild.textsafe import render
@@ -213,7 +213,7 @@ def test_the_generic_path_for_other_agents(
     assert "-    f.seek(0, 2)  # start at EOF" in f["hunks"][0]["lines"]
     assert "-    f.seek(0, 2)  # start at EOF" in out
     # Other shapes of the generic path: a unified diff in an input, an apply_patch envelope.
-    unified = edits.generic_edit({"diff": "--- a/x\n+++ b/x\n@@ -3 +3 @@\n-a\n+b\n"})
+    unified = edit_shapes.generic_edit({"diff": "--- a/x\n+++ b/x\n@@ -3 +3 @@\n-a\n+b\n"})
     assert unified is not None and unified["files"][0]["hunks"][0]["old_start"] == 3
-    assert edits.generic_edit("*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch") is not None
-    assert edits.generic_edit({"command": "ls -la"}) is None
+    assert edit_shapes.generic_edit("*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch") is not None
+    assert edit_shapes.generic_edit({"command": "ls -la"}) is None

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from agtaild.cli import main
 from agtaild.config import load_config
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive.view import read_archived
+from agtaild.store.archive.archiver import read_archived
 from tests.daemon_proc import DaemonProc, wait_until
 
 REPO = Path(__file__).resolve().parent.parent

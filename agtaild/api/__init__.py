@@ -5,6 +5,6 @@ Modules: ``app`` (the application factory, error shape, limits), ``rest``, ``rpc
 ``openapi`` (the generated document), ``hub`` (change feed), ``context`` (shared state).
 """
 
-from agtaild.api.app import ROUTE_MODULES, create_app
+from agtaild.api.app import create_app
 
-__all__ = ["ROUTE_MODULES", "create_app"]
+__all__ = ["create_app"]

@@ -4,7 +4,7 @@
 Background work (watcher, writer) is not created here: the daemon adds it to
 ``app.cleanup_ctx`` so it starts with the app and is cancelled and awaited on shutdown.
 
-Other modules add routes through ``ROUTE_MODULES``: each listed module exposes
+Other modules add routes through ``extensions.ROUTE_MODULES``: each listed module exposes
 ``register_routes(app: web.Application) -> None`` (and may expose ``openapi_paths() -> dict``
 so its routes are documented too). Their routes sit behind the same middlewares: the error
 shape, the Host/Origin checks and the token over TCP.
@@ -22,7 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from agtaild import __version__
-from agtaild.api import rest, rpc, sse
+from agtaild.api import extensions, rest, rpc, sse
 from agtaild.api.context import (
     CTX,
     ApiContext,
@@ -47,8 +47,6 @@ MAX_BODY = 1 << 20
 #: with a plain-text 400, before any handler runs.
 MAX_REQUEST_LINE = 256 * 1024
 MAX_HEADER_FIELD = 16 * 1024
-#: Modules with ``register_routes(app)`` that add endpoints (the sync engineer's import API).
-ROUTE_MODULES: list[str] = ["agtaild.sync.server", "agtaild.mcp.http"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -161,7 +159,7 @@ def create_app(
     rest.add_routes(app)
     sse.add_routes(app)
     rpc.add_routes(app)
-    for name in ROUTE_MODULES:
+    for name in extensions.ROUTE_MODULES:
         importlib.import_module(name).register_routes(app)
     return app
 

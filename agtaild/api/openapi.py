@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from agtaild import __version__
-from agtaild.api import rest, sse
+from agtaild.api import extensions, rest, sse
 from agtaild.api.params import METHOD_TABLE, Method
 from agtaild.model import Event, Session, Usage
 
@@ -334,9 +334,7 @@ def paths() -> dict[str, Any]:
             "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, **_errors(401, 403)},
         }
     }
-    from agtaild.api.app import ROUTE_MODULES
-
-    for name in ROUTE_MODULES:
+    for name in extensions.ROUTE_MODULES:
         extra = getattr(importlib.import_module(name), "openapi_paths", None)
         if extra is not None:
             out.update(extra())

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.kit.edits import generic_edit
+from agtaild.adapters.kit.edit_shapes import generic_edit
 from agtaild.fsnames import printable, to_text, unit_real, unit_text
 from agtaild.index import statepack
 from agtaild.index.codec import encode_event

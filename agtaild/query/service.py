@@ -444,7 +444,7 @@ class _ArchiveHook:
 
     def _load(self) -> Any:
         if self.hook is None:
-            from agtaild.store.archive.archiver import after_read_hook
+            from agtaild.store.archive.hook import after_read_hook
 
             self.hook = after_read_hook(self.config)
         return self.hook
@@ -471,7 +471,7 @@ def _archive_view_hook(config: Config) -> Callable[..., None]:
     def prepare(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
         if not any(r.kind == "archive" for r in roots) or not config.archive_dir.is_dir():
             return
-        from agtaild.store.archive.archiver import before_discovery_hook
+        from agtaild.store.archive.hook import before_discovery_hook
 
         before_discovery_hook(config)(roots, errors, present)
 

@@ -337,6 +337,6 @@ def openapi_paths() -> dict[str, Any]:
 
 def _sendable(config: Any, agents: list[str] | None) -> list[Any]:
     """Native files plus sessions kept only by the archive (agtaild.store.archive.archiver)."""
-    from agtaild.store.archive.archiver import sendable_files
+    from agtaild.store.archive.hook import sendable_files
 
     return sendable_files(config, agents)

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from agtaild.adapters.gemini.messages import parts_of, plain_text, response_result
-from agtaild.adapters.kit.jsonl import Category, LineParser, ParserState
+from agtaild.adapters.kit.jsonl import Category, LineParser
 from agtaild.adapters.kit.stamps import widen
 from agtaild.adapters.qwen.records import (
+    QwenState,
     as_dict,
     as_str,
     compressed_summary,
@@ -50,19 +49,6 @@ TITLE_MAX = 200
 #: System subtypes that are bookkeeping only.
 _METADATA_SUBTYPES = frozenset({"attribution_snapshot"})
 _COMPACTION_SUBTYPES = frozenset({"chat_compression", "compression"})
-
-
-class QwenState(ParserState):
-    pending: dict[str, Event] = msgspec.field(default_factory=dict)
-    models: list[str] = msgspec.field(default_factory=list)
-    usage_keys: set[str] = msgspec.field(default_factory=set)
-    usage_total: Usage = msgspec.field(default_factory=Usage)
-    prompts: int = 0
-    replies: int = 0
-    #: "prompt", "reply", "calls", "result", "error": what the session stopped at so far.
-    last: str | None = None
-    subagent_calls: int = 0
-    custom_title: str | None = None
 
 
 class QwenParser(LineParser[QwenState]):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
+from agtaild.adapters.kit.jsonl import ParserState
 from agtaild.adapters.kit.stamps import norm_iso
-from agtaild.model import Usage
+from agtaild.model import Event, Usage
 
 _NORMAL_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
@@ -125,3 +128,16 @@ def payload_text(payload: Any) -> str | None:
     if isinstance(info, dict):
         return ", ".join(f"{k}: {v}" for k, v in info.items() if isinstance(v, int | str))
     return None
+
+
+class QwenState(ParserState):
+    pending: dict[str, Event] = msgspec.field(default_factory=dict)
+    models: list[str] = msgspec.field(default_factory=list)
+    usage_keys: set[str] = msgspec.field(default_factory=set)
+    usage_total: Usage = msgspec.field(default_factory=Usage)
+    prompts: int = 0
+    replies: int = 0
+    #: "prompt", "reply", "calls", "result", "error": what the session stopped at so far.
+    last: str | None = None
+    subagent_calls: int = 0
+    custom_title: str | None = None

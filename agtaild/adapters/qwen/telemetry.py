@@ -1,4 +1,4 @@
-"""Qwen Code's ``ui_telemetry`` records → events and usage (see :mod:`qwen_parser`).
+"""Qwen Code's ``ui_telemetry`` records → events and usage (see agtaild.adapters.qwen.parser).
 
 The main agent's ``qwen-code.api_response`` / ``qwen-code.tool_call`` telemetry repeats what
 its assistant and tool_result records say: bookkeeping. A subagent's (``subagent_name``, or a
@@ -9,16 +9,27 @@ usage records. ``qwen-code.api_error`` is an error event (and, in the main agent
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agtaild.adapters.kit.jsonl import Category
-from agtaild.adapters.qwen.records import as_str, stamp, subagent_of, telemetry_usage
-
-if TYPE_CHECKING:
-    from agtaild.adapters.qwen.parser import QwenParser
+from agtaild.adapters.qwen.records import QwenState, as_str, stamp, subagent_of, telemetry_usage
+from agtaild.model import Event, Usage
 
 
-def telemetry(parser: QwenParser, obj: dict[str, Any], line: int, payload: Any) -> Category:
+class TelemetryParser(Protocol):
+    """What a telemetry record needs of the parser (agtaild.adapters.qwen.parser.QwenParser)."""
+
+    ts: str | None
+    st: QwenState
+
+    def emit(self, event: Event) -> Event: ...
+
+    def event(self, obj: dict[str, Any], line: int, kind: str, **fields: Any) -> Event: ...
+
+    def count_usage(self, key: str, ts: str | None, model: str | None, usage: Usage) -> None: ...
+
+
+def telemetry(parser: TelemetryParser, obj: dict[str, Any], line: int, payload: Any) -> Category:
     ui = payload.get("uiEvent") if isinstance(payload, dict) else None
     if not isinstance(ui, dict):
         return "metadata"  # an empty telemetry record: nothing to show
@@ -108,7 +119,7 @@ def telemetry(parser: QwenParser, obj: dict[str, Any], line: int, payload: Any) 
 SUBAGENT_TOOLS = frozenset({"agent", "task"})
 
 
-def _spawning_call(parser: QwenParser) -> str | None:
+def _spawning_call(parser: TelemetryParser) -> str | None:
     """The subagent tool call still waiting for its result (the subagent runs inside it)."""
     for call_id, ev in reversed(parser.st.pending.items()):
         if ev.tool in SUBAGENT_TOOLS:

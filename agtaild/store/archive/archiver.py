@@ -35,14 +35,13 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive.blobs import FRAME_RAW, STORE_DIR, ArchiveDamaged, ZStore
-from agtaild.store.archive.catchup import catch_up
 from agtaild.store.archive.ends import BOUNDARY_WINDOW
 from agtaild.store.archive.lock import WriterLock
 from agtaild.store.archive.pins import PINS_DIR
@@ -407,52 +406,6 @@ def mirror_units(config: Any, units: Iterable[Any]) -> dict[str, Any]:
     return archiver_for(config).mirror_units(units)
 
 
-def after_read_hook(config: Any) -> Any:
-    """The index's after-native-read hook (agtaild.store.archive.hook.AfterReadHook)."""
-    from agtaild.store.archive.hook import AfterReadHook
-
-    return AfterReadHook(config)
-
-
-def before_discovery_hook(config: Any) -> Callable[..., None]:
-    """The index's before-discovery hook: when an update scans an archive root, first write
-    back the archived files whose native copy is gone (agtaild.store.archive.view), and start
-    the finisher if files pinned by an earlier update still wait for it (a finisher killed
-    midway: agtaild.store.archive.finish).
-    ``present``: native files the update's discovery just found (no need to look again)."""
-
-    def hook(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
-        if not any(r.kind == "archive" for r in roots) or not Path(config.archive_dir).is_dir():
-            return
-        from agtaild.store.archive.finish import kick as kick_finisher
-        from agtaild.store.archive.view import prepare_view
-
-        try:
-            if archive_enabled(config):
-                catch_up(archiver_for(config), errors)
-            kick_finisher(Path(config.archive_dir) / STORE_DIR)
-            agents = {r.agent for r in roots if r.kind == "archive"}
-            prepare_view(
-                archiver_for(config), errors, convert=archive_enabled(config), agents=agents, present=present
-            )
-        except Exception as exc:  # the update goes on; the archive says what went wrong
-            log.warning("archive: %s", exc)
-            errors.append({"path": str(config.archive_dir), "agent": "", "error": f"archive: {exc}"})
-
-    return hook
-
-
-def sendable_files(config: Any, agents: Iterable[str] | None = None) -> list[LocalFile]:
-    """The files sync sends from this machine: every native file, and the files of sessions
-    kept only by the archive (written back first, so they are plain files like the rest)."""
-    if Path(config.archive_dir).is_dir():
-        errors: list[dict[str, str]] = []
-        before_discovery_hook(config)(list(config.roots), errors)
-        for e in errors:
-            log.warning("archive: %s: %s", e["path"], e["error"])
-    return native_files(config, agents, kinds=("native", "archive"))
-
-
 def archive_usage(config: Any) -> dict[str, Any]:
     """Size of the archive, for `agtail doctor`: ``files``/``bytes`` on disk (compressed
     blobs, catalog, written-back copies), ``archived_files``/``archived_bytes`` what they hold."""
@@ -487,3 +440,8 @@ def archive_usage(config: Any) -> dict[str, Any]:
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
             "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes,
             "pending_files": pending_pins(store_dir)}
+
+
+def read_archived(config: Any, path: str) -> bytes:
+    """The archived bytes of ``agent/rel`` ``path`` (each frame checked)."""
+    return b"".join(archiver_for(config).store.read(path))

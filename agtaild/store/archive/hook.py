@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
 from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.store.archive.archiver import archive_enabled, archiver_for
-from agtaild.store.archive.catchup import close_mark, open_mark
+from agtaild.store.archive.blobs import STORE_DIR
+from agtaild.store.archive.catchup import catch_up, close_mark, open_mark
+from agtaild.store.archive.finish import kick as kick_finisher
+from agtaild.store.archive.view import prepare_view
+from agtaild.sync.native import LocalFile, native_files
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +52,7 @@ class AfterReadHook:
         self._opened = False
 
     def begin(self, nbytes: int) -> None:
-        from agtaild.store.archive import mirror_proc as archive_proc
+        from agtaild.store.archive import mirror_proc  # a process of its own: imported when one is started
 
         self._proc = None
         self._pins = None
@@ -57,7 +63,7 @@ class AfterReadHook:
         archiver = archiver_for(self.config)
         if archiver.problem is not None:
             return  # the hook reports it, file by file
-        self._big = nbytes >= archive_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
+        self._big = nbytes >= mirror_proc.PROCESS_BYTES and (os.cpu_count() or 1) > 1
         self._lost = len(archiver.store.lost_batches)
         open_mark(archiver, durable=self._big)
         self._opened = True
@@ -66,11 +72,11 @@ class AfterReadHook:
 
     def _mirror_process(self) -> Any:
         """The big update's mirror process, started at the first unit that needs it."""
-        from agtaild.store.archive import mirror_proc as archive_proc
+        from agtaild.store.archive import mirror_proc  # a process of its own: imported when one is started
 
         if self._proc is None:
             try:
-                self._proc = archive_proc.MirrorProcess(self.config)
+                self._proc = mirror_proc.MirrorProcess(self.config)
             except Exception as exc:  # no process to be had (limits, no fork): mirror on the thread
                 log.warning("archive: cannot start the mirror process (%s); mirroring in-process", exc)
                 self._big = False
@@ -139,12 +145,51 @@ class AfterReadHook:
                 self._opened = False
                 close_mark(archiver_for(self.config), durable=durable)
         if pins is not None and pins.count and sealed:
-            from agtaild.store.archive.finish import kick
-
-            kick(archiver_for(self.config).store.root)
+            kick_finisher(archiver_for(self.config).store.root)
         _raise_errors(report)
 
 
 def _raise_errors(report: dict[str, Any]) -> None:
     if report["errors"]:
         raise AgtailError("; ".join(f"{e['path']}: {e['message']}" for e in report["errors"]))
+
+
+def after_read_hook(config: Any) -> Any:
+    """The index's after-native-read hook (:class:`AfterReadHook`)."""
+    return AfterReadHook(config)
+
+
+def before_discovery_hook(config: Any) -> Callable[..., None]:
+    """The index's before-discovery hook: when an update scans an archive root, first write
+    back the archived files whose native copy is gone (agtaild.store.archive.view), and start
+    the finisher if files pinned by an earlier update still wait for it (a finisher killed
+    midway: agtaild.store.archive.finish).
+    ``present``: native files the update's discovery just found (no need to look again)."""
+
+    def hook(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
+        if not any(r.kind == "archive" for r in roots) or not Path(config.archive_dir).is_dir():
+            return
+        try:
+            if archive_enabled(config):
+                catch_up(archiver_for(config), errors)
+            kick_finisher(Path(config.archive_dir) / STORE_DIR)
+            agents = {r.agent for r in roots if r.kind == "archive"}
+            prepare_view(
+                archiver_for(config), errors, convert=archive_enabled(config), agents=agents, present=present
+            )
+        except Exception as exc:  # the update goes on; the archive says what went wrong
+            log.warning("archive: %s", exc)
+            errors.append({"path": str(config.archive_dir), "agent": "", "error": f"archive: {exc}"})
+
+    return hook
+
+
+def sendable_files(config: Any, agents: Iterable[str] | None = None) -> list[LocalFile]:
+    """The files sync sends from this machine: every native file, and the files of sessions
+    kept only by the archive (written back first, so they are plain files like the rest)."""
+    if Path(config.archive_dir).is_dir():
+        errors: list[dict[str, str]] = []
+        before_discovery_hook(config)(list(config.roots), errors)
+        for e in errors:
+            log.warning("archive: %s: %s", e["path"], e["error"])
+    return native_files(config, agents, kinds=("native", "archive"))

@@ -240,13 +240,6 @@ def _plain_files(root: Path) -> set[str]:
     return found
 
 
-def read_archived(config: Any, path: str) -> bytes:
-    """The archived bytes of ``agent/rel`` ``path`` (each frame checked)."""
-    from agtaild.store.archive.archiver import archiver_for
-
-    return b"".join(archiver_for(config).store.read(path))
-
-
 def verify_store(config: Any) -> dict[str, Any]:
     """Decompress every archived file and check every frame (``agtail doctor --verify-archive``)."""
     store = ZStore(Path(config.archive_dir))

@@ -1,0 +1,11 @@
+"""The modules beyond the API's own that add endpoints: sync's import API and MCP's ``/mcp``.
+
+Each listed module exposes ``register_routes(app: web.Application) -> None`` and may expose
+``openapi_paths() -> dict`` so its routes are documented too. The app factory
+(agtaild.api.app) mounts them and the OpenAPI document (agtaild.api.openapi) describes them;
+both read the list from here, so neither imports the other.
+"""
+
+from __future__ import annotations
+
+ROUTE_MODULES: list[str] = ["agtaild.sync.server", "agtaild.mcp.http"]
