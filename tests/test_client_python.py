@@ -394,6 +394,6 @@ def test_agtails_own_wheel_carries_the_client_and_the_service_templates(tmp_path
 
     (wheel,) = tmp_path.glob("agtaild-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"agtail_client/__init__.py", "agtail_client/wire.py", "agtail_client/py.typed", "agtaild/client.py",
+    assert {"agtail_client/__init__.py", "agtail_client/wire.py", "agtail_client/py.typed", "agtaild/adapters/claude/parser.py",
             "agtaild/data/service/agtaild.service.in", "agtaild/data/service/dev.agtail.agtaild.plist.in"} <= names
     assert not any(n.startswith(("clients/", "examples/")) for n in names)

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.adapters.kit import apply_patch as codex_patch
-from agtaild.adapters.kit import edit_shapes, edits
+from agtaild.adapters.kit import apply_patch, edit_shapes, edits
 from agtaild.cli import diff, main
 from agtaild.cli import format as fmt
 from agtaild.textsafe import render
@@ -103,7 +102,7 @@ def test_codex_apply_patch(capsys: pytest.CaptureFixture[str], corpus: Path, tmp
     assert edit["files"] == [{"path": "gamma.txt", "op": "create", "numbered": False, "cut": 0,
                               "hunks": [{"old_start": 1, "new_start": 1, "lines": ["+synthetic"]}]}]  # fmt: skip
     assert "gamma.txt (new file)" in out and "+synthetic" in out
-    update = codex_patch.edit_of(
+    update = apply_patch.edit_of(
         "apply_patch",
         "*** Begin Patch\n*** Update File: a.py\n@@ def f():\n-    return 1\n+    return 2\n*** End Patch\n",
     )
@@ -111,7 +110,7 @@ def test_codex_apply_patch(capsys: pytest.CaptureFixture[str], corpus: Path, tmp
         "-    return 1",
         "+    return 2",
     ]
-    shell = codex_patch.edit_of(
+    shell = apply_patch.edit_of(
         "shell", {"command": ["apply_patch", "*** Begin Patch\n*** Delete File: b.py\n*** End Patch"]}
     )
     assert shell is not None and shell["files"][0]["op"] == "delete"

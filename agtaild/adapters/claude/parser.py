@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agtaild.adapters.base import Adapter, Unit
-from agtaild.adapters.claude import hooks as claude_hooks
+from agtaild.adapters.claude import hooks
 from agtaild.adapters.claude.branches import BranchTracker
 from agtaild.adapters.claude.edits import EDIT_TOOLS, edit_of
 from agtaild.adapters.claude.messages import MessageParser
@@ -265,13 +265,13 @@ class ClaudeParser(MessageParser):
         content = obj.get("content")
         text = content if isinstance(content, str) and content else None
         if not subtype:
-            hook = claude_hooks.from_legacy_system(text) if text else None
+            hook = hooks.from_legacy_system(text) if text else None
             if hook is not None:
                 return self.hook(hook, obj.get("toolUseID"), obj, line, offset)
             self.new("system", obj, line, offset, text=strip_ansi(text) if text else None)
             return "events"
         if subtype == "stop_hook_summary":
-            for info in claude_hooks.from_stop_summary(obj):
+            for info in hooks.from_stop_summary(obj):
                 self.hook(info, obj.get("toolUseID"), obj, line, offset)
             return "events"
         known = type(subtype) is str and subtype in KNOWN_SYSTEM_SUBTYPES
@@ -298,7 +298,7 @@ class ClaudeParser(MessageParser):
             return self.unknown(obj, line, offset)
         kind = att.get("type") if type(att.get("type")) is str else None
         if isinstance(kind, str) and kind.startswith("hook_"):
-            info = claude_hooks.from_attachment(att)
+            info = hooks.from_attachment(att)
             return self.hook(info, att.get("toolUseID"), obj, line, offset, subtype=kind)
         if kind == "queued_command":
             return self.queued_command(att, obj, line, offset)
@@ -311,7 +311,7 @@ class ClaudeParser(MessageParser):
         kind = data.get("type") if isinstance(data, dict) and type(data.get("type")) is str else None
         if kind == "hook_progress":
             assert isinstance(data, dict)
-            return self.hook(claude_hooks.from_progress(data), obj.get("parentToolUseID"), obj, line, offset,
+            return self.hook(hooks.from_progress(data), obj.get("parentToolUseID"), obj, line, offset,
                              subtype="hook_progress")  # fmt: skip
         if kind == "agent_progress":
             assert isinstance(data, dict)

@@ -3,7 +3,7 @@
 1. Task folders (:mod:`cline_tasks`): the VS Code extension's
    ``globalStorage/saoudrizwan.claude-dev/tasks/<id>/`` in every VS Code-family editor, and
    Cline CLI 2.x's ``~/.cline/data/tasks/<id>/`` (the same format).
-2. SDK sessions (:mod:`cline_sdk`): Cline CLI 3.x's ``~/.cline/data/sessions/<sid>/``.
+2. SDK sessions (:mod:`sdk`): Cline CLI 3.x's ``~/.cline/data/sessions/<sid>/``.
 
 Where (``sdk/packages/shared/src/storage/paths.ts``): ``CLINE_DIR`` moves ``~/.cline``;
 ``CLINE_DATA_DIR`` moves ``<CLINE_DIR>/data``; ``CLINE_SESSION_DATA_DIR`` moves the sessions
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
-from agtaild.adapters.cline import sdk as cline_sdk
-from agtaild.adapters.cline.common import safe_id
+from agtaild.adapters.cline import sdk
 from agtaild.adapters.cline.tasks import TaskDirAdapter
 from agtaild.adapters.kit.gc_pause import paused_read
+from agtaild.adapters.kit.resume_ids import ALNUM, safe_id
 from agtaild.model import Session
 
 
@@ -58,13 +58,13 @@ class ClineAdapter(TaskDirAdapter):
 
     def discover(self, root: Path) -> Iterator[Unit]:
         yield from self.discover_tasks(root)
-        yield from cline_sdk.discover(self.id, root)
+        yield from sdk.discover(self.id, root)
 
     @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
         if not unit.hints.get("sdk") and not self._looks_sdk(unit):
             return super().read(unit, state, now=now)
-        book, newest = cline_sdk.read(self.id, unit, time.time() if now is None else now)
+        book, newest = sdk.read(self.id, unit, time.time() if now is None else now)
         s = book.session
         s.path = unit.path
         s.mtime = newest
@@ -87,7 +87,7 @@ class ClineAdapter(TaskDirAdapter):
     def resume(self, session: Session) -> ResumeCommand | None:
         """CLI 3.x: ``cline --id <sid>``; CLI 2.x task folders: ``cline --taskId <id>``; a task
         of the VS Code extension is resumed in the editor (None), as are subagents (None)."""
-        sid = safe_id(session.id)
+        sid = safe_id(session.id, ALNUM)
         if sid is None or session.imported or session.archived or session.parent is not None:
             return None
         if session.extra.get("store") == "sessions":

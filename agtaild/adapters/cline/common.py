@@ -21,36 +21,11 @@ INPUT_INCLUDES_CACHE: frozenset[str] = frozenset(
     {"openai", "openai-native", "openai-compatible", "deepseek", "xai", "openai-codex"}
 )
 
-#: Task and session ids: what Cline, Roo and Kilo make (epoch-ms digits, ``<ms>_<random>``,
-#: UUIDs). Anything else is not handed to a command line.
-_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-
 _WRAPPERS = re.compile(
     r"^\s*<(task|feedback|user_message|answer|user_input)(?: [^>]*)?>\n?(.*?)\n?</\1>\s*$", re.S
 )
 
 _INNER = re.compile(r"<(user_message|feedback)>\n?(.*?)\n?</\1>", re.S)
-
-
-def safe_id(value: str | None) -> str | None:
-    """``value`` when it can be a command-line argument as it is (no leading ``-``, only the
-    characters these agents use in ids), else None."""
-    if isinstance(value, str) and _SAFE_ID.fullmatch(value):
-        return value
-    return None
-
-
-def sub(d: Any, key: str) -> dict[str, Any]:
-    """``d[key]`` when both are dicts, else an empty dict (fields drift between versions)."""
-    value = d.get(key) if isinstance(d, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
-def num(d: Any, key: str) -> int:
-    value = d.get(key) if isinstance(d, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return max(int(value), 0)
 
 
 def usage_from(

@@ -3,7 +3,7 @@
 An array of Anthropic ``MessageParam``s plus Cline's fields (``ts``, ``modelInfo``,
 ``metrics``; Roo/Kilo add ``isSummary``, ``condenseParent``, ``type:"reasoning"`` …). Tool
 calls come two ways: native ``tool_use``/``tool_result`` blocks, or XML blocks in the
-assistant text answered by ``[tool for 'x'] Result:`` user text (:mod:`cline_xml`). Both end
+assistant text answered by ``[tool for 'x'] Result:`` user text (:mod:`xml`). Both end
 up as one ``tool_use`` event with its result merged in.
 
 Each array element is one accounting record: "events" when it made an event, "merged" when
@@ -18,9 +18,10 @@ from typing import Any
 
 import msgspec
 
-from agtaild.adapters.cline import xml as cline_xml
-from agtaild.adapters.cline.common import block_text, is_injected, num, unwrap, usage_from
+from agtaild.adapters.cline import xml
+from agtaild.adapters.cline.common import block_text, is_injected, unwrap, usage_from
 from agtaild.adapters.kit.stamps import from_epoch_ms
+from agtaild.adapters.kit.values import num
 from agtaild.model import Event, UsageRecord
 
 _decoder = msgspec.json.Decoder()
@@ -205,7 +206,7 @@ class HistoryWalk:
         if text.rstrip().endswith(INTERRUPTED_MARK):
             self.interrupted = True
         said = False
-        for piece, value in cline_xml.split_text(text):
+        for piece, value in xml.split_text(text):
             if piece == "thinking":
                 self._add(Event(seq=-1, kind="thinking", ts=ts, role="assistant", text=value, model=model,
                                 source=source), ms)
@@ -232,7 +233,7 @@ class HistoryWalk:
                 line = _CWD_LINE.search(text)
                 self.cwd = line.group(1) if line else None
             return "skipped"
-        found = cline_xml.tool_result(text)
+        found = xml.tool_result(text)
         if found is not None:
             name, body, failed = found
             call = next((c for c in self.open_xml if c.tool == name), None)

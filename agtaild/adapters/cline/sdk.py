@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.cline.common import sub
 from agtaild.adapters.cline.history import HistoryWalk
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.adapters.kit.session_dir import json_document
 from agtaild.adapters.kit.stamps import norm_iso, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import sub, title_from_prompt
 from agtaild.model import ParentRef, Session, project_of
 
 _STATUS_ENDINGS = {"failed": "error", "error": "error", "cancelled": "interrupted", "aborted": "interrupted"}

@@ -25,8 +25,8 @@ from agtaild.adapters.cline.ui import UiWalk
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.session_dir import BadRecord, SessionDir, SessionDirAdapter, json_document
 from agtaild.adapters.kit.stamps import from_epoch, widen
+from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.adapters.kit.vscode_hosts import global_storage
-from agtaild.adapters.pi.content import title_from_prompt
 from agtaild.model import ParentRef, Session, project_of
 
 TASK_FILES = ("api_conversation_history.json", "ui_messages.json", "task_metadata.json", "history_item.json")

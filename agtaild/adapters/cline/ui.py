@@ -14,9 +14,10 @@ from typing import Any
 
 import msgspec
 
-from agtaild.adapters.cline.common import num, sub, usage_from
+from agtaild.adapters.cline.common import usage_from
 from agtaild.adapters.cline.history import Timed
 from agtaild.adapters.kit.stamps import from_epoch_ms
+from agtaild.adapters.kit.values import num, sub
 from agtaild.model import Event, UsageRecord
 
 #: UI records that repeat the API history or only steer the panel.

@@ -13,7 +13,7 @@ import msgspec
 
 from agtaild.adapters.codex.emit import CodexParserBase, Line
 from agtaild.adapters.codex.text import as_dict, as_str, content_text, dedupe_key, is_injected, msgpack_safe
-from agtaild.adapters.kit import apply_patch as codex_patch
+from agtaild.adapters.kit import apply_patch
 from agtaild.adapters.kit.jsonl import Category
 from agtaild.model import project_of
 
@@ -191,7 +191,7 @@ def _call(p: CodexParserBase, line: Line, item: dict[str, Any]) -> Category:
     event = p.new_event(line, "tool_use", role="assistant", tool=tool, input=data, uuid=as_str(item.get("id")))
     event.subtype = str(kind)
     event.extra.update(extra)
-    edit = codex_patch.edit_of(tool, data)
+    edit = apply_patch.edit_of(tool, data)
     if edit is not None:
         event.extra["edit"] = edit
     if kind == "image_generation_call":

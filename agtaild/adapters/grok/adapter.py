@@ -29,7 +29,7 @@ from agtaild.adapters.kit.session_dir import (
     jsonl_records,
 )
 from agtaild.adapters.kit.stamps import norm_iso, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import ParentRef, Session, project_of
 
 #: summary.json session_kind values that make the session a child of its parent session.

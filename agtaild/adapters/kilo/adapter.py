@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
-from agtaild.adapters.cline.common import safe_id
 from agtaild.adapters.cline.tasks import TaskDirAdapter
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
+from agtaild.adapters.kit.resume_ids import ALNUM, safe_id
 from agtaild.adapters.opencode import db as opencode_db
 from agtaild.adapters.opencode.adapter import OpenCodeAdapter
 from agtaild.model import Session
@@ -115,7 +115,7 @@ class KiloAdapter(OpenCodeAdapter):
     def resume(self, session: Session) -> ResumeCommand | None:
         """``kilo --session <id>`` (OpenCode's flag, kept by the fork) for database sessions;
         legacy extension tasks are reopened in the editor (None)."""
-        sid = safe_id(session.id)
+        sid = safe_id(session.id, ALNUM)
         if sid is None or session.imported or session.archived or session.extra.get("store") != "kilo.db":
             return None
         return ResumeCommand(argv=["kilo", "--session", sid], cwd=session.cwd)

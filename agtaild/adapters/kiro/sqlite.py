@@ -23,7 +23,7 @@ from agtaild.adapters.base import Unit
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, table_columns
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import Event, project_of
 
 

@@ -21,7 +21,7 @@ from agtaild.adapters.base import ReadResult, Unit
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import Event, ParentRef, Session, project_of
 
 #: What kiro-cli ≤ 1.26.2 wrote instead of tool arguments it could not serialise.

@@ -17,7 +17,7 @@ from agtaild.adapters.base import Unit
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.session_dir import BadRecord, SessionDir, SessionDirAdapter, jsonl_records
 from agtaild.adapters.kit.stamps import any_time, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import Event, project_of
 
 SYSTEM_RECORDS = frozenset({"session_start", "session_metadata", "turn_start", "turn_end", "usage_summary"})

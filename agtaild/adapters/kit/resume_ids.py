@@ -14,6 +14,9 @@ import re
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: Letters, digits, ``_``, ``.`` and ``-`` (not first): the widest alphabet accepted.
 TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+#: The same with a letter or digit first: the ids Cline, Roo, Kilo and Mistral Vibe make
+#: (epoch-ms digits, ``<ms>_<random>``, UUIDs).
+ALNUM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 def safe_id(value: str | None, alphabet: re.Pattern[str] = TOKEN) -> str | None:

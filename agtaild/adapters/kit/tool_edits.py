@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agtaild.adapters.kit import apply_patch as codex_patch
-from agtaild.adapters.kit import edits
+from agtaild.adapters.kit import apply_patch, edits
 
 GEMINI_EDIT_TOOLS = frozenset({"replace", "edit", "smart_edit", "write_file"})
 
@@ -56,7 +55,7 @@ def opencode_edit(tool: Any, inp: Any, metadata: Any) -> dict[str, Any] | None:
             hunks += change["hunks"] if change else []
         return edits.edit_doc([edits.file_change(path, hunks)])
     if tool in ("patch", "apply_patch") and isinstance(inp.get("patchText"), str):
-        return codex_patch.edit_of("apply_patch", inp["patchText"])
+        return apply_patch.edit_of("apply_patch", inp["patchText"])
     return None
 
 

@@ -26,6 +26,7 @@ from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.adapters.kit.stamps import from_epoch_ms, widen
 from agtaild.adapters.kit.tool_edits import opencode_edit
+from agtaild.adapters.kit.values import sub
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 
 #: A session quiet this long while a tool still runs (or a reply never completed) counts as
@@ -65,12 +66,6 @@ def ms(value: Any) -> str | None:
 def _str(d: Any, key: str) -> str | None:
     v = d.get(key) if isinstance(d, dict) else None
     return v if isinstance(v, str) else None
-
-
-def sub_dict(d: Any, key: str) -> dict[str, Any]:
-    """``d[key]`` when both are dicts, else an empty dict."""
-    v = d.get(key) if isinstance(d, dict) else None
-    return v if isinstance(v, dict) else {}
 
 
 def _num(d: Any, key: str) -> int:
@@ -191,7 +186,7 @@ class _Walk:
         info = row.data if row is not None and isinstance(row.data, dict) else None
         role = _str(info, "role")
         model = _str(info, "modelID")
-        time = sub_dict(info, "time")
+        time = sub(info, "time")
         created = ms(time.get("created"))
         for value in (row.time_updated if row else None, time.get("completed")):
             if isinstance(value, int | float):
@@ -259,7 +254,7 @@ class _Walk:
             book.bad(row.number)
             return 0
         kind = p.get("type")
-        time = sub_dict(p, "time")
+        time = sub(p, "time")
         # Step bookkeeping parts emit no event: their time is not formatted (a third of all parts).
         metadata_only = kind in ("step-start", "snapshot", "step-finish")
         ts = None if metadata_only else ms(time.get("start")) or ms(row.time_created) or msg_ts
@@ -302,7 +297,7 @@ class _Walk:
         return 0
 
     def _tool(self, p: dict[str, Any], model: str | None, ts: str | None, ev: Any) -> None:
-        state = sub_dict(p, "state")
+        state = sub(p, "state")
         status = _str(state, "status")
         result: Any = None
         is_error: bool | None = None
@@ -319,7 +314,7 @@ class _Walk:
         edit = opencode_edit(p.get("tool"), state.get("input"), meta)
         if edit is not None:
             extra["edit"] = edit
-        times = sub_dict(state, "time")
+        times = sub(state, "time")
         self.last_tool_open = self.last_tool_open or status in _OPEN_TOOL_STATES
         ev(
             "tool_use",
@@ -346,8 +341,8 @@ def _side_part(kind: str, p: dict[str, Any]) -> dict[str, Any]:
             "extra": {"hash": p.get("hash"), "files": files},
         }
     if kind == "retry":
-        error = sub_dict(p, "error")
-        text = _str(error, "message") or _str(sub_dict(error, "data"), "message") or "retry"
+        error = sub(p, "error")
+        text = _str(error, "message") or _str(sub(error, "data"), "message") or "retry"
         return {"subtype": kind, "text": text, "is_error": True, "extra": {"attempt": p.get("attempt")}}
     if kind == "file":
         url = _str(p, "url") or ""

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.adapters.kit.jsondoc import Document, RecordBook, read_document
-from agtaild.adapters.opencode.parts import Message, Row, sub_dict
+from agtaild.adapters.kit.values import sub
+from agtaild.adapters.opencode.parts import Message, Row
 
 
 def session_files(storage: Path) -> Iterator[Path]:
@@ -48,8 +49,8 @@ def storage_of(session_file: Path) -> Path:
 def session_info(doc: Document) -> dict[str, Any]:
     """The session file in the database's column names (what opencode_parts.build reads)."""
     value = doc.value if doc.ok and isinstance(doc.value, dict) else {}
-    time = sub_dict(value, "time")
-    share = sub_dict(value, "share")
+    time = sub(value, "time")
+    share = sub(value, "share")
     return {
         "id": value.get("id"),
         "title": value.get("title"),
@@ -107,7 +108,7 @@ def read_session(
 
 
 def _message_order(m: Message) -> tuple[float, str]:
-    created = sub_dict(m.row.data if m.row is not None else None, "time").get("created")
+    created = sub(m.row.data if m.row is not None else None, "time").get("created")
     return (float(created) if isinstance(created, int | float) else 0.0, m.row.id if m.row else "")
 
 

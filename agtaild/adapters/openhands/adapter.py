@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agtaild.adapters.base import ResumeCommand, Unit, env_path
-from agtaild.adapters.cline.common import num, sub
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.adapters.kit.session_dir import SessionDir, SessionDirAdapter, json_bytes, json_document
 from agtaild.adapters.kit.stamps import widen
+from agtaild.adapters.kit.values import num, sub, title_from_prompt
 from agtaild.adapters.openhands.events import EventWalk
-from agtaild.adapters.pi.content import title_from_prompt
 from agtaild.model import ParentRef, Session, Usage, UsageRecord, project_of
 
 _ENDINGS = {"error": "error", "stuck": "error", "paused": "interrupted"}

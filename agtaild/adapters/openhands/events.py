@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agtaild.adapters.cline.common import sub
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.stamps import norm_iso
+from agtaild.adapters.kit.values import sub
 from agtaild.model import Event
 
 

@@ -11,9 +11,6 @@ from typing import Any
 
 from agtaild.model import Session
 
-#: Longest title taken from a prompt (a whole pasted file is not a title).
-TITLE_MAX = 200
-
 
 def content_text(content: Any) -> tuple[str | None, int]:
     """Text of a Pi ``content`` (a string or text/image blocks) and the number of images.
@@ -40,17 +37,6 @@ def is_slash_command(text: str) -> bool:
     """``/mode``, ``/model x``: a command typed into the prompt, not a request worth a title."""
     stripped = text.strip()
     return stripped.startswith("/") and "\n" not in stripped and len(stripped.split()) <= 2
-
-
-def title_from_prompt(prompt: str | None) -> str | None:
-    """The first non-empty line of a prompt, shortened to :data:`TITLE_MAX` characters."""
-    if not prompt:
-        return None
-    for line in prompt.splitlines():
-        line = line.strip()
-        if line:
-            return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1] + "…"
-    return None
 
 
 def _get(key: str) -> Callable[[dict[str, Any]], str | None]:

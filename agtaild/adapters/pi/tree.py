@@ -26,6 +26,7 @@ import msgspec
 from agtaild.adapters.kit.jsonl import Category, LineParser, ParserState
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
 from agtaild.adapters.kit.tool_edits import pi_edit
+from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.adapters.pi.content import (
     SYSTEM_ENTRY_TEXT,
     EntryContext,
@@ -35,7 +36,6 @@ from agtaild.adapters.pi.content import (
     new_session,
     session_id_from_ref,
     str_or_none,
-    title_from_prompt,
 )
 from agtaild.model import Event, ParentRef, Usage, UsageRecord, project_of
 

@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
-from agtaild.adapters.cline.common import num, safe_id, sub
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
+from agtaild.adapters.kit.resume_ids import ALNUM, safe_id
 from agtaild.adapters.kit.session_dir import (
     BadRecord,
     SessionDir,
@@ -38,7 +38,7 @@ from agtaild.adapters.kit.session_dir import (
     jsonl_records,
 )
 from agtaild.adapters.kit.stamps import norm_iso, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import num, sub, title_from_prompt
 from agtaild.model import Event, ParentRef, Session, Usage, UsageRecord, project_of
 
 _decoder = msgspec.json.Decoder()
@@ -134,7 +134,7 @@ class VibeAdapter(SessionDirAdapter):
     def resume(self, session: Session) -> ResumeCommand | None:
         """``vibe --resume <session id>`` in the session's working directory (Vibe finds the
         folder by the id's first 8 characters)."""
-        sid = safe_id(session.id)
+        sid = safe_id(session.id, ALNUM)
         if sid is None or session.imported or session.archived:
             return None
         return ResumeCommand(argv=["vibe", "--resume", sid], cwd=session.cwd)

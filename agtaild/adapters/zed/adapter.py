@@ -24,12 +24,11 @@ import msgspec
 import zstandard
 
 from agtaild.adapters.base import Unit, env_path
-from agtaild.adapters.cline.common import sub
 from agtaild.adapters.kit.gc_pause import decode_document
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts, table_columns
 from agtaild.adapters.kit.stamps import norm_iso, widen
-from agtaild.adapters.pi.content import title_from_prompt
+from agtaild.adapters.kit.values import sub, title_from_prompt
 from agtaild.adapters.zed.thread import ThreadWalk, model_of, usage_records
 from agtaild.errors import AgtailError
 from agtaild.model import ParentRef, project_of

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agtaild.adapters.cline.common import num, sub
 from agtaild.adapters.kit.jsondoc import RecordBook
+from agtaild.adapters.kit.values import num, sub
 from agtaild.model import Event, Usage, UsageRecord
 
 
