@@ -140,7 +140,8 @@ CHILD = textwrap.dedent(
     elif where == "mark":
         archive.TextKeyHashCache.put_many = kill_on_nth(archive.TextKeyHashCache.put_many)
     config = load_config(data_dir=data, root_options=[f"claude-code={native}"], only_roots=True)
-    hook = archive.after_read_hook(config)
+    from agtaild.store.archive.hook import after_read_hook
+    hook = after_read_hook(config)
     for unit in get_adapter("claude-code").discover(native):
         hook(get_adapter("claude-code"), unit, config.roots[0])
     hook.flush()

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from agtaild.daemon import web_routes
-from agtaild.daemon.web_routes import CSP, FILES, setup_web_routes
+from agtaild.api import viewer as web_routes
+from agtaild.api.viewer import CSP, FILES, setup_web_routes
 
-WEB = Path(web_routes.__file__).resolve().parent / "web"
+WEB = Path(web_routes.__file__).resolve().parent.parent / "web"
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -1,6 +1,12 @@
 """The adapter registry: one list, built-ins and outside adapters alike.
 
-A new agent is one module under ``agtaild/adapters/`` plus one line in ``BUILTIN``.
+Layer rule: the adapters import nothing above the model (``agtaild.model``, ``errors``,
+``fsnames``, ``textsafe``, ``dirs``); an agent package imports ``base``, ``kit`` and itself, and
+another agent's package only where its agent is a fork of that one (Kilo of Cline and
+OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI). tests/test_layers.py checks it.
+
+A new agent is one package under ``agtaild/adapters/<agent>/`` (its ``__init__`` exposes the
+Adapter class) plus one line in ``BUILTIN`` (docs/adapters.md, "Adding an agent").
 Outside packages register through the ``agtail.adapters`` entry-point group (each entry
 point names an Adapter subclass).
 """
@@ -16,36 +22,33 @@ from typing import Any
 from agtaild.adapters.base import Adapter
 from agtaild.errors import UsageError
 
-#: "module:Class" of every built-in adapter, in order of importance.
+#: "package:Class" of every built-in adapter, one per agent, in the order `agtail doctor` lists them.
 BUILTIN: list[str] = [
-    "agtaild.adapters.claude.adapter:ClaudeCodeAdapter",
-    "agtaild.adapters.codex.adapter:CodexAdapter",
-    "agtaild.adapters.gemini.adapter:GeminiAdapter",
-    "agtaild.adapters.opencode.adapter:OpenCodeAdapter",
-    "agtaild.adapters.pi.adapter:PiAdapter",
-    "agtaild.adapters.pi.adapter:OhMyPiAdapter",
-    "agtaild.adapters.grok.adapter:GrokAdapter",
-    "agtaild.adapters.kiro.adapter:KiroAdapter",
-    # adapters-c: Cursor, Copilot CLI, Copilot Chat (VS Code), Droid, Kimi, Amp
-    "agtaild.adapters.copilot_cli.adapter:CopilotCliAdapter",
-    "agtaild.adapters.droid.adapter:DroidAdapter",
-    "agtaild.adapters.kimi.adapter:KimiAdapter",
-    "agtaild.adapters.cursor.adapter:CursorAdapter",
-    "agtaild.adapters.amp.adapter:AmpAdapter",
-    "agtaild.adapters.copilot_vscode.adapter:CopilotVscodeAdapter",
-    # adapters-b: Cline family, OpenHands, Zed, Mistral Vibe
-    "agtaild.adapters.cline.adapter:ClineAdapter",
-    "agtaild.adapters.kilo.adapter:KiloAdapter",
-    "agtaild.adapters.roo_code.adapter:RooCodeAdapter",
-    "agtaild.adapters.openhands.adapter:OpenHandsAdapter",
-    "agtaild.adapters.zed.adapter:ZedAdapter",
-    "agtaild.adapters.vibe.adapter:VibeAdapter",
-    # adapters-a
-    "agtaild.adapters.qwen.adapter:QwenAdapter",
-    "agtaild.adapters.continue_dev.adapter:ContinueAdapter",
-    "agtaild.adapters.aider.adapter:AiderAdapter",
-    "agtaild.adapters.crush.adapter:CrushAdapter",
-    "agtaild.adapters.goose.adapter:GooseAdapter",
+    "agtaild.adapters.claude:ClaudeCodeAdapter",
+    "agtaild.adapters.codex:CodexAdapter",
+    "agtaild.adapters.gemini:GeminiAdapter",
+    "agtaild.adapters.opencode:OpenCodeAdapter",
+    "agtaild.adapters.pi:PiAdapter",
+    "agtaild.adapters.pi:OhMyPiAdapter",
+    "agtaild.adapters.grok:GrokAdapter",
+    "agtaild.adapters.kiro:KiroAdapter",
+    "agtaild.adapters.copilot_cli:CopilotCliAdapter",
+    "agtaild.adapters.droid:DroidAdapter",
+    "agtaild.adapters.kimi:KimiAdapter",
+    "agtaild.adapters.cursor:CursorAdapter",
+    "agtaild.adapters.amp:AmpAdapter",
+    "agtaild.adapters.copilot_vscode:CopilotVscodeAdapter",
+    "agtaild.adapters.cline:ClineAdapter",
+    "agtaild.adapters.kilo:KiloAdapter",
+    "agtaild.adapters.roo_code:RooCodeAdapter",
+    "agtaild.adapters.openhands:OpenHandsAdapter",
+    "agtaild.adapters.zed:ZedAdapter",
+    "agtaild.adapters.vibe:VibeAdapter",
+    "agtaild.adapters.qwen:QwenAdapter",
+    "agtaild.adapters.continue_dev:ContinueAdapter",
+    "agtaild.adapters.aider:AiderAdapter",
+    "agtaild.adapters.crush:CrushAdapter",
+    "agtaild.adapters.goose:GooseAdapter",
 ]
 
 _extra: list[Adapter] = []

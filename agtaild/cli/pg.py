@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
-from agtaild.errors import AgtailError, UsageError
+from agtaild.errors import UsageError
+from agtaild.pg.machine import machine_name
 
 #: What a machine name may be: it labels every row the machine pushes, and shows in lists.
-_MACHINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -50,30 +48,6 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--no-update", action="store_true", help="push the index as it is, without reading the files first"
     )
     push.set_defaults(func=run_push)
-
-
-def machine_name(data_dir: Path, override: str | None) -> str:
-    """This machine's stable name: --machine, else the one stored in the data dir, else the
-    host name (stored on first use, so renaming the host does not split its history)."""
-    if override is not None:
-        if not _MACHINE.fullmatch(override):
-            raise UsageError(f"--machine {override!r}: use letters, digits, '.', '_' or '-' (at most 63)")
-        return override
-    stored = data_dir / "machine"
-    try:
-        name = stored.read_text().strip()
-        if _MACHINE.fullmatch(name):
-            return name
-    except FileNotFoundError:
-        pass
-    except OSError as err:
-        raise AgtailError(f"cannot read {stored}: {err.strerror}") from None
-    name = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname().split(".")[0])[:63].strip("-._") or "machine"
-    if not _MACHINE.fullmatch(name):
-        name = "machine-" + name
-    data_dir.mkdir(parents=True, exist_ok=True)
-    stored.write_text(name + "\n")
-    return name
 
 
 def run_push(ctx: Any) -> int:

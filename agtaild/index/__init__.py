@@ -10,4 +10,7 @@ Modules, in the order data flows through them:
 * ``queries``, ``search``, ``stats`` — the read side used by :mod:`agtaild.query.service`.
 
 Nothing here imports the adapters or the API at module import time, so the CLI starts fast.
+
+Layer rule: the index imports the foundation, the adapters (through the registry) and the
+stores' hooks; it never imports the query layer, the API, MCP, the daemon or the CLI.
 """

@@ -35,7 +35,7 @@ async def team_parts(
     args: argparse.Namespace, config: Config, hub: ChangeHub, state: dict[str, Any]
 ) -> tuple[Any, ...]:
     """The service, methods, update hook, health and background task of a team server."""
-    from agtaild.cli.pg import machine_name
+    from agtaild.pg.machine import machine_name
     from agtaild.pg.service import METHODS, TeamService
 
     data_dir = Path(config.data_dir)
@@ -76,7 +76,7 @@ class IndexPusher:
     """Pushes the local index into the team database whenever the index changed."""
 
     def __init__(self, url: str, config: Config, machine: str | None, hub: ChangeHub) -> None:
-        from agtaild.cli.pg import machine_name
+        from agtaild.pg.machine import machine_name
 
         self.url = url
         self.index_path = Path(config.index_path)
