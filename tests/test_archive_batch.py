@@ -25,8 +25,8 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import Config, load_config
 from agtaild.query.service import Service
-from agtaild.store.archive import blobs as archive_store
 from agtaild.store.archive import catchup as archive_catchup
+from agtaild.store.archive import durable
 from agtaild.store.archive import mirror_proc as archive_proc
 from agtaild.store.archive.archiver import Archiver, archiver_for, read_archived
 from agtaild.store.archive.hook import after_read_hook
@@ -117,7 +117,7 @@ CHILD = textwrap.dedent(
     from agtaild.adapters import get_adapter
     from agtaild.config import Config, load_config
     from agtaild.store.archive import archiver as archive
-    from agtaild.store.archive import blobs as archive_store
+    from agtaild.store.archive import durable
 
     data, native, where, at, batch = sys.argv[1:6]
     at = int(at)
@@ -136,7 +136,7 @@ CHILD = textwrap.dedent(
     if where == "file":
         archive.Archiver._mirror_file = kill_on_nth(archive.Archiver._mirror_file)
     elif where == "fsync":
-        archive_store._fsync_path = kill_on_nth(archive_store._fsync_path)
+        durable.fsync_path = kill_on_nth(durable.fsync_path)
     elif where == "mark":
         archive.TextKeyHashCache.put_many = kill_on_nth(archive.TextKeyHashCache.put_many)
     config = load_config(data_dir=data, root_options=[f"claude-code={native}"], only_roots=True)
@@ -174,19 +174,19 @@ def test_kill_9_mid_mirror_leaves_no_row_without_its_bytes(
 
 def test_a_batch_that_cannot_be_synced_is_not_recorded(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     config, native = machine
-    real = archive_store._fsync_path
+    real = durable.fsync_path
 
     def eio(path: Path) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(archive_store, "_fsync_path", eio)
+    monkeypatch.setattr(durable, "fsync_path", eio)
     hook = after_read_hook(config)
     for unit in units(native):
         hook(get_adapter("claude-code"), unit, config.roots[0])
     with pytest.raises(Exception, match="could not make the archive durable"):
         hook.flush()
     assert committed_rows(config) == {} and marked(config) == set()
-    monkeypatch.setattr(archive_store, "_fsync_path", real)
+    monkeypatch.setattr(durable, "fsync_path", real)
     assert Archiver(config).mirror_units(units(native))["errors"] == []
     assert_complete(config, native)
 

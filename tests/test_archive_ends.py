@@ -21,6 +21,8 @@ import pytest
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.store.archive import blobs as archive_store
+from agtaild.store.archive import catalog as catalog_module
+from agtaild.store.archive import framing
 from agtaild.store.archive.archiver import Archiver, read_archived
 from agtaild.store.archive.blobs import ZStore
 from agtaild.store.archive.ends import BOUNDARY_WINDOW as W
@@ -71,13 +73,13 @@ def expected_ends(data: bytes) -> list[Any]:
 def no_frame_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every frame the store decompresses to read it back (not those it checks as it writes)."""
     reads: list[str] = []
-    real = archive_store._decompress
+    real = framing.decompress
 
     def recording(dctx: Any, z: bytes, raw_len: int, digest: str, where: str) -> bytes:
         reads.append(where)
         return real(dctx, z, raw_len, digest, where)
 
-    monkeypatch.setattr(archive_store, "_decompress", recording)
+    monkeypatch.setattr(framing, "decompress", recording)
     return reads
 
 
@@ -216,7 +218,7 @@ def test_catalog_that_cannot_gain_the_column_is_used_without(
     def read_only(db: sqlite3.Connection) -> None:
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
-    monkeypatch.setattr(archive_store, "_add_ends_column", read_only)
+    monkeypatch.setattr(catalog_module, "_add_ends_column", read_only)
     arch = Archiver(config)
     grow(target, 300, "ro")
     rep = arch.mirror_units(units(native))
@@ -252,7 +254,7 @@ def test_flipped_byte_is_found_on_read_not_served(machine: tuple) -> None:
     rep = arch.mirror_units(units(native))
     assert rep["errors"] == [] and rep["appended"] == 1
     assert [d["path"] for d in verify_store(config)["damaged"]] == [path]
-    with pytest.raises(archive_store.ArchiveDamaged):
+    with pytest.raises(framing.ArchiveDamaged):
         read_archived(config, path)
     row = arch.store.get(path)
     assert row is not None and row.size == target.stat().st_size
@@ -264,14 +266,14 @@ def test_damaged_tail_is_found_before_it_is_recompressed(
     """The append that recompresses the tail of small frames reads them: damage there is found
     by the boundary check, and the file is stored anew from the native file."""
     config, native, target = machine
-    monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 3)
+    monkeypatch.setattr(framing, "MAX_SMALL_FRAMES", 3)
     arch = Archiver(config)
     path = key(native, target)
     for n in range(2):
         grow(target, 100, f"d{n}")
         assert arch.mirror_units(units(native))["appended"] == 1
     row = arch.store.get(path)
-    assert row is not None and sum(1 for f in row.frames if f[0] < archive_store.FRAME_RAW // 2) == 3
+    assert row is not None and sum(1 for f in row.frames if f[0] < framing.FRAME_RAW // 2) == 3
     blob = arch.store.blob(path)
     raw = bytearray(blob.read_bytes())
     raw[len(raw) - row.frames[-1][1] - 10] ^= 0xFF  # in the frame before the last
@@ -288,8 +290,8 @@ def test_ends_stay_right_through_small_frames_and_compaction(
 ) -> None:
     """Frames much smaller than a window, and the tail recompressed on the way."""
     config, native, target = machine
-    monkeypatch.setattr(archive_store, "FRAME_RAW", 1000)
-    monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 3)
+    monkeypatch.setattr(framing, "FRAME_RAW", 1000)
+    monkeypatch.setattr(framing, "MAX_SMALL_FRAMES", 3)
     config = load_config(
         data_dir=str(tmp_path / "data2"), root_options=[f"claude-code={native}"], only_roots=True
     )

@@ -18,7 +18,7 @@ from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.store.archive import mirror_proc as archive_proc
 from agtaild.store.archive.archiver import Archiver, read_archived
-from agtaild.store.archive.blobs import FRAME_RAW, _reframe
+from agtaild.store.archive.framing import FRAME_RAW, reframe
 from agtaild.store.archive.view import verify_store
 from agtaild.sync.manifest import HashCache
 
@@ -27,11 +27,11 @@ CLAUDE = "real/claude-2.1.197/projects"
 
 def test_frame_sized_chunks_pass_through_uncopied() -> None:
     blocks = [os.urandom(FRAME_RAW), os.urandom(FRAME_RAW), b"tail"]
-    out = list(_reframe(iter(blocks)))
+    out = list(reframe(iter(blocks)))
     assert len(out) == 3
     assert all(a is b for a, b in zip(out, blocks, strict=True))
     single = b"a small file"
-    (frame,) = _reframe([single])
+    (frame,) = reframe([single])
     assert frame is single
 
 
@@ -43,11 +43,11 @@ def test_any_chunking_regroups_into_the_same_frames(seed: int) -> None:
     if seed % 2:  # some chunks exactly a frame long, between odd ones
         cuts = sorted({*cuts, FRAME_RAW, 2 * FRAME_RAW + 5, 2 * FRAME_RAW + 5 + FRAME_RAW})
     chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-    frames = list(_reframe(chunks))
+    frames = list(reframe(chunks))
     assert b"".join(frames) == data
     assert [len(f) for f in frames[:-1]] == [FRAME_RAW] * (len(frames) - 1)
     assert 0 < len(frames[-1]) <= FRAME_RAW
-    assert list(_reframe([])) == []
+    assert list(reframe([])) == []
 
 
 def test_put_many_marks_all_in_one_commit_seen_by_another_process(tmp_path: Path) -> None:

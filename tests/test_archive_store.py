@@ -18,9 +18,10 @@ from agtaild import cli
 from agtaild.adapters import get_adapter
 from agtaild.config import load_config
 from agtaild.query.service import Service
-from agtaild.store.archive import blobs as archive_store
+from agtaild.store.archive import framing
 from agtaild.store.archive.archiver import Archiver, archiver_for, read_archived
-from agtaild.store.archive.blobs import ArchiveDamaged, ZStore
+from agtaild.store.archive.blobs import ZStore
+from agtaild.store.archive.framing import ArchiveDamaged
 from agtaild.store.archive.view import CONVERTED_MARK, prepare_view, verify_store
 
 CLAUDE = "real/claude-2.1.197/projects"
@@ -57,7 +58,7 @@ def test_appends_rewrite_shrink_and_compaction_round_trip(
     machine: tuple, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config, native = machine
-    monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 5)
+    monkeypatch.setattr(framing, "MAX_SMALL_FRAMES", 5)
     arch = Archiver(config)
     arch.mirror_units(units(native))
     target = main_jsonl(native)
@@ -79,7 +80,7 @@ def test_appends_rewrite_shrink_and_compaction_round_trip(
 
 def test_range_reads_cross_frames(machine: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     config, native = machine
-    monkeypatch.setattr(archive_store, "FRAME_RAW", 1000)
+    monkeypatch.setattr(framing, "FRAME_RAW", 1000)
     Archiver(config).mirror_units(units(native))
     target = main_jsonl(native)
     data = target.read_bytes()
@@ -353,8 +354,8 @@ def test_tail_compaction_keeps_full_frames_and_bytes(machine: tuple, monkeypatch
     """Appends add small frames; past MAX_SMALL_FRAMES only the tail is recompressed: the full
     frames before it are kept as they were, and the bytes stay exact."""
     config, native = machine
-    monkeypatch.setattr(archive_store, "FRAME_RAW", 1000)
-    monkeypatch.setattr(archive_store, "MAX_SMALL_FRAMES", 4)
+    monkeypatch.setattr(framing, "FRAME_RAW", 1000)
+    monkeypatch.setattr(framing, "MAX_SMALL_FRAMES", 4)
     arch = Archiver(config)
     arch.mirror_units(units(native))
     target = main_jsonl(native)

@@ -300,7 +300,8 @@ def verify(config: Any, remote: str | None = None, collection: str | None = None
 def verify_archive(config: Any) -> dict[str, Any]:
     """Every archived file whose native file still exists must be a prefix of it (or equal);
     the archived bytes are read through the archive's store, each frame checked."""
-    from agtaild.store.archive.blobs import ArchiveDamaged, ZStore
+    from agtaild.store.archive.blobs import ZStore
+    from agtaild.store.archive.framing import ArchiveDamaged
 
     root = Path(config.archive_dir)
     out: dict[str, Any] = {"path": str(root), "checked": 0, "differs": [], "native_gone": 0}

@@ -41,8 +41,9 @@ from typing import Any, BinaryIO
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive.blobs import FRAME_RAW, STORE_DIR, ArchiveDamaged, ZStore
+from agtaild.store.archive.blobs import STORE_DIR, ZStore
 from agtaild.store.archive.ends import BOUNDARY_WINDOW
+from agtaild.store.archive.framing import FRAME_RAW, ArchiveDamaged
 from agtaild.store.archive.lock import WriterLock
 from agtaild.store.archive.pins import PINS_DIR
 from agtaild.store.archive.pins import pending as pending_pins

@@ -28,81 +28,32 @@ are made durable one by one, as before.
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import json
 import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import zstandard
 
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
+from agtaild.store.archive import durable, framing
+from agtaild.store.archive.catalog import CatalogRows, Row
 from agtaild.store.archive.ends import EndsDigest, ends_match
+from agtaild.store.archive.framing import ArchiveDamaged
 
-#: Raw bytes per frame: a range read (a write-back, the boundary check of a row without digests
-#: of its ends) decompresses at most this much before its first byte; 1 MiB frames store the bench corpus within 0.03 % of 4 MiB ones.
-FRAME_RAW = 1024 * 1024
-#: zstd level: on the 200 MB bench corpus 3 stores 38.7 MB in 0.8 s of CPU, 6 stores 37.4 MB in
-#: 2.7 s (bench/RESULTS.md): the archive is written during the cold index, so speed wins.
-LEVEL = 3
-#: An append adds a frame; past this many frames smaller than half FRAME_RAW, the file is
-#: recompressed as a whole (small frames compress poorly and make the catalog row long).
-MAX_SMALL_FRAMES = 48
 STORE_DIR = ".zstore"
 SUFFIX = ".zst"
-#: Deferred blobs fsynced at once by a flush: this many at a time. On this machine's ext4,
-#: 1,477 small blobs take 4–6 s fsynced one after the other and 0.1–0.4 s 8–32 at a time.
-FSYNC_THREADS = 16
 
-_encode_json = msgspec.json.Encoder().encode
 log = logging.getLogger(__name__)
 
 
-class ArchiveDamaged(AgtailError):
-    """An archived file's bytes do not match their recorded checksums."""
-
-
-class Row:
-    """One catalog row: an archived file and its frames."""
-
-    __slots__ = ("ends", "frames", "mtime_ns", "path", "source", "unit")
-
-    def __init__(
-        self,
-        path: str,
-        source: str | None,
-        unit: str | None,
-        mtime_ns: int,
-        frames: list[list[Any]],
-        ends: list[Any] | None = None,
-    ) -> None:
-        self.path = path
-        self.source = source
-        self.unit = unit
-        self.mtime_ns = mtime_ns
-        self.frames = frames
-        #: ``[window, head sha256, tail sha256]`` (agtaild.store.archive.ends), or None for a
-        #: row written before the catalog kept them.
-        self.ends = ends
-
-    @property
-    def size(self) -> int:
-        return sum(f[0] for f in self.frames)
-
-    @property
-    def zsize(self) -> int:
-        return sum(f[1] for f in self.frames)
-
-
-class ZStore:
+class ZStore(CatalogRows):
     """The compressed store under ``<archive>/.zstore`` (one per archive; thread-safe).
 
     Its methods take paths as the file system names them (agtaild.fsnames); the catalog and
@@ -130,40 +81,6 @@ class ZStore:
         #: The catalog's ``ends`` column as rows are read ("NULL" when it could not be added).
         self._ends_sql = "ends"
 
-    # -- catalog --------------------------------------------------------------------------
-    def exists(self) -> bool:
-        return (self.root / "catalog.sqlite3").is_file()
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.root.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.root / "catalog.sqlite3", check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL: a commit is durable once the WAL is checkpointed (or :meth:`sync`); a row
-            # lost to a power cut only means the file is stored again, never a wrong read.
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT, unit TEXT,"
-                " mtime_ns INTEGER NOT NULL, frames TEXT NOT NULL, size INTEGER NOT NULL, ends TEXT)"
-            )
-            self._ends_column(db)
-            self._db = db
-        return self._db
-
-    def _ends_column(self, db: sqlite3.Connection) -> None:
-        """Add the ``ends`` column to a catalog written before it had one (its rows gain their
-        digests at their next append). A catalog that cannot be written (a read-only data dir)
-        is read without them."""
-        if any(r[1] == "ends" for r in db.execute("PRAGMA table_info(files)")):
-            return
-        try:
-            _add_ends_column(db)
-        except sqlite3.OperationalError as exc:
-            if "duplicate column" not in str(exc):  # else another process added it meanwhile
-                log.warning("archive: cannot add the ends column to the catalog: %s", exc)
-                self._ends_sql = "NULL"
-
     def close(self) -> None:
         """Flush what deferred writes left (when that fails they are simply not recorded), close."""
         with self._lock:
@@ -177,55 +94,6 @@ class ZStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-    def get(self, path: str) -> Row | None:
-        with self._lock:
-            db = self.db
-            r = db.execute(
-                f"SELECT path, source, unit, mtime_ns, frames, {self._ends_sql} FROM files WHERE path = ?",
-                (to_text(path),),
-            ).fetchone()
-        return None if r is None else _row(r)
-
-    def rows(self) -> list[Row]:
-        with self._lock:
-            db = self.db
-            got = db.execute(
-                f"SELECT path, source, unit, mtime_ns, frames, {self._ends_sql} FROM files ORDER BY path"
-            ).fetchall()
-        return [_row(r) for r in got]
-
-    def heads(self) -> list[tuple[str, str | None, str | None, int, int]]:
-        """(path, source, unit, size, mtime_ns) of every row, without their frames (cheap:
-        read before every index update)."""
-        with self._lock:
-            return self.db.execute("SELECT path, source, unit, size, mtime_ns FROM files").fetchall()
-
-    def totals(self) -> tuple[int, int]:
-        """Files archived and their original bytes (conflict copies included)."""
-        with self._lock:
-            n, size = self.db.execute(
-                "SELECT count(DISTINCT files.path), coalesce(sum(json_extract(f.value, '$[0]')), 0)"
-                " FROM files, json_each(files.frames) AS f"
-            ).fetchone()
-        return int(n), int(size)
-
-    def _put(self, row: Row) -> None:
-        with self._lock:
-            values = (row.path, row.source, row.unit, row.mtime_ns, _encode_json(row.frames).decode(), row.size)
-            if self._ends_sql == "NULL":
-                self.db.execute(
-                    "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    values,
-                )
-                return
-            ends = None if row.ends is None else _encode_json(row.ends).decode()
-            self.db.execute(
-                "INSERT OR REPLACE INTO files (path, source, unit, mtime_ns, frames, size, ends)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (*values, ends),
-            )
 
     def blob(self, path: str) -> Path:
         return Path(self._blob(path))
@@ -263,14 +131,14 @@ class ZStore:
             ends = EndsDigest()
             try:
                 with open(tmp, "wb") as out:
-                    for raw in _reframe(chunks):
+                    for raw in framing.reframe(chunks):
                         frames.append(self._write_frame(out, raw, path))
                         ends.feed(raw)
                     if not deferred:
                         out.flush()
                         os.fsync(out.fileno())
             except BaseException:
-                _unlink(tmp)  # the source failed, or a frame did not verify
+                durable.unlink_if_there(tmp)  # the source failed, or a frame did not verify
                 raise
             if keep_as is not None:
                 old = self.get(path)
@@ -306,8 +174,8 @@ class ZStore:
         if short:
             raise ArchiveDamaged(f"{to_text(path)}: the archived file is shorter than its catalog says")
         same = ends_match(row.ends, first, last)
-        if same and _compacts(row):
-            for _ in self._read_row(row, path, _tail_start(row)[0]):
+        if same and framing.compacts(row):
+            for _ in self._read_row(row, path, framing.tail_start(row)[0]):
                 pass
         return same
 
@@ -339,8 +207,8 @@ class ZStore:
                     raise AgtailError(f"{to_text(path)}: the archived copy changed meanwhile; it will be retried")
                 digest = EndsDigest.after(row.size, row.ends, checked[1], checked[2])
             if digest is not None:
-                chunks = _feeding(chunks, digest)
-            if _compacts(row):
+                chunks = framing.feeding(chunks, digest)
+            if framing.compacts(row):
                 self.flush()
                 return self._compact_tail(row, chunks, mtime_ns, digest)
             if not defer:
@@ -354,7 +222,7 @@ class ZStore:
                 out.truncate(end)  # bytes of an interrupted append were never recorded
                 out.seek(end)
                 try:
-                    for raw in _reframe(chunks):
+                    for raw in framing.reframe(chunks):
                         new.append(self._write_frame(out, raw, path))
                 except BaseException:
                     out.truncate(end)
@@ -376,7 +244,7 @@ class ZStore:
         compressed bytes. Temp file, new frames checked, rename: an interruption leaves the
         old blob as it was. ``digest``: the ends of the file, fed ``chunks`` as they go."""
         path = from_text(row.path)
-        head_raw, k = _tail_start(row)
+        head_raw, k = framing.tail_start(row)
         head_z = sum(f[1] for f in row.frames[:k])
         tail = b"".join(self.read(path, head_raw))
         blob = self._blob(path)
@@ -394,12 +262,12 @@ class ZStore:
                         )
                     out.write(block)
                     left -= len(block)
-                for raw in _reframe([tail, *chunks]):
+                for raw in framing.reframe([tail, *chunks]):
                     new.append(self._write_frame(out, raw, path))
                 out.flush()
                 os.fsync(out.fileno())
         except BaseException:
-            _unlink(tmp)
+            durable.unlink_if_there(tmp)
             raise
         os.replace(tmp, blob)
         self._dirty_dirs[folder] = None
@@ -415,7 +283,7 @@ class ZStore:
         ``out``, once its decompression gave back ``raw`` (in memory: reading the file back
         would only read the page cache these bytes are in)."""
         if self._cctx is None:  # one compressor, reused: making one costs more than a small file
-            self._cctx = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True, write_content_size=True)
+            self._cctx = zstandard.ZstdCompressor(level=framing.LEVEL, write_checksum=True, write_content_size=True)
             self._dctx = zstandard.ZstdDecompressor()
         assert self._dctx is not None
         z = self._cctx.compress(raw)
@@ -442,7 +310,7 @@ class ZStore:
     def _sync_dirs(self) -> None:
         dirs, self._dirty_dirs = list(self._dirty_dirs), {}
         for d in dirs:
-            fsync_dir(d)
+            durable.fsync_dir(d)
 
     # -- deferred durability --------------------------------------------------------------
     def _defer(self, blob: str) -> None:
@@ -469,14 +337,14 @@ class ZStore:
                 dirs, self._dirty_dirs = list(self._dirty_dirs), {}
                 if len(blobs) <= 2:
                     for b in blobs:
-                        _fsync_path(b)
+                        durable.fsync_path(b)
                     for d in dirs:
-                        fsync_dir(d)
+                        durable.fsync_dir(d)
                 else:
                     if self._fsyncers is None:
-                        self._fsyncers = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="agtail-fsync")
-                    _fsync_all(self._fsyncers, _fsync_path, blobs)
-                    _fsync_all(self._fsyncers, fsync_dir, dirs)
+                        self._fsyncers = ThreadPoolExecutor(durable.FSYNC_THREADS, thread_name_prefix="agtail-fsync")
+                    durable.fsync_all(self._fsyncers, durable.fsync_path, blobs)
+                    durable.fsync_all(self._fsyncers, durable.fsync_dir, dirs)
                 self.db.execute("COMMIT")
             except BaseException:
                 self.lost_batches.add(self.batch)
@@ -495,12 +363,6 @@ class ZStore:
             self.flush()
             self.db.execute("PRAGMA wal_checkpoint(FULL)")
 
-    def set_source(self, path: str, source: str | None, unit: str | None) -> None:
-        with self._lock:
-            self.db.execute(
-                "UPDATE files SET source = ?, unit = ? WHERE path = ?", (source, unit, to_text(path))
-            )
-
     # -- reading --------------------------------------------------------------------------
     def read(self, path: str, offset: int = 0, length: int | None = None) -> Iterator[bytes]:
         """The archived bytes of ``path`` from ``offset`` (``length`` of them, or to the end),
@@ -518,7 +380,7 @@ class ZStore:
             for n, (raw_len, z_len, digest) in enumerate(row.frames):
                 if raw_at + raw_len > offset and raw_at < end:
                     fh.seek(z_at)
-                    raw = _decompress(dctx, fh.read(z_len), raw_len, digest, f"{to_text(path)} frame {n}")
+                    raw = framing.decompress(dctx, fh.read(z_len), raw_len, digest, f"{to_text(path)} frame {n}")
                     yield raw[max(0, offset - raw_at) : end - raw_at]
                 raw_at += raw_len
                 z_at += z_len
@@ -566,122 +428,3 @@ class ZStore:
         except OSError as exc:
             return f"{to_text(path)}: {exc.strerror or exc}"
         return None
-
-
-def _row(r: tuple[Any, ...]) -> Row:
-    return Row(r[0], r[1], r[2], r[3], json.loads(r[4]), None if r[5] is None else json.loads(r[5]))
-
-
-def _add_ends_column(db: sqlite3.Connection) -> None:
-    db.execute("ALTER TABLE files ADD COLUMN ends TEXT")
-
-
-def _compacts(row: Row) -> bool:
-    """Does the next append to ``row`` recompress its tail? (past MAX_SMALL_FRAMES small frames)"""
-    return sum(1 for f in row.frames if f[0] < FRAME_RAW // 2) >= MAX_SMALL_FRAMES
-
-
-def _tail_start(row: Row) -> tuple[int, int]:
-    """Where ``row``'s trailing run of partly filled frames starts: its raw offset, and the
-    index of its first frame."""
-    k = len(row.frames)
-    while k > 0 and row.frames[k - 1][0] < FRAME_RAW:
-        k -= 1
-    return sum(f[0] for f in row.frames[:k]), k
-
-
-def _feeding(chunks: Iterable[bytes], digest: EndsDigest) -> Iterator[bytes]:
-    """``chunks``, each fed to ``digest`` as it passes (on its way to be stored)."""
-    for chunk in chunks:
-        digest.feed(chunk)
-        yield chunk
-
-
-def _reframe(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Regroup ``chunks`` into FRAME_RAW-sized pieces (the last one shorter). A file read in
-    FRAME_RAW blocks passes through uncopied (joining and slicing 200 MB costs ≈ 0.1 s)."""
-    held = b""  # the bytes of the next frame so far, while they are a single chunk
-    buf = bytearray()
-    for chunk in chunks:
-        if not buf and not held and len(chunk) == FRAME_RAW:
-            yield chunk
-            continue
-        if not buf and not held and len(chunk) < FRAME_RAW:
-            held = chunk
-            continue
-        buf += held
-        held = b""
-        buf += chunk
-        while len(buf) >= FRAME_RAW:
-            yield bytes(buf[:FRAME_RAW])
-            del buf[:FRAME_RAW]
-    if held:
-        yield held
-    elif buf:
-        yield bytes(buf)
-
-
-def _decompress(dctx: zstandard.ZstdDecompressor, z: bytes, raw_len: int, digest: str, where: str) -> bytes:
-    try:
-        raw = dctx.decompress(z, max_output_size=raw_len)
-    except zstandard.ZstdError as exc:
-        raise ArchiveDamaged(f"{where}: damaged archive frame ({exc})") from None
-    if len(raw) != raw_len or hashlib.sha256(raw).hexdigest() != digest:
-        raise ArchiveDamaged(f"{where}: damaged archive frame (its bytes do not match their sha256)")
-    return raw
-
-
-def _fsync_all(pool: ThreadPoolExecutor, fsync: Callable[[str], None], paths: list[str]) -> None:
-    """``fsync`` each of ``paths``, FSYNC_THREADS at a time: each thread takes every n-th path
-    in one task (a task per path cost more in thread hand-offs — ≈ 14 futex calls each — than
-    many of the fsyncs themselves)."""
-    n = min(FSYNC_THREADS, len(paths))
-    for _ in pool.map(_fsync_each, [fsync] * n, [paths[i::n] for i in range(n)]):
-        pass
-
-
-def _fsync_each(fsync: Callable[[str], None], paths: list[str]) -> None:
-    for path in paths:
-        fsync(path)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_path(path: str | Path) -> None:
-    """fsync a file or a directory by name."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def create_marker(path: str | Path, *, durable: bool) -> None:
-    """Create an empty file whose existence says something (an open update, a sealed set);
-    ``durable``: on disk, name included, when this returns."""
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-    try:
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    if durable:
-        fsync_dir(os.path.dirname(os.fspath(path)) or ".")
-
-
-def fsync_dir(folder: str | Path) -> None:
-    """Make a rename in ``folder`` durable. Some systems cannot open or sync a directory
-    (Windows; a few file systems say EINVAL): there a rename is as durable as it gets."""
-    try:
-        _fsync_path(folder)
-    except OSError as exc:
-        if exc.errno not in _NO_DIR_SYNC:
-            raise
-
-
-_NO_DIR_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EACCES, errno.EPERM, errno.EISDIR, errno.EBADF}

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agtaild.store.archive.blobs import create_marker
+from agtaild.store.archive.durable import create_marker
 
 log = logging.getLogger(__name__)
 

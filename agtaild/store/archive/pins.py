@@ -38,8 +38,8 @@ from typing import Any
 import msgspec
 
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive.blobs import create_marker, fsync_dir
 from agtaild.store.archive.catchup import process_alive
+from agtaild.store.archive.durable import create_marker, fsync_dir
 from agtaild.sync.native import SQLITE_MAGIC, LocalFile
 from agtaild.sync.safety import path_problem
 

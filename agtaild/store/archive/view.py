@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive.blobs import STORE_DIR, ArchiveDamaged, Row, ZStore
+from agtaild.store.archive.blobs import STORE_DIR, ZStore
+from agtaild.store.archive.catalog import Row
+from agtaild.store.archive.framing import ArchiveDamaged
 from agtaild.sync.safety import CONFLICT_MARK, PARTIAL_SUFFIX
 
 log = logging.getLogger(__name__)
