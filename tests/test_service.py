@@ -14,7 +14,8 @@ import pytest
 from agtaild.config import RootSpec
 from agtaild.errors import NotFound, UsageError
 from agtaild.index import schema
-from agtaild.query.service import METHODS, Service
+from agtaild.query.methods import METHODS
+from agtaild.query.service import Service
 from tests.index_toy import (
     ToyAdapter,
     append,

@@ -16,7 +16,8 @@ from agtaild.api.answers import Answers, answer_key
 from agtaild.api.app import CTX, create_app
 from agtaild.api.context import ok_json
 from agtaild.api.security import Security
-from agtaild.query.service import METHODS, Service
+from agtaild.query.methods import METHODS
+from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, append, toy_config, toy_line, toy_registry, write_session
 
 __all__ = ["toy_registry"]

@@ -232,7 +232,8 @@ async def local_parts(
 
     from agtaild.daemon.scheduler import IndexWriter
     from agtaild.daemon.watcher import Watcher
-    from agtaild.query.service import METHODS, Service
+    from agtaild.query.methods import METHODS
+    from agtaild.query.service import Service
 
     service = await asyncio.to_thread(Service, config)
     loop = asyncio.get_running_loop()

@@ -22,7 +22,7 @@ from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
 from agtaild.pg.queries import TeamFilter
 from agtaild.pg.schema import migrate
-from agtaild.query.service import SESSION_FILTERS
+from agtaild.query.methods import SESSION_FILTERS
 
 Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
 

@@ -1,0 +1,292 @@
+"""The methods of the query layer: each JSON-RPC method of CONTRACT.md as a function.
+
+``METHODS`` is the dispatch table :meth:`agtaild.query.service.Service.call` looks a method
+up in. Each function takes the service (anything that reads like :class:`Reading`) and the
+request's params, checks them through the one parameter table (agtaild.index.params) and
+returns a JSON-able dict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from agtaild.config import Config
+from agtaild.errors import UsageError
+from agtaild.index.params import Params
+from agtaild.model import EVENT_KINDS
+
+
+class Reading(Protocol):
+    """What a method needs of the service (agtaild.query.service.Service)."""
+
+    config: Config
+
+    def _reader(self) -> sqlite3.Connection: ...
+
+    def pricing(self) -> Any: ...
+
+    def known_agents(self) -> list[str]: ...
+
+    def check_agent(self, method: str, agent: str | None) -> str | None: ...
+
+    def update_index(self, *, full: bool = False) -> dict[str, Any]: ...
+
+
+Method = Callable[[Any, dict[str, Any]], dict[str, Any]]
+
+
+SESSION_FILTERS = (
+    "agent",
+    "cwd",
+    "project",
+    "since",
+    "until",
+    "imported",
+    "collection",
+    "programmatic",
+    "archived",
+)
+
+
+def _session_filter(svc: Reading, p: Params) -> Any:
+    from agtaild.index.queries import SessionFilter
+
+    return SessionFilter(
+        agent=svc.check_agent(p.method, p.text("agent")),
+        cwd=p.text("cwd"),
+        project=p.text("project"),
+        since=p.when("since"),
+        until=p.when("until", end=True),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+        programmatic=p.flag("programmatic"),
+        archived=p.flag("archived"),
+    )
+
+
+
+def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.queries import list_sessions
+    from agtaild.index.search import matching_session_ids
+    from agtaild.index.text import compile_query
+
+    p = Params("sessions.list", params, (*SESSION_FILTERS, "q", "limit", "cursor"))
+    flt = _session_filter(svc, p)
+    limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
+    after = p.number_cursor("sessions", 2)
+    q = p.text("q")
+    from agtaild.index.budget import time_budget
+
+    match = matching_session_ids(compile_query(q)) if q else None
+    db = svc._reader()
+    with time_budget(db) if match else contextlib.nullcontext():
+        return list_sessions(
+            db,
+            svc.pricing(),
+            flt,
+            match_ids_sql=match,
+            limit=limit,
+            after=(float(after[0]), int(after[1])) if after else None,
+        )
+
+
+def _session_ref(svc: Reading, p: Params) -> tuple[str, str]:
+    agent, ident = p.session_ref()
+    svc.check_agent(p.method, agent)
+    return agent, ident
+
+
+def _resolve(svc: Reading, p: Params) -> int:
+    from agtaild.index.queries import resolve_session
+
+    agent, ident = _session_ref(svc, p)
+    return resolve_session(svc._reader(), agent, ident, collection=p.text("collection"), path=p.text("path"))
+
+
+def sessions_get(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.queries import load_sessions
+
+    p = Params("sessions.get", params, ("agent", "id", "collection", "path"))
+    rid = _resolve(svc, p)
+    return {"session": load_sessions(svc._reader(), svc.pricing(), [rid])[rid]}
+
+
+def events_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.queries import list_events
+
+    p = Params(
+        "events.list",
+        params,
+        ("agent", "id", "collection", "path", "after_seq", "before_seq", "cursor", "limit"),
+    )
+    rid = _resolve(svc, p)
+    limit = p.integer("limit", 200, minimum=1, maximum=10_000) or 200
+    after = p.integer("after_seq", None, minimum=-1)
+    before = p.integer("before_seq", None, minimum=0)
+    cursor = p.number_cursor("events", 1)
+    if cursor is not None:
+        after = max(int(cursor[0]), after if after is not None else -1)
+    return list_events(svc._reader(), rid, after_seq=after, limit=limit, before_seq=before)
+
+
+def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.search import SearchScope
+    from agtaild.index.search import search as run_search
+    from agtaild.index.text import MODES, compile_query
+
+    p = Params(
+        "search",
+        params,
+        (
+            "q",
+            "agent",
+            "kind",
+            "session",
+            "cwd",
+            "project",
+            "since",
+            "until",
+            "mode",
+            "limit",
+            "cursor",
+            "imported",
+            "collection",
+        ),
+    )
+    q = p.text("q", required=True, allow_empty=True)
+    assert q is not None
+    mode = p.choice("mode", MODES, "phrase") or "phrase"
+    kind = p.choice("kind", EVENT_KINDS)
+    session_id = None
+    ref = p.text("session", max_len=1000)
+    if ref is not None:
+        from agtaild.index.queries import resolve_session
+
+        agent, sep, ident = ref.partition(":")
+        if not sep or not ident:
+            raise UsageError("search: parameter 'session' must be AGENT:ID")
+        svc.check_agent("search", agent)
+        session_id = resolve_session(svc._reader(), agent, ident)
+    scope = SearchScope(
+        agent=svc.check_agent("search", p.text("agent")),
+        cwd=p.text("cwd"),
+        project=p.text("project"),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+        kind=kind,
+        session_id=session_id,
+        event_since=p.when("since"),
+        event_until=p.when("until", end=True),
+    )
+    limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
+    after = p.number_cursor("search", 2)
+    from agtaild.index.budget import time_budget
+
+    query = compile_query(q, mode)
+    db = svc._reader()
+    with time_budget(db):
+        return run_search(
+            db,
+            svc.pricing(),
+            query,
+            scope,
+            limit=limit,
+            after=(float(after[0]), int(after[1])) if after else None,
+        )
+
+
+def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.stats import BY
+    from agtaild.index.stats import stats as run_stats
+
+    p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection", "limit"))
+    by = p.choice("by", BY, "day") or "day"
+    limit = p.integer("limit", minimum=1)
+    if by in ("tool", "hour"):
+        from agtaild.index import activity
+
+        agent = svc.check_agent("stats", p.text("agent"))
+        project, since, until = p.text("project"), p.when("since"), p.when("until", end=True)
+        if by == "tool":
+            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until)
+        else:
+            doc = activity.by_hour(
+                svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until
+            )
+        if limit is not None:
+            del doc["rows"][limit:]
+        return doc
+    return run_stats(
+        svc._reader(),
+        svc.pricing(),
+        by=by,
+        agent=svc.check_agent("stats", p.text("agent")),
+        project=p.text("project"),
+        since=p.when("since"),
+        until=p.when("until", end=True),
+        imported=p.flag("imported"),
+        collection=p.text("collection"),
+        limit=limit,
+    )
+
+
+def projects_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.projects import projects
+
+    p = Params("projects.list", params, ("agent", "since", "imported"))
+    since = p.when("since")
+    return projects(
+        svc._reader(),
+        svc.pricing(),
+        agent=svc.check_agent("projects.list", p.text("agent")),
+        since=since.epoch if since is not None else None,
+        imported=p.flag("imported"),
+    )
+
+
+def agents_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.adapters import get_adapter
+
+    Params("agents.list", params, ())
+    counts = dict(svc._reader().execute("SELECT agent, count(*) FROM sessions GROUP BY agent").fetchall())
+    agents = []
+    for agent in svc.known_agents():
+        try:
+            name = get_adapter(agent).name or agent
+        except UsageError:
+            name = agent
+        roots = [
+            {"path": r.path, "kind": r.kind, "collection": r.collection, "exists": Path(r.path).exists()}
+            for r in svc.config.roots
+            if r.agent == agent
+        ]
+        agents.append({"id": agent, "name": name, "roots": roots, "sessions": counts.get(agent, 0)})
+    return {"agents": agents}
+
+
+def index_update(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    p = Params("index.update", params, ("full",))
+    return svc.update_index(full=bool(p.flag("full")))
+
+
+def _resume_command(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.resume import resume_command
+
+    return resume_command(svc, params)
+
+
+METHODS: dict[str, Method] = {
+    "sessions.list": sessions_list,
+    "sessions.get": sessions_get,
+    "events.list": events_list,
+    "search": search,
+    "stats": stats,
+    "projects.list": projects_list,
+    "agents.list": agents_list,
+    "index.update": index_update,
+    "resume.command": _resume_command,
+}
