@@ -103,7 +103,7 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     cold, bare = r["cold"], r["cold_no_archive"]
     ap, st, se, ip, api = r["append"], r["stats"], r["search"], r["in_process"], r["api"]
     cpus = r["env"]["cpus"]
-    workers = max(1, cpus - 1) if cpus >= 2 else 0  # agtaild.index.update.pool_size
+    workers = max(1, cpus - 1) if cpus >= 2 else 0  # agtaild.index.readers.pool_size
     # RUSAGE_CHILDREN's peak is that of the largest worker: the tree peaks at most at the CLI
     # plus every worker at that size.
     tree = cold["rusage"]["maxrss_self_mb"] + workers * cold["rusage"]["maxrss_children_mb"]

@@ -20,7 +20,7 @@ import pytest
 from agtaild.api.hub import ChangeHub
 from agtaild.cli.progress import ProgressBar, line
 from agtaild.daemon import main as daemon
-from agtaild.index import update
+from agtaild.index import readers, update
 from agtaild.index.progress import IndexProgress
 from agtaild.query.service import Service
 from tests.conftest import CORPUS
@@ -81,17 +81,17 @@ def test_head_start_takes_small_units_in_order_and_leaves_big_ones_to_the_pool()
     def job(name: str, cost: int) -> Any:
         return (name, None, cost)
 
-    small, big = 1000, update.HEAD_BYTES  # big: more than a quarter of the head's budget
-    jobs = [job("big-newest", big), *(job(f"s{i}", small) for i in range(update.HEAD_UNITS + 5))]
-    head, rest = update.head_start(jobs)
-    assert [j[0] for j in head] == [f"s{i}" for i in range(update.HEAD_UNITS - 1)]
+    small, big = 1000, readers.HEAD_BYTES  # big: more than a quarter of the head's budget
+    jobs = [job("big-newest", big), *(job(f"s{i}", small) for i in range(readers.HEAD_UNITS + 5))]
+    head, rest = readers.head_start(jobs)
+    assert [j[0] for j in head] == [f"s{i}" for i in range(readers.HEAD_UNITS - 1)]
     assert [j[0] for j in rest] == [
         "big-newest",
-        *(f"s{i}" for i in range(update.HEAD_UNITS - 1, update.HEAD_UNITS + 5)),
+        *(f"s{i}" for i in range(readers.HEAD_UNITS - 1, readers.HEAD_UNITS + 5)),
     ]
     # The byte budget bounds the head too.
-    quarter = update.HEAD_BYTES // 4
-    head, rest = update.head_start([job(f"q{i}", quarter) for i in range(6)])
+    quarter = readers.HEAD_BYTES // 4
+    head, rest = readers.head_start([job(f"q{i}", quarter) for i in range(6)])
     assert [j[0] for j in head] == ["q0", "q1", "q2", "q3"]
     assert [j[0] for j in rest] == ["q4", "q5"]
 
@@ -105,13 +105,13 @@ async def test_health_carries_progress_while_the_daemon_indexes(
     """The daemon's own /health wiring (daemon.local_parts) over a slow adapter."""
     paths = toy_sessions(tmp_path / "root", 12)
     total_bytes = sum(p.stat().st_size for p in paths)
-    real_prepare = update.prepare
+    real_prepare = readers.prepare
 
     def slow_prepare(job: Any) -> Any:
         time.sleep(0.08)
         return real_prepare(job)
 
-    monkeypatch.setattr(update, "prepare", slow_prepare)
+    monkeypatch.setattr(readers, "prepare", slow_prepare)
     args = daemon.build_parser().parse_args(["--watch", "off"])
     config = toy_config(tmp_path, tmp_path / "root")
     service, _methods, _update, health, background = await daemon.local_parts(args, config, ChangeHub(), {})

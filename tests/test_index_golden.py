@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-import agtaild.index.update as update
+import agtaild.index.readers as readers
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
 from agtaild.index.codec import decode_event
@@ -153,7 +153,7 @@ def test_a_cold_index_of_the_corpus_is_what_it_was(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pooled: bool, utc: None
 ) -> None:
     if pooled:
-        monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+        monkeypatch.setattr(readers, "POOL_THRESHOLD_BYTES", 0)
     # A file written in the last SETTLE_SECONDS may be mid-write, and its unfinished last line
     # waits (a clone made seconds ago): the golden is that of settled files.
     newest = max(p.stat().st_mtime for p in corpus.rglob("*") if p.is_file())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import agtaild.index.update as update
+import agtaild.index.readers as readers
 from agtaild.config import Config, RootSpec
 from agtaild.query.service import Service
 from tests.index_toy import snapshot
@@ -30,10 +30,10 @@ def test_worker_processes_build_the_same_index(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     in_process = build(tmp_path, corpus, "one", workers=1)
-    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)  # every update goes to the pool
+    monkeypatch.setattr(readers, "POOL_THRESHOLD_BYTES", 0)  # every update goes to the pool
     pooled = build(tmp_path, corpus, "pool", workers=2)
     assert pooled == in_process
-    # The heap is frozen only while the workers are forked (update._read_in_pool).
+    # The heap is frozen only while the workers are forked (agtaild.index.readers.ReadingPool._read_in_pool).
     assert gc.get_freeze_count() == 0
 
 
@@ -41,24 +41,24 @@ def test_small_units_travel_in_batches_in_order_and_big_ones_alone() -> None:
     def item(name: str, cost: int) -> tuple[object, object, int]:
         return (name, None, cost)
 
-    mb = update.BATCH_BYTES
+    mb = readers.BATCH_BYTES
     jobs = [item("a", mb // 4), item("b", mb // 4), item("c", mb // 2), item("d", 1), item("big", 3 * mb)]
-    jobs += [item(f"s{i}", 0) for i in range(update.BATCH_UNITS + 1)]
-    got = [[name for name, _, _ in batch] for batch in update.batches(jobs)]  # type: ignore[arg-type]
+    jobs += [item(f"s{i}", 0) for i in range(readers.BATCH_UNITS + 1)]
+    got = [[name for name, _, _ in batch] for batch in readers.batches(jobs)]  # type: ignore[arg-type]
     assert got[0] == ["a", "b", "c"]  # exactly BATCH_BYTES
     assert got[1] == ["d"]  # the next one would pass the limit
     assert got[2] == ["big"]
-    assert got[3] == [f"s{i}" for i in range(update.BATCH_UNITS)]
-    assert got[4] == [f"s{update.BATCH_UNITS}"]
+    assert got[3] == [f"s{i}" for i in range(readers.BATCH_UNITS)]
+    assert got[4] == [f"s{readers.BATCH_UNITS}"]
     assert [n for batch in got for n in batch] == [name for name, _, _ in jobs]
 
 
 def test_one_unit_per_batch_builds_the_same_index(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
+    monkeypatch.setattr(readers, "POOL_THRESHOLD_BYTES", 0)
     batched = build(tmp_path, corpus, "batched", workers=2)
-    monkeypatch.setattr(update, "BATCH_UNITS", 1)
+    monkeypatch.setattr(readers, "BATCH_UNITS", 1)
     single = build(tmp_path, corpus, "single", workers=2)
     assert batched == single
 
@@ -68,11 +68,11 @@ def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
 ) -> None:
     import agtaild.index.prepare as prepare_mod
 
-    monkeypatch.setattr(update, "POOL_THRESHOLD_BYTES", 0)
-    monkeypatch.setattr(update, "HEAD_UNITS", 0)  # every unit goes to the pool ...
-    monkeypatch.setattr(update, "BATCH_BYTES", 1 << 40)
-    monkeypatch.setattr(update, "BATCH_UNITS", 5)  # ... in batches of 5
-    real = update.decode_prepared_batch
+    monkeypatch.setattr(readers, "POOL_THRESHOLD_BYTES", 0)
+    monkeypatch.setattr(readers, "HEAD_UNITS", 0)  # every unit goes to the pool ...
+    monkeypatch.setattr(readers, "BATCH_BYTES", 1 << 40)
+    monkeypatch.setattr(readers, "BATCH_UNITS", 5)  # ... in batches of 5
+    real = readers.decode_prepared_batch
     calls = {"n": 0}
 
     def flaky(raw: bytes) -> list[prepare_mod.Prepared]:
@@ -82,7 +82,7 @@ def test_a_failed_batch_reports_each_of_its_units_and_indexing_goes_on(
             raise RuntimeError("boom")
         return out
 
-    monkeypatch.setattr(update, "decode_prepared_batch", flaky)
+    monkeypatch.setattr(readers, "decode_prepared_batch", flaky)
     roots = [RootSpec("claude-code", str(p)) for p in sorted((corpus / "claude-code").glob("*/projects"))]
     config = Config(data_dir=str(tmp_path / "d"), roots=roots, archive=False)
     svc = Service(config, workers=2)
@@ -127,7 +127,7 @@ def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
 EARLY_FORK = """
 import json, multiprocessing, sys
 from pathlib import Path
-import agtaild.index.update as update
+import agtaild.index.readers as readers
 from agtaild.config import Config
 from agtaild.index.discovery import Discovery
 from agtaild.query.service import Service
@@ -144,7 +144,7 @@ def candidates(self, *args, **kwargs):
 Discovery.candidates = candidates
 corpus, tmp = Path(sys.argv[1]), Path(sys.argv[2])
 out = {}
-update.POOL_THRESHOLD_BYTES = 0
+readers.POOL_THRESHOLD_BYTES = 0
 first = build(tmp, corpus, "pool", workers=2)
 out["first"] = (seen[:], len(multiprocessing.active_children()))
 out["same"] = first == build(tmp, corpus, "one", workers=1)
@@ -156,7 +156,7 @@ finally:
     svc.close()
 out["later"] = seen[:]
 seen.clear()
-update.POOL_THRESHOLD_BYTES = 1 << 40
+readers.POOL_THRESHOLD_BYTES = 1 << 40
 build(tmp, corpus, "small", workers=2)
 out["small"] = (seen[:], len(multiprocessing.active_children()))
 print(json.dumps(out))

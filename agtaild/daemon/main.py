@@ -307,7 +307,7 @@ def start_index_workers_early(config: Config) -> None:
     server they are forked from starts now, beside the daemon's own start-up (imports, sockets),
     instead of after the first update has begun: the newest sessions are listed sooner."""
     if (os.cpu_count() or 1) > 1 and not config.index_path.exists():
-        from agtaild.index.update import start_workers_early
+        from agtaild.index.readers import start_workers_early
 
         start_workers_early()
 

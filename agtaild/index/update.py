@@ -24,13 +24,11 @@ UTF-8 is indexed like any other.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import msgspec
@@ -41,35 +39,17 @@ from agtaild.config import Config, RootSpec
 from agtaild.fsnames import at_or_below, to_text, unit_text
 from agtaild.index.checkpoints import BackgroundCheckpoints
 from agtaild.index.discovery import Candidate, Discovery, gone
-from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare, run_jobs
+from agtaild.index.prepare import Job, Prepared
 from agtaild.index.progress import IndexProgress, Progress
+from agtaild.index.readers import ReadingPool, pool_size
 from agtaild.index.schema import connect
 from agtaild.index.targets import appended_units
 from agtaild.index.totals import totals
 from agtaild.index.writer import UnitInfo, Writer
 
-#: Read in worker processes when an update has more than this many bytes to read.
-POOL_THRESHOLD_BYTES = 16 << 20
 #: An update with more than this many bytes to read checkpoints the index's log on a thread of
 #: its own (agtaild.index.checkpoints).
 CHECKPOINT_THREAD_BYTES = 16 << 20
-#: Read in-process while the worker processes start: at most this many units, this many bytes.
-HEAD_UNITS = 50
-HEAD_BYTES = 2 << 20
-#: Units go to the worker processes in batches of consecutive units, up to this many bytes
-#: to read (a bigger unit goes alone) and this many units: fewer round trips (see
-#: agtaild.index.prepare.encode_jobs), while the newest units still come back first.
-BATCH_BYTES = 1 << 20
-BATCH_UNITS = 64
-#: Batches in flight per worker process. New batches are handed out only when the writer takes
-#: a result, and the writer is busy storing for ~0.1 s at a time: with two per worker the
-#: workers ran dry and idled half the time (measured, 200 MB cold index: both workers at ~45%
-#: of a core); six keep them fed (wall 5.0–5.5 s → 4.2–4.5 s; the writer's RSS +10 MB, more
-#: gained nothing and cost memory: twelve +25 MB, twenty-four +50 MB). With many workers the
-#: writer is the bottleneck and results would only wait in its memory: at most WINDOW_MAX in
-#: flight, but never fewer than two per worker.
-WINDOW_PER_WORKER = 6
-WINDOW_MAX = 12
 #: Commit at least this often during a long update (readers see progress; a crash loses little).
 COMMIT_SECONDS = 5.0
 #: The first commit of an update comes this soon (the newest sessions become visible); each
@@ -142,7 +122,7 @@ class Updater:
         #: Worker processes for a big update (0: read in this process). ``workers`` counts the
         #: processes that read: 1 is this one alone, N ≥ 2 a pool of N. By default the writer
         #: keeps a core of its own and the others read (see pool_size).
-        self.pool = pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0)
+        self.readers = ReadingPool(pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0))
         self.after_native_read = after_native_read if after_native_read is not None else []
         #: Called with the roots, the error list and the files discovery found under the
         #: other roots before it walks the archive roots (the archive writes back the files
@@ -154,8 +134,6 @@ class Updater:
         #: Bytes of transcripts the running update has not committed yet (what a full disk is
         #: short of, roughly: the index holds about as much as it reads).
         self.bytes_left = 0
-        #: A first index's worker pool, forked before discovery (see _fork_early).
-        self._early_pool: Any = None
 
     # -- discovery ------------------------------------------------------------------------
     def _cwd_candidates(self, roots: list[RootSpec]) -> list[Candidate]:
@@ -203,7 +181,7 @@ class Updater:
         try:
             report = self._run_once(full=full, only_paths=only_paths, progress=progress)
         finally:
-            self._drop_early_pool()
+            self.readers.drop_early()
         if not self.config.known_cwds or not report.get("read"):
             return report
         # Sessions read just now may name working directories that hold sessions of agents
@@ -253,7 +231,7 @@ class Updater:
             stored = {to_text(c.unit.path): Stored(*row) for c, row in targets}
         else:
             if not full and only_paths is None and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
-                self._fork_early()
+                self.readers.fork_early()
             candidates = found.candidates(roots, before_archive=lambda present: self._before(roots, present))
             if self.config.known_cwds:
                 listed = {c.unit.path for c in candidates}
@@ -355,7 +333,7 @@ class Updater:
                 progress(tracker)
             if hooks is not None:
                 self._call_hooks("begin", to_read)
-            for info, prep in self._read_all(jobs):
+            for info, prep in self.readers.read_all(jobs):
                 if tracker.files_done == 0:  # the commit clock starts with the first unit read
                     last_commit = time.perf_counter()
                 cost = costs.get(info.path, 0)
@@ -451,166 +429,3 @@ class Updater:
             except Exception as exc:
                 self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
 
-    # -- reading --------------------------------------------------------------------------
-    def _fork_early(self) -> None:
-        """A first index forks its reading workers before discovery. Forked after it, each
-        worker starts as big as this process then is — with every discovered unit and the jobs
-        made of them — and counts those pages in its RSS: 65 MB at the fork on the 2 GB bench
-        corpus against 29 MB before discovery. Only where the pool would fork (one thread, Linux);
-        an update that turns out small shuts it down unused (_read_all)."""
-        if self.pool == 0 or _start_method() != "fork":
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(max_workers=self.pool, mp_context=multiprocessing.get_context("fork"))
-        gc.freeze()  # as in _read_in_pool: the workers never walk (nor write to) the parent's heap
-        try:
-            pool.submit(os.getpid).result()  # the first submit forks every worker
-        except Exception:
-            pool.shutdown(wait=True, cancel_futures=True)
-            return
-        finally:
-            gc.unfreeze()
-        self._early_pool = pool
-
-    def _drop_early_pool(self) -> None:
-        pool, self._early_pool = self._early_pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def _read_all(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
-        work = sum(cost for _, _, cost in jobs)
-        if self.pool == 0 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
-            self._drop_early_pool()
-            for info, job, _ in jobs:
-                yield info, prepare(job)
-            return
-        yield from self._read_in_pool(jobs)
-
-    def _read_in_pool(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor  # imported here: ~15 ms a process start
-
-        pool, self._early_pool = self._early_pool, None  # forked already, before discovery
-        method = "early"
-        if pool is None:
-            method = _start_method()
-            if method == "forkserver":
-                _preload_reading_code()
-            pool = ProcessPoolExecutor(max_workers=self.pool, mp_context=multiprocessing.get_context(method))
-        # In the order given (newest first): results come back roughly in it, within the window.
-        # The workers take a while to start (forkserver: a fresh interpreter, then imports), so
-        # the first few small units are read here meanwhile: the newest sessions are stored
-        # (and committed) before the first worker has answered.
-        head, rest = head_start(jobs)
-        window = max(2 * self.pool, min(WINDOW_PER_WORKER * self.pool, WINDOW_MAX))
-        with pool:
-            pending: dict[Future[bytes], list[UnitInfo]] = {}
-            queue = iter(batches(rest))
-
-            def submit_next() -> None:
-                for batch in queue:
-                    pending[pool.submit(run_jobs, encode_jobs([job for _, job, _ in batch]))] = [
-                        info for info, _, _ in batch
-                    ]
-                    return
-
-            # Forked workers inherit this process's heap (the discovered units, the caches):
-            # frozen, their collections never walk it (and never write to its pages).
-            frozen = method == "fork"
-            if frozen:
-                gc.freeze()
-            try:
-                for _ in range(window):
-                    submit_next()  # the first submit forks every worker
-            finally:
-                if frozen:
-                    gc.unfreeze()
-            for info, job, _cost in head:
-                yield info, prepare(job)
-            while pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    infos = pending.pop(fut)
-                    submit_next()
-                    try:
-                        preps = decode_prepared_batch(fut.result())
-                        if len(preps) != len(infos):
-                            raise ValueError(f"{len(preps)} results for {len(infos)} units")
-                    except Exception as exc:  # a worker died: report, keep going
-                        preps = [Prepared(path=info.path, error=f"worker failed: {exc!r}") for info in infos]
-                    yield from zip(infos, preps, strict=True)
-
-
-def _start_method() -> str:
-    """How reading workers start: fork is cheapest, but forking a process that runs other
-    threads (the daemon) can inherit a held lock; forkserver forks from a clean
-    single-threaded server instead; spawn where neither exists."""
-    import multiprocessing
-
-    method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "forkserver"
-    return method if method in multiprocessing.get_all_start_methods() else "spawn"
-
-
-def pool_size(cores: int) -> int:
-    """Worker processes for a machine with ``cores`` CPUs: one core stays the writer's. The
-    writer (SQLite and FTS5 through one connection) is the slowest stage of a big update, and
-    with a worker per core the scheduler gave it only 2/3 of a core on a 2-core machine
-    (three busy processes on two cores)."""
-    return max(1, cores - 1) if cores >= 2 else 0
-
-
-def batches(jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[list[tuple[UnitInfo, Job, int]]]:
-    """Consecutive jobs grouped up to BATCH_BYTES of reading and BATCH_UNITS units (a job
-    bigger than BATCH_BYTES is a batch of its own), in the order given."""
-    batch: list[tuple[UnitInfo, Job, int]] = []
-    size = 0
-    for item in jobs:
-        cost = item[2]
-        if batch and (size + cost > BATCH_BYTES or len(batch) >= BATCH_UNITS):
-            yield batch
-            batch, size = [], 0
-        batch.append(item)
-        size += cost
-    if batch:
-        yield batch
-
-
-def _preload_reading_code() -> None:
-    """The forkserver imports the reading code once; every worker forked from it starts with
-    it loaded (instead of importing it, and the caller's main module, itself)."""
-    import multiprocessing
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["agtaild.index.prepare"])
-
-
-def start_workers_early() -> None:
-    """Start the server that worker processes are forked from, now, when the first update will
-    read in worker processes (a new index): it starts its interpreter and imports the reading
-    code while the daemon itself starts, instead of after the first update has begun."""
-    import multiprocessing
-    from multiprocessing import forkserver
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        _preload_reading_code()
-        forkserver.ensure_running()
-
-
-def head_start(
-    jobs: list[tuple[UnitInfo, Job, int]],
-) -> tuple[list[tuple[UnitInfo, Job, int]], list[tuple[UnitInfo, Job, int]]]:
-    """(the units read in-process while the pool starts, the rest): among the first
-    HEAD_UNITS, the small ones, up to HEAD_BYTES in all. A big newest file (a long session
-    being written) goes to the pool: reading it here would keep the results waiting."""
-    head: list[tuple[UnitInfo, Job, int]] = []
-    rest: list[tuple[UnitInfo, Job, int]] = []
-    budget = HEAD_BYTES
-    for i, item in enumerate(jobs):
-        cost = item[2]
-        if i < HEAD_UNITS and cost <= HEAD_BYTES // 4 and cost <= budget:
-            head.append(item)
-            budget -= cost
-        else:
-            rest.append(item)
-    return head, rest
