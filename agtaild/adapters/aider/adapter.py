@@ -15,7 +15,7 @@ a few levels deep — never a whole-disk crawl), ``$AGTAIL_AIDER_ROOTS`` (extra 
 roots), which the index offers to adapters that ask.
 
 Reads are incremental: a run's state remembers where it stopped; a run followed by another
-header is closed and costs nothing to re-read. :mod:`aider_markdown` holds the grammar.
+header is closed and costs nothing to re-read. :mod:`agtaild.adapters.aider.markdown` holds the grammar.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ to the sessions; 1.0.x subagents inline in the session file (``isSidechain``), k
 Every subagent file is its own session, linked to its parent session and spawning tool use.
 Project folders may sit at any depth below the root (``projects/backup-2025/<project>/``).
 The project dir name is a lossy encoding of the cwd and is never decoded: cwd comes from the
-lines. Line parsing lives in :mod:`claude_parser` and :mod:`claude_messages`.
+lines. Line parsing lives in :mod:`agtaild.adapters.claude.parser` and :mod:`agtaild.adapters.claude.messages`.
 """
 
 from __future__ import annotations

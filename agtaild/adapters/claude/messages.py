@@ -2,7 +2,7 @@
 
 One API response is spread over several ``assistant`` lines sharing ``message.id`` (one
 content block per line): each block becomes its own event, and the usage is counted once per
-response (:mod:`claude_usage`). Tool results arrive in a later ``user`` line: the result is
+response (:mod:`agtaild.adapters.claude.usage`). Tool results arrive in a later ``user`` line: the result is
 merged into its ``tool_use`` event (re-emitted under the same seq, so the index upserts it),
 with the line-level ``toolUseResult`` in ``extra``; a result whose call is not in this file
 becomes a ``tool_result`` event. Injected user text (commands, reminders, ``isMeta``) becomes

@@ -1,6 +1,6 @@
 """Claude Code JSONL lines → agtail events (FORMATS.md Part 1 §1 and Part 3).
 
-Conversation records (``user``, ``assistant``) are handled in :mod:`claude_messages`; this
+Conversation records (``user``, ``assistant``) are handled in :mod:`agtaild.adapters.claude.messages`; this
 module routes every line by its ``type``, keeps the session envelope (cwd, branch, version,
 entrypoint, time span), and maps the structural records: ``system`` subtypes, ``attachment``
 and ``progress`` lines (hooks among them), ``summary`` and the metadata records that carry

@@ -1,6 +1,6 @@
 """Cline (cline/cline): both store generations under one agent id.
 
-1. Task folders (:mod:`cline_tasks`): the VS Code extension's
+1. Task folders (:mod:`agtaild.adapters.cline.tasks`): the VS Code extension's
    ``globalStorage/saoudrizwan.claude-dev/tasks/<id>/`` in every VS Code-family editor, and
    Cline CLI 2.x's ``~/.cline/data/tasks/<id>/`` (the same format).
 2. SDK sessions (:mod:`sdk`): Cline CLI 3.x's ``~/.cline/data/sessions/<sid>/``.

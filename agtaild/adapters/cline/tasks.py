@@ -1,7 +1,7 @@
 """Cline-family task folders: one directory per task, shared by Cline, Roo Code and Kilo Code.
 
 ``<storage>/tasks/<taskId>/`` holds ``api_conversation_history.json`` (the conversation,
-:mod:`cline_history`), ``ui_messages.json`` (the chat panel, :mod:`cline_ui`),
+:mod:`agtaild.adapters.cline.history`), ``ui_messages.json`` (the chat panel, :mod:`agtaild.adapters.cline.ui`),
 ``task_metadata.json`` (files in context, models used, environment) and, in Roo Code,
 ``history_item.json`` (the task's index entry: parent/child task links, mode, workspace).
 ``<storage>`` is the extension's globalStorage folder in a VS Code-family editor, or

@@ -5,7 +5,7 @@ flat ``sessions/rollout-*.jsonl`` (older), the TypeScript CLI's ``sessions/rollo
 (one JSON document), cold ``*.jsonl.zst`` rollouts (2026 builds compress files idle for 7
 days; when both exist the plain file wins), and the flat ``archived_sessions/`` folder beside
 the sessions root (sessions found there are tagged archived). The line formats and what each
-record becomes are described in codex_parser.py and the modules it uses.
+record becomes are described in codex/parser.py and the modules it uses.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ The global dir is ``$CONTINUE_GLOBAL_DIR`` (relative values resolve against the 
 
 The document (``core/index.d.ts`` ``Session``): ``{sessionId, title, workspaceDirectory,
 history: ChatHistoryItem[], mode?, chatModelTitle?, usage?}``. Each history item is one
-accounting record; :mod:`continue_items` maps it. The file has **no timestamps**: a session's
+accounting record; :mod:`agtaild.adapters.continue_dev.items` maps it. The file has **no timestamps**: a session's
 start is the index's ``dateCreated`` and its end the document's last save (its mtime).
 """
 

@@ -1,7 +1,7 @@
 """GitHub Copilot CLI (``copilot``): ``~/.copilot/session-state/<id>/events.jsonl``.
 
 ``$COPILOT_HOME`` replaces ``~/.copilot`` (the CLI's config-dir reference). Each session is a
-directory holding an append-only ``events.jsonl`` (parsed by :mod:`copilot_events`), a
+directory holding an append-only ``events.jsonl`` (parsed by :mod:`agtaild.adapters.copilot_cli.events`), a
 ``workspace.yaml`` the CLI rewrites (id, cwd, branch, ``name`` = the first prompt or the name
 the user gave), checkpoints and per-prompt file backups. Early builds wrote a flat
 ``session-state/<id>.jsonl`` in the same event format; both layouts are read.

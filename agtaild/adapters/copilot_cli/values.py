@@ -1,6 +1,6 @@
 """Values inside Copilot CLI events: token counts, shutdown totals, tool outcomes.
 
-Kept apart from the parser (:mod:`copilot_events`) so each module stays small.
+Kept apart from the parser (:mod:`agtaild.adapters.copilot_cli.events`) so each module stays small.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Under every VS Code-family editor host (:mod:`vscode_hosts`): ``<User>/workspaceStorage/<hash>/
 chatSessions/<sessionId>.json`` (a snapshot the editor rewrites) or ``.jsonl`` (an operation
-log: :mod:`copilot_vscode_ops` replays it), and ``<User>/globalStorage/emptyWindowChatSessions/``
+log: :mod:`agtaild.adapters.copilot_vscode.ops` replays it), and ``<User>/globalStorage/emptyWindowChatSessions/``
 for chats opened without a folder. ``workspaceStorage/<hash>/workspace.json`` names the folder.
 When both forms of one session exist the ``.jsonl`` is read. Every read is a whole read.
 

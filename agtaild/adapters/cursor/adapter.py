@@ -2,14 +2,14 @@
 
 * ``projects/<slug>/agent-transcripts/<id>.jsonl`` (or ``<id>/<id>.jsonl``, subagents in
   ``<id>/subagents/<child>.jsonl``): append-only JSONL, read incrementally
-  (:mod:`cursor_transcript`). ``<slug>`` is the workspace path with ``/`` → ``-``.
-* ``chats/<md5(workspace)>/<id>/store.db``: the CLI's SQLite chat store (:mod:`cursor_store`).
+  (:mod:`agtaild.adapters.cursor.transcript`). ``<slug>`` is the workspace path with ``/`` → ``-``.
+* ``chats/<md5(workspace)>/<id>/store.db``: the CLI's SQLite chat store (:mod:`agtaild.adapters.cursor.store`).
   When a transcript with the same id exists, the store only adds its meta row (title, model,
   mode, start); a store without a transcript is read on its own (its message blobs).
 
 The workspace path is not stored in clear: the slug's ``/`` reading is used only when its MD5
 names the chat bucket of the same id, or the directory exists on this machine. IDE composer
-data (``state.vscdb``) is read by :mod:`cursor_ide`.
+data (``state.vscdb``) is read by :mod:`agtaild.adapters.cursor.ide`.
 """
 
 from __future__ import annotations

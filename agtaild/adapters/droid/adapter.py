@@ -1,6 +1,6 @@
 """Factory Droid (``droid``): ``~/.factory/sessions/<cwd-slug>/<id>.jsonl``.
 
-The session log is append-only (parsed by :mod:`droid_parser`) and read incrementally. Beside
+The session log is append-only (parsed by :mod:`agtaild.adapters.droid.parser`) and read incrementally. Beside
 it the CLI rewrites ``<id>.settings.json``: the model, autonomy mode, tags (``exec`` for
 headless runs) and the session's token totals (``tokenUsage``; ``inclusiveTokenUsage`` adds
 child sessions). The JSONL carries no per-message usage, so the sidecar's totals are the

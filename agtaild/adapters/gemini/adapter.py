@@ -8,7 +8,7 @@ documents before), subagent sessions in ``chats/<parent session id>/<session id>
 name the directory) or, before, the SHA-256 of the project root.
 
 A resumed legacy ``.json`` session is migrated to a sibling ``.jsonl`` and the old file stays:
-only the ``.jsonl`` is read then. The replay itself is in :mod:`gemini_replay`.
+only the ``.jsonl`` is read then. The replay itself is in :mod:`agtaild.adapters.gemini.replay`.
 """
 
 from __future__ import annotations

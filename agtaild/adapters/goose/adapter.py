@@ -11,7 +11,7 @@ into the database once and leaves them).
 working_dir, created_at, updated_at (UTC text), extension_data, total/input/output_tokens,
 accumulated_total/input/output_tokens, schedule_id, recipe_json, …, later model_config_json,
 provider_name, accumulated_cost)`` and ``messages(id, session_id, role, content_json,
-created_timestamp (unix s), timestamp, tokens, metadata_json)``. Content: :mod:`goose_content`.
+created_timestamp (unix s), timestamp, tokens, metadata_json)``. Content: :mod:`agtaild.adapters.goose.content`.
 """
 
 from __future__ import annotations

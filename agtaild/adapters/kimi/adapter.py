@@ -1,7 +1,7 @@
 """Kimi CLI (MoonshotAI ``kimi-cli``): ``~/.kimi/sessions/<md5(work dir)>/<id>/``.
 
 ``$KIMI_SHARE_DIR`` replaces ``~/.kimi``. A session directory holds ``wire.jsonl`` (the event
-log read here, incrementally: :mod:`kimi_wire`), ``context.jsonl`` (the model context, which
+log read here, incrementally: :mod:`agtaild.adapters.kimi.wire`), ``context.jsonl`` (the model context, which
 revert/clear rotate; not read) and ``state.json`` (rewritten: ``custom_title``, archive flag,
 todos). A subagent (``Agent`` tool) keeps the same files in ``<id>/subagents/<agent_id>/``
 plus ``meta.json``; it is a child session whose parent is the session and whose spawning

@@ -1,8 +1,8 @@
 """Kiro CLI (kirodotdev, successor of the Amazon Q Developer CLI): three stores, one agent.
 
-* v2 session files, ``~/.kiro/sessions/cli/<id>.jsonl`` + ``<id>.json`` (:mod:`kiro_v2`);
-* the classic SQLite store ``data.sqlite3`` under the platform data dir (:mod:`kiro_sqlite`);
-* v3 engine sessions, ``~/.kiro/sessions/<hash>/sess_<uuid>/`` (:mod:`kiro_v3`, shapes unknown).
+* v2 session files, ``~/.kiro/sessions/cli/<id>.jsonl`` + ``<id>.json`` (:mod:`agtaild.adapters.kiro.v2`);
+* the classic SQLite store ``data.sqlite3`` under the platform data dir (:mod:`agtaild.adapters.kiro.sqlite`);
+* v3 engine sessions, ``~/.kiro/sessions/<hash>/sess_<uuid>/`` (:mod:`agtaild.adapters.kiro.v3`, shapes unknown).
 
 A root is either a directory (``~/.kiro/sessions``: the ``cli`` files and the v3 session
 directories; a ``data.sqlite3`` directly inside is read too, which is how the archive and

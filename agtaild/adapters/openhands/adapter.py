@@ -5,7 +5,7 @@ Where (``openhands_cli/locations.py``): ``OPENHANDS_CONVERSATIONS_DIR``, else
 conversation is ``<32-hex id>/`` with ``base_state.json`` (agent and LLM config, workspace,
 ``execution_status``, ``stats.usage_to_metrics`` with one ``token_usages`` entry per model
 response), ``events/event-<5-digit n>-<uuid>.json`` (one event per file, see
-:mod:`openhands_events`), ``TASKS.json`` (the task tracker) and ``subagents/<id>/`` (a
+:mod:`agtaild.adapters.openhands.events`), ``TASKS.json`` (the task tracker) and ``subagents/<id>/`` (a
 ``task`` subagent: the same layout, read as a session of its own).
 
 Event files are only ever added; ``base_state.json`` is rewritten. The folder is read whole

@@ -4,11 +4,11 @@ Two layouts, both under Qwen's global dir (``$QWEN_HOME``, default ``~/.qwen``; 
 go to ``$QWEN_RUNTIME_DIR`` when that is set):
 
 * the JSONL chats (current): ``projects/<cwd with non-alphanumerics → ->/chats/<sessionId>.jsonl``,
-  append-only, one line per record (:mod:`qwen_parser`); ``--continue``/``--resume`` append
+  append-only, one line per record (:mod:`agtaild.adapters.qwen.parser`); ``--continue``/``--resume`` append
   to the same file. ``chats/archive/`` holds archived ones.
 * the older JSON checkpoints, Gemini-shaped: ``tmp/<project hash>/chats/session-<ts>-<id8>.json``,
   a ConversationRecord rewritten in place whose model messages have ``type: "qwen"``; they
-  are replayed by the Gemini reader (:mod:`gemini_replay`).
+  are replayed by the Gemini reader (:mod:`agtaild.adapters.gemini.replay`).
 
 Resume: ``qwen --resume <sessionId>`` in the session's cwd (Part R of FORMATS-longtail: the
 resumed run appends to the same file). Old checkpoints are not resumable that way.

@@ -4,7 +4,7 @@ Qwen Code (a Gemini CLI fork) writes ``projects/<cwd-slug>/chats/<sessionId>.jso
 Claude-Code-like envelope on every line (``uuid``, ``parentUuid``, ``sessionId``,
 ``timestamp``, ``type``, ``cwd``, ``version``, ``gitBranch``) around a Gemini ``Content``
 body (``message.parts`` with ``text``, ``thought``, ``functionCall``, ``functionResponse``;
-the part helpers are shared with the Gemini reader, :mod:`gemini_messages`).
+the part helpers are shared with the Gemini reader, :mod:`agtaild.adapters.gemini.messages`).
 
 Record types: ``user`` (a prompt; ``subtype: notification`` is a background notice),
 ``assistant`` (``model``, ``usageMetadata``), ``tool_result`` (the response parts plus

@@ -1,5 +1,5 @@
 """Qwen Code record fields → agtail values (pure functions, no state): token counts,
-subagent names, tool-result details. Used by :mod:`qwen_parser`."""
+subagent names, tool-result details. Used by :mod:`agtaild.adapters.qwen.parser`."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Table ``threads(id, summary, updated_at, data_type, data, parent_id?, folder_pat
 folder_paths_order?, created_at?)`` — the later columns were added by best-effort ``ALTER``s,
 so older databases lack them. ``data`` is the thread's JSON, zstd-compressed when
 ``data_type`` is ``zstd``; each save upserts the whole row. The JSON is read by
-:mod:`zed_thread`. Accounting: one metadata record for the row, one record per message.
+:mod:`agtaild.adapters.zed.thread`. Accounting: one metadata record for the row, one record per message.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from agtaild.store.archive.archiver import empty_report, merge_report
 log = logging.getLogger(__name__)
 
 #: An update reading at least this many bytes mirrors in its own process (as it reads in
-#: worker processes: agtaild.index.update.POOL_THRESHOLD_BYTES).
+#: worker processes: agtaild.index.readers.POOL_THRESHOLD_BYTES).
 PROCESS_BYTES = 16 << 20
 
 #: Units handed to the archive in one call, at most (those already waiting in the pipe).
