@@ -1,3 +1,3 @@
 """agtail: every AI coding agent session on your machines, in one index."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

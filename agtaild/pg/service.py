@@ -22,7 +22,7 @@ from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
 from agtaild.pg.queries import TeamFilter
 from agtaild.pg.schema import migrate
-from agtaild.query.methods import SESSION_FILTERS
+from agtaild.query.methods import SESSION_FILTERS, session_filter_fields
 
 Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
 
@@ -105,18 +105,7 @@ def _known_agent(p: Params, name: str = "agent") -> str | None:
 
 
 def _filter(p: Params) -> TeamFilter:
-    return TeamFilter(
-        agent=_known_agent(p),
-        machine=p.text("machine"),
-        cwd=p.text("cwd"),
-        project=p.text("project"),
-        since=p.when("since"),
-        until=p.when("until", end=True),
-        imported=p.flag("imported"),
-        collection=p.text("collection"),
-        programmatic=p.flag("programmatic"),
-        archived=p.flag("archived"),
-    )
+    return TeamFilter(machine=p.text("machine"), **session_filter_fields(p, _known_agent(p)))
 
 
 

@@ -52,20 +52,26 @@ SESSION_FILTERS = (
 )
 
 
+def session_filter_fields(p: Params, agent: str | None) -> dict[str, Any]:
+    """The SESSION_FILTERS of a request as a filter's fields (the local index's SessionFilter,
+    the team database's TeamFilter), ``agent`` already checked by the caller."""
+    return {
+        "agent": agent,
+        "cwd": p.text("cwd"),
+        "project": p.text("project"),
+        "since": p.when("since"),
+        "until": p.when("until", end=True),
+        "imported": p.flag("imported"),
+        "collection": p.text("collection"),
+        "programmatic": p.flag("programmatic"),
+        "archived": p.flag("archived"),
+    }
+
+
 def _session_filter(svc: Reading, p: Params) -> Any:
     from agtaild.index.queries import SessionFilter
 
-    return SessionFilter(
-        agent=svc.check_agent(p.method, p.text("agent")),
-        cwd=p.text("cwd"),
-        project=p.text("project"),
-        since=p.when("since"),
-        until=p.when("until", end=True),
-        imported=p.flag("imported"),
-        collection=p.text("collection"),
-        programmatic=p.flag("programmatic"),
-        archived=p.flag("archived"),
-    )
+    return SessionFilter(**session_filter_fields(p, svc.check_agent(p.method, p.text("agent"))))
 
 
 

@@ -32,7 +32,7 @@ from agtail_client.errors import (
 )
 from agtail_client.sse import EventStream, SseEvent
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "RECONNECT_DELAYS",
