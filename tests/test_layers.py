@@ -8,7 +8,7 @@ under ``TYPE_CHECKING``), so a lazy import cannot hide a cycle. The layers, lowe
 2. the adapters (``agtaild.adapters``): nothing above the model
 3. the index and the stores (``index``, ``store``, ``sync``)
 4. the query layer (``query``), the team database (``pg``)
-5. the API (``api``), MCP (``mcp``)
+5. the API (``api``), MCP (``mcp``), sharing (``share``: documents made through the query layer's methods)
 6. the daemon (``daemon``) and the CLI (``cli``), which nothing imports
 """
 
@@ -143,8 +143,10 @@ def forbidden(importer: str, imported: str) -> str | None:
         return "the index and the stores never import the query layer or anything above it"
     if under(importer, "agtaild.index", "agtaild.store") and under(imported, "agtaild.api"):
         return "the index never imports the API"
-    if under(importer, "agtaild.query") and under(imported, "agtaild.api", "agtaild.mcp", "agtaild.daemon", "agtaild.cli"):
+    if under(importer, "agtaild.query") and under(imported, "agtaild.api", "agtaild.mcp", "agtaild.share", "agtaild.daemon", "agtaild.cli"):
         return "the query layer never imports the API, the daemon or the CLI"
+    if under(importer, "agtaild.share") and under(imported, "agtaild.index", "agtaild.store", "agtaild.api", "agtaild.daemon", "agtaild.cli"):
+        return "sharing calls the query layer's methods; it imports no index, API, daemon or CLI"
     if under(importer, "agtaild.api", "agtaild.mcp", "agtaild.pg") and under(imported, "agtaild.cli", "agtaild.daemon"):
         return "the API never imports the CLI or the daemon"
     if under(imported, "agtaild.cli") and not under(importer, "agtaild.cli"):
@@ -188,6 +190,7 @@ def test_no_arrow_crosses_a_layer_the_wrong_way() -> None:
         ("agtaild.query.service", "agtaild.api.sse"),
         ("agtaild.model", "agtaild.adapters.base"),
         ("agtaild.pg.server", "agtaild.cli.pg"),
+        ("agtaild.share.markdown", "agtaild.index.queries"),
     ],
 )
 def test_the_rules_catch_wrong_arrows(importer: str, imported: str) -> None:

@@ -118,6 +118,12 @@ class Adapter:
         """How to resume ``session`` with the agent itself, or None when it can't be."""
         return None
 
+    def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
+        """How to start a new session of this agent in ``cwd`` with ``prompt`` as its first
+        prompt (``agtail handoff --launch``), or None when its CLI has no such form. ``prompt``
+        never starts with ``-`` (the caller checks), so it cannot be read as an option."""
+        return None
+
     def native_files(self, unit: Unit) -> list[str]:
         """The files to copy when exporting, archiving or syncing this unit."""
         return list(unit.files)

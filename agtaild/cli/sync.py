@@ -34,9 +34,14 @@ def default_collection() -> str:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("export", parents=[common], help="copy sessions' native files + manifest.json to DIR")
+    from agtaild.cli.share import add_export_options
+
+    p = sub.add_parser("export", parents=[common], help="a session as Markdown, HTML or JSON, or sessions' native files to DIR")
     p.add_argument("sessions", nargs="+", metavar="AGENT:ID")
-    p.add_argument("--to", required=True, metavar="DIR", help="the directory to write (created if missing)")
+    p.add_argument("--to", metavar="DIR|FILE|-",
+                   help="native: the directory to write (created if missing); md/html/json: the file, or - "
+                   "for standard output (the default)")
+    add_export_options(p)
     p.add_argument("--max-file-size", type=parse_size, metavar="SIZE", help="largest file to copy (default 1G)")
     p.set_defaults(func=cmd_export)
 
@@ -127,6 +132,13 @@ def _finish(ctx: Any, verb: str, rep: dict[str, Any]) -> int:
 def cmd_export(ctx: Any) -> int:
     from agtaild.resume import split_ref
     from agtaild.sync.export import export_sessions
+
+    if ctx.args.format != "native":
+        from agtaild.cli.share import cmd_export_document
+
+        return cmd_export_document(ctx)
+    if not ctx.args.to:
+        raise UsageError("agtail export --to DIR: the directory to write the native files to")
 
     sessions = []
     backend = ctx.backend()

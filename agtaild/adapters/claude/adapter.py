@@ -195,6 +195,10 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return self._plugin_indexes[root]
 
     # -- resume -----------------------------------------------------------------------------
+    def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
+        """Claude Code: ``claude [PROMPT]`` starts an interactive session with that first prompt."""
+        return ResumeCommand(argv=["claude", prompt], cwd=cwd)
+
     def resume(self, session: Session) -> ResumeCommand | None:
         """``claude --resume=<id>`` (one argument: the id can never be read as an option) in
         the first recorded cwd; subagents can't be resumed."""

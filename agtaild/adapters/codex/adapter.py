@@ -82,6 +82,10 @@ class CodexAdapter(JsonlAdapter):
             return self._read_whole(unit, self._document_lines)
         return super().read(unit, state, now=now)
 
+    def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
+        """Codex CLI: ``codex [PROMPT]`` starts an interactive session with that first prompt."""
+        return ResumeCommand(argv=["codex", prompt], cwd=cwd)
+
     def resume(self, session: Session) -> ResumeCommand | None:
         if not session.resumable:
             return None

@@ -204,6 +204,10 @@ class GeminiAdapter(Adapter):
         if unit.archived:
             session.archived = True
 
+    def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
+        """Gemini CLI: ``--prompt-interactive`` (``-i``) runs the prompt, then stays interactive."""
+        return ResumeCommand(argv=["gemini", "--prompt-interactive", prompt], cwd=cwd)
+
     def resume(self, session: Session) -> ResumeCommand | None:
         if session.parent is not None or not session.id:
             return None

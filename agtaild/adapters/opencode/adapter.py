@@ -167,6 +167,10 @@ class OpenCodeAdapter(SqliteSessionAdapter):
         base = root.parent if root.is_file() or root.name == "storage" or root.suffix == ".db" else root
         return os.path.relpath(file, base)
 
+    def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
+        """OpenCode: the TUI's ``--prompt`` is the first prompt of a new session."""
+        return ResumeCommand(argv=["opencode", "--prompt", prompt], cwd=cwd)
+
     def resume(self, session: Session) -> ResumeCommand | None:
         if not session.id:
             return None

@@ -113,6 +113,10 @@ class QwenAdapter(JsonlAdapter):
             return result
         return super().read(unit, state, now=now)
 
+    def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
+        """Qwen Code (a Gemini CLI fork): ``--prompt-interactive``, as Gemini CLI."""
+        return ResumeCommand(argv=["qwen", "--prompt-interactive", prompt], cwd=cwd)
+
     def resume(self, session: Session) -> ResumeCommand | None:
         if session.path.endswith(".json") or not session.resumable or session.parent is not None:
             return None

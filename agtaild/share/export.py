@@ -1,0 +1,65 @@
+"""``agtail export AGENT:ID --format md|html|json``: one session written for people or tools.
+
+The writers stream: events come a page at a time from the query layer and go out as they come,
+so memory stays flat whatever the session's size.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from agtaild.share import html, markdown
+from agtaild.share.gather import Call, SharedSession, open_session
+from agtaild.share.redact import Redactor
+
+FORMATS = ("md", "html", "json")
+MEDIA_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "json": "application/json",
+}
+
+
+def write_json(shared: SharedSession, out: TextIO, *, redact: Redactor) -> None:
+    """``{"session": Session, "events": [Event…], "secrets_masked": bool}``, as the API gives them."""
+    out.write('{"session": ')
+    out.write(json.dumps(redact.value(shared.session), ensure_ascii=False))
+    out.write(', "secrets_masked": ' + ("true" if redact.secrets_masked else "false"))
+    out.write(', "events": [')
+    for i, ev in enumerate(shared.events()):
+        out.write((",\n" if i else "\n") + json.dumps(redact.value(ev), ensure_ascii=False))
+    out.write("\n]}\n")
+
+
+def export(
+    call: Call,
+    agent: str,
+    ident: str,
+    fmt: str,
+    out: TextIO,
+    *,
+    branches: bool = False,
+    depth: int = 1,
+    redact_paths: bool = False,
+    collection: str | None = None,
+) -> dict[str, Any]:
+    """Write the session in ``fmt`` to ``out``; returns the session's summary (agent, id, title)."""
+    shared = open_session(call, agent, ident, branches=branches, collection=collection)
+    redact = Redactor(paths=redact_paths)
+    if fmt == "md":
+        markdown.write(shared, out, redact=redact, depth=depth)
+    elif fmt == "html":
+        html.write(shared, out, redact=redact, depth=depth)
+    elif fmt == "json":
+        write_json(shared, out, redact=redact)
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    s = shared.session
+    return {
+        "agent": s["agent"],
+        "id": s["id"],
+        "title": s.get("title"),
+        "format": fmt,
+        "secrets_masked": redact.secrets_masked,
+    }
