@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 FILES = served_files()
 SCRIPTS = sorted(p for p in WEB.rglob("*.js") if "__pycache__" not in p.parts)
 #: The page's script (the entry module), as index.html loads it.
-SCRIPT = "/web/views/session.js"
+SCRIPT = "/web/main.js"
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ class _PageAudit(HTMLParser):
 def test_page_has_no_inline_code_and_loads_nothing_from_elsewhere() -> None:
     audit = _PageAudit()
     audit.feed((WEB / "index.html").read_text("utf-8"))
-    assert audit.scripts == [{"src": "/web/views/session.js", "defer": None}]
+    assert audit.scripts == [{"type": "module", "src": "/web/main.js"}]
     assert not audit.inline_script
     assert audit.handlers == []
     assert audit.styles == []
@@ -224,6 +224,21 @@ def test_script_never_parses_markup_or_evaluates_code(script: Path) -> None:
     # Every URL the script fetches is on this origin.
     assert not re.search(r"""fetch\(\s*['"`]https?:""", code)
     assert not re.search(r"""EventSource\(\s*['"`]https?:""", code)
+
+
+def test_only_dom_js_turns_strings_into_nodes() -> None:
+    """The escaping rules live in one module: every other module builds its nodes through
+    web/dom.js (h, richText, snippetNodes …), never with the DOM's own constructors."""
+    for script in SCRIPTS:
+        rel = script.relative_to(WEB).as_posix()
+        code = re.sub(r"^\s*//.*$", "", script.read_text("utf-8"), flags=re.M)
+        if rel == "dom.js":
+            assert "createElement(" in code and "textContent" in code
+            continue
+        for forbidden in ("createElement", "createTextNode", "setAttribute('href'", ".href =", ".src =", "srcset"):
+            assert forbidden not in code, f"{rel}: {forbidden}"
+        if rel.startswith("views/"):
+            assert re.search(r"^import \{[^}]*\bh\b[^}]*\} from '\.\./dom\.js';$", code, re.M), rel
 
 
 def test_stylesheet_loads_nothing_from_elsewhere() -> None:

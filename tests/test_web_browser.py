@@ -343,7 +343,7 @@ async def assert_inert(browser: Browser) -> None:
           badLinks: [...document.querySelectorAll('a[href]')].filter((a) => !/^(https?:|#)/.test(a.getAttribute('href')) && a.getAttribute('href') !== '/').map((a) => a.getAttribute('href')),
         }))()"""
     )
-    assert found == {"pwned": None, "scripts": ["/web/views/session.js"], "bad": 0, "badLinks": []}, found
+    assert found == {"pwned": None, "scripts": ["/web/main.js"], "bad": 0, "badLinks": []}, found
 
 
 def rows_js() -> str:
