@@ -262,6 +262,21 @@ class FakeService:
         prev_seq = page[0]["seq"] if page and page[0]["seq"] > all_items[0]["seq"] else None
         return {"events": page, "next": nxt, "prev_seq": prev_seq}
 
+    def projects_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One project per working directory (the fakes have no git roots)."""
+        groups: dict[str, dict[str, Any]] = {}
+        for s in self.sessions:
+            if params.get("agent") and s["agent"] != params["agent"]:
+                continue
+            g = groups.setdefault(s["cwd"], {"project": s["cwd"].rsplit("/", 1)[-1], "root": s["cwd"], "sessions": 0,
+                                             "agents": [], "last_active": 0.0, "cwds": [s["cwd"]], "total_tokens": 0,
+                                             "cost_usd": 0.0})  # fmt: skip
+            g["sessions"] += 1
+            g["agents"] = sorted({*g["agents"], s["agent"]})
+            g["last_active"] = max(g["last_active"], s["mtime"])
+            g["total_tokens"] += s["usage"]["total_tokens"]
+        return {"projects": sorted(groups.values(), key=lambda g: -g["last_active"])}
+
     def resume_command(self, params: dict[str, Any]) -> dict[str, Any]:
         s = self._find(params["agent"], params["id"])
         return {"agent": s["agent"], "cwd": s["cwd"], "cwd_exists": True, "argv": ["claude", "--resume", s["id"]]}
@@ -304,7 +319,7 @@ class FakeService:
         return {"totals": totals, "rows": rows}
 
 
-METHODS = ["agents.list", "sessions.list", "sessions.get", "events.list", "resume.command", "search", "stats"]
+METHODS = ["agents.list", "sessions.list", "sessions.get", "events.list", "resume.command", "search", "stats", "projects.list"]
 
 
 class Site:
@@ -638,4 +653,38 @@ async def test_narrow_screen(site: Site, browser: Browser, shots: Path) -> None:
     overflow = await browser.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
     await browser.screenshot(shots / "narrow-session.png")
+    assert browser.errors == []
+
+
+async def test_the_top_search_box_holds_a_query_only_on_the_search_view(site: Site, browser: Browser) -> None:
+    """Issue 23 #22: the box kept the last query on the Stats, Projects and session pages."""
+    await login(browser, site)
+    await browser.wait_for("document.querySelectorAll('#view-sessions .srow').length > 0")
+    await browser.eval(
+        "(() => { const i = document.getElementById('quicksearch-q'); i.value = 'zebracorn';"
+        " document.getElementById('quicksearch').requestSubmit(); })()"
+    )
+    await browser.wait_for("document.querySelectorAll('#view-search .hit').length === 2", what="the search view")
+    box = "document.getElementById('quicksearch-q').value"
+    assert await browser.eval(box) == "zebracorn"
+    for hash_, ready in (
+        ("#/stats", "document.querySelectorAll('#view-stats table.stats').length > 0"),
+        ("#/projects", "document.querySelectorAll('#view-projects .project-row').length > 0"),
+        (f"#/session/claude-code/{MAIN}", "document.querySelectorAll('.transcript .ev').length > 0"),
+        ("#/", "document.querySelectorAll('#view-sessions .srow').length > 0"),
+    ):
+        await browser.eval(f"location.hash = {json.dumps(hash_)}")
+        await browser.wait_for(ready, what=hash_)
+        assert await browser.eval(box) == "", hash_
+        # Back on the search view, its query is in the box again.
+        await browser.eval("location.hash = '#/search?q=zebracorn'")
+        await browser.wait_for("document.querySelectorAll('#view-search .hit').length === 2", what="search again")
+        assert await browser.eval(box) == "zebracorn"
+    # What the reader is typing into the box is not taken away by a route change.
+    await browser.eval("location.hash = '#/stats'")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length > 0")
+    await browser.eval("(() => { const i = document.getElementById('quicksearch-q'); i.focus(); i.value = 'half typ'; })()")
+    await browser.eval("location.hash = '#/stats?days=7'")
+    await browser.wait_for("document.querySelector('#view-stats select.range-select')?.value === '7'")
+    assert await browser.eval(box) == "half typ"
     assert browser.errors == []

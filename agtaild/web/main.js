@@ -50,7 +50,7 @@ async function start() {
         }),
       leave: () => sessionView.stopFollow(),
     },
-    search: { title: 'Search · agtail', show: (r) => searchView.show(r.params) },
+    search: { title: 'Search · agtail', show: (r) => searchView.show(r.params), leave: () => searchView.leave() },
     stats: { title: 'Usage · agtail', show: (r) => statsView.show(r.params) },
     projects: { title: 'Projects · agtail', show: (r) => projectsView.show(r.params) },
   });

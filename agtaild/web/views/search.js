@@ -92,6 +92,13 @@ export const searchView = {
     clear(this.moreBox);
     if (this.next) this.moreBox.append(h('button', { type: 'button', class: 'load-more', disabled: this.loading, text: this.loading ? 'Loading…' : 'More matches', onclick: () => this.load(true) }));
   },
+
+  // Another view is shown: the top bar's box holds a query only here (show() puts it back),
+  // unless the reader is typing into it.
+  leave() {
+    const box = $('#quicksearch-q');
+    if (box && document.activeElement !== box) box.value = '';
+  },
 };
 
 function hitRow(hit, query) {
