@@ -688,3 +688,42 @@ async def test_the_top_search_box_holds_a_query_only_on_the_search_view(site: Si
     await browser.wait_for("document.querySelector('#view-stats select.range-select')?.value === '7'")
     assert await browser.eval(box) == "half typ"
     assert browser.errors == []
+
+
+#: For every table of a view: is its box inside the screen, and once the box is scrolled to its
+#: end, is the table's last column (Total/Cost, Agents …) inside the box?
+_TABLES_FIT = """((root) => [...document.querySelectorAll(root + ' .table-wrap')].map((wrap) => {
+  wrap.scrollLeft = wrap.scrollWidth;
+  const box = wrap.getBoundingClientRect();
+  const heads = [...wrap.querySelectorAll('thead th')];
+  const last = heads[heads.length - 1].getBoundingClientRect();
+  const total = heads.find((th) => th.textContent === 'Total');
+  const t = total ? total.getBoundingClientRect() : last;
+  const inside = (r) => r.left >= Math.max(box.left, 0) - 1 && r.right <= Math.min(box.right, innerWidth) + 1;
+  const fits = box.left >= 0 && box.right <= innerWidth + 1 && inside(last) && inside(t);
+  wrap.scrollLeft = 0;
+  return [heads[0].textContent + ' \u2026 ' + heads[heads.length - 1].textContent, fits, Math.round(box.right), Math.round(last.right)];
+}))"""
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+async def test_wide_tables_scroll_in_their_own_box(site: Site, browser: Browser, shots: Path, width: int) -> None:
+    """Issue 23 #22: at 390 px the by-model and by-agent tables ran off the right edge (TOTAL and
+    COST unreachable). Each table scrolls within its box; the page itself never scrolls sideways."""
+    await browser.set_viewport(width, 844)
+    # Names as long as real ones, so the tables are wider than a phone.
+    for s in site.service.sessions:
+        s["project"] = "webapp-frontend-monorepo"
+    await login(browser, site, "#/stats")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 4", what="stats tables")
+    tables = await browser.eval(_TABLES_FIT + "('#view-stats')")
+    assert len(tables) == 4
+    assert all(fits for _, fits, *_ in tables), tables
+    assert await browser.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+    await browser.screenshot(shots / f"stats-{width}.png")
+    await browser.eval("location.hash = '#/projects'")
+    await browser.wait_for("document.querySelectorAll('#view-projects .project-row').length > 0", what="projects")
+    tables = await browser.eval(_TABLES_FIT + "('#view-projects')")
+    assert len(tables) == 1 and tables[0][1], tables
+    assert await browser.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+    assert browser.errors == []
