@@ -242,7 +242,7 @@ class FakeService:
             if flag in params:
                 items = [s for s in items if s[flag] == params[flag]]
         page, nxt = self._page(items, params, SESSION_PAGE_CAP if "cwd" not in params else 1000)
-        return {"sessions": page, "next": nxt}
+        return {"sessions": page, "next": nxt, **({"total": len(items)} if params.get("total") else {})}
 
     def sessions_get(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"session": self._find(params["agent"], params["id"])}
@@ -372,6 +372,9 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     body = await browser.text("#view-sessions")
     assert "webapp" in body and "claude-code" in body and "imported · laptop" in body and "subagent" in body
     await assert_inert(browser)
+    # The header counts every session, not the ones loaded so far ("3+ sessions"): issue 23 #22.
+    count_js = "document.querySelector('#view-sessions .count').textContent"
+    assert await browser.wait_for(f"{count_js} !== 'Loading…' && {count_js}") == f"{len(site.service.sessions)} sessions"
 
     # Keyset pages: "load more" until everything is there, newest first, grouped by day.
     for _ in range(5):
@@ -383,6 +386,7 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     titles = await browser.eval(rows_js())
     assert len(titles) == len(site.service.sessions)
     assert titles[-1] == "Explain the build"
+    assert await browser.eval(count_js) == f"{len(site.service.sessions)} sessions"
     days = await browser.eval("[...document.querySelectorAll('#view-sessions .day')].map((d) => d.textContent)")
     assert len(days) >= 3 and len(days) == len(set(days))
     body = await browser.text("#view-sessions")
@@ -402,7 +406,8 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     assert "agent=codex" in await browser.eval("location.hash")
     options = await browser.eval("[...document.querySelectorAll('#view-sessions select.agent-select option')].map((o) => o.textContent)")
     assert options == ["All agents", "Claude Code (6)", "Codex (2)"]  # no agent without sessions
-    assert ("sessions.list", {"agent": "codex", "limit": 60}) in site.service.calls
+    assert ("sessions.list", {"agent": "codex", "limit": 60, "total": True}) in site.service.calls
+    assert await browser.wait_for(f"{count_js} === '2 sessions'", what="the count of the filtered list")
 
     # Filter by text.
     await browser.eval("location.hash = '#/?q=readme'")
@@ -417,7 +422,10 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     )
     await browser.wait_for(f"JSON.stringify({rows_js()}) === JSON.stringify([{json.dumps(XSS_TITLE)}])", what="imported only")
     assert await browser.eval("location.hash") == "#/?source=imported"
-    assert ("sessions.list", {"imported": True, "limit": 60}) in site.service.calls
+    assert ("sessions.list", {"imported": True, "limit": 60, "total": True}) in site.service.calls
+    assert await browser.eval(count_js) == "1 session"
+    # Later pages do not ask for the count again.
+    assert not [c for c in site.service.calls if c[0] == "sessions.list" and "cursor" in c[1] and "total" in c[1]]
     assert browser.errors == []
 
 
@@ -599,6 +607,10 @@ async def test_live_follow_and_changes(site: Site, browser: Browser, shots: Path
         site.service.events[("codex", "brand-new")] = [_ev(0, "text", role="user", text="hi")]
     await site.hub.publish([{"agent": "codex", "id": "brand-new", "path": "/x", "action": "added"}])
     await browser.wait_for(f"{rows_js()}[0] === 'A brand new session'", what="the new session at the top")
+    await browser.wait_for(
+        f"document.querySelector('#view-sessions .count').textContent === '{len(site.service.sessions)} sessions'",
+        what="the count, one more",
+    )
 
     # Live off: nothing streams any more.
     await browser.click("#live-toggle")

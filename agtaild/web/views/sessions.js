@@ -27,6 +27,7 @@ export const listView = {
   loading: false,
   dirty: false,
   lastDay: null,
+  total: null, // every session the filters match (the first page's `total`)
   params: { agent: '', q: '', source: '' },
 
   build() {
@@ -75,8 +76,9 @@ export const listView = {
     }
   },
 
+  // The first page also asks how many sessions match in all (the header's count).
   apiParams(cursor) {
-    return Object.assign({ agent: this.params.agent, machine: this.params.machine || undefined, q: this.params.q, limit: SESSION_PAGE, cursor }, SOURCES[this.params.source].params);
+    return Object.assign({ agent: this.params.agent, machine: this.params.machine || undefined, q: this.params.q, limit: SESSION_PAGE, cursor, total: cursor ? undefined : 'true' }, SOURCES[this.params.source].params);
   },
 
   async reload() {
@@ -90,6 +92,7 @@ export const listView = {
       this.items = [];
       this.keys = new Set();
       this.lastDay = null;
+      this.total = typeof body.total === 'number' ? body.total : null;
       clear(this.list);
       this.append(body.sessions || []);
       this.next = body.next || null;
@@ -150,6 +153,7 @@ export const listView = {
       this.items = [];
       this.keys = new Set();
       this.lastDay = null;
+      this.total = typeof body.total === 'number' ? body.total : null;
       clear(this.list);
       this.append(first.concat(older));
       if (!this.next || older.length === 0) this.next = body.next || this.next;
@@ -185,8 +189,10 @@ export const listView = {
     }
   },
 
+  // The count of every matching session when the daemon gave it (total), else what is loaded.
   updateCount() {
     const n = this.items.length;
-    this.count.textContent = n ? fmtInt(n) + (this.next ? '+' : '') + ' session' + (n === 1 && !this.next ? '' : 's') : '';
+    if (this.total !== null && n) this.count.textContent = fmtInt(this.total) + ' session' + (this.total === 1 ? '' : 's');
+    else this.count.textContent = n ? fmtInt(n) + (this.next ? '+' : '') + ' session' + (n === 1 && !this.next ? '' : 's') : '';
   },
 };
