@@ -618,6 +618,42 @@ async def test_live_follow_and_changes(site: Site, browser: Browser, shots: Path
     assert browser.errors == []
 
 
+async def test_live_follow_starts_over_on_a_rewrite_and_says_when_the_session_is_gone(site: Site, browser: Browser) -> None:
+    """Followed over the change stream (no stream of its own): a file rewritten under the same
+    seqs starts the transcript over; a removed session says so and is no longer followed."""
+    await login(browser, site, f"#/session/claude-code/{LIVE}")
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length === 1")
+    await browser.wait_for("!document.querySelector('.live-badge').hidden", what="following live")
+    events = site.service.events[("claude-code", LIVE)]
+    sess = next(s for s in site.service.sessions if s["id"] == LIVE)
+    change = {"agent": "claude-code", "id": LIVE, "path": sess["path"], "action": "updated"}
+    with site.service.lock:
+        events.append(_ev(1, "text", role="assistant", text="First version of the answer."))
+    await site.hub.publish([change])
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length === 2", what="the appended event")
+    # Rewritten: other events at the same seqs (other uuids), one more than before.
+    with site.service.lock:
+        events[:] = [
+            _ev(0, "text", role="user", text="A rewritten start.", uuid="w-0"),
+            _ev(1, "text", role="assistant", text="A rewritten answer.", uuid="w-1"),
+            _ev(2, "text", role="user", text="And a third event.", uuid="w-2"),
+        ]
+    await site.hub.publish([change])
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length === 3", what="the rewritten transcript")
+    text = await browser.text("#view-session")
+    assert "A rewritten start." in text and "And a third event." in text
+    assert "First version of the answer." not in text and "Start of a live session." not in text
+    # Gone: said once, no longer followed.
+    await site.hub.publish([{**change, "action": "removed"}])
+    await browser.wait_for("(document.getElementById('banner').textContent || '').includes('This session is gone')", what="the banner")
+    assert await browser.eval("document.querySelector('.live-badge').hidden")
+    calls = len(site.service.calls)
+    await site.hub.publish([change])
+    await asyncio.sleep(1.0)
+    assert not [c for c in site.service.calls[calls:] if c[0] == "events.list" and c[1].get("after_seq", -9) >= 1]
+    assert browser.errors == []
+
+
 async def test_stats_view(site: Site, browser: Browser, shots: Path) -> None:
     await login(browser, site, "#/stats")
     # By model, by agent, tool calls, by day (and the hour heat map, tested in test_web_reading).

@@ -40,7 +40,7 @@ export const changes = {
   },
   onChange(change) {
     const open = sessionView.session;
-    if (open && (!change || (change.agent === sessionView.agent && change.id === sessionView.id))) sessionView.changed();
+    if (open && (!change || (change.agent === sessionView.agent && change.id === sessionView.id))) sessionView.changed(change);
     // Debounced: an agent writing fast sends many changes.
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
@@ -52,8 +52,10 @@ export const changes = {
 
 export function setLiveState(s) {
   const btn = $('#live-toggle');
-  btn.dataset.state = state.live ? s : 'off';
+  state.stream = state.live ? s : 'off';
+  btn.dataset.state = state.stream;
   btn.setAttribute('aria-pressed', state.live ? 'true' : 'false');
+  sessionView.showLive();
 }
 
 // ---------------------------------------------------------------- live streams and the page's life
@@ -64,7 +66,8 @@ export function setLiveState(s) {
 // every request of every agtail tab waits until one closes (Chromium drops a cached page after
 // about a minute: the 55 s stalls in bench/VIEWER.md). So the streams close when the page is
 // hidden or left and open again when it is shown; what changed meanwhile is then re-read (the
-// list, the open session's header) and the follow stream resumes after the last event shown.
+// list, the open session's header, its events after the last one shown). And a page holds only
+// this one stream: the open session is followed over it (views/session.js, catchUp).
 export const pageLife = {
   pause() {
     if (state.streamsPaused) return;

@@ -12,6 +12,7 @@ export const state = {
   // The live stream is closed while the page is hidden or left (live.js); a page opened in a
   // background tab opens it when it is first shown.
   streamsPaused: document.visibilityState === 'hidden',
+  stream: 'off', // the change stream: on, connecting or off (live.js)
 };
 
 // A team server (its /health says backend: postgresql) lists the machines that push into it.

@@ -4,7 +4,7 @@
 // sessionView is one object; its transcript window (views/transcript.js) and its conversation
 // branches (views/branches.js) are methods mixed in from their own modules.
 
-import { api, ApiError, sessionPath, stream } from '../api.js';
+import { api, ApiError, sessionPath } from '../api.js';
 import { $, add, clear, h } from '../dom.js';
 import { fmtDuration, fmtFull, fmtInt, oneLine, shellQuote, shortId, sessionTitle, toDate } from '../format.js';
 import { sessionHash } from '../router.js';
@@ -29,7 +29,9 @@ export const sessionView = {
   pending: new Set(),
   maxSeq: -1,
   lastRole: null,
-  follow: null,
+  follow: false, // following live (startFollow)
+  catching: false, // a catchUp read is running
+  catchAgain: false,
   children: new Map(),
   childBox: null,
   resumeBox: null,
@@ -101,6 +103,7 @@ export const sessionView = {
     this.stopFollow();
     clearTimeout(this.refreshTimer);
     this.gen++;
+    this.catching = this.catchAgain = false;
     this.routeKey = this.agent = this.id = this.session = null;
     this.next = null;
     this.bySeq = new Map();
@@ -222,9 +225,16 @@ export const sessionView = {
     }
   },
 
-  // The session changed on disk (from /changes): update the header, and re-read tool
-  // calls that were waiting for their result (the follow stream sends each event once).
-  changed() {
+  // The session changed on disk (from /changes; null: changes may have been missed): read
+  // its new events when following, then update the header and re-read the tool calls still
+  // waiting for their result.
+  changed(change) {
+    if (change && change.action === 'removed') {
+      this.stopFollow();
+      banner('This session is gone: its file was removed and agtail has no archived copy.', 'info');
+      return;
+    }
+    if (this.follow) this.catchUp();
     clearTimeout(this.refreshTimer);
     this.refreshTimer = setTimeout(() => this.refreshNow(), 400);
   },
@@ -265,40 +275,77 @@ export const sessionView = {
     }
   },
 
+  // Live follow rides on the page's one change stream (live.js), not on a stream of its own:
+  // when the change feed names this session, the events after the last one shown are read
+  // (changed → catchUp). A browser allows a host six connections for all its tabs, and each
+  // open stream holds one (bench/VIEWER.md).
   startFollow() {
     if (!state.live || this.follow || !this.session || this.next || state.loggedOut || state.streamsPaused) return;
-    const es = stream(sessionPath(this.agent, this.id) + '/follow', { after_seq: this.maxSeq });
-    this.follow = es;
-    const parse = (msg) => {
-      try {
-        return JSON.parse(msg.data);
-      } catch (_) {
-        return null;
-      }
-    };
-    es.addEventListener('event', (msg) => this.onLive(parse(msg)));
-    es.addEventListener('message', (msg) => this.onLive(parse(msg)));
-    es.addEventListener('reset', () => this.resetEvents());
-    es.addEventListener('removed', () => {
-      this.stopFollow();
-      banner('This session is gone: its file was removed and agtail has no archived copy.', 'info');
-    });
-    es.addEventListener('open', () => {
-      if (this.liveBadge && this.follow === es) this.liveBadge.hidden = false;
-    });
-    es.addEventListener('error', () => {
-      if (this.liveBadge) this.liveBadge.hidden = true;
-      if (es.readyState === EventSource.CLOSED && this.follow === es) this.follow = null;
-    });
+    this.follow = true;
+    this.showLive();
+    this.catchUp(); // what was written since the last read
   },
 
   stopFollow() {
-    if (this.follow) this.follow.close();
-    this.follow = null;
-    if (this.liveBadge) this.liveBadge.hidden = true;
+    this.follow = false;
+    this.showLive();
   },
 
-  // The file was truncated or replaced: the stream starts again from the first event.
+  // The "following live" tag: following, and the change stream connected.
+  showLive() {
+    if (this.liveBadge) this.liveBadge.hidden = !(this.follow && state.stream === 'on');
+  },
+
+  // Read the events written after the last one shown, one read at a time (a change during a
+  // read asks for another). The last shown event is read again: when it is not the same event
+  // any more (seq, kind, uuid, time), the file was truncated or replaced, and the transcript
+  // starts over from the first event (what the follow stream's `reset` says).
+  async catchUp() {
+    if (this.catching) {
+      this.catchAgain = true;
+      return;
+    }
+    const gen = this.gen;
+    this.catching = true;
+    try {
+      do {
+        this.catchAgain = false;
+        await this.readNew(gen);
+      } while (this.catchAgain && gen === this.gen && this.follow);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) handleError(err);
+      // Otherwise the next change (or the stream's reconnect, which replays them) reads again.
+    } finally {
+      if (gen === this.gen) this.catching = false;
+    }
+  },
+
+  async readNew(gen) {
+    const path = sessionPath(this.agent, this.id) + '/events';
+    const known = this.maxSeq >= 0 ? this.json.get(this.maxSeq) : undefined;
+    let check = known === undefined ? null : eventIdentity(JSON.parse(known));
+    let after = check ? this.maxSeq - 1 : this.maxSeq;
+    for (;;) {
+      const page = await api(path, { after_seq: after, limit: EVENT_PAGE });
+      if (gen !== this.gen || !this.follow) return;
+      const events = page.events || [];
+      if (check) {
+        if (!events.length || eventIdentity(events[0]) !== check) {
+          this.resetEvents();
+          check = null;
+          after = -1;
+          continue;
+        }
+        check = null;
+      }
+      this.onLive(events);
+      const last = events[events.length - 1];
+      if (!page.next || !last) return;
+      after = last.seq;
+    }
+  },
+
+  // The file was truncated or replaced: the transcript starts again from the first event.
   resetEvents() {
     this.bySeq = new Map();
     this.json = new Map();
@@ -308,12 +355,8 @@ export const sessionView = {
     clear(this.events);
   },
 
-  onLive(payload) {
-    if (!payload || typeof payload !== 'object') return;
-    let events = [];
-    if (Array.isArray(payload)) events = payload;
-    else if (Array.isArray(payload.events)) events = payload.events;
-    else if (typeof payload.seq === 'number' && typeof payload.kind === 'string') events = [payload];
+  // New events from catchUp: appended; the view scrolls along when the reader is at the bottom.
+  onLive(events) {
     if (!events.length) return;
     const doc = document.documentElement;
     const nearBottom = window.innerHeight + window.scrollY >= doc.scrollHeight - 160;
@@ -323,3 +366,8 @@ export const sessionView = {
 };
 
 Object.assign(sessionView, transcript, branches);
+
+// What tells one event from another at the same seq (a rewritten file).
+function eventIdentity(ev) {
+  return JSON.stringify([ev.seq, ev.kind, ev.uuid === undefined ? null : ev.uuid, ev.ts === undefined ? null : ev.ts]);
+}
