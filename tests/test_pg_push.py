@@ -259,6 +259,10 @@ def test_team_lists_both_machines_with_the_local_documents(
     assert not any(s["resumable"] for s in listed if s["machine"] == "desktop")
     only = team.call("sessions.list", {"machine": "desktop", "limit": 500})["sessions"]
     assert only and {s["machine"] for s in only} == {"desktop"}
+    # total: every page's sessions counted, with the same filters.
+    assert team.call("sessions.list", {"limit": 3, "total": True})["total"] == len(listed)
+    assert team.call("sessions.list", {"machine": "desktop", "limit": 1, "total": True})["total"] == len(only)
+    assert "total" not in team.call("sessions.list", {"limit": 3})
     # Keyset pages cover everything once.
     seen, cursor = [], None
     while True:

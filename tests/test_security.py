@@ -14,7 +14,14 @@ import pytest
 from aiohttp import web
 
 from agtaild.api.app import create_app
-from agtaild.api.security import COOKIE_NAME, Security, ensure_private_dir, host_of, load_or_create_token
+from agtaild.api.security import (
+    COOKIE_NAME,
+    SHELL_PATHS,
+    Security,
+    ensure_private_dir,
+    host_of,
+    load_or_create_token,
+)
 from tests.daemon_fakes import FAKE_METHODS, FakeService
 
 TOKEN = "s" * 43
@@ -54,6 +61,8 @@ def every_api_get(app: web.Application) -> list[str]:
 async def test_no_token_is_401_everywhere_but_health_and_login(client: Any, app: web.Application) -> None:
     urls = every_api_get(app)
     assert "/api/v1/sessions" in urls and "/api/v1/sessions/claude-code/abc123/follow" in urls
+    # The viewer's shell (its page and every file under /web/) is all that is public besides.
+    assert "/" in app[SHELL_PATHS] and app[SHELL_PATHS] == {u for u in urls if u == "/" or u.startswith("/web/")}
     for url in urls:
         resp = await client.get(url)
         if url == "/api/v1/health":
@@ -64,7 +73,7 @@ async def test_no_token_is_401_everywhere_but_health_and_login(client: Any, app:
         if url == "/login":
             assert resp.status == 400  # needs ?token= or ?code=
             continue
-        if url in ("/", "/web/app.js", "/web/style.css", "/web/favicon.svg"):
+        if url in app[SHELL_PATHS]:
             assert resp.status == 200, url  # the viewer's shell holds no data: its sign-in screen shows
             assert b"agtail_session" not in await resp.read()
             continue

@@ -133,6 +133,27 @@ def test_list_filters(svc: Service, layout: dict[str, Path]) -> None:
     assert ids(archived=False) == ids()
 
 
+def test_list_total_counts_every_page_of_the_filter(svc: Service) -> None:
+    """``total`` (asked for) is the count over all pages, with the same filters; without it
+    the answer has none."""
+    assert "total" not in svc.call("sessions.list", {"limit": 1})
+    first = svc.call("sessions.list", {"limit": 1, "total": True})
+    assert len(first["sessions"]) == 1 and first["next"] and first["total"] == 4
+    assert svc.call("sessions.list", {"limit": 1, "total": "true", "cursor": first["next"]})["total"] == 4
+    for params, want in (
+        ({"imported": False}, 3),
+        ({"imported": True}, 1),
+        ({"q": "omega"}, 1),
+        ({"q": "nowhere-at-all"}, 0),
+        ({"cwd": "/work/xyz999"}, 1),
+        ({"since": "2026-01-02"}, 3),
+    ):
+        doc = svc.call("sessions.list", {**params, "limit": 1, "total": True})
+        assert doc["total"] == want == len(svc.call("sessions.list", params)["sessions"]), params
+    with pytest.raises(UsageError, match="'total'"):
+        svc.call("sessions.list", {"total": "maybe"})
+
+
 def test_imported_sessions_are_tagged_and_not_resumable(svc: Service) -> None:
     copy = svc.call("sessions.get", {"agent": "toy", "id": "abc111", "collection": "laptop"})["session"]
     assert copy["imported"] is True and copy["collection"] == "laptop" and copy["resumable"] is False

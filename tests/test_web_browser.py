@@ -242,7 +242,7 @@ class FakeService:
             if flag in params:
                 items = [s for s in items if s[flag] == params[flag]]
         page, nxt = self._page(items, params, SESSION_PAGE_CAP if "cwd" not in params else 1000)
-        return {"sessions": page, "next": nxt}
+        return {"sessions": page, "next": nxt, **({"total": len(items)} if params.get("total") else {})}
 
     def sessions_get(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"session": self._find(params["agent"], params["id"])}
@@ -261,6 +261,21 @@ class FakeService:
         all_items = self.events[(s["agent"], s["id"])]
         prev_seq = page[0]["seq"] if page and page[0]["seq"] > all_items[0]["seq"] else None
         return {"events": page, "next": nxt, "prev_seq": prev_seq}
+
+    def projects_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One project per working directory (the fakes have no git roots)."""
+        groups: dict[str, dict[str, Any]] = {}
+        for s in self.sessions:
+            if params.get("agent") and s["agent"] != params["agent"]:
+                continue
+            g = groups.setdefault(s["cwd"], {"project": s["cwd"].rsplit("/", 1)[-1], "root": s["cwd"], "sessions": 0,
+                                             "agents": [], "last_active": 0.0, "cwds": [s["cwd"]], "total_tokens": 0,
+                                             "cost_usd": 0.0})  # fmt: skip
+            g["sessions"] += 1
+            g["agents"] = sorted({*g["agents"], s["agent"]})
+            g["last_active"] = max(g["last_active"], s["mtime"])
+            g["total_tokens"] += s["usage"]["total_tokens"]
+        return {"projects": sorted(groups.values(), key=lambda g: -g["last_active"])}
 
     def resume_command(self, params: dict[str, Any]) -> dict[str, Any]:
         s = self._find(params["agent"], params["id"])
@@ -304,7 +319,7 @@ class FakeService:
         return {"totals": totals, "rows": rows}
 
 
-METHODS = ["agents.list", "sessions.list", "sessions.get", "events.list", "resume.command", "search", "stats"]
+METHODS = ["agents.list", "sessions.list", "sessions.get", "events.list", "resume.command", "search", "stats", "projects.list"]
 
 
 class Site:
@@ -343,7 +358,7 @@ async def assert_inert(browser: Browser) -> None:
           badLinks: [...document.querySelectorAll('a[href]')].filter((a) => !/^(https?:|#)/.test(a.getAttribute('href')) && a.getAttribute('href') !== '/').map((a) => a.getAttribute('href')),
         }))()"""
     )
-    assert found == {"pwned": None, "scripts": ["/web/app.js"], "bad": 0, "badLinks": []}, found
+    assert found == {"pwned": None, "scripts": ["/web/main.js"], "bad": 0, "badLinks": []}, found
 
 
 def rows_js() -> str:
@@ -357,6 +372,9 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     body = await browser.text("#view-sessions")
     assert "webapp" in body and "claude-code" in body and "imported · laptop" in body and "subagent" in body
     await assert_inert(browser)
+    # The header counts every session, not the ones loaded so far ("3+ sessions"): issue 23 #22.
+    count_js = "document.querySelector('#view-sessions .count').textContent"
+    assert await browser.wait_for(f"{count_js} !== 'Loading…' && {count_js}") == f"{len(site.service.sessions)} sessions"
 
     # Keyset pages: "load more" until everything is there, newest first, grouped by day.
     for _ in range(5):
@@ -368,6 +386,7 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     titles = await browser.eval(rows_js())
     assert len(titles) == len(site.service.sessions)
     assert titles[-1] == "Explain the build"
+    assert await browser.eval(count_js) == f"{len(site.service.sessions)} sessions"
     days = await browser.eval("[...document.querySelectorAll('#view-sessions .day')].map((d) => d.textContent)")
     assert len(days) >= 3 and len(days) == len(set(days))
     body = await browser.text("#view-sessions")
@@ -387,7 +406,8 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     assert "agent=codex" in await browser.eval("location.hash")
     options = await browser.eval("[...document.querySelectorAll('#view-sessions select.agent-select option')].map((o) => o.textContent)")
     assert options == ["All agents", "Claude Code (6)", "Codex (2)"]  # no agent without sessions
-    assert ("sessions.list", {"agent": "codex", "limit": 60}) in site.service.calls
+    assert ("sessions.list", {"agent": "codex", "limit": 60, "total": True}) in site.service.calls
+    assert await browser.wait_for(f"{count_js} === '2 sessions'", what="the count of the filtered list")
 
     # Filter by text.
     await browser.eval("location.hash = '#/?q=readme'")
@@ -402,7 +422,10 @@ async def test_session_list_pages_filters_and_stays_inert(site: Site, browser: B
     )
     await browser.wait_for(f"JSON.stringify({rows_js()}) === JSON.stringify([{json.dumps(XSS_TITLE)}])", what="imported only")
     assert await browser.eval("location.hash") == "#/?source=imported"
-    assert ("sessions.list", {"imported": True, "limit": 60}) in site.service.calls
+    assert ("sessions.list", {"imported": True, "limit": 60, "total": True}) in site.service.calls
+    assert await browser.eval(count_js) == "1 session"
+    # Later pages do not ask for the count again.
+    assert not [c for c in site.service.calls if c[0] == "sessions.list" and "cursor" in c[1] and "total" in c[1]]
     assert browser.errors == []
 
 
@@ -584,10 +607,50 @@ async def test_live_follow_and_changes(site: Site, browser: Browser, shots: Path
         site.service.events[("codex", "brand-new")] = [_ev(0, "text", role="user", text="hi")]
     await site.hub.publish([{"agent": "codex", "id": "brand-new", "path": "/x", "action": "added"}])
     await browser.wait_for(f"{rows_js()}[0] === 'A brand new session'", what="the new session at the top")
+    await browser.wait_for(
+        f"document.querySelector('#view-sessions .count').textContent === '{len(site.service.sessions)} sessions'",
+        what="the count, one more",
+    )
 
     # Live off: nothing streams any more.
     await browser.click("#live-toggle")
     assert await browser.eval("document.getElementById('live-toggle').getAttribute('aria-pressed')") == "false"
+    assert browser.errors == []
+
+
+async def test_live_follow_starts_over_on_a_rewrite_and_says_when_the_session_is_gone(site: Site, browser: Browser) -> None:
+    """Followed over the change stream (no stream of its own): a file rewritten under the same
+    seqs starts the transcript over; a removed session says so and is no longer followed."""
+    await login(browser, site, f"#/session/claude-code/{LIVE}")
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length === 1")
+    await browser.wait_for("!document.querySelector('.live-badge').hidden", what="following live")
+    events = site.service.events[("claude-code", LIVE)]
+    sess = next(s for s in site.service.sessions if s["id"] == LIVE)
+    change = {"agent": "claude-code", "id": LIVE, "path": sess["path"], "action": "updated"}
+    with site.service.lock:
+        events.append(_ev(1, "text", role="assistant", text="First version of the answer."))
+    await site.hub.publish([change])
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length === 2", what="the appended event")
+    # Rewritten: other events at the same seqs (other uuids), one more than before.
+    with site.service.lock:
+        events[:] = [
+            _ev(0, "text", role="user", text="A rewritten start.", uuid="w-0"),
+            _ev(1, "text", role="assistant", text="A rewritten answer.", uuid="w-1"),
+            _ev(2, "text", role="user", text="And a third event.", uuid="w-2"),
+        ]
+    await site.hub.publish([change])
+    await browser.wait_for("document.querySelectorAll('.transcript .ev').length === 3", what="the rewritten transcript")
+    text = await browser.text("#view-session")
+    assert "A rewritten start." in text and "And a third event." in text
+    assert "First version of the answer." not in text and "Start of a live session." not in text
+    # Gone: said once, no longer followed.
+    await site.hub.publish([{**change, "action": "removed"}])
+    await browser.wait_for("(document.getElementById('banner').textContent || '').includes('This session is gone')", what="the banner")
+    assert await browser.eval("document.querySelector('.live-badge').hidden")
+    calls = len(site.service.calls)
+    await site.hub.publish([change])
+    await asyncio.sleep(1.0)
+    assert not [c for c in site.service.calls[calls:] if c[0] == "events.list" and c[1].get("after_seq", -9) >= 1]
     assert browser.errors == []
 
 
@@ -638,4 +701,77 @@ async def test_narrow_screen(site: Site, browser: Browser, shots: Path) -> None:
     overflow = await browser.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
     await browser.screenshot(shots / "narrow-session.png")
+    assert browser.errors == []
+
+
+async def test_the_top_search_box_holds_a_query_only_on_the_search_view(site: Site, browser: Browser) -> None:
+    """Issue 23 #22: the box kept the last query on the Stats, Projects and session pages."""
+    await login(browser, site)
+    await browser.wait_for("document.querySelectorAll('#view-sessions .srow').length > 0")
+    await browser.eval(
+        "(() => { const i = document.getElementById('quicksearch-q'); i.value = 'zebracorn';"
+        " document.getElementById('quicksearch').requestSubmit(); })()"
+    )
+    await browser.wait_for("document.querySelectorAll('#view-search .hit').length === 2", what="the search view")
+    box = "document.getElementById('quicksearch-q').value"
+    assert await browser.eval(box) == "zebracorn"
+    for hash_, ready in (
+        ("#/stats", "document.querySelectorAll('#view-stats table.stats').length > 0"),
+        ("#/projects", "document.querySelectorAll('#view-projects .project-row').length > 0"),
+        (f"#/session/claude-code/{MAIN}", "document.querySelectorAll('.transcript .ev').length > 0"),
+        ("#/", "document.querySelectorAll('#view-sessions .srow').length > 0"),
+    ):
+        await browser.eval(f"location.hash = {json.dumps(hash_)}")
+        await browser.wait_for(ready, what=hash_)
+        assert await browser.eval(box) == "", hash_
+        # Back on the search view, its query is in the box again.
+        await browser.eval("location.hash = '#/search?q=zebracorn'")
+        await browser.wait_for("document.querySelectorAll('#view-search .hit').length === 2", what="search again")
+        assert await browser.eval(box) == "zebracorn"
+    # What the reader is typing into the box is not taken away by a route change.
+    await browser.eval("location.hash = '#/stats'")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length > 0")
+    await browser.eval("(() => { const i = document.getElementById('quicksearch-q'); i.focus(); i.value = 'half typ'; })()")
+    await browser.eval("location.hash = '#/stats?days=7'")
+    await browser.wait_for("document.querySelector('#view-stats select.range-select')?.value === '7'")
+    assert await browser.eval(box) == "half typ"
+    assert browser.errors == []
+
+
+#: For every table of a view: is its box inside the screen, and once the box is scrolled to its
+#: end, is the table's last column (Total/Cost, Agents …) inside the box?
+_TABLES_FIT = """((root) => [...document.querySelectorAll(root + ' .table-wrap')].map((wrap) => {
+  wrap.scrollLeft = wrap.scrollWidth;
+  const box = wrap.getBoundingClientRect();
+  const heads = [...wrap.querySelectorAll('thead th')];
+  const last = heads[heads.length - 1].getBoundingClientRect();
+  const total = heads.find((th) => th.textContent === 'Total');
+  const t = total ? total.getBoundingClientRect() : last;
+  const inside = (r) => r.left >= Math.max(box.left, 0) - 1 && r.right <= Math.min(box.right, innerWidth) + 1;
+  const fits = box.left >= 0 && box.right <= innerWidth + 1 && inside(last) && inside(t);
+  wrap.scrollLeft = 0;
+  return [heads[0].textContent + ' \u2026 ' + heads[heads.length - 1].textContent, fits, Math.round(box.right), Math.round(last.right)];
+}))"""
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+async def test_wide_tables_scroll_in_their_own_box(site: Site, browser: Browser, shots: Path, width: int) -> None:
+    """Issue 23 #22: at 390 px the by-model and by-agent tables ran off the right edge (TOTAL and
+    COST unreachable). Each table scrolls within its box; the page itself never scrolls sideways."""
+    await browser.set_viewport(width, 844)
+    # Names as long as real ones, so the tables are wider than a phone.
+    for s in site.service.sessions:
+        s["project"] = "webapp-frontend-monorepo"
+    await login(browser, site, "#/stats")
+    await browser.wait_for("document.querySelectorAll('#view-stats table.stats').length === 4", what="stats tables")
+    tables = await browser.eval(_TABLES_FIT + "('#view-stats')")
+    assert len(tables) == 4
+    assert all(fits for _, fits, *_ in tables), tables
+    assert await browser.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+    await browser.screenshot(shots / f"stats-{width}.png")
+    await browser.eval("location.hash = '#/projects'")
+    await browser.wait_for("document.querySelectorAll('#view-projects .project-row').length > 0", what="projects")
+    tables = await browser.eval(_TABLES_FIT + "('#view-projects')")
+    assert len(tables) == 1 and tables[0][1], tables
+    assert await browser.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
     assert browser.errors == []

@@ -6,6 +6,9 @@ a host. The viewer used to keep its streams open there, so after a few page load
 API request of the new page waited ≈ 55 s for a cached page to be dropped. These tests load the
 viewer many times in a row against a real agtaild, fail on a stall, and check that a page closes
 its streams when it is hidden or left and opens them again when it is shown.
+
+A page holds one stream, /changes, whatever it shows: a session page follows its session over
+it too (issue 32: with a second stream per page, three agtail tabs held all six connections).
 """
 
 from __future__ import annotations
@@ -75,8 +78,8 @@ async def test_many_page_loads_in_a_row_never_stall(daemon: Daemon, browser: Bro
             timeout=STALL - (time.monotonic() - start), what=what,
         )  # fmt: skip
         took.append(round(time.monotonic() - start, 2))
-    # Only this page's streams are open (the session is finished: /changes, and its follow).
-    assert 1 <= await _live_streams(browser) <= 2
+    # Only this page's stream is open (/changes; the session is followed over it).
+    assert await _live_streams(browser) == 1
     assert not unexpected(browser.errors)
 
 
@@ -84,9 +87,8 @@ async def test_streams_close_while_the_page_is_hidden_or_left_and_come_back(daem
     await login(browser, daemon, f"#/session/claude-code/{BASIC}")
     await browser.wait_for("document.querySelectorAll('.transcript .ev').length > 0")
     await browser.wait_for("document.querySelector('#live-toggle').dataset.state === 'on'")
-    # A session page holds two streams (/changes and its follow), opened one after the other:
-    # wait for both (counting right after the toggle came on could see only the first).
-    open_streams = 2
+    # A session page holds one stream: /changes, over which it also follows its session.
+    open_streams = 1
     await _streams_become(browser, open_streams, "the session page open")
 
     # Hidden (another tab in front): the page lets go of its connections, and takes them again.
@@ -128,5 +130,43 @@ async def test_a_page_opened_hidden_opens_its_streams_when_first_shown(daemon: D
     await _streams_become(browser, 0, "opened in the background")
     await browser.eval("window.__hidden = false; document.dispatchEvent(new Event('visibilitychange'))")
     await browser.wait_for("document.querySelector('#live-toggle').dataset.state === 'on'", what="live once shown")
-    await _streams_become(browser, 2, "shown")
+    await _streams_become(browser, 1, "shown")
     assert not unexpected(browser.errors)
+
+
+async def test_three_tabs_on_sessions_leave_connections_for_a_fourth(daemon: Daemon, browser: Browser) -> None:
+    """Three agtail pages, each showing a session in a window of its own (so all are visible: a
+    background tab lets go of its stream), hold one stream each, and a fourth still loads at
+    once. With two streams a page, the three held all six connections Chromium gives a host."""
+    await login(browser, daemon)
+    route = f"#/session/claude-code/{BASIC}"
+    tabs = []
+    try:
+        for n in range(3):
+            made = await browser.send(
+                "Target.createTarget", {"url": f"{daemon.url}/?tab={n}{route}", "newWindow": True}, browser=True
+            )
+            tabs.append(made["targetId"])
+        # This page sits on about:blank, so what the daemon counts is the three tabs' streams.
+        await browser.goto("about:blank")
+        deadline = time.monotonic() + 10
+        while (held := int(daemon.get("/api/v1/health")["live_streams"])) < 3:
+            assert time.monotonic() < deadline, f"the three tabs hold {held} streams"
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # a second stream of a tab would be open by now
+        assert int(daemon.get("/api/v1/health")["live_streams"]) == 3
+        start = time.monotonic()
+        try:
+            await browser.goto(f"{daemon.url}/?tab=4{route}", timeout=STALL)
+        except TimeoutError:
+            pytest.fail(f"a fourth tab did not load within {STALL} s beside three open ones")
+        await browser.wait_for(
+            "document.querySelectorAll('.transcript .ev').length > 0 && !document.querySelector('.live-badge').hidden",
+            timeout=STALL - (time.monotonic() - start), what="the fourth tab's session, followed live",
+        )  # fmt: skip
+        await _streams_become(browser, 4, "four tabs")
+    finally:
+        for target in tabs:
+            await browser.send("Target.closeTarget", {"targetId": target}, browser=True)
+    assert not unexpected(browser.errors)
+

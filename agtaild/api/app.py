@@ -34,7 +34,7 @@ from agtaild.api.context import (
 )
 from agtaild.api.guard import streams_its_body
 from agtaild.api.hub import ChangeHub
-from agtaild.api.security import Security, security_middleware
+from agtaild.api.security import SHELL_PATHS, Security, security_middleware
 from agtaild.api.viewer import setup_web_routes
 from agtaild.errors import AgtailError
 
@@ -153,7 +153,7 @@ def create_app(
     if own_executor:
         app.on_cleanup.append(_shutdown_pool)
 
-    setup_web_routes(app)  # the viewer at / and /web/* (agtaild/api/viewer.py)
+    app[SHELL_PATHS] = setup_web_routes(app)  # the viewer at / and /web/* (agtaild/api/viewer.py)
     app.router.add_get("/login", login)
     app.router.add_get(f"{rest.API}/openapi.json", openapi_doc)
     rest.add_routes(app)

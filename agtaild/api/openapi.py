@@ -111,7 +111,11 @@ def schemas() -> dict[str, Any]:
                 },
                 ["status", "version"],
             ),
-            "SessionList": _page("sessions", _ref("Session")),
+            "SessionList": _with(
+                _page("sessions", _ref("Session")),
+                "total",
+                {"type": "integer", "minimum": 0, "description": "with total=true: matching sessions on all pages"},
+            ),
             "SessionDoc": _ok({"session": _ref("Session")}, ["session"]),
             "EventList": _with(
                 _page("events", _ref("Event")),

@@ -278,6 +278,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("archived", "boolean", "only sessions whose native file is gone (true) or not"),
                 _s("q", "only sessions with an event matching this text"),
                 _MACHINE,
+                Param("total", "boolean", "also count every matching session, on all pages (the answer's total)"),
                 _LIMIT,
                 _CURSOR,
             ),

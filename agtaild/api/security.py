@@ -41,12 +41,13 @@ COOKIE_NAME = "agtail_session"
 LOGIN_CODE_TTL = 600.0
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost", "localhost.localdomain"})
 #: Paths that answer without a token over TCP (Host/Origin are still checked).
-#: The viewer's shell is public so that a visitor without the cookie sees its sign-in screen
-#: (which says how to get a login link) rather than a bare JSON 401; every byte of data it
-#: shows comes from /api/v1, which stays behind the token.
-PUBLIC_PATHS = frozenset(
-    {"/api/v1/health", "/login", "/", "/web/app.js", "/web/style.css", "/web/favicon.svg"}
-)
+PUBLIC_PATHS = frozenset({"/api/v1/health", "/login"})
+#: The viewer's shell answers without a token too: exactly the URLs agtaild/api/viewer.py
+#: serves (``/`` and each file under ``/web/``), which create_app records on the application.
+#: It is public so that a visitor without the cookie sees its sign-in screen (which says how
+#: to get a login link) rather than a bare JSON 401; every byte of data it shows comes from
+#: /api/v1, which stays behind the token.
+SHELL_PATHS = web.AppKey("agtail_shell_paths", frozenset)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -179,7 +180,8 @@ def security_middleware(security: Security) -> Middleware:
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not is_unix(request):
             security.check_host(request)
-            if request.path not in PUBLIC_PATHS and not security.authenticated(request):
+            public = request.path in PUBLIC_PATHS or request.path in request.app.get(SHELL_PATHS, ())
+            if not public and not security.authenticated(request):
                 raise Unauthorized(
                     "this endpoint needs the token: send 'Authorization: Bearer <token>' (the token is in "
                     "<data dir>/token) or open the login link that `agtail open` prints"

@@ -1,22 +1,27 @@
 """The web viewer: a static single page (agtaild/web/) served by agtaild at ``/``.
 
-The page is plain HTML + one script + one stylesheet, no build step and nothing fetched from
+The page is plain HTML + ES modules + one stylesheet, no build step and nothing fetched from
 anywhere but this daemon. Everything it shows comes from the REST API under ``/api/v1``, with
 the same token rules as any other client (over TCP: the cookie set by the login link).
 
 Transcripts are hostile text, so every response here carries a strict Content-Security-Policy:
-scripts only from this origin, no inline script or style attributes, no eval, no plugins, no
-framing. The script itself builds the DOM with textContent/createElement only.
+scripts only from this origin (module scripts included), no inline script or style attributes,
+no eval, no plugins, no framing. The scripts build the DOM with textContent/createElement only.
 
-``setup_web_routes(app)`` adds the routes to an aiohttp application; the files are read once,
-when it is called, and served from memory with an ETag.
+What is served is fixed when ``setup_web_routes(app)`` is called: the package's web folder is
+walked once (subfolders too) and each file of a known type gets its own exact route, read into
+memory with an ETag. No path from a request ever reaches the disk: a URL that is not one of
+those routes is a plain 404, so ``..``, encoded dots or a file added later cannot be reached.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import Awaitable, Callable, Iterator
 from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
 
 from aiohttp import web
 
@@ -46,14 +51,21 @@ SECURITY_HEADERS: dict[str, str] = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 
-#: URL path → (file in agtaild/web/, content type). Only these are served: no directory
-#: listing, no path taken from the request.
-FILES: dict[str, tuple[str, str]] = {
-    "/": ("index.html", "text/html; charset=utf-8"),
-    "/web/app.js": ("app.js", "text/javascript; charset=utf-8"),
-    "/web/style.css": ("style.css", "text/css; charset=utf-8"),
-    "/web/favicon.svg": ("favicon.svg", "image/svg+xml"),
+#: The page itself, served at ``/`` (and nowhere else).
+PAGE = ("index.html", "text/html; charset=utf-8")
+
+#: Content types by file suffix. A file of any other kind in agtaild/web/ is not served.
+TYPES: dict[str, str] = {
+    ".js": "text/javascript; charset=utf-8",  # module scripts need a JavaScript MIME type
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
 }
+
+#: A file or folder name that may appear in a URL: no dot files, no __pycache__, nothing that
+#: needs escaping.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: Folders below agtaild/web/ deeper than this are not walked.
+MAX_DEPTH = 4
 
 #: Key under which the loaded files are kept on the application.
 WEB_FILES_KEY = web.AppKey("agtail_web_files", dict)
@@ -68,12 +80,38 @@ class _Asset:
         self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
-def load_assets() -> dict[str, _Asset]:
-    """Read the viewer's files from the installed package (agtaild/web/*)."""
-    base = resources.files("agtaild") / "web"
+def _walk(folder: Traversable, prefix: str, depth: int) -> Iterator[tuple[str, Traversable]]:
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not _NAME.fullmatch(entry.name) or (isinstance(entry, Path) and entry.is_symlink()):
+            continue
+        if entry.is_dir():
+            if depth < MAX_DEPTH:
+                yield from _walk(entry, f"{prefix}{entry.name}/", depth + 1)
+        elif entry.is_file():
+            yield f"{prefix}{entry.name}", entry
+
+
+def served_files(base: Traversable | None = None) -> dict[str, tuple[str, str]]:
+    """URL path → (file path below agtaild/web/, content type): the page at ``/`` and every
+    file of a type in TYPES under ``/web/``, found in the installed package."""
+    root = base if base is not None else resources.files("agtaild") / "web"
+    files: dict[str, tuple[str, str]] = {"/": PAGE}
+    for rel, _ in _walk(root, "", 0):
+        ctype = TYPES.get(PurePosixPath(rel).suffix)
+        if ctype is not None:
+            files[f"/web/{rel}"] = (rel, ctype)
+    return files
+
+
+def load_assets(base: Traversable | None = None) -> dict[str, _Asset]:
+    """Read the viewer's files from the installed package (agtaild/web/, subfolders too)."""
+    root = base if base is not None else resources.files("agtaild") / "web"
     assets: dict[str, _Asset] = {}
-    for url, (name, ctype) in FILES.items():
-        assets[url] = _Asset((base / name).read_bytes(), ctype)
+    for url, (rel, ctype) in served_files(root).items():
+        node = root
+        for part in rel.split("/"):
+            node = node / part
+        assets[url] = _Asset(node.read_bytes(), ctype)
     return assets
 
 
@@ -104,9 +142,10 @@ def _handler(asset: _Asset) -> Callable[[web.Request], Awaitable[web.Response]]:
     return serve
 
 
-def setup_web_routes(app: web.Application) -> None:
-    """Serve the viewer: ``/`` (the page) and its assets under ``/web/``."""
+def setup_web_routes(app: web.Application) -> frozenset[str]:
+    """Serve the viewer: ``/`` (the page) and its files under ``/web/``; returns their URLs."""
     assets = load_assets()
     app[WEB_FILES_KEY] = assets
     for url, asset in assets.items():
         app.router.add_get(url, _handler(asset))
+    return frozenset(assets)

@@ -186,12 +186,19 @@ def list_sessions(
     match_ids_sql: tuple[str, list[Any]] | None,
     limit: int,
     after: tuple[float, int] | None,
+    total: bool = False,
 ) -> dict[str, Any]:
+    """A page of sessions, newest first; with ``total``, also how many match in all (every
+    page: the count ignores the cursor), so a viewer can say "100 sessions", not "60+"."""
     where, args = flt.sql()
     if match_ids_sql is not None:
         sql, margs = match_ids_sql
         where.append(f"s.id IN ({sql})")
         args += margs
+    count = None
+    if total:
+        clause = " WHERE " + " AND ".join(where) if where else ""
+        count = int(db.execute(f"SELECT count(*) FROM sessions s{clause}", args).fetchone()[0])
     if after is not None:
         where.append("(s.activity < ? OR (s.activity = ? AND s.id < ?))")
         args += [after[0], after[0], after[1]]
@@ -204,7 +211,10 @@ def list_sessions(
     rows = rows[:limit]
     docs = load_sessions(db, pricing, [r[0] for r in rows])
     nxt = encode_cursor("sessions", rows[-1][1], rows[-1][0]) if more and rows else None
-    return {"sessions": [docs[r[0]] for r in rows], "next": nxt}
+    answer: dict[str, Any] = {"sessions": [docs[r[0]] for r in rows], "next": nxt}
+    if count is not None:
+        answer["total"] = count
+    return answer
 
 
 def resolve_session(

@@ -125,8 +125,14 @@ def list_sessions(
     limit: int,
     after: tuple[float, int] | None,
     here: str | None,
+    total: bool = False,
 ) -> dict[str, Any]:
+    """A page of sessions, newest first; with ``total``, also how many match on all pages."""
     where, args = flt.sql()
+    count = None
+    if total:
+        cur.execute("SELECT count(*) FROM sessions s" + (" WHERE " + " AND ".join(where) if where else ""), args)
+        count = int(cur.fetchone()[0])
     if after is not None:
         where.append("(s.activity < %s OR (s.activity = %s AND s.id < %s))")
         args += [after[0], after[0], after[1]]
@@ -140,7 +146,10 @@ def list_sessions(
     rows = rows[:limit]
     docs = session_docs(cur, pricing, [r[:7] for r in rows], here)
     nxt = encode_cursor("sessions", rows[-1][7], rows[-1][0]) if more and rows else None
-    return {"sessions": [docs[r[0]] for r in rows], "next": nxt}
+    answer: dict[str, Any] = {"sessions": [docs[r[0]] for r in rows], "next": nxt}
+    if count is not None:
+        answer["total"] = count
+    return answer
 
 
 def resolve_session(

@@ -117,7 +117,7 @@ def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
 
 
 def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
-    p = Params("sessions.list", params, (*_FILTERS, "q", "limit", "cursor"))
+    p = Params("sessions.list", params, (*_FILTERS, "q", "total", "limit", "cursor"))
     flt = _filter(p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
@@ -131,6 +131,7 @@ def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
             limit=limit,
             after=(float(after[0]), int(after[1])) if after else None,
             here=svc.here,
+            total=bool(p.flag("total")),
         )
     )
 

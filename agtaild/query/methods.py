@@ -80,7 +80,7 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*SESSION_FILTERS, "q", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, "q", "total", "limit", "cursor"))
     flt = _session_filter(svc, p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
@@ -97,6 +97,7 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             match_ids_sql=match,
             limit=limit,
             after=(float(after[0]), int(after[1])) if after else None,
+            total=bool(p.flag("total")),
         )
 
 
