@@ -141,6 +141,10 @@ def forbidden(importer: str, imported: str) -> str | None:
         imported, "agtaild.query", "agtaild.pg", "agtaild.mcp", "agtaild.daemon", "agtaild.cli"
     ):
         return "the index and the stores never import the query layer or anything above it"
+    if under(importer, "agtaild.userstate") and not (under(imported, "agtaild.userstate") or imported in FOUNDATION):
+        return "the user's state imports only the foundation"
+    if under(importer, "agtaild.index") and under(imported, "agtaild.userstate"):
+        return "the index never holds the user's state"
     if under(importer, "agtaild.index", "agtaild.store") and under(imported, "agtaild.api"):
         return "the index never imports the API"
     if under(importer, "agtaild.query") and under(imported, "agtaild.api", "agtaild.mcp", "agtaild.share", "agtaild.daemon", "agtaild.cli"):
@@ -211,7 +215,7 @@ def test_forks_are_allowed_and_cycles_are_found(tmp_path: Path) -> None:
 
 
 def test_every_package_states_its_layer_rule() -> None:
-    for pkg in ("adapters", "adapters.kit", "api", "autostart", "daemon", "index", "query", "store.archive"):
+    for pkg in ("adapters", "adapters.kit", "api", "autostart", "daemon", "index", "query", "share", "store.archive", "userstate"):
         doc = ast.get_docstring(ast.parse((PACKAGE / pkg.replace(".", "/") / "__init__.py").read_text())) or ""
         assert "Layer rule" in doc, pkg
 

@@ -254,6 +254,12 @@ _COLLECTION = _s("collection", "import collection name")
 #: On a team server (agtaild --backend postgresql://…), every session belongs to the machine
 #: that pushed it; a local daemon answers only for its own index and refuses the parameter.
 _MACHINE = _s("machine", "team server: only sessions pushed by this machine")
+#: The user's own state as session filters (agtaild.userstate; docs/organize.md).
+_STATE = (
+    _s("label", "only sessions with this label: KEY, or KEY=VALUE"),
+    Param("starred", "boolean", "only starred sessions"),
+    Param("hidden", "enum", "hidden sessions: left out (exclude, the default), only them, or included", choices=("exclude", "only", "include")),
+)
 _WHICH = (
     _s("collection", "the import collection, when the id exists in several"),
     _s("path", "the session's source path, to tell copies apart"),
@@ -279,6 +285,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _s("q", "only sessions with an event matching this text"),
                 _MACHINE,
                 Param("total", "boolean", "also count every matching session, on all pages (the answer's total)"),
+                *_STATE,
                 _LIMIT,
                 _CURSOR,
             ),
@@ -317,6 +324,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("mode", "enum", "how q matches (default phrase)", choices=_search_modes()),
                 _IMPORTED,
                 _COLLECTION,
+                *_STATE,
                 _MACHINE,
                 _LIMIT,
                 _CURSOR,

@@ -50,6 +50,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
     _no_update(p)
+    _state_options(p)
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser(
@@ -83,6 +84,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
     _no_update(p)
+    _state_options(p)
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser(
@@ -317,6 +319,15 @@ def cmd_index(ctx: Any) -> int:
     return 0
 
 
+def _state_options(p: argparse.ArgumentParser) -> None:
+    """The user's own state as filters (docs/organize.md)."""
+    p.add_argument("--label", metavar="KEY[=VALUE]", help="only sessions with this label")
+    p.add_argument("--starred", action="store_true", default=None, help="only starred sessions")
+    seen = p.add_mutually_exclusive_group()
+    seen.add_argument("--hidden", dest="hidden", action="store_const", const="only", help="only hidden sessions")
+    seen.add_argument("--all", dest="hidden", action="store_const", const="include", help="hidden sessions too")
+
+
 def _common_params(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for name in names:
@@ -349,6 +360,9 @@ def cmd_list(ctx: Any) -> int:
             "programmatic",
             "cursor",
             "machine",
+            "label",
+            "starred",
+            "hidden",
         ),
     )
     params["limit"] = _limit(ctx.args)
@@ -374,7 +388,8 @@ def cmd_list(ctx: Any) -> int:
 
 def cmd_search(ctx: Any) -> int:
     params = _common_params(
-        ctx.args, ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine")
+        ctx.args,
+        ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine", "label", "starred", "hidden"),
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)

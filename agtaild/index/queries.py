@@ -32,11 +32,24 @@ class SessionFilter(msgspec.Struct):
     collection: str | None = None
     programmatic: bool | None = None
     archived: bool | None = None
+    #: Only these sessions / never these, as (collection or "", agent, id): what the user's own
+    #: state selects (labels, stars, hides: agtaild.userstate), which the index does not hold.
+    only_refs: list[tuple[str, str, str]] | None = None
+    without_refs: list[tuple[str, str, str]] | None = None
 
     def sql(self, alias: str = "s") -> tuple[list[str], list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         a = alias
+        for refs, op in ((self.only_refs, "IN"), (self.without_refs, "NOT IN")):
+            if refs is None or (op == "NOT IN" and not refs):
+                continue
+            if not refs:
+                where.append("0")
+                continue
+            where.append(f"(coalesce({a}.collection, ''), {a}.agent, {a}.sid) {op} (VALUES {', '.join(['(?, ?, ?)'] * len(refs))})")
+            for ref in refs:
+                args.extend(ref)
         if self.agent:
             where.append(f"{a}.agent = ?")
             args.append(self.agent)

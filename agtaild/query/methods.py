@@ -18,6 +18,7 @@ from agtaild.config import Config
 from agtaild.errors import UsageError
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
+from agtaild.query.organize import STATE_FILTERS, annotate, ref_of, state_refs
 
 
 class Reading(Protocol):
@@ -80,8 +81,10 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*SESSION_FILTERS, "q", "total", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "q", "total", "limit", "cursor"))
     flt = _session_filter(svc, p)
+    store = getattr(svc, "state", None)
+    flt.only_refs, flt.without_refs = state_refs(store, p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
     q = p.text("q")
@@ -90,7 +93,7 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     match = matching_session_ids(compile_query(q)) if q else None
     db = svc._reader()
     with time_budget(db) if match else contextlib.nullcontext():
-        return list_sessions(
+        doc = list_sessions(
             db,
             svc.pricing(),
             flt,
@@ -99,6 +102,8 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             after=(float(after[0]), int(after[1])) if after else None,
             total=bool(p.flag("total")),
         )
+    annotate(store, doc["sessions"])
+    return doc
 
 
 def _session_ref(svc: Reading, p: Params) -> tuple[str, str]:
@@ -119,7 +124,9 @@ def sessions_get(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
 
     p = Params("sessions.get", params, ("agent", "id", "collection", "path"))
     rid = _resolve(svc, p)
-    return {"session": load_sessions(svc._reader(), svc.pricing(), [rid])[rid]}
+    session = load_sessions(svc._reader(), svc.pricing(), [rid])[rid]
+    annotate(getattr(svc, "state", None), [session])
+    return {"session": session}
 
 
 def events_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +169,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             "cursor",
             "imported",
             "collection",
+            *STATE_FILTERS,
         ),
     )
     q = p.text("q", required=True, allow_empty=True)
@@ -195,8 +203,10 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
 
     query = compile_query(q, mode)
     db = svc._reader()
+    store = getattr(svc, "state", None)
+    only, without = state_refs(store, p)
     with time_budget(db):
-        return run_search(
+        doc = run_search(
             db,
             svc.pricing(),
             query,
@@ -204,6 +214,12 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             limit=limit,
             after=(float(after[0]), int(after[1])) if after else None,
         )
+    if only is not None or without:
+        # the user's state is applied to the page the index ranked: a page may hold fewer hits
+        keep, drop = (None if only is None else set(only)), set(without or ())
+        doc["hits"] = [h for h in doc["hits"] if (keep is None or ref_of(h["session"]) in keep) and ref_of(h["session"]) not in drop]
+    annotate(store, [h["session"] for h in doc["hits"]])
+    return doc
 
 
 def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:

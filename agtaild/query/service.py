@@ -44,12 +44,22 @@ class Service:
         self._probe_generation = -1
         self._probe_lock = threading.Lock()
         self.index = IndexKeeper(Path(config.data_dir), config.index_path)
+        self._state: Any = None
         #: Called (from any thread) after the index was repaired, instead of refilling it
         #: inline: the daemon points it at its writer, so a request never waits for a rebuild.
         self.on_repaired: Callable[[], None] | None = None
         if not self.index.read_only:
             with self._write_lock:
                 self._check_timezone()
+
+    @property
+    def state(self) -> Any:
+        """The user's own state (agtaild.userstate), opened when first asked for."""
+        if self._state is None:
+            from agtaild.userstate.store import UserState
+
+            self._state = UserState(self.config.data_dir)
+        return self._state
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -174,10 +184,12 @@ class Service:
                 changed = self._probe.execute("PRAGMA data_version").fetchone()[0]
             except sqlite3.Error:
                 return (object(),)
-            return (self._probe, self._probe_generation, changed, self.pricing())
+            return (self._probe, self._probe_generation, changed, self.pricing(), _state_stamp(self.config.data_dir))
 
     def close(self) -> None:
         self._closed = True
+        if self._state is not None:
+            self._state.close()
         with self._probe_lock:
             if self._probe is not None:
                 with contextlib.suppress(sqlite3.Error):
@@ -192,3 +204,18 @@ class Service:
                 pass
         with self._write_lock:
             self.index.close()
+
+
+def _state_stamp(data_dir: Any) -> tuple[int, ...]:
+    """Moves whenever the user's state is written (its log or its file), so no kept answer
+    outlives a label, star or hide."""
+    import os
+
+    stamp: list[int] = []
+    for name in ("state.sqlite3", "state.sqlite3-wal"):
+        try:
+            st = os.stat(os.path.join(data_dir, name))
+            stamp += [st.st_mtime_ns, st.st_size]
+        except OSError:
+            stamp += [0, 0]
+    return tuple(stamp)
