@@ -36,7 +36,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import zstandard
 
@@ -390,33 +390,22 @@ class ZStore(CatalogRows):
     def matches(self, path: str, source: str) -> bool:
         """Is the native file ``source`` byte for byte what is archived as ``path``? (hashed
         frame by frame against the recorded digests: nothing is decompressed)"""
-        row = self.get(path)
-        if row is None:
-            return False
         try:
-            if os.path.getsize(source) != row.size:
-                return False
             with open(source, "rb") as fh:
-                return all(hashlib.sha256(fh.read(f[0])).hexdigest() == f[2] for f in row.frames)
+                return self.matches_file(path, fh, os.fstat(fh.fileno()).st_size)
         except OSError:
             return False
 
-    def materialise(self, path: str, dest: Path) -> int:
-        """Write the archived bytes of ``path`` to ``dest`` (temp file + rename); the bytes written."""
+    def matches_file(self, path: str, fh: BinaryIO, size: int) -> bool:
+        """:meth:`matches` of a file already open as ``fh`` (``size`` bytes long; read from its start)."""
         row = self.get(path)
-        if row is None:
-            raise AgtailError(f"{to_text(path)}: not in the archive")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.agtail-restore")
+        if row is None or size != row.size:
+            return False
         try:
-            with open(tmp, "wb") as out:
-                for block in self._read_row(row, path):
-                    out.write(block)
-            os.utime(tmp, ns=(row.mtime_ns, row.mtime_ns))
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return row.size
+            fh.seek(0)
+            return all(hashlib.sha256(fh.read(f[0])).hexdigest() == f[2] for f in row.frames)
+        except OSError:
+            return False
 
     def verify(self, path: str) -> str | None:
         """None when every frame of ``path`` decompresses to its recorded digest, else why not."""
