@@ -11,6 +11,7 @@ after every ``agtail index``.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -187,3 +188,95 @@ def test_a_pinned_file_whose_native_copy_is_gone_is_written_back_from_its_pin(
     errors: list[dict[str, str]] = []
     prepare_view(archiver_for(config), errors)
     assert errors == [] and view.read_bytes() == data
+
+
+def test_the_daemon_scans_once_the_finisher_is_done(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's tick (agtaild.daemon.main.tick_checks) asks for a scan of the roots after
+    a finisher has finished, once."""
+    from agtaild.daemon.main import tick_checks
+
+    native = tmp_path / "claude" / "projects"
+    shutil.copytree(corpus / CLAUDE, native)
+    monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
+    monkeypatch.setattr(archive_finish, "spawn", lambda root: None)
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+    tick = tick_checks(config, lambda: [])
+    assert tick() == []
+    argv = ["--no-daemon", "--data-dir", config.data_dir, "--only-roots", "--root", f"claude-code={native}", "--json"]
+    assert main([*argv, "index"]) == 0
+    assert tick() == []  # pinned, not finished
+    assert archive_finish.finish(Path(config.archive_dir) / ".zstore")["sets"] == 1
+    assert tick() == [str(Path(config.archive_dir) / ".zstore")]
+    assert tick() == []
+    assert archive_finish.finish(Path(config.archive_dir) / ".zstore")["sets"] == 0  # nothing to finish: no news
+    assert tick() == []
+
+
+def test_a_pin_newer_than_the_archived_copy_is_the_one_written_back(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file archived earlier, then appended to and pinned by a small update while the
+    archive was busy, then deleted: the view serves the pin's bytes (the appended line
+    included), not the older archived copy."""
+    from agtaild.store.archive.lock import WriterLock
+
+    native = tmp_path / "claude" / "projects"
+    shutil.copytree(corpus / CLAUDE, native)
+    monkeypatch.setattr(archive_finish, "spawn", lambda root: None)
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+    argv = ["--no-daemon", "--data-dir", config.data_dir, "--only-roots", "--root", f"claude-code={native}", "--json"]
+    assert main([*argv, "index"]) == 0  # small: mirrored at once
+    store = Path(config.archive_dir) / ".zstore"
+    assert archive_pins.pending(store) == 0
+    target = sorted(native.glob("*/*.jsonl"))[0]
+    with open(target, "ab") as fh:
+        fh.write(b'{"type":"user","message":{"role":"user","content":"appended while busy"},"uuid":"u-b","sessionId":"s"}\n')
+    busy = WriterLock(store)
+    assert busy.acquire()
+    try:
+        assert main([*argv, "index"]) == 0
+    finally:
+        busy.release()
+    assert archive_pins.pending(store) == 1
+    data = target.read_bytes()
+    target.unlink()
+    assert main([*argv, "index"]) == 0
+    view = Path(config.archive_dir) / "claude-code" / target.relative_to(native)
+    assert view.read_bytes() == data
+
+
+def test_a_set_written_by_0_2_is_finished(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its manifest lines have five fields (no inode, no size): its pins are archived, opened
+    without following a symlink, and a pinned file it names is written back all the same."""
+    import msgspec
+
+    from agtaild.store.archive.archiver import read_archived
+
+    native = tmp_path / "claude" / "projects"
+    shutil.copytree(corpus / CLAUDE, native)
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=[f"claude-code={native}"], only_roots=True)
+    store = Path(config.archive_dir) / ".zstore"
+    folder = store / "pins" / "99999997-1"
+    folder.mkdir(parents=True)
+    (folder / "config").write_bytes(msgspec.msgpack.encode(config))
+    lines = []
+    sources = sorted(p for p in native.rglob("*.jsonl"))
+    for n, src in enumerate(sources):
+        os.link(src, folder / str(n))
+        rel = f"claude-code/{src.relative_to(native)}"
+        lines.append(json.dumps([str(n), rel, str(src), "claude-code", rel]))
+    (folder / "manifest").write_text("\n".join(lines) + "\n")
+    (folder / "ready").write_bytes(b"")
+    victim = sources[0]
+    data = victim.read_bytes()
+    victim.unlink()
+    errors: list[dict[str, str]] = []
+    from agtaild.store.archive.archiver import archiver_for
+
+    prepare_view(archiver_for(config), errors)
+    assert errors == []
+    assert (Path(config.archive_dir) / "claude-code" / victim.relative_to(native)).read_bytes() == data
+    report = archive_finish.finish(store)
+    assert report["errors"] == [] and report["sets"] == 1
+    assert read_archived(config, f"claude-code/{victim.relative_to(native)}") == data
+    assert not folder.exists()

@@ -270,3 +270,49 @@ def test_a_pinned_file_rewritten_in_place_is_found_out(
         assert "rewritten in place" in p["problem"] and str(len(read[next(t for t in targets if rels[t] == p["path"])])) in p["problem"]
     assert files(native)  # the rest of the corpus, archived as usual
     assert read_archived(config, f"claude-code/{appended.relative_to(native)}") == appended.read_bytes()
+
+
+def test_a_symlink_in_the_compressed_store_is_not_written_through(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A folder of ``.zstore`` replaced by a symlink: the store's writes refuse it (each file
+    reported), and nothing lands in the folder it names."""
+    config, _native = machine
+    no_finisher(monkeypatch)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    agent_dir = store_root(config) / "claude-code"
+    agent_dir.parent.mkdir(parents=True)
+    agent_dir.symlink_to(elsewhere)
+    assert index(config)["errors"] == []
+    report = archive_finish.finish(store_root(config))
+    assert list(elsewhere.iterdir()) == []
+    assert report["errors"] and all("symlink" in e["message"] for e in report["errors"])
+
+
+@pytest.mark.parametrize("same_size", [True, False], ids=["a-copy-of-it", "another-file"])
+def test_a_blob_swapped_for_a_symlink_is_not_written_through(
+    machine: tuple, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, same_size: bool
+) -> None:
+    """The next append neither writes into the file the symlink names nor reads it as the
+    archived copy (even a copy of the blob, which has its size): the link is no blob of the
+    store's, so the file is stored again from its native copy, in a real blob."""
+    config, native = machine
+    no_finisher(monkeypatch)
+    assert index(config)["errors"] == []
+    assert archive_finish.finish(store_root(config))["errors"] == []
+    target = sorted(native.glob("*/*.jsonl"))[0]
+    rel = f"claude-code/{target.relative_to(native)}"
+    blob = store_root(config) / f"{rel}.zst"
+    precious = tmp_path / "precious"
+    precious.write_bytes(blob.read_bytes() if same_size else b"the user's own file")
+    before = precious.read_bytes()
+    blob.unlink()
+    blob.symlink_to(precious)
+    with open(target, "ab") as fh:
+        fh.write(b'{"type":"user","message":{"role":"user","content":"more"},"uuid":"u-more","sessionId":"s"}\n')
+    assert index(config)["errors"] == []
+    assert archive_finish.finish(store_root(config))["errors"] == []
+    assert precious.read_bytes() == before
+    assert not blob.is_symlink()
+    assert read_archived(config, rel) == target.read_bytes()

@@ -174,12 +174,20 @@ class PinSet:
             self._close()
 
     def abandon(self) -> None:
-        """Remove a set that holds no pin."""
-        from agtaild.store.archive.pinned import remove
-
+        """Remove a set that holds no pin (its config and manifest, then its folder)."""
         self._manifest.close()
-        self._close()
-        remove(self.folder)
+        try:
+            for name in (CONFIG, MANIFEST):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=self.fd)
+        finally:
+            self._close()
+        with contextlib.suppress(OSError, AgtailError):
+            root = open_pins_dir(self.folder.parent.parent, create=False)
+            try:
+                os.rmdir(self.folder.name, dir_fd=root)
+            finally:
+                os.close(root)
 
     def _close(self) -> None:
         fd, self.fd = self.fd, -1
