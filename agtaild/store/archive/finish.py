@@ -123,6 +123,7 @@ def _finish_set(store_root: Path, folder: Path, report: dict[str, Any]) -> None:
     if not failed:
         _remove(folder)
         return
+    attempts = MAX_ATTEMPTS
     try:
         with archive_pinned.OpenSet(folder) as s:
             attempts = s.attempts() + 1
@@ -133,7 +134,7 @@ def _finish_set(store_root: Path, folder: Path, report: dict[str, Any]) -> None:
                 return
     except (OSError, AgtailError) as exc:  # the folder went, or cannot be opened: nothing left to retry
         log.warning("archive: pinned set %s: %s", folder.name, getattr(exc, "message", exc))
-    log.warning("archive: giving up pinned set %s after %d attempts", folder.name, MAX_ATTEMPTS)
+    log.warning("archive: giving up pinned set %s (attempt %d of %d)", folder.name, attempts, MAX_ATTEMPTS)
     _remove(folder)
 
 

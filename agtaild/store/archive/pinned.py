@@ -72,7 +72,8 @@ class Pinned(msgspec.Struct):
 
 
 class PinProblem(Exception):
-    """A pin that is not what was pinned (replaced, rewritten): the message says how."""
+    """A pin that is no longer what was pinned (a symlink, a special file or another inode in
+    its place): the message says which."""
 
 
 @contextlib.contextmanager
@@ -173,11 +174,14 @@ class OpenSet:
             return fh.read()
 
     def read(self) -> tuple[Any, list[Pinned]]:
-        """The set's config and its pinned files that are still there (a torn or damaged
-        manifest line is skipped: its pin, if any, is removed with the folder)."""
+        """The set's config and its pinned files (:meth:`entries`)."""
         from agtaild.config import Config
 
-        config = msgspec.msgpack.decode(self._read(CONFIG), type=Config)
+        return msgspec.msgpack.decode(self._read(CONFIG), type=Config), self.entries()
+
+    def entries(self) -> list[Pinned]:
+        """The pinned files its manifest names that are still there (a torn or damaged line
+        is skipped: its pin, if any, is removed with the folder)."""
         pinned: list[Pinned] = []
         for line in self._read(MANIFEST).splitlines():
             try:
@@ -191,7 +195,7 @@ class OpenSet:
                     and real.startswith(f"{e.agent}/")):
                 local = LocalFile(path=real, source=from_text(e.source), agent=e.agent)
                 pinned.append(Pinned(e.pin, local, e.main, e.dev, e.ino, e.size, e.ends))
-        return config, pinned
+        return pinned
 
     def open_pin(self, p: Pinned) -> BinaryIO:
         """The pin, open for reading, when it is the inode pinned (PinProblem when it is a
@@ -259,8 +263,8 @@ def pins_present(store_root: Path | str) -> list[tuple[Path, Pinned]]:
     for folder in set_folders(store_root):
         try:
             with OpenSet(folder) as s:
-                out.extend((folder, p) for p in s.read()[1])
-        except (OSError, AgtailError, ValueError):  # unreadable (msgspec's errors are ValueErrors)
+                out.extend((folder, p) for p in s.entries())
+        except (OSError, AgtailError):  # unreadable: the finisher says so
             continue
     return out
 

@@ -256,7 +256,7 @@ def write_view(root: Path, fs: str, chunks: Iterable[bytes], mtime_ns: int) -> N
     renamed), every folder opened without following a symlink (Refused when one is in the
     way: a write-back never lands outside the archive)."""
     parts = fs.split("/")
-    folder = open_dir(root, parts[:-1], create=True)
+    folder = open_dir(_real(root), parts[:-1], create=True)
     name, tmp = parts[-1], f".{parts[-1]}.agtail-restore"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600, dir_fd=folder)
@@ -273,10 +273,16 @@ def write_view(root: Path, fs: str, chunks: Iterable[bytes], mtime_ns: int) -> N
         os.close(folder)
 
 
+def _real(root: Path) -> Path:
+    """The archive's own folder, where it really is (it may be a symlink: the user's choice of
+    where the data lives; what is below it is agtail's, and no symlink is followed there)."""
+    return Path(os.path.realpath(root))
+
+
 def unlink_view(root: Path, fs: str) -> None:
     """Remove the view's copy of ``fs``: a regular file, reached without following a symlink."""
     parts = fs.split("/")
-    folder = open_dir(root, parts[:-1], create=False)
+    folder = open_dir(_real(root), parts[:-1], create=False)
     try:
         if stat.S_ISREG(os.lstat(parts[-1], dir_fd=folder).st_mode):
             os.unlink(parts[-1], dir_fd=folder)
