@@ -43,6 +43,7 @@ from agtaild.store.archive import pinned as archive_pinned
 from agtaild.store.archive.durable import NOFOLLOW
 from agtaild.store.archive.lock import WriterLock
 from agtaild.store.archive.pins import open_pins_dir, pins_root
+from agtaild.sync.safety import open_regular
 
 log = logging.getLogger(__name__)
 
@@ -264,15 +265,16 @@ class Completions:
         self.store_root = Path(store_root)
         self._seen = self._stamp()
 
-    def _stamp(self) -> tuple[int, int] | None:
+    def _stamp(self) -> bytes | None:
+        """What ``pins/finished`` says (the time of the last finish), None when there is none."""
         try:
             folder = open_pins_dir(self.store_root, create=False)
         except (OSError, AgtailError):
             return None
         try:
-            st = os.lstat(DONE_NAME, dir_fd=folder)
-            return (st.st_mtime_ns, st.st_ino)
-        except OSError:
+            with os.fdopen(open_regular(folder, DONE_NAME), "rb") as fh:
+                return fh.read(64)
+        except (OSError, AgtailError):
             return None
         finally:
             os.close(folder)
