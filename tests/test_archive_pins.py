@@ -29,6 +29,7 @@ from agtaild.fsnames import to_text
 from agtaild.query.service import Service
 from agtaild.store.archive import finish as archive_finish
 from agtaild.store.archive import mirror_proc as archive_proc
+from agtaild.store.archive import pinned as archive_pinned
 from agtaild.store.archive import pins as archive_pins
 from agtaild.store.archive.archiver import archive_usage, archiver_for, read_archived
 from agtaild.store.archive.lock import WriterLock
@@ -96,8 +97,8 @@ def test_a_big_update_pins_and_the_finisher_archives_after_it(machine: tuple, mo
     assert started == []  # no mirror process: every file was pinned
     assert_complete(config, native)
     assert marked(config) == {str(p) for p in native.rglob("*") if p.is_file()}
-    assert not list(archive_pins.sets(store_root(config)))
-    assert archive_pins.pending(store_root(config)) == 0
+    assert not list(archive_pinned.sets(store_root(config)))
+    assert archive_pinned.pending(store_root(config)) == 0
     # The rows name the native files, not their pins.
     assert {source for source, _size in committed_rows(config).values()} == {
         str(p) for p in native.rglob("*") if p.is_file()
@@ -113,13 +114,13 @@ def test_the_index_does_not_wait_for_the_archive(machine: tuple, monkeypatch: py
     assert report["errors"] == [] and report["read"] > 0
     assert asked == [store_root(config)]
     assert committed_rows(config) == {}
-    [folder] = archive_pins.sets(store_root(config))
+    [folder] = archive_pinned.sets(store_root(config))
     assert (folder / archive_pins.READY).exists()
-    _config, pinned = archive_pins.read_set(folder)
+    _config, pinned = archive_pinned.read_set(folder)
     assert {p.local.source for p in pinned} == {str(p) for p in native.rglob("*") if p.is_file()}
     for p in pinned:
-        assert os.stat(p.pin).st_ino == os.stat(p.local.source).st_ino
-    assert archive_pins.pending(store_root(config)) == len(pinned)
+        assert os.stat(folder / p.pin).st_ino == os.stat(p.local.source).st_ino
+    assert archive_pinned.pending(store_root(config)) == len(pinned)
     usage = archive_usage(config)
     assert usage["pending_files"] == len(pinned) and "pins" not in usage["by_agent"]
     assert not list(store_root(config).glob("open-*"))  # the pins are durable: nothing to catch up
@@ -139,7 +140,7 @@ def test_a_file_deleted_before_the_finisher_runs_is_archived_from_its_pin(
     assert report["errors"] == [] and report["sets"] == 1
     assert read_archived(config, rel) == originals[rel]
     assert verify_store(config)["damaged"] == []
-    assert not list(archive_pins.sets(store_root(config)))
+    assert not list(archive_pinned.sets(store_root(config)))
     # The next update lists the session from the archive.
     svc = Service(config, workers=1)
     try:
@@ -251,7 +252,7 @@ def test_a_finisher_killed_midway_is_followed_by_another(
     assert_consistent(config, native)
     done = len(committed_rows(config))
     assert 0 < done < len(files(native))
-    assert archive_pins.pending(store_root(config)) == len(files(native)) - done  # their pins went
+    assert archive_pinned.pending(store_root(config)) == len(files(native)) - done  # their pins went
     # The next update's before-discovery hook starts another finisher.
     monkeypatch.undo()
     monkeypatch.setattr(archive_proc, "PROCESS_BYTES", 0)
@@ -272,11 +273,11 @@ def test_the_pins_of_an_update_killed_before_sealing_are_finished(machine: tuple
         assert pins.pin(adapter, unit)
     pins._manifest.write(b'["999", "claude-code/torn')  # killed mid-line
     pins._manifest.close()
-    assert list(archive_pins.sets(store_root(config))) == []  # ours, alive, unsealed: not yet
+    assert list(archive_pinned.sets(store_root(config))) == []  # ours, alive, unsealed: not yet
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     orphan = pins.folder.with_name(f"{int(dead.stdout)}-1")
     pins.folder.rename(orphan)
-    assert list(archive_pins.sets(store_root(config))) == [orphan]
+    assert list(archive_pinned.sets(store_root(config))) == [orphan]
     report = archive_finish.finish(store_root(config))
     assert report["errors"] == [] and report["sets"] == 1
     assert_complete(config, native)
@@ -316,7 +317,7 @@ def test_a_set_that_keeps_failing_is_given_up(machine: tuple, monkeypatch: pytes
     for attempt in range(1, archive_finish.MAX_ATTEMPTS + 1):
         report = archive_finish.finish(store_root(config))
         assert report["errors"] and "No space left" in report["errors"][0]["message"]
-        left = list(archive_pins.sets(store_root(config)))
+        left = list(archive_pinned.sets(store_root(config)))
         assert len(left) == (0 if attempt == archive_finish.MAX_ATTEMPTS else 1)
     assert committed_rows(config) == {}
 
@@ -354,7 +355,7 @@ def test_a_tampered_manifest_writes_nothing_outside_the_archive(machine: tuple, 
     config, native = machine
     no_finisher(monkeypatch)
     assert index(config)["errors"] == []
-    [folder] = archive_pins.sets(store_root(config))
+    [folder] = archive_pinned.sets(store_root(config))
     some = next(p for p in native.rglob("*.jsonl"))
     os.link(some, folder / "9999")
     os.link(some, folder / "9998")
@@ -363,7 +364,7 @@ def test_a_tampered_manifest_writes_nothing_outside_the_archive(machine: tuple, 
         fh.write(b'["9998", "codex/other-agent.jsonl", "%s", "claude-code", "x"]\n' % str(some).encode())
         fh.write(b'["../../9997", "claude-code/a/b.jsonl", "%s", "claude-code", "x"]\n' % str(some).encode())
         fh.write(b"not json at all\n")
-    _config, pinned = archive_pins.read_set(folder)
+    _config, pinned = archive_pinned.read_set(folder)
     assert len(pinned) == len(files(native))
     assert archive_finish.finish(store_root(config))["errors"] == []
     assert_complete(config, native)
@@ -439,8 +440,8 @@ def test_a_small_update_does_not_wait_for_the_finisher(machine: tuple, monkeypat
         started = time.monotonic()
         assert index(config)["errors"] == []
         assert time.monotonic() - started < 10  # it did not wait for the lock
-        [folder] = archive_pins.sets(store_root(config))
-        _config, pinned = archive_pins.read_set(folder)
+        [folder] = archive_pinned.sets(store_root(config))
+        _config, pinned = archive_pinned.read_set(folder)
         assert [p.local.source for p in pinned] == [str(target)]
         assert asked  # the finisher was asked for
     finally:

@@ -151,6 +151,25 @@ def index_check(config: Any) -> dict[str, str]:
     return _check("index", "ok", str(index) if index.exists() else f"{index} (not built yet)")
 
 
+def archive_pins_check(archive: dict[str, Any]) -> dict[str, str] | None:
+    """What the archive's finisher could not store as a first index read it (a pin rewritten
+    in place or replaced: agtaild.store.archive.losses), and sets it left aside; None when
+    there is nothing to say."""
+    count, left = archive.get("pin_problem_count", 0), archive.get("pin_sets_left", 0)
+    if not count and not left:
+        return None
+    pins = Path(archive["dir"]) / ".zstore" / "pins"
+    parts = []
+    if count:
+        last = archive["pin_problems"][-1]
+        parts.append(f"{count} pinned file(s) could not be archived as the index read them (latest: "
+                     f"{last['path']}: {last['problem']}); listed in {pins / 'problems.jsonl'} (remove it once read)")
+    if left:
+        parts.append(f"{left} pinned set folder(s) held files agtail did not write and were set aside in {pins} "
+                     "(*.left: look, then remove them)")
+    return _check("archive pins", "warn", "; ".join(parts))
+
+
 def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]:
     import shutil
 
@@ -178,6 +197,9 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
                              f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}{waiting}"))
     else:
         checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)"))
+    pins_check = archive_pins_check(archive)
+    if pins_check is not None:
+        checks.append(pins_check)
     checks.extend(claude_checks(config, archive_on))
     checks.extend(gemini_checks(home, archive_on))
     checks.extend(import_checks(config))

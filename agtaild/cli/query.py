@@ -198,9 +198,9 @@ def _local_service(backend: Any) -> Any:
 
 def _archive_pending(config: Any) -> int:
     """Files a first index pinned that the archive's finisher is still storing (a listing of
-    the pins folder; agtaild.store.archive.pins)."""
+    the pins folder; agtaild.store.archive.pinned)."""
     from agtaild.store.archive.blobs import STORE_DIR
-    from agtaild.store.archive.pins import pending
+    from agtaild.store.archive.pinned import pending
 
     return pending(os.path.join(config.archive_dir, STORE_DIR))
 

@@ -22,7 +22,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +193,24 @@ def watch_roots(config: Config) -> list[tuple[str, str]]:
     return roots
 
 
+def tick_checks(config: Config, recheck: Callable[[], list[str]]) -> Callable[[], list[str]]:
+    """What the writer asks at each tick: the watcher's roots that appeared (agtaild.daemon.watcher),
+    and whether the archive's finisher has finished since (agtaild.store.archive.finish): its
+    pinned files are archived now, and a scan makes the index whole with them."""
+    from agtaild.store.archive.blobs import STORE_DIR
+    from agtaild.store.archive.finish import Completions
+
+    finished = Completions(Path(config.archive_dir) / STORE_DIR)
+
+    def tick() -> list[str]:
+        out = list(recheck())
+        if finished.changed():
+            out.append(str(finished.store_root))
+        return out
+
+    return tick
+
+
 def check_intervals(args: argparse.Namespace) -> None:
     """Timers the writer and watcher run on: a zero or negative one would spin."""
     if args.rescan_interval < 10:
@@ -249,7 +267,7 @@ async def local_parts(
         debounce=args.debounce,
         max_delay=max(1.0, args.debounce * 10),
         rescan_interval=args.rescan_interval,
-        on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
+        on_tick=tick_checks(config, lambda: watcher_box[0].recheck() if watcher_box else []),
     )
     watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
 

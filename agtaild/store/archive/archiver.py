@@ -45,8 +45,9 @@ from agtaild.store.archive.blobs import STORE_DIR, ZStore
 from agtaild.store.archive.ends import BOUNDARY_WINDOW
 from agtaild.store.archive.framing import FRAME_RAW, ArchiveDamaged
 from agtaild.store.archive.lock import WriterLock
+from agtaild.store.archive.pinned import LEFT_SUFFIX
+from agtaild.store.archive.pinned import pending as pending_pins
 from agtaild.store.archive.pins import PINS_DIR
-from agtaild.store.archive.pins import pending as pending_pins
 from agtaild.store.archive.view import convert_legacy_file
 from agtaild.sync.directory import conflict_name
 from agtaild.sync.manifest import HashCache, stat_key, sync_state_dir
@@ -157,14 +158,15 @@ class Archiver:
         files: Iterable[tuple[LocalFile, str]],
         *,
         defer: bool = False,
-        read_from: dict[str, str] | None = None,
+        read_from: dict[str, BinaryIO] | None = None,
         report: dict[str, Any] | None = None,
         damaged: bool = False,
     ) -> dict[str, Any]:
-        """Mirror ``files`` (from :meth:`files_of`). ``read_from``: native path -> another name of
-        the same file to read it by (a pin: agtaild.store.archive.pins), for a file its agent may
-        have deleted meanwhile; the archive still records the native path as its source.
-        ``damaged``: their archived copies are known to be damaged (stored anew)."""
+        """Mirror ``files`` (from :meth:`files_of`). ``read_from``: native path -> the same file
+        already open (by its pin: agtaild.store.archive.pins, opened without following a
+        symlink and checked), for a file its agent may have deleted meanwhile; the archive
+        still records the native path as its source. ``damaged``: their archived copies are
+        known to be damaged (stored anew)."""
         if report is None:
             report = empty_report()
         with self._lock:
@@ -228,11 +230,12 @@ class Archiver:
         return not report["errors"] and report["files"] > 0
 
     def _mirror_file(
-        self, local: LocalFile, report: dict[str, Any], unit: str, read_from: str | None = None, *, damaged: bool = False
+        self, local: LocalFile, report: dict[str, Any], unit: str, opened: BinaryIO | None = None, *,
+        damaged: bool = False,
     ) -> None:
-        """Archive one file (``damaged``: its archived copy is known to be damaged: stored anew)."""
-        readable = read_from or local.source
-        st = os.stat(readable)
+        """Archive one file, read from its native path or from ``opened`` (``damaged``: its
+        archived copy is known to be damaged: stored anew)."""
+        st = os.fstat(opened.fileno()) if opened is not None else os.stat(local.source)
         key = stat_key(st)
         if not damaged and self.cache.get(_RECORD + local.source, key) is not None:
             return
@@ -242,8 +245,12 @@ class Archiver:
         elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
             self.store.set_source(local.path, to_text(local.source), unit)
         have = -1 if row is None or damaged else row.size
-        with open(readable, "rb") as src:  # opened once: its head, its boundary, its bytes
+        # Opened once: its head, its boundary, its bytes.
+        with contextlib.nullcontext(opened) if opened is not None else open(local.source, "rb") as src:
+            src.seek(0)
             sqlite = src.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+            if sqlite and opened is not None:  # not so when pinned: it was rewritten since
+                raise AgtailError(f"{to_text(local.source)} is an SQLite store now; it is mirrored from its native file")
             try:
                 appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(src, local.path, have)
             except ArchiveDamaged:
@@ -255,7 +262,7 @@ class Archiver:
                 added = self._append(src, local, have, st.st_size, st.st_mtime_ns)
                 report["appended"] += 1
             else:
-                added = self._copy_whole(src, local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite, readable)
+                added = self._copy_whole(src, local, have, st.st_size, st.st_mtime_ns, unit, report, sqlite)
         if added:
             report["files"] += 1
             report["bytes"] += added
@@ -305,17 +312,19 @@ class Archiver:
         return row.size - have
 
     def _copy_whole(self, src: BinaryIO, local: LocalFile, have: int, size: int, mtime_ns: int, unit: str,
-                    report: dict[str, Any], sqlite: bool, source: str) -> int:
+                    report: dict[str, Any], sqlite: bool) -> int:
         """Store the whole file (open as ``src``): its bytes as they are, or for SQLite a
         consistent snapshot (backup API); nothing when the archive already holds exactly these bytes."""
         snapshots = (
             LocalFilesSource([local], self.cache, origin=None, origin_name=None, where="archive") if sqlite else None
         )
         try:
-            readable = snapshots.readable(local.path) if snapshots is not None else source
+            readable = snapshots.readable(local.path) if snapshots is not None else local.source
             if sqlite:
                 size = os.path.getsize(readable)
-            if have == size and self.store.matches(local.path, readable):
+                if have == size and self.store.matches(local.path, readable):
+                    return 0
+            elif have == size and self.store.matches_file(local.path, src, size):
                 return 0
             # The archived bytes are not a prefix of the new file: it shrank, or an append-only
             # log was rewritten with other content. They are history, kept beside the new copy.
@@ -429,6 +438,13 @@ def archive_usage(config: Any) -> dict[str, Any]:
                 rel = parts[1] if parts[0] == STORE_DIR and len(parts) > 1 else parts[0]
                 if rel != STORE_DIR and path_problem(f"{rel}/x") is None:
                     agents[rel] = agents.get(rel, 0) + n
+    from agtaild.store.archive import losses
+
+    problems, recent = losses.recent(store_dir)
+    try:
+        left = sum(1 for n in os.listdir(os.path.join(store_dir, PINS_DIR)) if n.endswith(LEFT_SUFFIX))
+    except OSError:
+        left = 0
     archived = archived_bytes = 0
     store = ZStore(root)
     if store.exists():
@@ -440,7 +456,8 @@ def archive_usage(config: Any) -> dict[str, Any]:
             store.close()
     return {"dir": str(root), "enabled": archive_enabled(config), "files": files,
             "bytes": size, "by_agent": agents, "archived_files": archived, "archived_bytes": archived_bytes,
-            "pending_files": pending_pins(store_dir)}
+            "pending_files": pending_pins(store_dir), "pin_problem_count": problems, "pin_problems": recent,
+            "pin_sets_left": left}
 
 
 def read_archived(config: Any, path: str) -> bytes:

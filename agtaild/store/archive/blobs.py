@@ -32,15 +32,16 @@ import hashlib
 import logging
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import zstandard
 
-from agtaild.errors import AgtailError
+from agtaild.errors import AgtailError, Refused
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive import durable, framing
 from agtaild.store.archive.catalog import CatalogRows, Row
@@ -130,7 +131,7 @@ class ZStore(CatalogRows):
             frames: list[list[Any]] = []
             ends = EndsDigest()
             try:
-                with open(tmp, "wb") as out:
+                with _open(tmp, _NEW) as out:
                     for raw in framing.reframe(chunks):
                         frames.append(self._write_frame(out, raw, path))
                         ends.feed(raw)
@@ -168,7 +169,8 @@ class ZStore(CatalogRows):
         if row is None or row.size != size:
             return False
         try:
-            short = os.stat(self._blob(path)).st_size < row.zsize
+            st = os.lstat(self._blob(path))  # a symlink in its place is no blob of ours
+            short = not stat.S_ISREG(st.st_mode) or st.st_size < row.zsize
         except FileNotFoundError:
             short = True
         if short:
@@ -216,7 +218,7 @@ class ZStore(CatalogRows):
             blob = self._blob(path)
             end = row.zsize
             new: list[list[Any]] = []
-            with open(blob, "r+b") as out:
+            with _open(blob, os.O_RDWR) as out:
                 if os.fstat(out.fileno()).st_size < end:  # truncating would make up zeros
                     raise ArchiveDamaged(f"{to_text(path)}: the archived file is shorter than its catalog says")
                 out.truncate(end)  # bytes of an interrupted append were never recorded
@@ -252,7 +254,7 @@ class ZStore(CatalogRows):
         tmp = os.path.join(folder, f".{name}.partial")
         new: list[list[Any]] = []
         try:
-            with open(blob, "rb") as src, open(tmp, "wb") as out:
+            with _open(blob, os.O_RDONLY) as src, _open(tmp, _NEW) as out:
                 left = head_z
                 while left > 0:
                     block = src.read(min(1 << 20, left))
@@ -297,15 +299,25 @@ class ZStore(CatalogRows):
         return [len(raw), len(z), hashlib.sha256(raw).hexdigest()]
 
     def _mkdir(self, folder: str) -> None:
+        """Make ``folder`` (below the store) and those above it up to the archive's, each a
+        real folder: a symlink on the way is refused, never followed (each checked once)."""
         if folder in self._dirs:
             return
-        created, top = folder, os.path.dirname(self._root_text)
-        while created != top and not os.path.exists(created):
-            parent = os.path.dirname(created)
-            self._dirty_dirs[parent] = None  # its new entry is durable once it is
-            created = parent
-        os.makedirs(folder, exist_ok=True)
-        self._dirs.add(folder)
+        top = os.path.dirname(self._root_text)
+        here = top
+        for part in os.path.relpath(folder, top).split(os.sep):
+            parent, here = here, os.path.join(here, part)
+            if here in self._dirs:
+                continue
+            try:
+                os.mkdir(here)
+                self._dirty_dirs[parent] = None  # its new entry is durable once it is
+            except FileExistsError:
+                pass
+            if not stat.S_ISDIR(os.lstat(here).st_mode):
+                raise Refused(f"{here} is a symlink or not a folder: agtail writes only into real folders of its "
+                              "archive; remove it")
+            self._dirs.add(here)
 
     def _sync_dirs(self) -> None:
         dirs, self._dirty_dirs = list(self._dirty_dirs), {}
@@ -376,7 +388,7 @@ class ZStore(CatalogRows):
         end = row.size if length is None else min(row.size, offset + length)
         raw_at = z_at = 0
         dctx = zstandard.ZstdDecompressor()
-        with open(self._blob(path), "rb") as fh:
+        with _open(self._blob(path), os.O_RDONLY) as fh:
             for n, (raw_len, z_len, digest) in enumerate(row.frames):
                 if raw_at + raw_len > offset and raw_at < end:
                     fh.seek(z_at)
@@ -390,33 +402,22 @@ class ZStore(CatalogRows):
     def matches(self, path: str, source: str) -> bool:
         """Is the native file ``source`` byte for byte what is archived as ``path``? (hashed
         frame by frame against the recorded digests: nothing is decompressed)"""
-        row = self.get(path)
-        if row is None:
-            return False
         try:
-            if os.path.getsize(source) != row.size:
-                return False
             with open(source, "rb") as fh:
-                return all(hashlib.sha256(fh.read(f[0])).hexdigest() == f[2] for f in row.frames)
+                return self.matches_file(path, fh, os.fstat(fh.fileno()).st_size)
         except OSError:
             return False
 
-    def materialise(self, path: str, dest: Path) -> int:
-        """Write the archived bytes of ``path`` to ``dest`` (temp file + rename); the bytes written."""
+    def matches_file(self, path: str, fh: BinaryIO, size: int) -> bool:
+        """:meth:`matches` of a file already open as ``fh`` (``size`` bytes long; read from its start)."""
         row = self.get(path)
-        if row is None:
-            raise AgtailError(f"{to_text(path)}: not in the archive")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.agtail-restore")
+        if row is None or size != row.size:
+            return False
         try:
-            with open(tmp, "wb") as out:
-                for block in self._read_row(row, path):
-                    out.write(block)
-            os.utime(tmp, ns=(row.mtime_ns, row.mtime_ns))
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return row.size
+            fh.seek(0)
+            return all(hashlib.sha256(fh.read(f[0])).hexdigest() == f[2] for f in row.frames)
+        except OSError:
+            return False
 
     def verify(self, path: str) -> str | None:
         """None when every frame of ``path`` decompresses to its recorded digest, else why not."""
@@ -428,3 +429,12 @@ class ZStore(CatalogRows):
         except OSError as exc:
             return f"{to_text(path)}: {exc.strerror or exc}"
         return None
+
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+
+
+def _open(name: str, flags: int) -> Any:
+    """A blob (or its temp file) opened without following a symlink in its place (ELOOP)."""
+    fd = os.open(name, flags | durable.NOFOLLOW, 0o600)
+    return os.fdopen(fd, "rb" if flags == os.O_RDONLY else ("r+b" if flags == os.O_RDWR else "wb"))

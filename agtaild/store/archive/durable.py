@@ -48,16 +48,20 @@ def fsync_path(path: str | Path) -> None:
         os.close(fd)
 
 
-def create_marker(path: str | Path, *, durable: bool) -> None:
+def create_marker(path: str | Path, *, durable: bool, dir_fd: int | None = None) -> None:
     """Create an empty file whose existence says something (an open update, a sealed set);
-    ``durable``: on disk, name included, when this returns."""
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    ``durable``: on disk, name included, when this returns. With ``dir_fd``, ``path`` is a
+    name in that directory (a set of pins, opened without following symlinks); a symlink
+    in its place is not followed."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
         if durable:
             os.fsync(fd)
     finally:
         os.close(fd)
-    if durable:
+    if durable and dir_fd is not None:
+        fsync_dir_fd(dir_fd)
+    elif durable:
         fsync_dir(os.path.dirname(os.fspath(path)) or ".")
 
 
@@ -71,4 +75,15 @@ def fsync_dir(folder: str | Path) -> None:
             raise
 
 
+def fsync_dir_fd(fd: int) -> None:
+    """:func:`fsync_dir` of a directory already open as ``fd``."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in _NO_DIR_SYNC:
+            raise
+
+
+#: Open flag: a symlink in the last place is an error (ELOOP), not followed.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NO_DIR_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EACCES, errno.EPERM, errno.EISDIR, errno.EBADF}

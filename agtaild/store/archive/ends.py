@@ -15,6 +15,7 @@ ones, found equal) and feeds the new bytes; nothing is read back.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 #: Bytes at each end of an archived file whose digest the catalog keeps (and that an append
@@ -78,3 +79,20 @@ def ends_match(ends: Any, first: bytes, last: bytes) -> bool | None:
     if not has_ends(ends):
         return None
     return digest(first) == ends[1] and (ends[2] == ends[1] if last is first else digest(last) == ends[2])
+
+
+def file_ends(fd: int, size: int) -> list[Any] | None:
+    """The ``ends`` (as :meth:`EndsDigest.ends` gives them) of the first ``size`` bytes of the
+    file open as ``fd``, read with ``pread`` (the file's offset is left alone); None when it
+    holds fewer bytes. A pin records them of what the index read (agtaild.store.archive.pins)."""
+    window = min(size, BOUNDARY_WINDOW)
+    first = os.pread(fd, window, 0)
+    if len(first) != window:
+        return None
+    if size <= BOUNDARY_WINDOW:
+        whole = digest(first)
+        return [BOUNDARY_WINDOW, whole, whole]
+    last = os.pread(fd, BOUNDARY_WINDOW, size - BOUNDARY_WINDOW)
+    if len(last) != BOUNDARY_WINDOW:
+        return None
+    return [BOUNDARY_WINDOW, digest(first), digest(last)]

@@ -8,98 +8,152 @@ same file, so it sees what the agent appends, and it keeps the bytes when the ag
 file: nothing read by the index can be lost before the archive has it. When the update ends
 the pins are made durable and sealed (``ready``); the finisher (agtaild.store.archive.finish),
 a process of its own started then, archives each pinned file as the mirror would — recording
-its native path — and removes the pins.
+its native path — and removes the pins. Until then a pinned file whose native copy is gone is
+written back from its pin for the adapters, as an archived one is (agtaild.store.archive.view).
 
 A set of pins is a folder with:
 
 * ``config``: the update's Config (msgpack): the roots the files were read under;
-* ``manifest``: one JSON line per pinned file: pin name, archive path, native path (text form,
-  agtaild.fsnames), agent, archive path of its unit's main file;
+* ``manifest``: one JSON array per pinned file (:class:`Entry`): pin name, archive path,
+  native path (text form, agtaild.fsnames), agent, archive path of its unit's main file, and
+  what was pinned — the inode (device, number) and the size and boundary digests
+  (agtaild.store.archive.ends) of the bytes it held;
 * the pins, named ``0``, ``1``, …;
 * ``ready``: written once the rest is durable.
+
+A hard link shares its inode: an agent that rewrites its file in place rewrites the pin too.
+The size and digests recorded here are what the finisher checks before it stores a pin
+(agtaild.store.archive.pinned): a pin that no longer holds them, or whose name now leads to
+another inode (or a symlink), is reported rather than archived as the session it is not.
+
+Every name below ``.zstore/pins`` is opened relative to its folder's descriptor without
+following a symlink (agtaild.sync.safety): a symlink planted there leads nowhere.
 
 A folder without ``ready`` whose process is gone (an index killed meanwhile) is finished too,
 from what its manifest names (a torn last line is skipped); the update's open mark
 (agtaild.store.archive.catchup) makes the next update mirror the native files anyway.
 
 Files that cannot be pinned — another file system (a link cannot cross it), a file system
-without hard links, an SQLite store (it must be copied consistently with its journal, under
-its own name) — are not pinned: the hook mirrors their unit as before.
+without hard links, a symlink, an SQLite store (it must be copied consistently with its
+journal, under its own name) — are not pinned: the hook mirrors their unit as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from agtaild.fsnames import from_text, to_text
-from agtaild.store.archive.catchup import process_alive
-from agtaild.store.archive.durable import create_marker, fsync_dir
+from agtaild.errors import AgtailError
+from agtaild.fsnames import to_text
+from agtaild.store.archive.durable import NOFOLLOW, create_marker, fsync_dir_fd
+from agtaild.store.archive.ends import file_ends
 from agtaild.sync.native import SQLITE_MAGIC, LocalFile
-from agtaild.sync.safety import path_problem
+from agtaild.sync.safety import open_dir
 
 PINS_DIR = "pins"
 CONFIG = "config"
 MANIFEST = "manifest"
 READY = "ready"
+#: The finisher's count of failed attempts at a set (agtaild.store.archive.finish).
+ATTEMPTS = "attempts"
+#: The names agtail writes in a set besides its pins (which are named by digits).
+SET_FILES = frozenset({CONFIG, MANIFEST, READY, ATTEMPTS})
 
-_encode = msgspec.json.Encoder().encode
-_Entry = tuple[str, str, str, str, str]
-_decode_entry = msgspec.json.Decoder(_Entry).decode
+
+class Entry(msgspec.Struct, array_like=True):
+    """One manifest line. The fields after ``main`` were added in 0.3: a set written by 0.2
+    has none (its pins are opened without following a symlink, and not checked further)."""
+
+    pin: str
+    path: str
+    source: str
+    agent: str
+    main: str
+    dev: int = 0
+    ino: int = 0
+    #: Bytes the file held when pinned (-1: not recorded), and the ends of those bytes.
+    size: int = -1
+    ends: list[Any] | None = None
+
+
+encode_entry = msgspec.json.Encoder().encode
+decode_entry = msgspec.json.Decoder(Entry).decode
 
 
 def pins_root(store_root: Path | str) -> Path:
     return Path(store_root) / PINS_DIR
 
 
+def open_pins_dir(store_root: Path | str, *, create: bool) -> int:
+    """A descriptor of ``.zstore/pins`` (Refused when it, or ``.zstore``, is a symlink;
+    FileNotFoundError when it is missing and not ``create``)."""
+    return open_dir(Path(store_root), [PINS_DIR], create=create)
+
+
+def open_set_dir(folder: Path) -> int:
+    """A descriptor of a set's folder (``.zstore/pins/NAME``), reached without following a
+    symlink: Refused when one is in the way."""
+    return open_dir(folder.parent.parent, [PINS_DIR, folder.name], create=False)
+
+
 class PinSet:
     """The pins of one update (created by :meth:`create`, filled by :meth:`pin`, ended by
     :meth:`seal` or :meth:`abandon`). Used from one thread (the update's after-read thread)."""
 
-    def __init__(self, folder: Path, archiver: Any) -> None:
+    def __init__(self, folder: Path, fd: int, archiver: Any) -> None:
         self.folder = folder
+        self.fd = fd  # the set's folder: every name in it is opened relative to it
         self.archiver = archiver
         self.count = 0
-        self._manifest = open(folder / MANIFEST, "ab")  # noqa: SIM115 -- open until seal()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW
+        self._manifest = os.fdopen(os.open(MANIFEST, flags, 0o600, dir_fd=fd), "ab")
 
     @classmethod
     def create(cls, archiver: Any, config: Any) -> PinSet:
-        """A new, empty set under the archiver's store (OSError when it cannot be made)."""
-        root = pins_root(archiver.store.root)
-        root.mkdir(parents=True, exist_ok=True)
-        folder = root / f"{os.getpid()}-{time.time_ns()}"
-        folder.mkdir()
-        (folder / CONFIG).write_bytes(msgspec.msgpack.encode(config))
-        return cls(folder, archiver)
+        """A new, empty set under the archiver's store (OSError when it cannot be made, a
+        symlinked ``pins`` folder included)."""
+        try:
+            root = open_pins_dir(archiver.store.root, create=True)
+        except AgtailError as exc:  # Refused: a symlink in the way
+            raise OSError(exc.message) from exc
+        name = f"{os.getpid()}-{time.time_ns()}"
+        try:
+            os.mkdir(name, 0o700, dir_fd=root)
+            fd = os.open(name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW, dir_fd=root)
+        finally:
+            os.close(root)
+        try:
+            out = os.open(CONFIG, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600, dir_fd=fd)
+            with os.fdopen(out, "wb") as fh:
+                fh.write(msgspec.msgpack.encode(config))
+            return cls(pins_root(archiver.store.root) / name, fd, archiver)
+        except BaseException:
+            os.close(fd)
+            raise
 
     def pin(self, adapter: Any, unit: Any) -> bool:
         """Pin every file of ``unit`` the archive would store; False (and nothing pinned) when
         one of them cannot be pinned: the caller mirrors the unit instead."""
         files = self.archiver.files_of([(adapter, unit)])
-        made: list[tuple[str, LocalFile, str]] = []
+        made: list[Entry] = []
         try:
             for local, main in files:
                 name = str(self.count + len(made))
-                pin = self.folder / name
-                os.link(local.source, pin, follow_symlinks=False)
-                made.append((name, local, main))
-                with open(pin, "rb") as fh:
-                    if fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
-                        raise OSError("an SQLite store is copied with its journal, not pinned")
+                os.link(local.source, name, dst_dir_fd=self.fd, follow_symlinks=False)
+                made.append(Entry(name, to_text(local.path), to_text(local.source), local.agent, main))
+                made[-1] = _what_is_pinned(self.fd, made[-1])
         except (OSError, NotImplementedError):  # NotImplementedError: no linkat() here
-            for name, _local, _main in made:
-                (self.folder / name).unlink(missing_ok=True)
+            for entry in made:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.pin, dir_fd=self.fd)
             return False
-        lines = [
-            _encode((name, to_text(local.path), to_text(local.source), local.agent, main)) + b"\n"
-            for name, local, main in made
-        ]
-        self._manifest.write(b"".join(lines))
+        self._manifest.write(b"".join(encode_entry(e) + b"\n" for e in made))
         self.count += len(made)
         return True
 
@@ -108,92 +162,54 @@ class PinSet:
         could not be: the update then stays open and the next one catches up). Not ``durable``:
         for a small update, whose own copies wait for the disk no more than these (its open mark
         is not fsynced either: agtaild.store.archive.catchup)."""
-        self._manifest.flush()
-        if durable:
-            os.fsync(self._manifest.fileno())
-        self._manifest.close()
-        if durable:
-            fsync_dir(self.folder)
-        create_marker(self.folder / READY, durable=durable)
+        try:
+            self._manifest.flush()
+            if durable:
+                os.fsync(self._manifest.fileno())
+            self._manifest.close()
+            if durable:
+                fsync_dir_fd(self.fd)
+            create_marker(READY, durable=durable, dir_fd=self.fd)
+        finally:
+            self._close()
 
     def abandon(self) -> None:
-        """Remove a set that holds no pin."""
+        """Remove a set that holds no pin (its config and manifest, then its folder)."""
         self._manifest.close()
-        remove(self.folder)
-
-
-class Pinned(msgspec.Struct):
-    """One pinned file, as the finisher reads it back."""
-
-    pin: str
-    local: LocalFile
-    main: str
-
-
-def read_set(folder: Path) -> tuple[Any, list[Pinned]]:
-    """A set's config and its pinned files that are still there (a torn or damaged manifest
-    line is skipped: its pin, if any, is removed with the folder)."""
-    from agtaild.config import Config
-
-    config = msgspec.msgpack.decode((folder / CONFIG).read_bytes(), type=Config)
-    pinned: list[Pinned] = []
-    with open(folder / MANIFEST, "rb") as fh:
-        for line in fh:
-            try:
-                name, path, source, agent, main = _decode_entry(line)
-            except msgspec.DecodeError:
-                continue
-            pin = folder / name
-            # A name or path that is not what pin() writes (a damaged or tampered manifest)
-            # would make the archive write outside its folders: skipped.
-            real = from_text(path)
-            if name.isdigit() and pin.is_file() and path_problem(real) is None and real.startswith(f"{agent}/"):
-                pinned.append(Pinned(str(pin), LocalFile(path=real, source=from_text(source), agent=agent), main))
-    return config, pinned
-
-
-def sets(store_root: Path | str) -> Iterator[Path]:
-    """The sets the finisher may take: sealed ones, and those whose process is gone."""
-    root = pins_root(store_root)
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return
-    for name in names:
-        folder = root / name
-        pid, sep, _stamp = name.partition("-")
-        if not sep or not pid.isdigit() or not folder.is_dir():
-            continue
-        if (folder / READY).exists() or (int(pid) != os.getpid() and not process_alive(int(pid))):
-            yield folder
-
-
-def pending(store_root: Path | str) -> int:
-    """Pinned files not yet archived (for doctor): the pins of every set, sealed or not."""
-    root = pins_root(store_root)
-    count = 0
-    try:
-        folders = [root / n for n in os.listdir(root)]
-    except OSError:
-        return 0
-    for folder in folders:
         try:
-            count += sum(1 for n in os.listdir(folder) if n.isdigit())
-        except OSError:
-            continue
-    return count
+            for name in (CONFIG, MANIFEST):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=self.fd)
+        finally:
+            self._close()
+        with contextlib.suppress(OSError, AgtailError):
+            root = open_pins_dir(self.folder.parent.parent, create=False)
+            try:
+                os.rmdir(self.folder.name, dir_fd=root)
+            finally:
+                os.close(root)
+
+    def _close(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
 
 
-def remove(folder: Path) -> None:
-    """Remove a set's folder: its pins (the archive has their bytes now), then the rest."""
+def _what_is_pinned(folder_fd: int, entry: Entry) -> Entry:
+    """``entry`` with the inode it pins and the size and ends of the bytes it holds; OSError
+    when the pin is not a regular file (the native name was a symlink: a hard link to it is
+    one too) or is an SQLite store (copied with its journal, not pinned)."""
+    fd = os.open(entry.pin, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=folder_fd)
     try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return
-    for name in names:
-        (folder / name).unlink(missing_ok=True)
-    try:
-        folder.rmdir()
-    except OSError:
-        pass
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{entry.source} is not a regular file")
+        if os.pread(fd, len(SQLITE_MAGIC), 0) == SQLITE_MAGIC:
+            raise OSError("an SQLite store is copied with its journal, not pinned")
+        ends = file_ends(fd, st.st_size)
+    finally:
+        os.close(fd)
+    return msgspec.structs.replace(entry, dev=st.st_dev, ino=st.st_ino, size=st.st_size, ends=ends)
 
+
+__all__ = ["Entry", "LocalFile", "PinSet", "pins_root"]

@@ -17,17 +17,22 @@ An interrupted conversion leaves every file either plain or stored (or both).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Collection
+import stat
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
+from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive.blobs import STORE_DIR, ZStore
 from agtaild.store.archive.catalog import Row
+from agtaild.store.archive.durable import NOFOLLOW
 from agtaild.store.archive.framing import ArchiveDamaged
-from agtaild.sync.safety import CONFLICT_MARK, PARTIAL_SUFFIX
+from agtaild.store.archive.pinned import OpenSet, Pinned, PinProblem, pins_present
+from agtaild.sync.safety import CONFLICT_MARK, PARTIAL_SUFFIX, open_dir
 
 log = logging.getLogger(__name__)
 #: Written once every legacy plain file of an archive has been converted.
@@ -80,7 +85,7 @@ def _drop_plain(archiver: Any, path: str, source: str | None) -> bool:
         return False
     if not archiver.store.matches(path, str(plain)):
         return False
-    plain.unlink()
+    unlink_view(archiver.root, path)
     return True
 
 
@@ -164,28 +169,40 @@ def prepare_view(
     """Write back the archived files whose native copy is gone; drop redundant view copies
     (and first, with ``convert``, move the plain files of an older archive into the store).
     ``agents``: only their files (an update scoped to some agents' roots). ``present``: native
-    files the update's discovery has just found (OS paths): known to be there."""
+    files the update's discovery has just found (OS paths): known to be there.
+
+    A file pinned by an update and not yet archived by the finisher (agtaild.store.archive.pins)
+    counts as archived: written back from its pin. The pins are listed before the catalog is
+    read, so a file the finisher moves from one to the other meanwhile is seen in either."""
     out = {"converted": 0, "restored": 0, "dropped": 0, "damaged": 0}
     with archiver._lock:
         if convert:
             out["converted"] = convert_legacy(archiver, errors)
-        if not archiver.store.exists():
+        pins = {to_text(p.local.path): (folder, p) for folder, p in pins_present(archiver.store.root)}
+        if not archiver.store.exists() and not pins:
             return out
-        heads = archiver.store.heads()
+        heads = {h[0]: h for h in archiver.store.heads()} if archiver.store.exists() else {}
+        # path -> (native source, unit's main file): the catalog's, or a pin's
+        known = {path: (source, unit) for path, source, unit, _size, _mtime in heads.values()}
+        known.update((path, (to_text(p.local.source), p.main)) for path, (_folder, p) in pins.items() if path not in heads)
         if agents is not None:
-            heads = [h for h in heads if h[0].partition("/")[0] in agents]
+            known = {k: v for k, v in known.items() if k.partition("/")[0] in agents}
         plain = _plain_files(archiver.root)
-        gone = {path for path, source, unit, _size, _mtime in heads if unit and _gone(source, present or ())}
-        for path, _source, unit, size, mtime_ns in heads:
+        gone = {path for path, (source, unit) in known.items() if unit and _gone(source, present or ())}
+        for path, (_source, unit) in known.items():
             if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
+            fs = from_text(path)  # the store takes file-system names, as the index gives them
+            view = archiver.root / fs
             if path in gone or unit in gone:
-                fs = from_text(path)  # the store takes file-system names, as the index gives them
-                view = archiver.root / fs
-                if path in plain and _written_back(archiver, fs, view, size, mtime_ns):
-                    continue
                 try:
-                    archiver.store.materialise(fs, view)
+                    if path in pins and _write_back_pin(archiver, fs, view, pins[path], heads.get(path), path in plain):
+                        out["restored"] += 1
+                        continue
+                    row = archiver.store.get(fs)
+                    if row is None or (path in plain and _written_back(archiver, fs, view, row.size, row.mtime_ns)):
+                        continue
+                    write_view(archiver.root, fs, archiver.store.read(fs), row.mtime_ns)
                     out["restored"] += 1
                 except ArchiveDamaged as exc:
                     out["damaged"] += 1
@@ -196,21 +213,81 @@ def prepare_view(
                             "error": f"archive: {exc.message}; the session is not served from it",
                         }
                     )
-                except OSError as exc:
+                except (OSError, AgtailError) as exc:
                     errors.append(
                         {
                             "path": to_text(str(view)),
                             "agent": path.partition("/")[0],
-                            "error": f"archive: {exc}",
+                            "error": f"archive: {getattr(exc, 'message', None) or exc}",
                         }
                     )
-            elif path in plain:  # a view copy while the native file is there: redundant?
-                fs = from_text(path)
-                view = archiver.root / fs
-                if archiver.store.matches(fs, str(view)):
-                    os.unlink(view)
-                    out["dropped"] += 1
+            elif path in plain and path in heads and archiver.store.matches(fs, str(view)):
+                # a view copy while the native file is there: redundant
+                unlink_view(archiver.root, fs)
+                out["dropped"] += 1
     return out
+
+
+def _write_back_pin(archiver: Any, fs: str, view: Path, pin: tuple[Path, Pinned], head: Any, in_view: bool) -> bool:
+    """Write a pinned file back from its pin, unless the catalog's copy is as new (the
+    finisher got to it) or the view already holds it; False when the catalog's copy is to
+    be written instead (or the pin went meanwhile: the finisher has archived it)."""
+    folder, p = pin
+    try:
+        with OpenSet(folder) as s, s.open_pin(p) as fh:
+            st = os.fstat(fh.fileno())
+            if head is not None and head[4] >= st.st_mtime_ns and head[3] >= st.st_size:
+                return False
+            if in_view:
+                try:
+                    now = os.lstat(view)
+                    if (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
+                        return True
+                except OSError:
+                    pass
+            write_view(archiver.root, fs, iter(lambda: fh.read(1 << 20), b""), st.st_mtime_ns)
+            return True
+    except (FileNotFoundError, PinProblem):
+        return False
+
+
+def write_view(root: Path, fs: str, chunks: Iterable[bytes], mtime_ns: int) -> None:
+    """Write ``fs`` (``agent/rel``) of the view below ``root`` from ``chunks`` (temp file,
+    renamed), every folder opened without following a symlink (Refused when one is in the
+    way: a write-back never lands outside the archive)."""
+    parts = fs.split("/")
+    folder = open_dir(_real(root), parts[:-1], create=True)
+    name, tmp = parts[-1], f".{parts[-1]}.agtail-restore"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for block in chunks:
+                    out.write(block)
+            os.utime(tmp, ns=(mtime_ns, mtime_ns), dir_fd=folder, follow_symlinks=False)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def _real(root: Path) -> Path:
+    """The archive's own folder, where it really is (it may be a symlink: the user's choice of
+    where the data lives; what is below it is agtail's, and no symlink is followed there)."""
+    return Path(os.path.realpath(root))
+
+
+def unlink_view(root: Path, fs: str) -> None:
+    """Remove the view's copy of ``fs``: a regular file, reached without following a symlink."""
+    parts = fs.split("/")
+    folder = open_dir(_real(root), parts[:-1], create=False)
+    try:
+        if stat.S_ISREG(os.lstat(parts[-1], dir_fd=folder).st_mode):
+            os.unlink(parts[-1], dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
 def _written_back(archiver: Any, fs: str, view: Path, size: int, mtime_ns: int) -> bool:
