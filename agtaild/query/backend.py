@@ -6,7 +6,7 @@ same JSON documents, so a command never cares which one it got.
 
 from __future__ import annotations
 
-from agtaild.errors import AgtailError, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
+from agtaild.errors import AgtailError, Busy, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -62,6 +62,7 @@ _ERRORS: dict[str, type[AgtailError]] = {
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "too_large": TooLarge,
+    "busy": Busy,
 }
 
 

@@ -20,6 +20,7 @@ from agtail_client.discovery import STATE_FILE, default_data_dir, read_state, re
 from agtail_client.errors import (
     ApiError,
     BadRequest,
+    Busy,
     Forbidden,
     InternalError,
     MethodNotAllowed,
@@ -39,6 +40,7 @@ __all__ = [
     "STATE_FILE",
     "ApiError",
     "BadRequest",
+    "Busy",
     "Client",
     "EventStream",
     "Forbidden",
