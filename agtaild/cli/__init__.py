@@ -313,9 +313,12 @@ Handler = Callable[[Context], int | None]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command with stdout and stderr behind the sanitiser (agtaild/textsafe.py):
-    everything a person reads goes through it; ``--json`` writes exact bytes underneath."""
+    everything a person reads goes through it; ``--json`` writes exact bytes underneath.
+    Everything it creates is private (agtaild.dirs.private_umask)."""
+    from agtaild.dirs import private_umask
     from agtaild.textsafe import SafeStream
 
+    umask = private_umask()  # everything this command creates: 0600 files, 0700 dirs
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
@@ -326,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reader_gone(out)
     finally:
         sys.stdout, sys.stderr = out, err
+        os.umask(umask)  # as it was (a caller in the same process, e.g. a test, keeps its own)
 
 
 def _reader_gone(out: Any) -> int:

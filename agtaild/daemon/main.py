@@ -330,8 +330,8 @@ async def serve(args: argparse.Namespace) -> int:
 
     from aiohttp import web
 
-    from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
     from agtaild.api.admission import fit_to_open_files
+    from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
     from agtaild.api.guard import GuardedAppRunner, GuardLimits
     from agtaild.api.hub import ChangeHub
     from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
@@ -430,6 +430,16 @@ class VisibleFormatter(logging.Formatter):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agtaild.dirs import private_umask
+
+    umask = private_umask()  # the index, archive, import store, token, socket: 0600 / 0700
+    try:
+        return _main(argv)
+    finally:
+        os.umask(umask)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
