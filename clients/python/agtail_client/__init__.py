@@ -32,6 +32,7 @@ from agtail_client.errors import (
     error_for,
 )
 from agtail_client.sse import EventStream, SseEvent
+from agtail_client.transport import InsecureConnectionWarning, InsecureServer, check_url
 
 __version__ = "0.2.0"
 
@@ -44,6 +45,8 @@ __all__ = [
     "Client",
     "EventStream",
     "Forbidden",
+    "InsecureConnectionWarning",
+    "InsecureServer",
     "InternalError",
     "MethodNotAllowed",
     "NotFound",
@@ -52,6 +55,7 @@ __all__ = [
     "TooLarge",
     "Unauthorized",
     "Unreachable",
+    "check_url",
     "default_data_dir",
     "error_for",
     "read_state",
