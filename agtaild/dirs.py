@@ -16,6 +16,20 @@ from pathlib import Path
 
 APP = "agtail"
 
+#: The umask bits every agtail process adds at start-up: what it creates is the user's alone,
+#: files 0600 and directories 0700 (transcripts, the index of them, the archive, the token;
+#: SQLite makes its -wal and -shm files with the mode of their database).
+PRIVATE_UMASK = 0o077
+
+
+def private_umask() -> int:
+    """From now on, create every file 0600 and every directory 0700 at most (a stricter umask
+    already set is kept); returns the umask before. Called once at the start of the daemon,
+    of the CLI, and of the archive's finisher and mirror processes."""
+    old = os.umask(PRIVATE_UMASK)
+    os.umask(old | PRIVATE_UMASK)
+    return old
+
 
 def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
     """``$AGTAIL_DATA_DIR``, else the platform user data dir (``$XDG_DATA_HOME/agtail``, else

@@ -8,6 +8,7 @@ AgtailError
 ├── Unauthorized    missing or wrong token           exit 1 · HTTP 401 · code "unauthorized"
 ├── Forbidden       bad Host/Origin                  exit 1 · HTTP 403 · code "forbidden"
 ├── TooLarge        request or file over a limit     exit 1 · HTTP 413 · code "too_large"
+├── Busy            no room for one more connection  exit 1 · HTTP 503 · code "busy"
 └── (itself)        anything else we raise on purpose exit 1 · HTTP 500 · code "error"
 
 Messages are for people: say what went wrong and, where possible, how to fix it.
@@ -61,6 +62,12 @@ class TooLarge(AgtailError):
     exit_code = 1
     http_status = 413
     code = "too_large"
+
+
+class Busy(AgtailError):
+    exit_code = 1
+    http_status = 503
+    code = "busy"
 
 
 def error_body(err: AgtailError) -> dict[str, object]:

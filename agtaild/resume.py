@@ -4,9 +4,14 @@ The adapter knows the command (``claude --resume ID``, ``codex resume ID``, …)
 directory to run it in (the session's first recorded cwd). Sessions read from the import
 store came from another machine and sessions read from the archive were deleted by their
 agent: the agent itself has no such session any more, so both are refused (exit 3, HTTP 409)
-instead of starting an agent that would fail or, worse, start a fresh session.
+instead of starting an agent that would fail or, worse, start a fresh session. So is a
+recorded directory that is not an absolute path (``relsub``, ``-rf``): it would be taken from
+wherever agtail runs, and the agent would work there.
 
 ``resume_command`` is the service method ``resume.command`` (JSON-RPC and REST).
+:func:`verified_resume` is what `agtail resume` and `pick` run: a command built by this
+process's own adapter, never an argv a daemon or server answered (AGTAIL_SERVER may name any
+machine, and whoever runs it would choose the program).
 """
 
 from __future__ import annotations
@@ -61,7 +66,15 @@ def resume_for_session(doc: dict[str, Any] | Session) -> dict[str, Any]:
         detail = "a subagent's transcript" if session.parent is not None else "this session"
         raise Refused(f"{name} has no command to resume {detail} ({session.agent}:{session.id})")
     check_argv(adapter, session, command.argv)
-    cwd = command.cwd
+    cwd = command.cwd or None
+    if cwd is not None and not os.path.isabs(cwd):
+        import shlex
+
+        raise Refused(
+            f"{session.agent}:{session.id} recorded its directory as {cwd!r}, which is not an absolute path: "
+            "it would be taken from wherever agtail runs, so agtail does not resume it. Go to the "
+            f"session's project yourself and run: {shlex.join(command.argv)}"
+        )
     return {
         "agent": session.agent,
         "id": session.id,
@@ -89,6 +102,38 @@ def check_argv(adapter: Any, session: Session, argv: list[str]) -> None:
         value = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else arg
         if value in from_session and value.startswith("-"):
             raise Refused(f"{ref!r}: {value!r} would be read as an option by the agent; refusing to resume")
+
+
+def verified_resume(backend: Any, agent: str, sid: str) -> dict[str, Any]:
+    """The command to resume AGENT:ID, as THIS process's adapter builds it from the session's
+    document, for `agtail resume` and `pick` to run.
+
+    Whoever answers (the embedded index, the local daemon, a server named by AGTAIL_SERVER)
+    is asked ``resume.command`` first, so that its refusals stand (imported, archived, another
+    machine's session on a team server), then ``sessions.get``. The command is built here from
+    that document, under the same rules as everywhere (the id's pattern, nothing from the
+    session that looks like an option, an absolute directory); an answer whose argv or
+    directory is not exactly that command is refused, and its argv never run."""
+    answer = backend.call("resume.command", {"agent": agent, "id": sid})
+    if not isinstance(answer, dict) or not isinstance(answer.get("id"), str):
+        raise Refused(f"the answer to resume.command for {agent}:{sid} is not one agtail gives: refusing to resume")
+    doc = backend.call("sessions.get", {"agent": agent, "id": answer["id"]})
+    session = doc.get("session") if isinstance(doc, dict) else None
+    if not isinstance(session, dict) or session.get("agent") != agent or session.get("id") != answer["id"]:
+        raise Refused(f"the session document for {agent}:{answer['id']} is not that session's: refusing to resume")
+    try:
+        local = resume_for_session(session)
+    except (msgspec.ValidationError, TypeError) as err:
+        raise Refused(f"the session document for {agent}:{answer['id']} is not one agtail understands ({err}): "
+                      "refusing to resume") from None
+    theirs = (answer.get("argv"), answer.get("cwd") or None)
+    if theirs != (local["argv"], local["cwd"]):
+        raise Refused(
+            f"{agent}:{local['id']}: the daemon answered the command {theirs[0]!r} in {theirs[1]!r}, but this "
+            f"agtail builds {local['argv']!r} in {local['cwd']!r} for that session; agtail runs only a command it "
+            "built itself (is the daemon or server another version of agtail, or not agtail?)"
+        )
+    return local
 
 
 def resume_command(service: Any, params: dict[str, Any]) -> dict[str, Any]:

@@ -138,17 +138,22 @@ def test_the_daemon_keeps_answering_through_every_attack(daemon: DaemonProc) -> 
             s.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             slow.append(s)
         assert tcp.health()["ok"] is True
-        # Too many connections: past the per-client cap they are closed at once.
+        # Many connections that never authenticate: they take no authenticated client's place
+        # (tests/test_http_crowd.py crowds it with 1,300), and none outlives its deadline of 5 s.
         crowd = [socket.create_connection((host, int(port)), timeout=5) for _ in range(80)]
         time.sleep(0.3)
+        assert tcp.health()["ok"] is True
+        deadline = time.monotonic() + 8
         closed = 0
-        for s in crowd:
-            s.settimeout(0.05)
+        for s in [*slow, *crowd]:
+            s.settimeout(max(0.05, deadline - time.monotonic()))
             try:
                 closed += s.recv(1) == b""
-            except (TimeoutError, ConnectionResetError):
-                closed += isinstance(sys.exc_info()[1], ConnectionResetError)
-        assert closed >= 80 + 20 - 64
+            except ConnectionResetError:
+                closed += 1
+            except TimeoutError:
+                pass
+        assert closed == 100
         for s in [*slow, *crowd]:
             s.close()
 

@@ -72,9 +72,7 @@ def execute(steps: list[Step]) -> list[dict[str, Any]]:
             step.path.mkdir(parents=True, exist_ok=True, mode=0o700)
         elif step.action == "write":
             assert step.path is not None
-            tmp = step.path.with_name(step.path.name + ".tmp")
-            tmp.write_text(step.text, encoding="utf-8")
-            os.replace(tmp, step.path)
+            write_atomically(step.path, step.text)
         elif step.action == "remove":
             assert step.path is not None
             step.path.unlink(missing_ok=True)
@@ -82,6 +80,28 @@ def execute(steps: list[Step]) -> list[dict[str, Any]]:
             doc["exit"] = run(step.argv, check=step.check).returncode
         done.append(doc)
     return done
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``path`` holds ``text`` (UTF-8) whole, or is left as it was: the text is encoded first,
+    written to a temporary file beside it, flushed to disk and renamed over it; the temporary
+    file is removed on any failure (a unit half written, or a stray .tmp, is never left)."""
+    import tempfile
+
+    data = text.encode("utf-8")  # before any file exists: a text that cannot be written stops here
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def last_error(lines: list[str]) -> str | None:

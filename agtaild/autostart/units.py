@@ -6,6 +6,12 @@ are their rendering for a generic ``~/.local/bin`` install, and `agtail service 
 renders them for this installation: the agtaild next to the running interpreter, the data dir,
 and the environment that moved the agents' roots. A test keeps the repository copies equal to
 the generic rendering, so the two never drift apart.
+
+Both files are UTF-8 text, and neither can name a path that is not UTF-8: a property list is
+XML (characters, not bytes), and systemd ignores an ``Environment=`` that is not UTF-8 (so the
+daemon would read the wrong roots) while a path setting like ``ReadWritePaths=`` takes no
+escape for a raw byte. Such a name (the data dir, a root, the installation, a variable) is
+refused with a sentence that names it, before anything is written or printed.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from agtaild.errors import UsageError
+from agtaild.fsnames import to_text
 
 UNIT_NAME = "agtaild.service"
 LABEL = "dev.agtail.agtaild"
@@ -51,12 +58,30 @@ def moved_roots_env(environ: Mapping[str, str], adapter_env: Sequence[str]) -> d
     return {name: environ[name] for name in sorted(names) if environ.get(name)}
 
 
+def require_utf8(value: str, what: str) -> str:
+    """``value`` when it can be written into a unit file (UTF-8); else the sentence why not."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"cannot write the service: {what} '{to_text(value)}' is not valid UTF-8, and systemd units and "
+            "launchd property lists can only name UTF-8 paths and values: rename it, or choose one whose name "
+            "is UTF-8"
+        ) from None
+    return value
+
+
 def installation(
     data_dir: str, environ: Mapping[str, str], adapter_env: Sequence[str], root_options: Sequence[str], only_roots: bool,
     log_path: str = "",
 ) -> Installation:
-    """This installation's service: absolute paths only (a service has no cwd or shell)."""
+    """This installation's service: absolute paths only (a service has no cwd or shell), all
+    of them UTF-8 (:func:`require_utf8`)."""
     daemon = agtaild_path()
+    require_utf8(sys.executable, "the installation (the Python that runs agtail)")
+    require_utf8(str(daemon), "the agtaild program")
+    require_utf8(data_dir, "the data dir")
+    require_utf8(log_path, "the log file")
     argv = [str(daemon), "--data-dir", data_dir]
     if only_roots:
         argv.append("--only-roots")
@@ -64,8 +89,11 @@ def installation(
         agent, sep, path = option.partition("=")
         if not sep or not agent or not path:
             raise UsageError(f"--root expects AGENT=PATH, got {option!r}")
-        argv += ["--root", f"{agent}={Path(path).expanduser().absolute()}"]
+        argv += ["--root", require_utf8(f"{agent}={Path(path).expanduser().absolute()}", "the root")]
     env = {"PYTHONUNBUFFERED": "1", **moved_roots_env(environ, adapter_env)}
+    for name, value in env.items():
+        require_utf8(name, "the variable name")
+        require_utf8(value, f"the value of {name}")
     return Installation(argv=argv, env=env, data_dir=data_dir, log_path=log_path)
 
 

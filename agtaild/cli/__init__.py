@@ -65,7 +65,7 @@ COMMANDS: dict[str, str] = {
 #: Global options that take a value (and the flags that do not), as the command line may give
 #: them before the command.
 _VALUE_OPTIONS = ("--data-dir", "--root")
-_FLAG_OPTIONS = ("--only-roots", "--no-daemon", "--json")
+_FLAG_OPTIONS = ("--only-roots", "--no-daemon", "--json", "--insecure")
 
 
 class Context:
@@ -230,6 +230,13 @@ def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
         default=d if for_subcommand else False,
         help="print one JSON document on stdout",
     )
+    g.add_argument(
+        "--insecure",
+        action="store_true",
+        default=d if for_subcommand else False,
+        help="allow AGTAIL_SERVER and http:// sync remotes on plain http to a host that is not loopback: the "
+        "token and transcripts cross the network in clear (env: AGTAIL_INSECURE=1)",
+    )
     return p
 
 
@@ -317,9 +324,13 @@ Handler = Callable[[Context], int | None]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command with stdout and stderr behind the sanitiser (agtaild/textsafe.py):
-    everything a person reads goes through it; ``--json`` writes exact bytes underneath."""
+    everything a person reads goes through it; ``--json`` writes exact bytes underneath.
+    Everything it creates is private (agtaild.dirs.private_umask)."""
+    from agtaild.dirs import private_umask
     from agtaild.textsafe import SafeStream
 
+    umask = private_umask()  # everything this command creates: 0600 files, 0700 dirs
+    insecure = os.environ.get("AGTAIL_INSECURE")
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
@@ -330,6 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reader_gone(out)
     finally:
         sys.stdout, sys.stderr = out, err
+        os.umask(umask)  # as it was (a caller in the same process, e.g. a test, keeps its own)
+        if insecure is None:
+            os.environ.pop("AGTAIL_INSECURE", None)
+        else:
+            os.environ["AGTAIL_INSECURE"] = insecure
 
 
 def _reader_gone(out: Any) -> int:
@@ -353,6 +369,8 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return 2
     ctx = Context(args)
+    if getattr(args, "insecure", False):  # every client of this command sees the opt-in (agtail_client)
+        os.environ["AGTAIL_INSECURE"] = "1"
     try:
         code = handler(ctx)
     except AgtailError as err:

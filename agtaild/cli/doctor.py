@@ -5,7 +5,8 @@ Agents delete their own transcripts: Claude Code prunes sessions older than
 The doctor says so, and whether agtail's archive (which keeps them anyway) is on and how big
 it is. It also reports tools sync uses (rsync, fzf) and leftovers of interrupted transfers, and
 each agent found with its roots, sessions and unmapped share per format version
-(:mod:`agtaild.cli.doctor_agents`).
+(:mod:`agtaild.cli.doctor_agents`), and what in the data dir other users could read
+(:mod:`agtaild.cli.doctor_modes`).
 """
 
 from __future__ import annotations
@@ -185,6 +186,12 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
         checks.append(_check("data dir", "error", f"{data} is not writable; fix its permissions"))
     else:
         checks.append(_check("data dir", "ok", str(data)))
+    if data.is_dir():
+        from agtaild.cli.doctor_modes import permissions_check
+        from agtaild.store.archive.blobs import STORE_DIR
+        from agtaild.store.archive.pins import pins_root
+
+        checks.append(permissions_check(data, pins_root(Path(config.archive_dir) / STORE_DIR)))
     checks.append(index_check(config))
     checks.append(runtime_check(env))
     checks.extend(discovery_checks(config))

@@ -1,7 +1,9 @@
 """`agtail resume AGENT:ID` and `agtail pick`: back into a session with its own agent.
 
-The agent runs as a child in the session's directory, with the terminal; agtail ignores
-Ctrl-C meanwhile (the agent handles it) and exits with the agent's exit code.
+The agent runs as a child in the session's directory (an absolute one that exists, or else
+none is run), with the terminal; agtail ignores Ctrl-C meanwhile (the agent handles it) and
+exits with the agent's exit code. The command is always built here by the session's adapter,
+whoever answered the query (agtaild.resume.verified_resume).
 """
 
 from __future__ import annotations
@@ -35,9 +37,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _resume_info(ctx: Any, agent: str, sid: str) -> dict[str, Any]:
+    """The command, built by this process's adapter (agtaild.resume.verified_resume): an argv
+    a daemon or AGTAIL_SERVER answered is never run."""
+    from agtaild.resume import verified_resume
+
     backend = ctx.backend()
     try:
-        return dict(backend.call("resume.command", {"agent": agent, "id": sid}))
+        return verified_resume(backend, agent, sid)
     finally:
         backend.close()
 
@@ -52,10 +58,10 @@ def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
         return 0
     argv: list[str] = info["argv"]
     cwd = info.get("cwd")
-    if cwd and not info.get("cwd_exists"):
+    if cwd and not os.path.isdir(cwd):
         raise NotFound(
-            f"the session's directory {cwd} no longer exists; recreate it (or check it out again) and "
-            "retry, or see the command with `agtail resume --print`"
+            f"the session's directory {cwd} no longer exists (or is not a directory); recreate it (or check "
+            "it out again) and retry, or see the command with `agtail resume --print`"
         )
     if shutil.which(argv[0]) is None:
         raise AgtailError(f"{argv[0]!r} is not on PATH; install {info['agent']} or add it to PATH, then retry")

@@ -63,6 +63,9 @@ def _install(ctx: Any, manager: Any, data_dir: Path) -> int:
         agent = option.partition("=")[0]
         if agent not in {a.id for a in adapters}:
             raise UsageError(f"--root {option}: unknown agent {agent!r} (known: {', '.join(sorted(a.id for a in adapters))})")
+    from agtaild.autostart.units import require_utf8
+
+    require_utf8(str(manager.path), "the service file")
     log_path = str(getattr(manager, "log_path", ""))
     inst = installation(str(data_dir), os.environ, adapter_env, ctx.root_options, ctx.only_roots, log_path)
     if not Path(inst.argv[0]).exists() and not ctx.args.dry_run:

@@ -49,6 +49,10 @@ log = logging.getLogger("agtaild")
 
 DEFAULT_LISTEN = "127.0.0.1:7717"
 STATE_FILE = "agtaild.json"
+#: listen() backlog of the TCP socket (the kernel caps it at net.core.somaxconn) and the most
+#: connections asyncio accepts in one turn of the event loop.
+TCP_BACKLOG = 2048
+ACCEPT_BATCH = 32
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -344,8 +348,9 @@ async def serve(args: argparse.Namespace) -> int:
 
     from aiohttp import web
 
+    from agtaild.api.admission import fit_to_open_files
     from agtaild.api.app import MAX_HEADER_FIELD, MAX_REQUEST_LINE, create_app
-    from agtaild.api.guard import GuardedAppRunner
+    from agtaild.api.guard import GuardedAppRunner, GuardLimits
     from agtaild.api.hub import ChangeHub
     from agtaild.api.security import LOOPBACK_HOSTS, Security, ensure_private_dir, load_or_create_token
 
@@ -374,7 +379,7 @@ async def serve(args: argparse.Namespace) -> int:
         service, methods, update, health, background = await local_parts(args, config, hub, state, serving)
     app = create_app(service, methods=methods, security=security, hub=hub, update=update, health=health)
     app.cleanup_ctx.append(background)
-    runner = GuardedAppRunner(app, access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
+    runner = GuardedAppRunner(app, limits=fit_to_open_files(GuardLimits()), access_log=log.getChild("access") if log.isEnabledFor(logging.DEBUG) else None,
                            shutdown_timeout=5.0, max_line_size=MAX_REQUEST_LINE,
                            max_field_size=MAX_HEADER_FIELD)
     stop = asyncio.Event()
@@ -391,7 +396,12 @@ async def serve(args: argparse.Namespace) -> int:
             await web.SockSite(runner, sock).start()
         if listen is not None:
             tcp = tcp_socket(*listen)
-            await web.SockSite(runner, tcp).start()
+            await web.SockSite(runner, tcp, backlog=ACCEPT_BATCH).start()
+            # asyncio accepts up to `backlog` connections per turn of the loop and sets them
+            # all up before it reads any request: a small batch keeps a crowd from delaying
+            # the answers of a whole turn, and a deep kernel queue (listen() again) keeps the
+            # kernel from dropping everyone's SYNs (a 1 s retry) while the crowd is accepted.
+            tcp.listen(TCP_BACKLOG)
             host, port = tcp.getsockname()[:2]
             url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         state.update({"url": url, "socket": str(sock_path) if sock_path else None, "data_dir": str(data_dir)})
@@ -438,6 +448,16 @@ class VisibleFormatter(logging.Formatter):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agtaild.dirs import private_umask
+
+    umask = private_umask()  # the index, archive, import store, token, socket: 0600 / 0700
+    try:
+        return _main(argv)
+    finally:
+        os.umask(umask)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -6,7 +6,7 @@ same JSON documents, so a command never cares which one it got.
 
 from __future__ import annotations
 
-from agtaild.errors import AgtailError, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
+from agtaild.errors import AgtailError, Busy, Forbidden, NotFound, Refused, TooLarge, Unauthorized, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -44,6 +44,9 @@ class DaemonBackend:
 
         try:
             return self.client.call(method, params)
+        except TimeoutError as err:
+            where = self.client.url or self.client.socket_path
+            raise AgtailError(f"agtaild at {where} sent no whole answer in time ({err}); try again") from None
         except Unreachable as err:
             raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
         except ApiError as err:
@@ -62,6 +65,7 @@ _ERRORS: dict[str, type[AgtailError]] = {
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "too_large": TooLarge,
+    "busy": Busy,
 }
 
 
@@ -98,13 +102,17 @@ def daemon_backend(ctx: Any) -> Backend | None:
 
 def server_backend() -> Backend | None:
     """``AGTAIL_SERVER`` (a daemon's URL, e.g. a team server behind TLS) with its token from
-    ``AGTAIL_TOKEN`` or the file named by ``AGTAIL_TOKEN_FILE``: then that daemon answers."""
+    ``AGTAIL_TOKEN`` or the file named by ``AGTAIL_TOKEN_FILE``: then that daemon answers.
+    Plain http:// only to loopback, unless AGTAIL_INSECURE=1 (what `agtail --insecure` sets):
+    then with a warning on stderr."""
     import os
 
     url = os.environ.get("AGTAIL_SERVER")
     if not url:
         return None
     from agtail_client import Client
+
+    checked_url(url, "AGTAIL_SERVER")  # refused here, or warned about once
 
     token = os.environ.get("AGTAIL_TOKEN")
     token_file = os.environ.get("AGTAIL_TOKEN_FILE")
@@ -114,10 +122,31 @@ def server_backend() -> Backend | None:
                 token = f.read().strip()
         except OSError as err:
             raise AgtailError(f"AGTAIL_TOKEN_FILE {token_file}: {err.strerror}") from None
+    import warnings
+
+    with warnings.catch_warnings():  # said once, above, in agtail's own words
+        warnings.simplefilter("ignore")
+        client = Client(url=url, token=token or None)
+    return DaemonBackend(client)
+
+
+def checked_url(url: str, what: str) -> str | None:
+    """``url`` may carry a token (https, or http to loopback): None. http to anywhere else
+    with the opt-in (AGTAIL_INSECURE=1): the warning, already written to stderr. Otherwise a
+    UsageError (exit 2) that says why and what to do."""
+    import sys
+
+    from agtail_client import InsecureServer, check_url
+
     try:
-        return DaemonBackend(Client(url=url, token=token or None))
+        warning = check_url(url)
+    except InsecureServer as err:
+        raise UsageError(f"{what}: {err}") from None
     except ValueError as err:
-        raise UsageError(f"AGTAIL_SERVER {url!r} is not a daemon URL ({err})") from None
+        raise UsageError(f"{what} {url!r} is not a daemon URL ({err})") from None
+    if warning is not None:
+        print(f"agtail: warning: {warning}", file=sys.stderr)
+    return warning
 
 
 def open_backend(ctx: Any) -> Backend:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -43,6 +44,14 @@ class HttpClient:
             raise UsageError(f"{base_url!r} is not a valid URL ({exc}); write http(s)://host:port") from None
         if parsed.scheme not in {"http", "https"} or not parsed.hostname:
             raise UsageError(f"{base_url!r} is not an http(s)://host:port URL of another agtaild")
+        from agtail_client import InsecureServer, check_url
+
+        try:  # plain http only to loopback, or with AGTAIL_INSECURE=1 (and a warning)
+            warning = check_url(base_url)
+        except InsecureServer as err:
+            raise UsageError(str(err)) from None
+        if warning is not None:
+            print(f"agtail: warning: {warning}", file=sys.stderr)
         self.base = base_url.rstrip("/")
         self.token = token
 

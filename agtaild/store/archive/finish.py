@@ -362,6 +362,9 @@ def wait(store_root: Path | str, timeout: float) -> bool:
 
 
 def main(argv: list[str]) -> int:
+    from agtaild.dirs import private_umask
+
+    private_umask()  # a process of its own: its blobs and catalog are 0600 whoever started it
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     if len(argv) != 1:
         print("usage: python -m agtaild.store.archive.finish ARCHIVE_STORE_DIR", file=sys.stderr)

@@ -131,8 +131,10 @@ def _received(conn: Any) -> Iterator[list[bytes]]:
 def serve(conn: Any, config_raw: bytes) -> None:
     """The mirror process: archive each unit received, flush at the end, answer the report."""
     from agtaild.adapters import get_adapter
+    from agtaild.dirs import private_umask
     from agtaild.store.archive.archiver import Archiver
 
+    private_umask()  # a process of its own (spawned or forked): what it stores is 0600
     try:
         os.nice(NICENESS)
     except OSError:  # not allowed here: the mirror runs at the index's priority

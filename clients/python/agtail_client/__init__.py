@@ -20,6 +20,7 @@ from agtail_client.discovery import STATE_FILE, default_data_dir, read_state, re
 from agtail_client.errors import (
     ApiError,
     BadRequest,
+    Busy,
     Forbidden,
     InternalError,
     MethodNotAllowed,
@@ -31,6 +32,7 @@ from agtail_client.errors import (
     error_for,
 )
 from agtail_client.sse import EventStream, SseEvent
+from agtail_client.transport import InsecureConnectionWarning, InsecureServer, check_url
 
 __version__ = "0.2.0"
 
@@ -39,9 +41,12 @@ __all__ = [
     "STATE_FILE",
     "ApiError",
     "BadRequest",
+    "Busy",
     "Client",
     "EventStream",
     "Forbidden",
+    "InsecureConnectionWarning",
+    "InsecureServer",
     "InternalError",
     "MethodNotAllowed",
     "NotFound",
@@ -50,6 +55,7 @@ __all__ = [
     "TooLarge",
     "Unauthorized",
     "Unreachable",
+    "check_url",
     "default_data_dir",
     "error_for",
     "read_state",

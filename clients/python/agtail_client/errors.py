@@ -73,6 +73,12 @@ class TooLarge(ApiError):
     code_name = "too_large"
 
 
+class Busy(ApiError):
+    """The daemon has no room for one more authenticated connection right now (HTTP 503)."""
+
+    code_name = "busy"
+
+
 class InternalError(ApiError):
     """A bug in agtaild (its log has the traceback)."""
 
@@ -90,7 +96,7 @@ class Unreachable(ApiError):
 
 _BY_CODE: dict[str, type[ApiError]] = {
     cls.code_name: cls
-    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Refused, TooLarge, InternalError)
+    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Refused, TooLarge, Busy, InternalError)
 }
 
 #: JSON-RPC's own codes, for errors that carry no agtail code in ``data``.

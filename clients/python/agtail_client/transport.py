@@ -5,6 +5,13 @@ Requests and answers go over the small HTTP/1.1 exchange of ``wire`` on a plain 
 http.client is imported only to follow a stream. (The `agtail` CLI imports this module on every
 command against a daemon, and importing http.client would cost more than the command itself.)
 Not thread-safe: one client per thread.
+
+Plain ``http://`` is accepted only to a loopback host: anywhere else the token and every
+transcript would cross the network in clear, so it is refused (:class:`InsecureServer`)
+unless the caller opts in (``insecure=True``, or ``AGTAIL_INSECURE=1`` in the environment),
+and then a warning says so (:class:`InsecureConnectionWarning`, shown on stderr by default).
+Every request has a total deadline (``timeout``): a server that trickles its answer a byte at
+a time does not hold the caller past it.
 """
 
 from __future__ import annotations
@@ -29,16 +36,78 @@ if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/tes
 API = "/api/v1"
 
 
+#: Host names that always mean this machine (besides 127.0.0.0/8 and ::1).
+LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "localhost.localdomain"})
+
+
+class InsecureServer(ValueError):
+    """An ``http://`` URL to a host that is not loopback, without the opt-in."""
+
+
+class InsecureConnectionWarning(UserWarning):
+    """An ``http://`` URL to a host that is not loopback, used because the caller opted in."""
+
+
+def is_loopback(host: str) -> bool:
+    """Does ``host`` (a name or an address, as in a URL) always mean this machine?"""
+    import ipaddress
+
+    host = host.strip("[]").partition("%")[0].lower().rstrip(".")
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def insecure_allowed(insecure: bool | None = None) -> bool:
+    """``insecure`` when given, else whether ``AGTAIL_INSECURE`` is set to 1 (or true/yes)."""
+    if insecure is not None:
+        return insecure
+    return os.environ.get("AGTAIL_INSECURE", "").strip().lower() in ("1", "true", "yes")
+
+
+def check_url(url: str, *, insecure: bool | None = None) -> str | None:
+    """Is ``url`` safe to send a token to? None when it is (https, or http to loopback); the
+    warning to show when it is not but the caller opted in; InsecureServer otherwise (and
+    ValueError when it is no http(s) URL at all)."""
+    host, port = host_port(url)
+    if is_tls(url) or is_loopback(host):
+        return None
+    where = f"{host}:{port}"
+    if not insecure_allowed(insecure):
+        raise InsecureServer(
+            f"{url} is plain http to {where}, which is not this machine: the token and the transcripts would "
+            "cross the network in clear. Use https:// (a TLS proxy in front of agtaild, docs/team.md) or an ssh "
+            "tunnel to 127.0.0.1; or, knowing that, pass --insecure (AGTAIL_INSECURE=1)"
+        )
+    return f"talking to {url} over plain http: the token and the transcripts cross the network to {where} in clear"
+
+
 class Transport:
     """The wire half of :class:`agtail_client.Client`: addresses, requests, errors."""
 
     def __init__(
-        self, *, socket_path: str | None = None, url: str | None = None, token: str | None = None, timeout: float = 30.0
+        self,
+        *,
+        socket_path: str | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        timeout: float = 30.0,
+        insecure: bool | None = None,
     ) -> None:
+        """``timeout``: the most any one request may take, whole (connect, send, answer);
+        ``insecure``: allow plain http:// to a host that is not loopback (default: only when
+        ``AGTAIL_INSECURE=1``), with an InsecureConnectionWarning."""
         if not socket_path and not url:
             raise ValueError("give socket_path or url")
         if not socket_path:
-            host_port(url)  # a bad URL is an error now, not at the first call
+            warning = check_url(str(url), insecure=insecure)  # a bad URL is an error now, not at the first call
+            if warning is not None:
+                import warnings
+
+                warnings.warn(warning, InsecureConnectionWarning, stacklevel=2)
         self.socket_path = socket_path
         self.url = url
         self.token = token

@@ -3,15 +3,15 @@
 Importing http.client (and the email package under it) takes longer than a CLI command
 against a running daemon takes to run, so plain request/response calls go through here;
 only following an SSE stream (`agtail tail -f`) uses http.client.
+
+Each exchange has one deadline for the whole of it: a socket timeout alone bounds each read,
+and a server that sends one byte a second would keep `agtail list` waiting for ever.
 """
 
 from __future__ import annotations
 
 import socket
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
-    from typing import BinaryIO
+import time
 
 #: Limits on what the daemon may answer, as http.client has them.
 _MAXLINE = 65536
@@ -36,7 +36,7 @@ class Connection:
         self.address = (host, port)
         self.host_header = _host_header(host, port)
         self.sock: socket.socket | None = None
-        self._file: BinaryIO | None = None
+        self._file: _DeadlineReader | None = None
 
     def connect(self, timeout: float | None) -> None:
         if self.socket_path:
@@ -62,17 +62,20 @@ class Connection:
                     sock.close()
                     raise
         self.sock = sock
-        self._file = sock.makefile("rb")
+        self._file = _DeadlineReader(sock)
 
     def exchange(
         self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float | None
     ) -> tuple[int, bytes]:
-        """Send one request, read its answer → (status, body)."""
+        """Send one request, read its answer → (status, body), all within ``timeout`` seconds
+        (TimeoutError past it; None: no deadline)."""
         head = _request_head(method, path, body, headers, self.host_header)
+        deadline = None if timeout is None else time.monotonic() + timeout
         if self.sock is None:
             self.connect(timeout)
         assert self.sock is not None and self._file is not None
-        self.sock.settimeout(timeout)  # each request its own (a kept-alive socket keeps the last one)
+        self._file.deadline, self._file.timeout = deadline, timeout
+        self._file.arm()  # each request its own (a kept-alive socket keeps the last one)
         self.sock.sendall(head + body if body else head)
         fp = self._file
         while True:
@@ -107,6 +110,63 @@ class Connection:
             file.close()
         if sock is not None:
             sock.close()
+
+
+class _DeadlineReader:
+    """``sock.makefile("rb")`` for what the exchange reads (readline, read), with a deadline
+    for the whole answer: every wait on the socket gets only the time left."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+        self.deadline: float | None = None
+        self.timeout: float | None = None
+
+    def arm(self) -> None:
+        """Give the socket the time left (TimeoutError when there is none)."""
+        if self.deadline is None:
+            self.sock.settimeout(None)
+            return
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no whole answer within {self.timeout:g} s")
+        self.sock.settimeout(left)
+
+    def _fill(self) -> bool:
+        """Read more into the buffer; False at the end of the stream."""
+        self.arm()
+        try:
+            chunk = self.sock.recv(65536)
+        except TimeoutError:
+            raise TimeoutError(f"no whole answer within {self.timeout:g} s") from None
+        if not chunk:
+            return False
+        self.buffer += chunk
+        return True
+
+    def readline(self, limit: int = -1) -> bytes:
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0 and (limit < 0 or end < limit):
+                return self._take(end + 1)
+            if 0 <= limit <= len(self.buffer):
+                return self._take(limit)
+            if not self._fill():
+                return self._take(len(self.buffer))
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self.buffer) < size:
+            if not self._fill():
+                break
+        return self._take(len(self.buffer) if size < 0 else min(size, len(self.buffer)))
+
+    def _take(self, n: int) -> bytes:
+        data = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return data
+
+    def close(self) -> None:
+        self.buffer.clear()
 
 
 def _host_header(host: str, port: int) -> str:
@@ -151,7 +211,7 @@ def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def _header_fields(fp: BinaryIO) -> dict[str, str]:
+def _header_fields(fp: _DeadlineReader) -> dict[str, str]:
     fields: dict[str, str] = {}
     for _ in range(_MAXHEADERS + 1):
         line = fp.readline(_MAXLINE + 1)
@@ -164,7 +224,7 @@ def _header_fields(fp: BinaryIO) -> dict[str, str]:
     raise ConnectionError(f"agtaild answered more than {_MAXHEADERS} headers")
 
 
-def _read_chunked(fp: BinaryIO) -> bytes:
+def _read_chunked(fp: _DeadlineReader) -> bytes:
     chunks: list[bytes] = []
     while True:
         line = fp.readline(_MAXLINE + 1)
