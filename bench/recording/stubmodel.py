@@ -8,7 +8,7 @@ tag ``[[S:agent/scenario]]`` that every recorded prompt carries on its first lin
 the number of assistant turns since the last tagged message, so tool round trips advance it.
 
 Each request is appended to ``--log`` (JSON lines) so the tool schemas an agent offers can be
-read back when its script is written. Scripts live in ``scripts.py`` beside this file.
+read back when its script is written. Scripts live in ``stub_scripts.py`` beside this file.
 
 Run: ``python3 stubmodel.py --port 8765 --log /tmp/requests.jsonl``.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scripts import Reply, plan_reply  # noqa: E402
+from stub_scripts import Reply, plan_reply
 
 TAG = re.compile(r"\[\[S:([\w.-]+)/([\w.-]+)\]\]")
 MODEL = "stub-model"
@@ -66,11 +66,12 @@ def conversation_state(messages: list[dict[str, Any]]) -> tuple[str, str, int, l
     # One assistant turn may arrive as several consecutive assistant messages (text, then the
     # tool call): count runs, not messages.
     step, prev = 0, False
-    for m in later:
-        is_assistant = m.get("role") == "assistant" or m.get("type") == "function_call"
+    for item in later:
+        is_assistant = item.get("role") == "assistant" or item.get("type") == "function_call"
         step += is_assistant and not prev
         prev = is_assistant
-    return agent, scenario, step, [_text_of(m.get("content") or m.get("output")) for m in later]
+    texts = [_text_of(item.get("content") or item.get("output")) for item in later]
+    return agent, scenario, step, texts
 
 
 def _usage(body: dict[str, Any], reply: Reply) -> tuple[int, int]:
@@ -83,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: StubServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _send_json(self, code: int, obj: Any) -> None:
@@ -109,14 +110,14 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(chunk.encode())
         self.wfile.flush()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             self._send_json(200, {"object": "list", "data": [
                 {"id": MODEL, "object": "model", "created": 0, "owned_by": "stub"}]})
         else:
             self._send_json(200, {"ok": True})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -139,7 +140,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         agent, scenario, step, later = conversation_state(messages)
         tools = [
-            (t.get("function") or t).get("name") for t in body.get("tools") or []
+            str((t.get("function") or t).get("name")) for t in body.get("tools") or []
             if isinstance(t, dict)
         ]
         reply = plan_reply(agent, scenario, step, later, tools, body)
@@ -213,6 +214,8 @@ class Handler(BaseHTTPRequestHandler):
         tid = "toolu_" + uuid.uuid4().hex[:20]
         p, c = _usage(body, reply)
         blocks: list[dict[str, Any]] = []
+        start: dict[str, Any]
+        deltas: list[dict[str, Any]]
         if reply.reasoning:
             blocks.append({"type": "thinking", "thinking": reply.reasoning, "signature": "stub"})
         if reply.text:
