@@ -38,6 +38,7 @@ rec_setup() {
 stub_start() {
   python3 "$HERE/stubmodel.py" --port "$PORT" --log "$REC/requests.jsonl" > "$REC/stub.out" 2>&1 &
   STUB_PID=$!
+  trap stub_stop EXIT  # a driver that dies half-way leaves no stub behind
   for _ in $(seq 50); do
     python3 - "$PORT" <<'PY' && return 0
 import socket, sys
