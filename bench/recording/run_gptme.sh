@@ -18,5 +18,5 @@ run_to out.log 120 "$G" "${M[@]}" -t +subagent --name subagent "[[S:gptme/subage
 run_signal out.log slow 3 INT "$G" "${M[@]}" --name interrupted "[[S:gptme/slow]] Tell me a long story (interrupted with SIGINT)."
 run_signal out.log killtool 3 KILL "$G" "${M[@]}" --name killed "[[S:gptme/killtool]] Run a long command (killed with SIGKILL)."
 stub_stop
-keep "$HOME/.local/share/gptme" "$REPO/tests/corpus/real/gptme-$VERSION/gptme"
+keep "$HOME/.local/share/gptme" "$REPO/tests/corpus/real/gptme-$VERSION"
 echo "recorded into tests/corpus/real/gptme-$VERSION"

@@ -26,5 +26,5 @@ run_to out.log 60 "$H" -z "[[S:hermes/text]] Just say hello (one-shot mode)."
 run_signal out.log slow 3 INT "$H" "${Q[@]}" "[[S:hermes/slow]] Tell me a long story (interrupted with SIGINT)."
 run_signal out.log killtool 3 KILL "$H" "${Q[@]}" "[[S:hermes/killtool]] Run a long command (killed with SIGKILL)."
 stub_stop
-keep "$HOME/.hermes" "$REPO/tests/corpus/real/hermes-$VERSION/hermes"
+keep "$HOME/.hermes" "$REPO/tests/corpus/real/hermes-$VERSION"
 echo "recorded into tests/corpus/real/hermes-$VERSION"

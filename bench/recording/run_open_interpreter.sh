@@ -25,5 +25,5 @@ echo "[[S:oi/killtool]] Run a long command (killed with SIGKILL)." > "$REC/promp
 run_signal out.log slow 3 INT bash -c "exec \"\$0\" \"\$@\" < '$REC/prompt.slow'" "$I" "${O[@]}" -lsf --stdin
 run_signal out.log killtool 3 KILL bash -c "exec \"\$0\" \"\$@\" < '$REC/prompt.kill'" "$I" "${O[@]}" -lsf --stdin
 stub_stop
-keep "$HOME/.config/open-interpreter" "$REPO/tests/corpus/real/open-interpreter-$VERSION/open-interpreter"
+keep "$HOME/.config/open-interpreter" "$REPO/tests/corpus/real/open-interpreter-$VERSION"
 echo "recorded into tests/corpus/real/open-interpreter-$VERSION"

@@ -27,5 +27,5 @@ run_to out.log 240 "$O" "${A[@]}" --session-id subagent -m "[[S:openclaw/subagen
 run_signal out.log slow 3 INT "$O" "${A[@]}" --session-id interrupted -m "[[S:openclaw/slow]] Tell me a long story (interrupted with SIGINT)."
 run_signal out.log killtool 3 KILL "$O" "${A[@]}" --session-id killed -m "[[S:openclaw/killtool]] Run a long command (killed with SIGKILL)."
 stub_stop
-keep "$HOME/.openclaw" "$REPO/tests/corpus/real/openclaw-$VERSION/openclaw"
+keep "$HOME/.openclaw" "$REPO/tests/corpus/real/openclaw-$VERSION"
 echo "recorded into tests/corpus/real/openclaw-$VERSION"
