@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agtaild.words import count
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
     from typing import Any
@@ -45,10 +47,10 @@ def hour_grid(doc: dict[str, Any]) -> str:
         lines.append(
             "busiest: "
             + ", ".join(
-                f"{WEEKDAYS[int(r['weekday']) - 1]} {int(r['hour']):02d}:00 ({r['events']:,} events)"
+                f"{WEEKDAYS[int(r['weekday']) - 1]} {int(r['hour']):02d}:00 ({count(int(r['events']), 'event')})"
                 for r in busiest
             )
         )
     t = doc.get("totals") or {}
-    lines.append(f"{t.get('events', 0):,} events, {t.get('total_tokens', 0):,} tokens (local time)")
+    lines.append(f"{count(t.get('events', 0), 'event')}, {count(t.get('total_tokens', 0), 'token')} (local time)")
     return "\n".join(lines)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from agtaild.words import count
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
     from typing import Any
@@ -111,4 +113,4 @@ def folded_summary(text: str, *, full: bool) -> list[str]:
     if full or len(lines) <= FOLDED_SUMMARY_LINES:
         return lines
     rest = len(lines) - FOLDED_SUMMARY_LINES
-    return [*lines[:FOLDED_SUMMARY_LINES], f"… summary folded: {rest} more lines (--full)"]
+    return [*lines[:FOLDED_SUMMARY_LINES], f"… summary folded: {count(rest, 'more line')} (--full)"]

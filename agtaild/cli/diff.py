@@ -9,6 +9,8 @@ was recorded); ``--no-diff`` prints the raw tool input instead.
 
 from __future__ import annotations
 
+from agtaild.words import count
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
     from typing import Any
@@ -69,7 +71,7 @@ def diff_lines(edit: dict[str, Any], style: Any, *, full: bool = False, indent: 
         out.append(
             indent
             + style.dim(
-                f"… diff cut: {left_out} more lines" + ("" if full else " (--full shows what was recorded)")
+                f"… diff cut: {count(left_out, 'more line')}" + ("" if full else " (--full shows what was recorded)")
             )
         )
     return out

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from agtaild.textsafe import trusted
+from agtaild.words import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -183,7 +184,7 @@ def session_header(s: dict[str, Any], style: Style) -> str:
         "·",
         f"{local_time(s.get('started'))} → {local_time(s.get('ended'))}",
         "·",
-        f"{s.get('messages') or 0} messages",
+        count(s.get("messages") or 0, "message"),
         "·",
         f"{tokens(u.get('total_tokens'))} tokens {cost(u.get('cost_usd'))}",
     ]
@@ -228,7 +229,7 @@ def compact_input(value: Any) -> str:
 def cut_line(line: str, width: int) -> str:
     """A line cut at ``width`` characters with a marker, its whitespace kept as written
     (tool output is indentation-sensitive: ``2\t    return`` must not become ``2 return``)."""
-    return line if len(line) <= width else f"{line[:width]}… (+{len(line) - width} chars)"
+    return line if len(line) <= width else f"{line[:width]}… (+{count(len(line) - width, 'char')})"
 
 
 def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> list[str]:
@@ -236,7 +237,7 @@ def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> l
     shown = lines if max_lines is None else lines[:max_lines]
     out = [indent + (line if max_lines is None else cut_line(line, width)) for line in shown]
     if max_lines is not None and len(lines) > max_lines:
-        out.append(f"{indent}… ({len(lines) - max_lines} more lines)")
+        out.append(f"{indent}… ({count(len(lines) - max_lines, 'more line')})")
     return out
 
 

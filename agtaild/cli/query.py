@@ -15,6 +15,7 @@ import os
 import sys
 
 from agtaild.errors import UsageError
+from agtaild.words import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -273,7 +274,7 @@ def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
     for err in errors[:5]:
         ctx.err(f"agtail: warning: {err.get('path') or err.get('agent')}: {err.get('error')}")
     if len(errors) > 5:
-        ctx.err(f"agtail: warning: … and {len(errors) - 5} more unreadable units")
+        ctx.err(f"agtail: warning: … and {count(len(errors) - 5, 'more unreadable unit')}")
 
 
 def cmd_index(ctx: Any) -> int:
@@ -305,12 +306,13 @@ def cmd_index(ctx: Any) -> int:
         ctx.out_json(doc)
         return 0
     print(
-        f"{doc['sessions']} sessions, {doc['events']} events, {doc['files']} files, {doc['bad_lines']} bad lines"
+        f"{count(doc['sessions'], 'session', grouped=False)}, {count(doc['events'], 'event', grouped=False)},"
+        f" {count(doc['files'], 'file', grouped=False)}, {count(doc['bad_lines'], 'bad line', grouped=False)}"
         f" — {counts['added']} added, {counts['updated']} updated, {counts['removed']} removed"
         f" in {doc['seconds']:.2f} s"
     )
     if pending:
-        print(f"archive: storing {pending} files in the background (`agtail doctor` shows what is left)", file=sys.stderr)
+        print(f"archive: storing {count(pending, 'file')} in the background (`agtail doctor` shows what is left)", file=sys.stderr)
     if ctx.args.changes:
         for c in changed:
             print(f"{c['action']:<8} {c['agent']}:{c['id']}  {c['path']}")
