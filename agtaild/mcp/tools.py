@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agtaild.errors import UsageError
+from agtaild.errors import AgtailError, worded
 from agtaild.mcp import render
 
 Call = Callable[[str, dict[str, Any]], Any]
@@ -99,6 +99,18 @@ def check_arguments(tool: Tool, args: Any) -> dict[str, Any]:
     return out
 
 
+#: Service parameters a tool takes under another name.
+_ARGUMENT_OF = {"q": "query"}
+
+
+def error_text(err: BaseException) -> str:
+    """A failed call as the tool's caller reads it: a refused parameter named as the tool's
+    argument (``argument 'since': …``), never the service's method or the API's wording."""
+    if isinstance(err, AgtailError):
+        return worded(err, lambda name: f"argument {_ARGUMENT_OF.get(name, name)!r}")
+    return str(err)
+
+
 def _pick(args: dict[str, Any], *names: str) -> dict[str, Any]:
     return {n: args[n] for n in names if args.get(n) not in (None, "")}
 
@@ -110,10 +122,7 @@ def _more(doc: dict[str, Any]) -> str | None:
 def search_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
     params = _pick(args, "agent", "project", "cwd", "since", "kind", "cursor")
     params.update(q=args["query"], limit=args["limit"], mode=args["mode"])
-    try:
-        doc = call("search", params)
-    except UsageError as err:  # the service names its own parameter; the caller knows 'query'
-        raise UsageError(err.message.replace("parameter 'q'", "argument 'query'")) from None
+    doc = call("search", params)
     return render.hits(doc, query=args["query"], more=_more(doc))
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agtaild.errors import AgtailError, NotFound, Refused, UsageError
+from agtaild.errors import AgtailError, NotFound, Refused, bad_param, unknown_agent
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
@@ -100,7 +100,7 @@ def _known_agent(p: Params, name: str = "agent") -> str | None:
 
     agent = p.text(name)
     if agent is not None and agent not in {a.id for a in all_adapters()}:
-        raise UsageError(f"{p.method}: parameter '{name}': unknown agent {agent!r}")
+        raise unknown_agent(agent, sorted(a.id for a in all_adapters()))
     return agent
 
 
@@ -122,7 +122,7 @@ def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
     if p.text("q"):
-        raise UsageError("sessions.list: parameter 'q' is not offered by the team server; use search")
+        raise bad_param("q", "is not offered by the team server; use search")
     return svc.run(
         lambda cur: queries.list_sessions(
             cur,
@@ -178,7 +178,7 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
         if ref is not None:
             agent, sep, ident = ref.partition(":")
             if not sep or not ident:
-                raise UsageError("search: parameter 'session' must be AGENT:ID")
+                raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID")
             session_id = queries.resolve_session(
                 cur, agent, ident, machine=flt.machine, collection=None, here=svc.here
             )

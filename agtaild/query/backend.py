@@ -46,8 +46,8 @@ class DaemonBackend:
             return self.client.call(method, params)
         except Unreachable as err:
             raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
-        except ApiError as err:
-            raise _ERRORS.get(err.code, AgtailError)(err.message) from None
+        except ApiError as err:  # data kept: the CLI words a refused parameter as its option
+            raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
         except OSError as err:
             raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agtaild.config import Config
-from agtaild.errors import UsageError
+from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 
@@ -174,7 +174,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
 
         agent, sep, ident = ref.partition(":")
         if not sep or not ident:
-            raise UsageError("search: parameter 'session' must be AGENT:ID")
+            raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID")
         svc.check_agent("search", agent)
         session_id = resolve_session(svc._reader(), agent, ident)
     scope = SearchScope(
