@@ -17,16 +17,8 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import Refused, UsageError
+from agtaild.errors import Refused, bad_param
 from agtaild.model import Session
-
-
-def split_ref(ref: str) -> tuple[str, str]:
-    """``AGENT:ID`` → (agent, id)."""
-    agent, sep, sid = ref.partition(":")
-    if not sep or not agent or not sid:
-        raise UsageError(f"expected AGENT:ID (e.g. claude-code:1f3c…), got {ref!r}")
-    return agent, sid
 
 
 def refusal(session: Session) -> str | None:
@@ -92,9 +84,12 @@ def check_argv(adapter: Any, session: Session, argv: list[str]) -> None:
 
 
 def resume_command(service: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """Service method ``resume.command`` {agent, id} → {agent, id, cwd, cwd_exists, argv}."""
+    """Service method ``resume.command`` {agent?, id} → {agent, id, cwd, cwd_exists, argv}
+    (without ``agent``, ``id`` is AGENT:ID or an id prefix unique across agents)."""
     agent, sid = params.get("agent"), params.get("id")
-    if not isinstance(agent, str) or not isinstance(sid, str) or not agent or not sid:
-        raise UsageError("resume.command needs string params 'agent' and 'id'")
-    doc = service.call("sessions.get", {"agent": agent, "id": sid})
+    if agent is not None and (not isinstance(agent, str) or not agent):
+        raise bad_param("agent", "must be an agent id")
+    if not isinstance(sid, str) or not sid:
+        raise bad_param("id", "is required")
+    doc = service.call("sessions.get", {"id": sid, **({"agent": agent} if agent else {})})
     return resume_for_session(doc["session"])

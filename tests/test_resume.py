@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from agtaild.cli import resume as cli_resume
+from agtaild.cli.refs import ref_params
 from agtaild.errors import NotFound, Refused, UsageError
 from agtaild.model import ParentRef, Session
-from agtaild.resume import resume_command, resume_for_session, split_ref
+from agtaild.resume import resume_command, resume_for_session
 
 
 def test_claude_session_resumes_in_its_cwd(tmp_path: Path) -> None:
@@ -74,10 +75,12 @@ def test_a_path_made_argument_may_not_start_with_a_dash() -> None:
     check_argv(Adapter(), session, ["tool", "--session=/abs/path", "ok-id"])
 
 
-def test_split_ref() -> None:
-    assert split_ref("claude-code:abc:def") == ("claude-code", "abc:def")
-    with pytest.raises(UsageError):
-        split_ref("no-colon")
+def test_ref_params() -> None:
+    assert ref_params("claude-code:abc:def") == {"agent": "claude-code", "id": "abc:def"}
+    assert ref_params("no-colon") == {"id": "no-colon"}  # an id prefix of any agent
+    for bad in ("", "claude-code:", ":abc"):
+        with pytest.raises(UsageError):
+            ref_params(bad)
 
 
 class FakeService:

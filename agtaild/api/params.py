@@ -246,9 +246,9 @@ def _stats_groupings() -> tuple[str, ...]:
 
 
 _AGENT = Param("agent", "string", "agent id, e.g. claude-code or codex", pattern=AGENT_PATTERN)
-#: Over JSON-RPC the agent may instead be given inside id as AGENT:ID.
+#: Over JSON-RPC the agent may instead be given inside id as AGENT:ID, or left out (an id
+#: prefix unique across agents).
 _PATH_AGENT = Param("agent", "string", "agent id", pattern=AGENT_PATTERN, in_path=True)
-_PATH_AGENT_REQUIRED = Param("agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True)
 _PATH_ID = _s("id", "session id (a unique prefix is enough)", required=True, in_path=True)
 _LIMIT = Param("limit", "integer", "page size", minimum=1, maximum=MAX_LIMIT)
 _CURSOR = _s("cursor", "the opaque `next` of the previous page")
@@ -358,7 +358,7 @@ METHOD_TABLE: dict[str, Method] = {
             "resume.command",
             "How to resume a session with its agent",
             (
-                _PATH_AGENT_REQUIRED,
+                _PATH_AGENT,
                 _PATH_ID,
                 _s("from_machine", "team server: the machine the caller runs on (only its sessions resume)"),
             ),

@@ -92,7 +92,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="print a session's transcript",
         description="Print a session and all its events, read from the index.",
     )
-    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
+    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
     p.add_argument("--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
@@ -395,13 +395,6 @@ def cmd_search(ctx: Any) -> int:
     return 0
 
 
-def split_ref(ref: str) -> tuple[str, str]:
-    agent, sep, sid = ref.partition(":")
-    if not sep or not agent or not sid:
-        raise UsageError(f"expected AGENT:ID (e.g. claude-code:2c4d36d7), got {ref!r}")
-    return agent, sid
-
-
 #: Events per request while `show` streams a session.
 SHOW_PAGE = 2000
 
@@ -409,8 +402,9 @@ SHOW_PAGE = 2000
 def cmd_show(ctx: Any) -> int:
     """Print a session; the events are fetched a page at a time and printed as they come,
     so a huge session is never held in memory (``--json`` builds its one document)."""
-    agent, sid = split_ref(ctx.args.session)
-    ref: dict[str, Any] = {"agent": agent, "id": sid}
+    from agtaild.cli.refs import ref_params
+
+    ref: dict[str, Any] = ref_params(ctx.args.session)
     if ctx.args.collection:
         ref["collection"] = ctx.args.collection
     if ctx.args.machine:

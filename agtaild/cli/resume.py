@@ -11,13 +11,13 @@ import os
 import sys
 from typing import Any
 
-from agtaild.errors import AgtailError, NotFound, UsageError
+from agtaild.errors import AgtailError, NotFound
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("resume", parents=[common], help="resume a session with its own agent",
                        description="Run the agent's own resume command in the session's directory.")
-    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
+    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)")
     p.add_argument("--print", dest="print_only", action="store_true",
                    help="only print {agent, cwd, cwd_exists, argv} as JSON")
     p.set_defaults(func=cmd_resume)
@@ -34,10 +34,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     q.set_defaults(func=cmd_pick)
 
 
-def _resume_info(ctx: Any, agent: str, sid: str) -> dict[str, Any]:
+def _resume_info(ctx: Any, ref: str) -> dict[str, Any]:
+    from agtaild.cli.refs import ref_params
+
     backend = ctx.backend()
     try:
-        return dict(backend.call("resume.command", {"agent": agent, "id": sid}))
+        return dict(backend.call("resume.command", ref_params(ref)))
     finally:
         backend.close()
 
@@ -69,10 +71,7 @@ def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
 
 
 def cmd_resume(ctx: Any) -> int:
-    from agtaild.resume import split_ref
-
-    agent, sid = split_ref(ctx.args.session)
-    return run_resume(ctx, _resume_info(ctx, agent, sid), ctx.args.print_only)
+    return run_resume(ctx, _resume_info(ctx, ctx.args.session), ctx.args.print_only)
 
 
 def _line(s: dict[str, Any]) -> str:
@@ -142,8 +141,6 @@ def _choose_prompt(lines: list[str], query: str) -> str | None:
 def cmd_pick(ctx: Any) -> int:
     import shutil
 
-    from agtaild.resume import split_ref
-
     sessions = _recent(ctx)
     if not sessions:
         raise NotFound("no resumable sessions found (imported and archived sessions are never offered)")
@@ -153,7 +150,4 @@ def cmd_pick(ctx: Any) -> int:
     if ref is None:
         ctx.err("agtail: nothing picked")
         return 1
-    agent, sid = split_ref(ref)
-    if not agent or not sid:
-        raise UsageError(f"picked an unreadable line {ref!r}")
-    return run_resume(ctx, _resume_info(ctx, agent, sid), ctx.args.print_only)
+    return run_resume(ctx, _resume_info(ctx, ref), ctx.args.print_only)

@@ -126,15 +126,14 @@ def _finish(ctx: Any, verb: str, rep: dict[str, Any]) -> int:
 
 
 def cmd_export(ctx: Any) -> int:
-    from agtaild.resume import split_ref
+    from agtaild.cli.refs import ref_params
     from agtaild.sync.export import export_sessions
 
     sessions = []
     backend = ctx.backend()
     try:
         for ref in ctx.args.sessions:
-            agent, sid = split_ref(ref)
-            sessions.append(backend.call("sessions.get", {"agent": agent, "id": sid})["session"])
+            sessions.append(backend.call("sessions.get", ref_params(ref))["session"])
     finally:
         backend.close()
     rep = export_sessions(ctx.config, sessions, Path(ctx.args.to).expanduser().resolve(),

@@ -128,16 +128,17 @@ class Params:
             raise bad_param(name, "is not a cursor this query returned (pass back its `next`)")
         return decoded[1:]
 
-    def session_ref(self) -> tuple[str, str]:
-        """(agent, id) of the session named by ``id``, with ``agent`` or as ``AGENT:ID``."""
+    def session_ref(self) -> tuple[str | None, str]:
+        """(agent, id) of the session named by ``id``, with ``agent`` or as ``AGENT:ID``; the
+        agent is None for an id given alone (a prefix unique across agents: agtaild.index.refs)."""
         ident = self.text("id", required=True, max_len=1000)
         assert ident is not None
         agent = self.text("agent")
         if agent is None and ":" in ident:
             agent, ident = ident.split(":", 1)
-        if agent is None:
-            raise bad_param("agent", "is required (or give id as AGENT:ID)")
-        return agent, ident
+            if not ident:
+                raise bad_param("id", "names no session after the agent (AGENT:ID)")
+        return agent or None, ident
 
     def number_cursor(self, tag: str, size: int) -> list[Any] | None:
         """``cursor`` holding ``size`` numbers (a keyset position), or None when not given."""

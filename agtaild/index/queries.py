@@ -12,9 +12,10 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import NotFound, UsageError
+from agtaild.errors import NotFound
 from agtaild.index.codec import decode_event
 from agtaild.index.params import TimeBound, encode_cursor
+from agtaild.index.refs import chosen
 from agtaild.pricing import PriceTable
 
 _decode = msgspec.json.decode
@@ -209,41 +210,34 @@ def list_sessions(
 
 def resolve_session(
     db: sqlite3.Connection,
-    agent: str,
+    agent: str | None,
     ident: str,
     *,
     collection: str | None = None,
     path: str | None = None,
 ) -> int:
-    """The session row an AGENT:ID (or unique id prefix) means; native copies win."""
+    """The session row an AGENT:ID, a unique id prefix, or (``agent`` None) an id prefix
+    unique across agents means (agtaild.index.refs); native copies win."""
+    by_agent = " AND s.agent = ?" if agent else ""
     if path:
         row = db.execute(
-            "SELECT s.id FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.agent = ?",
-            (path, agent),
+            f"SELECT s.id FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ?{by_agent}",
+            (path, agent) if agent else (path,),
         ).fetchone()
         if row is None:
-            raise NotFound(f"no {agent} session indexed from {path}")
+            raise NotFound(f"no {agent + ' ' if agent else ''}session indexed from {path}")
         return int(row[0])
-    sql = "SELECT id, sid, kind, collection FROM sessions WHERE agent = ? AND sid >= ? AND sid < ?"
-    args: list[Any] = [agent, ident, ident + "\U0010ffff"]
+    sql = f"SELECT s.id, s.sid, s.kind, s.collection, s.agent FROM sessions s WHERE s.sid >= ? AND s.sid < ?{by_agent}"
+    args: list[Any] = [ident, ident + "\U0010ffff", *([agent] if agent else [])]
     if collection:
-        sql += " AND collection = ?"
+        sql += " AND s.collection = ?"
         args.append(collection)
     rows = db.execute(sql + " LIMIT 200", args).fetchall()
-    exact = [r for r in rows if r[1] == ident]
-    if not exact:
-        sids = sorted({r[1] for r in rows})
-        if len(sids) > 1:
-            shown = ", ".join(sids[:10]) + (" …" if len(sids) > 10 else "")
-            raise UsageError(
-                f"id prefix {ident!r} is ambiguous for {agent}: {shown}", data={"candidates": sids[:50]}
-            )
-        exact = rows
-    if not exact:
-        where = f" in collection {collection!r}" if collection else ""
-        raise NotFound(f"no {agent} session {ident!r}{where}")
-    exact.sort(key=lambda r: (KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[0]))
-    return int(exact[0][0])
+    where = f" in collection {collection!r}" if collection else ""
+    which = chosen([(r[4], r[1]) for r in rows], ident, agent, where)
+    copies = [r for r in rows if (r[4], r[1]) == which]
+    copies.sort(key=lambda r: (KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[0]))
+    return int(copies[0][0])
 
 
 def event_doc(data: bytes, text: str | None, tool_result: str | None, moved: int) -> dict[str, Any]:

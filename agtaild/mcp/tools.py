@@ -142,16 +142,20 @@ def sessions_here(call: Call, args: dict[str, Any], here: str | None) -> str:
     return render.session_list(doc.get("sessions") or [], heading=f"Sessions in {render.clean(cwd)}", more=_more(doc))
 
 
-def _split_id(value: str) -> tuple[str, str]:
+def _split_id(value: str) -> dict[str, str]:
+    """The ``agent``/``id`` of a session named as AGENT:ID, or by an id (prefix) alone."""
     agent, sep, ident = value.strip().partition(":")
-    if not sep or not agent or not ident:
-        raise ToolArgumentError(f"read_session: 'id' must be AGENT:ID (as the other tools print it), got {value[:80]!r}")
-    return agent, ident
+    if not sep:
+        agent, ident = "", value.strip()
+    if not ident or (sep and not agent):
+        raise ToolArgumentError(
+            f"read_session: 'id' must be AGENT:ID as the other tools print it (or an id), got {value[:80]!r}"
+        )
+    return {"agent": agent, "id": ident} if agent else {"id": ident}
 
 
 def read_session(call: Call, args: dict[str, Any], here: str | None) -> str:
-    agent, ident = _split_id(args["id"])
-    ref: dict[str, Any] = {"agent": agent, "id": ident, **_pick(args, "collection")}
+    ref: dict[str, Any] = {**_split_id(args["id"]), **_pick(args, "collection")}
     session = call("sessions.get", ref)["session"]
     exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
     budget = args["max_chars"]

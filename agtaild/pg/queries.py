@@ -11,9 +11,9 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import NotFound, UsageError
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage
+from agtaild.index.refs import chosen
 from agtaild.pricing import PriceTable
 
 SESSION_COLUMNS = "s.id, s.machine, s.agent, s.sid, s.collection, s.kind, s.doc"
@@ -144,12 +144,16 @@ def list_sessions(
 
 
 def resolve_session(
-    cur: Any, agent: str, ident: str, *, machine: str | None, collection: str | None, here: str | None
+    cur: Any, agent: str | None, ident: str, *, machine: str | None, collection: str | None, here: str | None
 ) -> int:
-    """The session an AGENT:ID (or a unique id prefix) means. Copies of one session on several
-    machines are one session's copies: this machine's first, then native before imports."""
-    sql = "SELECT id, sid, kind, collection, machine FROM sessions WHERE agent = %s AND sid LIKE %s"
-    args: list[Any] = [agent, _like_prefix(ident)]
+    """The session an AGENT:ID, a unique id prefix, or (``agent`` None) an id prefix unique
+    across agents means (agtaild.index.refs). Copies of one session on several machines are
+    one session's copies: this machine's first, then native before imports."""
+    sql = "SELECT id, sid, kind, collection, machine, agent FROM sessions WHERE sid LIKE %s"
+    args: list[Any] = [_like_prefix(ident)]
+    if agent:
+        sql += " AND agent = %s"
+        args.append(agent)
     if machine:
         sql += " AND machine = %s"
         args.append(machine)
@@ -158,19 +162,10 @@ def resolve_session(
         args.append(collection)
     cur.execute(sql + " LIMIT 200", args)
     rows = cur.fetchall()
-    exact = [r for r in rows if r[1] == ident]
-    if not exact:
-        sids = sorted({r[1] for r in rows})
-        if len(sids) > 1:
-            shown = ", ".join(sids[:10]) + (" …" if len(sids) > 10 else "")
-            raise UsageError(
-                f"id prefix {ident!r} is ambiguous for {agent}: {shown}", data={"candidates": sids[:50]}
-            )
-        exact = rows
-    if not exact:
-        raise NotFound(f"no {agent} session {ident!r}" + (f" from machine {machine!r}" if machine else ""))
-    exact.sort(key=lambda r: (r[4] != here, KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[4], r[0]))
-    return int(exact[0][0])
+    which = chosen([(r[5], r[1]) for r in rows], ident, agent, f" from machine {machine!r}" if machine else "")
+    copies = [r for r in rows if (r[5], r[1]) == which]
+    copies.sort(key=lambda r: (r[4] != here, KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[4], r[0]))
+    return int(copies[0][0])
 
 
 def load_session(cur: Any, pricing: PriceTable, rid: int, here: str | None) -> dict[str, Any]:

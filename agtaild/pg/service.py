@@ -176,11 +176,11 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     def run(cur: Any) -> dict[str, Any]:
         session_id = None
         if ref is not None:
-            agent, sep, ident = ref.partition(":")
-            if not sep or not ident:
-                raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID")
+            agent, _, ident = ref.partition(":") if ":" in ref else (None, "", ref)
+            if not ident:
+                raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID or an id")
             session_id = queries.resolve_session(
-                cur, agent, ident, machine=flt.machine, collection=None, here=svc.here
+                cur, agent or None, ident, machine=flt.machine, collection=None, here=svc.here
             )
         return run_search(
             cur,

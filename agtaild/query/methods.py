@@ -100,7 +100,7 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
         )
 
 
-def _session_ref(svc: Reading, p: Params) -> tuple[str, str]:
+def _session_ref(svc: Reading, p: Params) -> tuple[str | None, str]:
     agent, ident = p.session_ref()
     svc.check_agent(p.method, agent)
     return agent, ident
@@ -172,11 +172,11 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     if ref is not None:
         from agtaild.index.queries import resolve_session
 
-        agent, sep, ident = ref.partition(":")
-        if not sep or not ident:
-            raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID")
+        agent, _, ident = ref.partition(":") if ":" in ref else (None, "", ref)
+        if not ident:
+            raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID or an id")
         svc.check_agent("search", agent)
-        session_id = resolve_session(svc._reader(), agent, ident)
+        session_id = resolve_session(svc._reader(), agent or None, ident)
     scope = SearchScope(
         agent=svc.check_agent("search", p.text("agent")),
         cwd=p.text("cwd"),
