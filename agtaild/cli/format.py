@@ -91,6 +91,43 @@ def cost(value: float | None) -> str:
     return "?" if value is None else f"${value:,.2f}"
 
 
+def cost_cell(u: dict[str, Any]) -> str:
+    """A usage document's cost in a table cell: ``$1.20``; with a model unpriced, the known part
+    and a ``?`` for the rest (``$0.43+?``), or ``?`` when nothing of it is priced."""
+    if u.get("cost_usd") is not None:
+        return cost(u["cost_usd"])
+    known = u.get("cost_known_usd")
+    return f"{cost(known)}+?" if known else "?"
+
+
+def _unpriced_models(u: dict[str, Any]) -> str:
+    names = [str(m) for m in u.get("unpriced_models") or []]
+    return ", ".join(names[:5]) + (f" and {count(len(names) - 5, 'more')}" if len(names) > 5 else "")
+
+
+def unpriced_note(u: dict[str, Any]) -> str:
+    """What the ``?`` of a table's cost stands for (empty when everything is priced)."""
+    if u.get("cost_usd") is not None or not u.get("unpriced_tokens"):
+        return ""
+    models = _unpriced_models(u)
+    return f"? = {count(int(u['unpriced_tokens']), 'token')} of models without a price" + (
+        f" ({models})" if models else ""
+    )
+
+
+def cost_phrase(u: dict[str, Any]) -> str:
+    """A usage document's cost in a sentence (the `show` header): the known part first."""
+    if u.get("cost_usd") is not None:
+        return cost(u["cost_usd"])
+    dark = int(u.get("unpriced_tokens") or u.get("total_tokens") or 0)
+    models = _unpriced_models(u)
+    what = f"{tokens(dark)} tokens" + (f" of {models}" if models else "") + " unpriced"
+    known = u.get("cost_known_usd")
+    if not known:
+        return f"cost unknown ({what}: no price)" if models else f"cost unknown ({what})"
+    return f"{cost(known)} + ? ({what})"
+
+
 def one_line(text: Any, width: int) -> str:
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
@@ -186,7 +223,7 @@ def session_header(s: dict[str, Any], style: Style) -> str:
         "·",
         count(s.get("messages") or 0, "message"),
         "·",
-        f"{tokens(u.get('total_tokens'))} tokens {cost(u.get('cost_usd'))}",
+        f"{tokens(u.get('total_tokens'))} tokens {cost_phrase(u)}",
     ]
     tags = [
         t
@@ -365,12 +402,20 @@ USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_wr
 
 
 def stats_table(doc: dict[str, Any], by: str) -> str:
+    """The stats table; ``--by agent`` adds the sessions of each agent; a ``?`` in the cost is
+    said under the table (the tokens and models without a price)."""
+    sessions = by == "agent"
     rows = []
     for r in doc.get("rows", []):
         rows.append(
-            [*(f"{r.get(c, 0):,}" for c in USAGE_COLUMNS), cost(r.get("cost_usd")), str(r.get("key"))]
+            [*([f"{r.get('sessions', 0):,}"] if sessions else []), *(f"{r.get(c, 0):,}" for c in USAGE_COLUMNS),
+             cost_cell(r), str(r.get("key"))]
         )
     t = doc.get("totals") or {}
-    rows.append([*(f"{t.get(c, 0):,}" for c in USAGE_COLUMNS), cost(t.get("cost_usd")), "TOTAL"])
-    headers = ["INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", by.upper()]
-    return table(rows, headers, right=(0, 1, 2, 3, 4, 5))
+    rows.append([*([f"{t.get('sessions', 0):,}"] if sessions else []), *(f"{t.get(c, 0):,}" for c in USAGE_COLUMNS),
+                 cost_cell(t), "TOTAL"])
+    headers = [*(["SESSIONS"] if sessions else []), "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST",
+               by.upper()]
+    text = table(rows, headers, right=tuple(range(len(headers) - 1)))
+    note = unpriced_note(t)
+    return text + ("\n" + note if note else "")

@@ -59,12 +59,19 @@ def projects_table(projects: list[dict[str, Any]]) -> str:
             fmt.local_time(p.get("last_active")),
             str(p.get("sessions") or 0),
             fmt.tokens(p.get("total_tokens")),
-            fmt.cost(p.get("cost_usd")),
+            fmt.cost_cell(p),
             ",".join(p.get("agents") or []),
             f"{p.get('project')}  {p.get('root')}",
         ]
         for p in projects
     ]
-    return fmt.table(
-        rows, ["LAST ACTIVE", "SESSIONS", "TOKENS", "COST", "AGENTS", "PROJECT"], right=(1, 2, 3)
-    )
+    text = fmt.table(rows, ["LAST ACTIVE", "SESSIONS", "TOKENS", "COST", "AGENTS", "PROJECT"], right=(1, 2, 3))
+    dark = [p for p in projects if p.get("cost_usd") is None]
+    if dark:  # what the ?s stand for, over all the projects shown
+        note = fmt.unpriced_note({
+            "cost_usd": None,
+            "unpriced_tokens": sum(int(p.get("unpriced_tokens") or 0) for p in dark),
+            "unpriced_models": sorted({str(m) for p in dark for m in p.get("unpriced_models") or []}),
+        })
+        text += "\n" + note if note else ""
+    return text

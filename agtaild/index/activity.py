@@ -172,8 +172,8 @@ class HourCells:
             inp: int, outp: int, cr: int, cw: int, rs: int) -> None:  # fmt: skip
         """One group's tokens, priced once, into its cell and the totals."""
         cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
-        add_usage(self.cell(weekday, hour), inp, outp, cr, cw, rs, cost)
-        add_usage(self.totals, inp, outp, cr, cw, rs, cost)
+        add_usage(self.cell(weekday, hour), inp, outp, cr, cw, rs, cost, model)
+        add_usage(self.totals, inp, outp, cr, cw, rs, cost, model)
 
     def doc(self) -> dict[str, Any]:
         out = sorted(self.cells.values(), key=lambda c: (c["weekday"], c["hour"]))

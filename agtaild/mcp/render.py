@@ -72,7 +72,15 @@ def cost(usage: dict[str, Any] | None) -> str:
         return ""
     value = usage.get("cost_usd")
     tokens = usage.get("total_tokens") or 0
-    money = f"${value:.2f}" if isinstance(value, (int, float)) else "cost unknown"
+    if isinstance(value, (int, float)):
+        money = f"${value:.2f}"
+    else:  # the known part is never hidden by a model without a price
+        known = usage.get("cost_known_usd")
+        dark = usage.get("unpriced_tokens")
+        models = ", ".join(clean(m) for m in usage.get("unpriced_models") or [])
+        money = (f"${known:.2f} known + " if known else "cost unknown: ") + (
+            f"{count(dark, 'token')} unpriced" if isinstance(dark, int) else "unpriced"
+        ) + (f" ({models})" if models else "")
     return f"{count(tokens, 'token')}, {money}"
 
 

@@ -126,7 +126,7 @@ def projects(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     )
     for root, model, long_ctx, *tokens in cur.fetchall():
         inp, outp, cr, cw, rs = (int(t) for t in tokens)
-        add_usage(group(root), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)))
+        add_usage(group(root), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
     out = []
     for g in groups.values():
         g["agents"] = sorted(g["agents"])

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from agtaild.index.params import TimeBound, encode_cursor
-from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage
+from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage, unrecorded_cost
 from agtaild.index.refs import chosen
 from agtaild.pricing import PriceTable
 
@@ -104,6 +104,7 @@ def session_docs(
             cw,
             rs,
             pricing.cost(model, inp, outp, cr, cw, long_ctx),
+            model,
         )
     for d in docs.values():
         d["short_id"] = short_id(cur, d["agent"], d["id"])
@@ -111,9 +112,7 @@ def session_docs(
         if rid in usage:
             d["usage"] = usage[rid]
         else:
-            u = d.get("usage") or empty_usage()
-            u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
-            d["usage"] = u
+            d["usage"] = unrecorded_cost(d.get("usage") or empty_usage())
     return docs
 
 
@@ -272,13 +271,25 @@ def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[st
 
     extra = "max(s.title)" if by == "session" else "u.agent" if by == "day" else "NULL"
     split = ", u.agent" if by == "day" else ""
+    scope = f"FROM usage u JOIN sessions s USING (machine, agent, sid, collection) WHERE {' AND '.join(where)}"
     cur.execute(
         f"SELECT {_STATS_KEY[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
-        f" sum(u.cache_write), sum(u.reasoning), {extra} FROM usage u JOIN sessions s USING (machine, agent, sid, collection)"
-        f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
+        f" sum(u.cache_write), sum(u.reasoning), {extra} {scope} GROUP BY 1, 2, 3{split}",
         args,
     )
-    return assemble(cur.fetchall(), by, pricing)
+    doc = assemble(cur.fetchall(), by, pricing)
+    if by == "agent":
+        _session_counts(cur, doc, scope, args)
+    return doc
+
+
+def _session_counts(cur: Any, doc: dict[str, Any], scope: str, args: list[Any]) -> None:
+    """``sessions`` per ``--by agent`` row: the sessions (of every machine) with counted usage
+    in the scope, as the local index counts them."""
+    from agtaild.index.stats import add_session_counts
+
+    cur.execute(f"SELECT u.agent, count(DISTINCT (u.machine, u.sid, u.collection)) {scope} GROUP BY 1", args)
+    add_session_counts(doc, dict(cur.fetchall()))
 
 
 def _daily_stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[str, Any]:
@@ -306,4 +317,7 @@ def _daily_stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> 
         f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
         args,
     )
-    return assemble(cur.fetchall(), by, pricing)
+    doc = assemble(cur.fetchall(), by, pricing)
+    if by == "agent":  # usage_daily has no sessions: the responses have (the same filters)
+        _session_counts(cur, doc, f"FROM usage u WHERE u.counted AND {' AND '.join(where)}", args)
+    return doc

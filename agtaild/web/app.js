@@ -162,6 +162,26 @@
     return '$' + Math.round(c).toLocaleString();
   }
 
+  // "3 lines", "1 line": a number before a noun (the CLI's agtaild.words.count).
+  function counted(n, noun, many) {
+    return fmtInt(n) + ' ' + (n === 1 ? noun : many || noun + 's');
+  }
+
+  // A usage document's cost: with a model unpriced, the known part and "+ ?" (never only "—"
+  // when part of it is known); the title says what is unpriced.
+  function fmtUsageCost(u) {
+    if (!u) return '—';
+    if (u.cost_usd !== null && u.cost_usd !== undefined) return fmtCost(u.cost_usd);
+    return u.cost_known_usd ? fmtCost(u.cost_known_usd) + ' + ?' : '—';
+  }
+
+  function unpricedTitle(u) {
+    if (!u || (u.cost_usd !== null && u.cost_usd !== undefined)) return 'Estimated at list prices';
+    const models = (u.unpriced_models || []).join(', ');
+    const dark = u.unpriced_tokens !== undefined ? u.unpriced_tokens : u.total_tokens || 0;
+    return (u.cost_known_usd ? fmtCost(u.cost_known_usd) + ' known; ' : '') + counted(dark, 'token') + (models ? ' of ' + models : '') + ' without a known price';
+  }
+
   function shortId(id) {
     const s = String(id || '');
     return s.length > 12 ? s.slice(0, 8) + '…' : s;
@@ -267,7 +287,7 @@
   }
 
   function moreButton(hidden, onShow) {
-    const btn = h('button', { type: 'button', class: 'more', text: 'Show ' + fmtInt(hidden) + ' more characters' });
+    const btn = h('button', { type: 'button', class: 'more', text: 'Show ' + counted(hidden, 'more character') });
     btn.addEventListener('click', () => {
       btn.remove();
       onShow();
@@ -1369,7 +1389,7 @@
       card('cache write', fmtTokens(u.cache_write_tokens), fmtInt(u.cache_write_tokens) + ' tokens written to cache'),
       u.reasoning_tokens ? card('reasoning', fmtTokens(u.reasoning_tokens), fmtInt(u.reasoning_tokens) + ' reasoning tokens (part of output)') : null,
       card('total', fmtTokens(u.total_tokens), fmtInt(u.total_tokens) + ' tokens in all'),
-      card('cost', fmtCost(u.cost_usd), u.cost_usd === null || u.cost_usd === undefined ? 'Price unknown for a model of this session' : 'Estimated at list prices'),
+      card('cost', fmtUsageCost(u), unpricedTitle(u)),
     );
   }
 
@@ -1533,10 +1553,10 @@
           else box.append(h('div', { class: 'dl ctx' }, h('span', { class: 'no', text: oldNo++ }), h('span', { class: 'no', text: newNo++ }), h('span', { class: 'code', text: ' ' + body })));
         }
       }
-      if (f.cut) box.append(h('div', { class: 'dl cut', text: '\u2026 ' + fmtInt(f.cut) + ' more diff lines were not recorded (a very large edit)' }));
+      if (f.cut) box.append(h('div', { class: 'dl cut', text: '\u2026 ' + counted(f.cut, 'more diff line') + (f.cut === 1 ? ' was' : ' were') + ' not recorded (a very large edit)' }));
     }
     if (hidden) {
-      box.append(h('button', { type: 'button', class: 'more', text: 'Show ' + fmtInt(hidden) + ' more diff lines', onclick: () => box.replaceWith(diffView(edit, null)) }));
+      box.append(h('button', { type: 'button', class: 'more', text: 'Show ' + counted(hidden, 'more diff line'), onclick: () => box.replaceWith(diffView(edit, null)) }));
     }
     return box;
   }
@@ -1794,7 +1814,7 @@
         h('td', {}, (pr.agents || []).map((a) => agentBadge(a))),
         h('td', {}, d ? h('time', { text: relTime(d), title: fmtFull(d) }) : '-'),
         h('td', { class: 'num total', title: fmtInt(pr.total_tokens || 0) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(pr.total_tokens || 0) }))),
-        h('td', { class: 'num', text: fmtCost(pr.cost_usd) }),
+        h('td', { class: 'num', text: fmtUsageCost(pr), title: unpricedTitle(pr) }),
       );
       return [row, detail];
     },
@@ -1902,7 +1922,7 @@
       return i >= 0 && i < PALETTE ? 's' + i : 'sx';
     };
     for (const r of days) {
-      const col = h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) });
+      const col = h('div', { class: 'col', title: r.key + ': ' + counted(r.total_tokens || 0, 'token') + ', ' + fmtUsageCost(r) });
       const parts = stack && r.split ? Object.entries(r.split[stack] || {}).filter(([, v]) => v > 0) : [];
       if (parts.length) {
         parts.sort((a, b) => series.indexOf(b[0]) - series.indexOf(a[0]));
@@ -1947,7 +1967,7 @@
       for (let hr = 0; hr < 24; hr++) {
         const r = cells.get(d + ' ' + hr);
         const n = (r && r.events) || 0;
-        const cell = h('span', { class: 'hc' + (n ? '' : ' none'), dataset: { day: d, hour: hr, events: n }, title: days[d - 1] + ' ' + String(hr).padStart(2, '0') + ':00 \u00b7 ' + fmtInt(n) + ' events' + (r && r.total_tokens ? ', ' + fmtTokens(r.total_tokens) + ' tokens' : '') });
+        const cell = h('span', { class: 'hc' + (n ? '' : ' none'), dataset: { day: d, hour: hr, events: n }, title: days[d - 1] + ' ' + String(hr).padStart(2, '0') + ':00 \u00b7 ' + counted(n, 'event') + (r && r.total_tokens ? ', ' + fmtTokens(r.total_tokens) + ' tokens' : '') });
         if (n) cell.style.opacity = String(0.15 + 0.85 * (n / max));
         grid.append(cell);
       }
@@ -2003,7 +2023,7 @@
           h('td', { class: 'key', text: r.key === null || r.key === undefined || r.key === '' ? '(unknown)' : String(r.key) }),
           cols.map(([, f]) => h('td', { class: 'num', text: fmtTokens(r[f] || 0), title: fmtInt(r[f] || 0) })),
           h('td', { class: 'num total', title: fmtInt(total) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(total) }))),
-          h('td', { class: 'num', text: fmtCost(r.cost_usd), title: r.cost_usd === null || r.cost_usd === undefined ? 'A model\u2019s price is unknown' : null }),
+          h('td', { class: 'num', text: fmtUsageCost(r), title: r.cost_usd === null || r.cost_usd === undefined ? unpricedTitle(r) : null }),
         ),
       );
     }
