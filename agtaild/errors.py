@@ -5,6 +5,8 @@ AgtailError
 ├── NotFound        no such session / route / thing  exit 4 · HTTP 404 · code "not_found"
 ├── Refused         allowed syntax, refused action   exit 3 · HTTP 409 · code "refused"
 │                   (resume of an imported session, a hostile sync manifest, …)
+├── Gone            the thing is known, what it needs exit 5 · HTTP 410 · code "gone"
+│                   is not (resume: the session's directory was deleted)
 ├── Unauthorized    missing or wrong token           exit 1 · HTTP 401 · code "unauthorized"
 ├── Forbidden       bad Host/Origin                  exit 1 · HTTP 403 · code "forbidden"
 ├── TooLarge        request or file over a limit     exit 1 · HTTP 413 · code "too_large"
@@ -50,6 +52,15 @@ class Refused(AgtailError):
     exit_code = 3
     http_status = 409
     code = "refused"
+
+
+class Gone(AgtailError):
+    """Known, but what it needs is gone: ``resume`` of a session whose directory no longer
+    exists. Not NotFound (4: no such session), so a script can tell the two apart."""
+
+    exit_code = 5
+    http_status = 410
+    code = "gone"
 
 
 class Unauthorized(AgtailError):

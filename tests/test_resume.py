@@ -14,7 +14,7 @@ import pytest
 
 from agtaild.cli import resume as cli_resume
 from agtaild.cli.refs import ref_params
-from agtaild.errors import NotFound, Refused, UsageError
+from agtaild.errors import Gone, Refused, UsageError
 from agtaild.model import ParentRef, Session
 from agtaild.resume import resume_command, resume_for_session
 
@@ -103,7 +103,8 @@ def test_service_method_looks_the_session_up(tmp_path: Path) -> None:
 
 
 class Ctx:
-    def __init__(self) -> None:
+    def __init__(self, json: bool = False) -> None:
+        self.json = json
         self.out: list[Any] = []
         self.errors: list[str] = []
 
@@ -142,7 +143,7 @@ def test_run_resume_runs_the_agent_there(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_run_resume_print_only(tmp_path: Path) -> None:
     info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path)))
-    ctx = Ctx()
+    ctx = Ctx(json=True)
     assert cli_resume.run_resume(ctx, info, print_only=True) == 0
     assert ctx.out == [{"agent": "claude-code", "id": "s-1", "cwd": str(tmp_path), "cwd_exists": True,
                         "argv": ["claude", "--resume=s-1"]}]
@@ -150,7 +151,7 @@ def test_run_resume_print_only(tmp_path: Path) -> None:
 
 def test_run_resume_refuses_a_vanished_cwd_and_a_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path / "gone")))
-    with pytest.raises(NotFound, match="no longer exists"):
+    with pytest.raises(Gone, match="no longer exists"):
         cli_resume.run_resume(Ctx(), info, print_only=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path)))

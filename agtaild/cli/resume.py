@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from agtaild.errors import AgtailError, NotFound
+from agtaild.errors import AgtailError, Gone, NotFound
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -19,7 +19,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                        description="Run the agent's own resume command in the session's directory.")
     p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)")
     p.add_argument("--print", dest="print_only", action="store_true",
-                   help="only print {agent, cwd, cwd_exists, argv} as JSON")
+                   help="only print the command line to paste into a shell (with --json: "
+                        "{agent, id, cwd, cwd_exists, argv})")
     p.set_defaults(func=cmd_resume)
 
     q = sub.add_parser("pick", parents=[common], help="pick a recent session and resume it",
@@ -30,14 +31,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     q.add_argument("--query", default="", help="start with this filter text")
     q.add_argument("--no-fzf", action="store_true", help="use the plain prompt even if fzf is installed")
     q.add_argument("--print", dest="print_only", action="store_true",
-                   help="print the chosen session's resume command as JSON instead of running it")
+                   help="print the chosen session's resume command instead of running it (with --json: "
+                        "as JSON)")
     q.set_defaults(func=cmd_pick)
 
 
 def _resume_info(ctx: Any, ref: str) -> dict[str, Any]:
+    from agtaild.cli.query import open_backend
     from agtaild.cli.refs import ref_params
 
-    backend = ctx.backend()
+    backend = open_backend(ctx)  # in-process: the index brought up to date first
     try:
         return dict(backend.call("resume.command", ref_params(ref)))
     finally:
@@ -49,13 +52,19 @@ def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
     import signal
     import subprocess
 
-    if print_only:
-        ctx.out_json({k: info.get(k) for k in ("agent", "id", "cwd", "cwd_exists", "argv")})
-        return 0
     argv: list[str] = info["argv"]
     cwd = info.get("cwd")
-    if cwd and not info.get("cwd_exists"):
-        raise NotFound(
+    gone = bool(cwd) and not info.get("cwd_exists")
+    if print_only:
+        if ctx.json:
+            ctx.out_json({k: info.get(k) for k in ("agent", "id", "cwd", "cwd_exists", "argv")})
+            return 0
+        if gone:
+            ctx.err(f"agtail: warning: the session's directory {cwd} no longer exists; recreate it before running this")
+        print(shell_line(cwd, argv))
+        return 0
+    if gone:
+        raise Gone(
             f"the session's directory {cwd} no longer exists; recreate it (or check it out again) and "
             "retry, or see the command with `agtail resume --print`"
         )
@@ -68,6 +77,18 @@ def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
     return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+
+
+def shell_line(cwd: str | None, argv: list[str]) -> str:
+    """``cd '…' && claude --resume=…``: the command as a POSIX shell reads it back exactly (the
+    directory always in single quotes, as a person expects to see it; each argument quoted
+    when it needs to be)."""
+    import shlex
+
+    command = " ".join(shlex.quote(a) for a in argv)
+    if not cwd:
+        return command
+    return "cd '" + cwd.replace("'", "'\\''") + "' && " + command
 
 
 def cmd_resume(ctx: Any) -> int:
@@ -92,7 +113,9 @@ def _recent(ctx: Any) -> list[dict[str, Any]]:
         params["cwd"] = os.path.abspath(args.cwd)
     agents = args.agent or [None]
     found: list[dict[str, Any]] = []
-    backend = ctx.backend()
+    from agtaild.cli.query import open_backend
+
+    backend = open_backend(ctx)
     try:
         for agent in agents:
             p = dict(params, agent=agent) if agent else params
