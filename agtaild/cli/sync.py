@@ -129,8 +129,10 @@ def cmd_export(ctx: Any) -> int:
     from agtaild.cli.refs import ref_params
     from agtaild.sync.export import export_sessions
 
+    from agtaild.cli.query import open_backend
+
     sessions = []
-    backend = ctx.backend()
+    backend = open_backend(ctx)  # in-process: the index brought up to date first
     try:
         for ref in ctx.args.sessions:
             sessions.append(backend.call("sessions.get", ref_params(ref))["session"])
