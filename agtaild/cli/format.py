@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 
+from agtaild.cli.width import cells, fit, pad
 from agtaild.textsafe import trusted
 from agtaild.words import count
 
@@ -128,28 +129,54 @@ def cost_phrase(u: dict[str, Any]) -> str:
     return f"{cost(known)} + ? ({what})"
 
 
-def one_line(text: Any, width: int) -> str:
+def one_line(text: Any, width: int | None) -> str:
+    """``text`` on one line (whitespace collapsed), cut to ``width`` columns (None: whole)."""
     flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+    return flat if width is None else fit(flat, width)
 
 
-def table(rows: Sequence[Sequence[str]], headers: Sequence[str], right: Sequence[int] = ()) -> str:
-    """Aligned columns; the last column is left free (titles run on)."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row[:-1]):
-            widths[i] = max(widths[i], len(cell))
+#: With a width to fit: the least room the last column (a title) keeps before the columns
+#: that may shrink give up theirs, and the least such a column keeps.
+MIN_LAST = 20
+MIN_SHRUNK = 8
+
+
+def table(
+    rows: Sequence[Sequence[str]],
+    headers: Sequence[str],
+    right: Sequence[int] = (),
+    *,
+    width: int | None = None,
+    shrink: Sequence[int] = (),
+    last: Callable[[str, int], str] = fit,
+) -> str:
+    """Aligned columns; the last column is left free (titles run on). With ``width`` (the
+    terminal's), no line is longer than it: the last column is cut to the room left (by
+    ``last``: at the right, or e.g. keeping a path's end), and when that room is under
+    :data:`MIN_LAST` the columns in ``shrink`` give up theirs first (down to MIN_SHRUNK)."""
+    all_rows = [list(headers), *[list(r) for r in rows]]
+    n = len(headers)
+    widths = [max(cells(r[i]) for r in all_rows) for i in range(n - 1)]
+
+    def room() -> int:
+        return (width or 0) - sum(widths) - 2 * (n - 1)
+
+    if width is not None:
+        for i in shrink:
+            short = MIN_LAST - room()
+            if short > 0 and widths[i] > MIN_SHRUNK:
+                widths[i] = max(MIN_SHRUNK, cells(headers[i]), widths[i] - short)
     lines = []
-    for row in [list(headers), *[list(r) for r in rows]]:
-        cells = []
+    for row in all_rows:
+        parts = []
         for i, cell in enumerate(row):
-            if i == len(row) - 1:
-                cells.append(cell)
-            elif i in right:
-                cells.append(cell.rjust(widths[i]))
-            else:
-                cells.append(cell.ljust(widths[i]))
-        lines.append("  ".join(cells).rstrip())
+            if i == n - 1:
+                parts.append(cell if width is None else last(cell, max(room(), 0)))
+                continue
+            shown = cell if cells(cell) <= widths[i] else fit(cell, widths[i])
+            parts.append(pad(shown, widths[i], right=i in right))
+        line = "  ".join(parts).rstrip()
+        lines.append(line if width is None else fit(line, width))  # the last guard: never wraps
     return "\n".join(lines)
 
 
@@ -191,24 +218,37 @@ def flag_legend(sessions: Sequence[dict[str, Any]]) -> str:
     return ("flags: " + ", ".join(shown)) if shown else ""
 
 
-def session_table(sessions: list[dict[str, Any]]) -> str:
+def session_table(sessions: list[dict[str, Any]], width: int | None = None) -> str:
     """One row a session. Flags: I imported, A archived (deleted by its agent, kept by
-    agtail), P programmatic (driven by an SDK or script, not typed by a person)."""
-    rows = []
-    for s, sid in zip(sessions, unique_short_ids(sessions), strict=True):
-        flags = "".join(letter for letter, key, _ in _FLAGS if s.get(key))
-        rows.append(
-            [
-                local_time(s.get("ended") or s.get("started") or s.get("mtime")),
-                str(s.get("agent") or ""),
-                sid,
-                one_line(s.get("project") or "-", 24),
-                str(s.get("messages") or 0),
-                flags or "",
-                one_line(s.get("title") or s.get("first_prompt") or "", 80),
-            ]
-        )
-    return table(rows, ["LAST ACTIVE", "AGENT", "ID", "PROJECT", "MSGS", "", "TITLE"], right=(4,))
+    agtail), P programmatic (driven by an SDK or script, not typed by a person). ``width``:
+    fit the terminal (the title takes the room left; when that is short the project shrinks
+    and the times lose their year); without one, titles are cut at 80 characters."""
+    ids = unique_short_ids(sessions)
+
+    def rows(when: Callable[[str], str]) -> list[list[str]]:
+        out = []
+        for s, sid in zip(sessions, ids, strict=True):
+            flags = "".join(letter for letter, key, _ in _FLAGS if s.get(key))
+            out.append(
+                [
+                    when(local_time(s.get("ended") or s.get("started") or s.get("mtime"))),
+                    str(s.get("agent") or ""),
+                    sid,
+                    one_line(s.get("project") or "-", 24),
+                    str(s.get("messages") or 0),
+                    flags or "",
+                    one_line(s.get("title") or s.get("first_prompt") or "", None if width else 80),
+                ]
+            )
+        return out
+
+    headers = ["LAST ACTIVE", "AGENT", "ID", "PROJECT", "MSGS", "", "TITLE"]
+    found = rows(lambda when: when)
+    if width is not None:
+        fixed = sum(max(cells(r[i]) for r in [headers, *found]) + 2 for i in range(len(headers) - 1))
+        if width - fixed < MIN_LAST:  # "12-01 20:44": five columns more for the title
+            found = rows(lambda when: when[5:] if len(when) == 16 else when)
+    return table(found, headers, right=(4,), width=width, shrink=(3,))
 
 
 def session_header(s: dict[str, Any], style: Style) -> str:
@@ -384,7 +424,10 @@ def branch_note(ev: dict[str, Any]) -> str:
     return f"  (inactive branch {extra.get('alt', '?')} of {extra.get('alts', '?')}: show --around {ev.get('seq')})"
 
 
-def hits(doc: dict[str, Any], style: Style) -> str:
+def hits(doc: dict[str, Any], style: Style, width: int | None = None) -> str:
+    """Two lines a hit: where it is (session, event, time, project, title), and the snippet
+    with its matches highlighted. ``width``: neither line is longer (the title, then the
+    snippet, are cut); without one, the title is cut at 60 characters."""
     out = []
     for hit in doc.get("hits", []):
         s, ev = hit["session"], hit["event"]
@@ -392,10 +435,28 @@ def hits(doc: dict[str, Any], style: Style) -> str:
             f"/{ev['role']}" if ev.get("role") else ""
         )
         where += branch_note(ev)
-        meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  {one_line(s.get('title'), 60)}"
-        out.append(f"{style.bold(where)}  {style.dim(meta)}")
-        out.append("    " + style.mark(hit.get("snippet") or ""))
+        meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  "
+        title = one_line(s.get("title"), 60 if width is None else None)
+        snippet = hit.get("snippet") or ""
+        if width is not None:
+            where = fit(where, width)
+            meta = fit(meta, max(width - cells(where) - 2, 0))
+            title = fit(title, max(width - cells(where) - 2 - cells(meta), 0))
+            snippet = fit_snippet(snippet, width - 4)
+        out.append(f"{style.bold(where)}  {style.dim((meta + title).rstrip())}".rstrip())
+        out.append("    " + style.mark(snippet))
     return "\n".join(out)
+
+
+def fit_snippet(snippet: str, width: int) -> str:
+    """A snippet on one line in ``width`` columns, a highlight cut open closed again."""
+    flat = " ".join(snippet.split())
+    if cells(flat) <= width:
+        return flat
+    cut = fit(flat, max(width - 1, 0))
+    if cut.count(MARK_START) > cut.count(MARK_END):
+        cut = cut[:-1] + MARK_END + cut[-1:] if cut.endswith("…") else cut + MARK_END
+    return cut
 
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")

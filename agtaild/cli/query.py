@@ -364,8 +364,9 @@ def cmd_list(ctx: Any) -> int:
         ctx.err("agtail: no sessions match")
         return 0
     from agtaild.cli import format as fmt
+    from agtaild.cli.width import terminal_width
 
-    print(fmt.session_table(doc["sessions"]))
+    print(fmt.session_table(doc["sessions"], terminal_width()))
     legend = fmt.flag_legend(doc["sessions"])
     if legend:
         ctx.err(legend)
@@ -388,8 +389,9 @@ def cmd_search(ctx: Any) -> int:
         ctx.err("agtail: no matches")
         return 0
     from agtaild.cli import format as fmt
+    from agtaild.cli.width import terminal_width
 
-    print(fmt.hits(doc, fmt.Style()))
+    print(fmt.hits(doc, fmt.Style(), terminal_width()))
     if doc.get("next"):
         ctx.err(f"agtail: more: --cursor {doc['next']}")
     return 0

@@ -126,10 +126,9 @@ def _finish(ctx: Any, verb: str, rep: dict[str, Any]) -> int:
 
 
 def cmd_export(ctx: Any) -> int:
+    from agtaild.cli.query import open_backend
     from agtaild.cli.refs import ref_params
     from agtaild.sync.export import export_sessions
-
-    from agtaild.cli.query import open_backend
 
     sessions = []
     backend = open_backend(ctx)  # in-process: the index brought up to date first
