@@ -160,8 +160,8 @@ def test_run_resume_refuses_a_vanished_cwd_and_a_missing_binary(tmp_path: Path, 
 
 
 def test_plain_prompt_filters_then_picks(monkeypatch: pytest.MonkeyPatch) -> None:
-    lines = ["claude-code:a\t2026-01-01 10:00\tapp\tfix the login bug",
-             "codex:b\t2026-01-02 10:00\tapi\tadd pagination"]
+    lines = [("claude-code:a", "2026-01-01 10:00  claude-code  a  app  fix the login bug"),
+             ("codex:b", "2026-01-02 10:00  codex        b  api  add pagination")]
     monkeypatch.setattr(sys, "stdin", io.StringIO("pagination\n1\n"))
     assert cli_resume._choose_prompt(lines, "") == "codex:b"
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
