@@ -80,11 +80,7 @@ def walk(
             if fork not in announced:
                 announced.add(fork)
                 others = alts - 1
-                hint = (
-                    f"; {others} other branch{'es' if others != 1 else ''}: show --branches"
-                    if others > 0
-                    else ""
-                )
+                hint = f"; {count(others, 'other branch')}: show --branches" if others > 0 else ""
                 yield f"⑂ branch {alt} of {alts} at fork {fork[:8]}{hint}", None
             yield None, ev
             continue

@@ -378,19 +378,26 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
         out.append(f"{when} {style.dim('thinking')}")
         out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
     elif kind == "tool_use":
-        head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
-        out.append(head)
+        edit = diff.edit_of(ev)
+        # An edit's call line names the files it touches (an apply_patch input is the patch).
+        called = diff.edit_summary(edit) if edit is not None else compact_input(ev.get("input"))
+        out.append(f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(called, 160)}")
         if ev.get("text"):
             out += _block(ev["text"], "  ", text_lines)
-        edit = diff.edit_of(ev) if diffs else None
-        if edit is not None:
+        if edit is not None and diffs:
             out += diff.diff_lines(edit, style, full=full)
-        elif not diffs and isinstance(ev.get("input"), (dict, list)):
-            out += _block(json.dumps(ev["input"], ensure_ascii=False, indent=2), "    ", None if full else 40)
+        elif not diffs:  # the raw input: as JSON, or the patch text a call line no longer shows
+            inp = ev.get("input")
+            if isinstance(inp, (dict, list)):
+                out += _block(json.dumps(inp, ensure_ascii=False, indent=2), "    ", None if full else 40)
+            elif isinstance(inp, str) and edit is not None:
+                out += _block(inp, "    ", None if full else 40)
         result = ev.get("result")
         if result is not None:
             body = result if isinstance(result, str) else compact_input(result)
-            mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
+            exit_code = (ev.get("extra") or {}).get("exit_code")
+            said = f"error (exit {exit_code}):" if isinstance(exit_code, int) and exit_code else "error:"
+            mark = style.red(f"  ⎿ {said}") if ev.get("is_error") else "  ⎿"
             lines = _block(body, "    ", tool_lines)
             out.append(f"{mark} {lines[0][4:]}")
             out += lines[1:]

@@ -108,6 +108,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_false",
         help="print the raw input of edit tools instead of a diff",
     )
+    p.add_argument(
+        "--patch",
+        action="store_true",
+        help="print only the session's edits, as a unified diff `git apply` and `patch -p1` take "
+        "(paths relative to the session's directory)",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--from", dest="from_seq", type=int, metavar="SEQ", help="start at event SEQ")
     where.add_argument(
@@ -413,6 +419,8 @@ def cmd_show(ctx: Any) -> int:
         ref["machine"] = ctx.args.machine
     if ctx.args.around is not None and not 0 <= ctx.args.context <= 5000:
         raise UsageError("--context must be between 0 and 5000")
+    if ctx.args.patch and ctx.json:
+        raise UsageError("--patch prints a diff, --json a document: give one of them")
     backend = open_backend(ctx)
     try:
         session = backend.call("sessions.get", ref)["session"]
@@ -424,6 +432,8 @@ def cmd_show(ctx: Any) -> int:
         if ctx.json:
             ctx.out_json({"session": session, "events": list(events)})
             return 0
+        if ctx.args.patch:
+            return _print_patch(ctx, session, events)
         from agtaild.cli import format as fmt
 
         style = fmt.Style()
@@ -440,6 +450,27 @@ def cmd_show(ctx: Any) -> int:
             out.write(line + "\n")
     finally:
         backend.close()
+    return 0
+
+
+def _print_patch(ctx: Any, session: dict[str, Any], events: Any) -> int:
+    """`show --patch`: the edits of the active branch (those of abandoned branches were undone)
+    as one unified diff, in order; what cannot be part of it is said on stderr."""
+    from agtaild.cli import branches, diff
+
+    found = False
+    for _, ev in branches.walk(events, all_branches=False):
+        edit = diff.edit_of(ev) if ev is not None else None
+        if edit is None or ev is None:
+            continue
+        lines, notes = diff.patch_lines(edit, session.get("cwd"), f"#{ev.get('seq')} {ev.get('tool') or 'edit'}")
+        for note in notes:
+            ctx.err(f"agtail: {note}")
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        found = found or bool(lines)
+    if not found:
+        ctx.err("agtail: this session recorded no edits")
     return 0
 
 

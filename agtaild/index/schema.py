@@ -30,7 +30,9 @@ from agtaild.index.totals import m005_totals
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
-INDEX_VERSION = 7  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
+#: 8: Codex exec output without its wrapper (extra.metadata), apply_patch new files numbered and
+#: hunk sections, Aider's SEARCH/REPLACE edits, tool categories (extra.tool_category, events.tool_category).
+INDEX_VERSION = 8  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
