@@ -1455,7 +1455,11 @@
     return node;
   }
 
-  function toolSummary(tool, input) {
+  function toolSummary(tool, input, edit) {
+    // An edit names the files it touches (an apply_patch input is the whole patch).
+    if (edit && Array.isArray(edit.files) && edit.files.length) {
+      return oneLine(edit.files.map((f) => (f.path || '?') + (f.op === 'create' ? ' (new file)' : f.op === 'delete' ? ' (deleted)' : '')).join(', '), 160);
+    }
     if (input === null || input === undefined) return '';
     if (typeof input === 'string') return oneLine(input, 160);
     if (typeof input !== 'object') return oneLine(String(input), 160);
@@ -1475,7 +1479,7 @@
     const details = h(
       'details',
       { class: 'fold tool' + (ev.is_error ? ' error' : ''), dataset: ev.tool_use_id ? { toolUseId: ev.tool_use_id } : null },
-      h('summary', {}, h('span', { class: 'tool-name', text: ev.tool || 'tool' }), h('span', { class: 'fold-hint mono', text: toolSummary(ev.tool, ev.input) }), status),
+      h('summary', {}, h('span', { class: 'tool-name', text: ev.tool || 'tool' }), h('span', { class: 'fold-hint mono', text: toolSummary(ev.tool, ev.input, ev.extra && ev.extra.edit) }), status),
       h(
         'div',
         { class: 'tool-body' },

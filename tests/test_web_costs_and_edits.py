@@ -1,6 +1,7 @@
-"""The viewer's cost card and tables show the known cost beside the unpriced part (issue 23,
-item 10), in Chromium at 1400 and 390 px, against a real agtaild reading Claude Code (priced)
-and pi (its mock model has no price)."""
+"""The viewer, in Chromium at 1400 and 390 px, against a real agtaild reading Claude Code
+(priced), pi (its mock model has no price) and Codex (issue 23): the cost card and tables show
+the known cost beside the unpriced part (item 10); an apply_patch call names the files it
+touches, not the flattened patch (item 6)."""
 
 from __future__ import annotations
 
@@ -18,15 +19,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 PI_ROOT = CORPUS / "real" / "pi-0.73.1" / "sessions"
+CODEX_ROOT = CORPUS / "real" / "codex-0.171.0" / "sessions"
+CODEX_BASIC = "01a229d7-c676-78a1-a3ee-2b022b275b04"
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d = Daemon(tmp_path_factory.mktemp("web-cost"))
-    d.extra_args = ["--root", f"pi={PI_ROOT}"]
+    d.extra_args = ["--root", f"pi={PI_ROOT}", "--root", f"codex={CODEX_ROOT}"]
     try:
         d.start()
-        d.wait_indexed({"cd61be5e-6fcd-4c16-b5d5-281dd40378d1", "01a229d9-21cd-772b-b9f1-55b93a74b414"})
+        d.wait_indexed({"cd61be5e-6fcd-4c16-b5d5-281dd40378d1", "01a229d9-21cd-772b-b9f1-55b93a74b414", CODEX_BASIC})
         yield d
     finally:
         d.stop()
@@ -55,4 +58,22 @@ async def test_the_cost_card_shows_the_known_part(daemon: Daemon, browser: Brows
     assert by_key["pi"][0] == "—" and "without a known price" in by_key["pi"][1]
     assert by_key["claude-code"][0].startswith("$")
     await browser.screenshot(shots / f"cost-card-{width}.png")
+    assert unexpected(browser.errors) == []
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+async def test_an_apply_patch_names_its_files(daemon: Daemon, browser: Browser, shots: Path, width: int) -> None:
+    await browser.set_viewport(width, 900)
+    await login(browser, daemon, f"#/session/codex/{CODEX_BASIC}")
+    hints = await browser.wait_for(
+        "(() => { const s = [...document.querySelectorAll('.transcript details.tool summary')]"
+        ".filter((x) => x.querySelector('.tool-name').textContent === 'apply_patch')"
+        ".map((x) => x.querySelector('.fold-hint').textContent); return s.length === 2 && s; })()",
+        what="the two apply_patch calls",
+    )
+    assert hints == ["hello.py (new file)", "hello.py"]
+    # The exec_command result is the command's output, without Codex's wrapper lines.
+    body = await browser.eval("document.querySelector('#view-session').textContent")  # closed folds too
+    assert "total 12" in body and "Chunk ID" not in body and "Original token count" not in body
+    await browser.screenshot(shots / f"apply-patch-{width}.png")
     assert unexpected(browser.errors) == []
