@@ -45,6 +45,28 @@ def _lines(hunk: dict[str, Any]) -> list[str]:
     return [x for x in hunk.get("lines") or [] if isinstance(x, str)]
 
 
+#: What a text shows in place of an edit it holds (Aider's SEARCH/REPLACE blocks).
+FOLDED = "✎ (an edit: its diff follows)"
+
+
+def fold_text(text: str, edit: dict[str, Any]) -> str:
+    """``text`` with the lines where it writes its edits (``edit["in_text"]``: 0-based first
+    and last lines) replaced by one line each: the diff printed after it shows them."""
+    spans = [s for s in edit.get("in_text") or [] if isinstance(s, list) and len(s) == 2
+             and all(isinstance(n, int) for n in s)]
+    if not spans:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    for first, last in sorted(spans):
+        if first < i or first > last:
+            continue
+        out += [*lines[i:first], FOLDED]
+        i = last + 1
+    return "\n".join(out + lines[i:])
+
+
 def edit_summary(edit: dict[str, Any]) -> str:
     """The files an edit touches, for its call line: ``hello.py (new file), old.py (deleted)``."""
     names = []

@@ -125,7 +125,7 @@ def cost_phrase(u: dict[str, Any]) -> str:
     what = f"{tokens(dark)} tokens" + (f" of {models}" if models else "") + " unpriced"
     known = u.get("cost_known_usd")
     if not known:
-        return f"cost unknown ({what}: no price)" if models else f"cost unknown ({what})"
+        return f"cost unknown (no price for {models})" if models else f"cost unknown ({what})"
     return f"{cost(known)} + ? ({what})"
 
 
@@ -373,10 +373,14 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
         out += [style.dim("  " + x) for x in branches.folded_summary(ev.get("text") or "", full=full)]
     elif kind == "text":
         out.append(f"{when} {style.bold(role or 'message')}")
-        out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
+        edit = diff.edit_of(ev) if diffs else None  # edits written in the text (Aider's blocks)
+        text = ev.get("text") or ""
+        out += _block(diff.fold_text(text, edit) if edit is not None else text, "  ", text_lines, 10_000)
+        if edit is not None:
+            out += diff.diff_lines(edit, style, full=full)
     elif kind == "thinking":
         out.append(f"{when} {style.dim('thinking')}")
-        out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
+        out += [_thinking_line(line, style) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
     elif kind == "tool_use":
         edit = diff.edit_of(ev)
         # An edit's call line names the files it touches (an apply_patch input is the patch).
@@ -421,6 +425,15 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
             f"{when} {style.dim(str(kind))} {style.dim(one_line(compact_input(raw) if raw else ev.get('text'), 160))}"
         )
     return out
+
+
+def _thinking_line(line: str, style: Style) -> str:
+    """A line of reasoning, dim; a Markdown heading in bold (``**Inspecting the workspace**``,
+    as Codex heads each step) shown bold, without its asterisks."""
+    body = line.strip()
+    if len(body) > 4 and body.startswith("**") and body.endswith("**") and "**" not in body[2:-2]:
+        return line[: len(line) - len(line.lstrip())] + style.bold(body[2:-2])
+    return style.dim(line)
 
 
 def branch_note(ev: dict[str, Any]) -> str:

@@ -214,13 +214,15 @@
   // Plain text with `inline code` and http(s) links, as nodes.
   function inlineNodes(text) {
     const out = [];
-    const re = /(`[^`\n]{1,400}`)|(https?:\/\/[^\s<>"'`]+)/g;
+    const re = /(`[^`\n]{1,400}`)|(https?:\/\/[^\s<>"'`]+)|(\*\*[^*\n]{1,300}\*\*)/g;
     let last = 0;
     let m;
     while ((m = re.exec(text)) !== null) {
       if (m.index > last) out.push(text.slice(last, m.index));
       if (m[1]) {
         out.push(h('code', { class: 'inline', text: m[1].slice(1, -1) }));
+      } else if (m[3]) {
+        out.push(h('strong', { text: m[3].slice(2, -2) })); // **bold** (Codex's reasoning headers)
       } else {
         let url = m[2];
         let tail = '';
@@ -1424,11 +1426,14 @@
     const anchor = h('a', { class: 'ev-anchor', href: sessionHash(view.agent, view.id, ev.seq), title: 'Link to this event' + (d ? ' · ' + fmtFull(d) : ''), text: '#' + ev.seq });
     let body;
     switch (ev.kind) {
-      case 'text':
-        body = richText(ev.text || '', TEXT_LIMIT);
+      case 'text': {
+        // Edits written in the text (Aider's SEARCH/REPLACE blocks): the text without them, then their diff.
+        const edit = editOf(ev);
+        body = edit ? h('div', {}, richText(foldText(ev.text || '', edit), TEXT_LIMIT), diffFold(edit)) : richText(ev.text || '', TEXT_LIMIT);
         break;
+      }
       case 'thinking':
-        body = h('details', { class: 'fold thinking' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Thinking' }), h('span', { class: 'fold-hint', text: oneLine(ev.text, 120) })), richText(ev.text || '', TEXT_LIMIT));
+        body = h('details', { class: 'fold thinking' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Thinking' }), h('span', { class: 'fold-hint', text: oneLine(String(ev.text || '').replace(/\*\*([^*\n]+)\*\*/g, '$1'), 120) })), richText(ev.text || '', TEXT_LIMIT));
         break;
       case 'tool_use':
         body = toolBlock(ev, view);
@@ -1503,6 +1508,32 @@
     return e && Array.isArray(e.files) && e.files.length ? e : null;
   }
 
+  // The text with the lines where it writes its edits (edit.in_text: 0-based first and last) folded
+  // into one line each: the diff shown after it has them (the CLI's diff.fold_text).
+  function foldText(text, edit) {
+    const spans = (Array.isArray(edit.in_text) ? edit.in_text : []).filter((s) => Array.isArray(s) && s.length === 2 && s.every(Number.isInteger)).sort((a, b) => a[0] - b[0]);
+    if (!spans.length) return text;
+    const lines = text.split('\n');
+    const out = [];
+    let i = 0;
+    for (const [first, last] of spans) {
+      if (first < i || first > last) continue;
+      out.push(...lines.slice(i, first), '\u270e (an edit: its diff follows)');
+      i = last + 1;
+    }
+    return out.concat(lines.slice(i)).join('\n');
+  }
+
+  // "@@ -1,5 +1,5 @@": a real unified hunk header with the line counts (the CLI's diff.hunk_header).
+  function hunkHeader(hk, lines) {
+    const start = (v) => (Number.isInteger(v) && v >= 0 ? v : 1);
+    const oldN = lines.filter((l) => l[0] === ' ' || l[0] === '-').length;
+    const newN = lines.filter((l) => l[0] === ' ' || l[0] === '+').length;
+    const oldAt = oldN ? start(hk.old_start) : Math.max(start(hk.old_start) - 1, 0);
+    const newAt = newN ? start(hk.new_start) : Math.max(start(hk.new_start) - 1, 0);
+    return '@@ -' + oldAt + ',' + oldN + ' +' + newAt + ',' + newN + ' @@' + (typeof hk.section === 'string' && hk.section ? ' ' + hk.section : '');
+  }
+
   function diffFold(edit) {
     let added = 0;
     let removed = 0;
@@ -1533,15 +1564,15 @@
       const op = f.op === 'create' ? ' (new file)' : f.op === 'delete' ? ' (deleted)' : '';
       box.append(h('div', { class: 'diff-file mono', text: String(f.path || '?') + op }));
       for (const hk of Array.isArray(f.hunks) ? f.hunks : []) {
-        let oldNo = Number(hk.old_start) || 1;
-        let newNo = Number(hk.new_start) || 1;
+        let oldNo = Math.max(Number(hk.old_start) || 1, 1);
+        let newNo = Math.max(Number(hk.new_start) || 1, 1);
         const lines = (hk.lines || []).filter((l) => typeof l === 'string');
         if (budget !== null && budget <= 0) {
           hidden += lines.length;
           continue;
         }
-        const approx = f.numbered ? '' : '~';
-        box.append(h('div', { class: 'dl hunk', title: f.numbered ? 'Line numbers of the file' : 'Line numbers counted from the edited snippet (the file position was not recorded)' }, h('span', { class: 'no' }), h('span', { class: 'no' }), h('span', { class: 'code', text: '@@ ' + approx + '-' + oldNo + ' ' + approx + '+' + newNo + ' @@' })));
+        const approx = f.numbered ? '' : '  ~ lines counted from the edit, not the file';
+        box.append(h('div', { class: 'dl hunk', title: f.numbered ? 'Line numbers of the file' : 'Line numbers counted from the edited snippet (the file position was not recorded)' }, h('span', { class: 'no' }), h('span', { class: 'no' }), h('span', { class: 'code', text: hunkHeader(hk, lines) + approx })));
         for (const l of lines) {
           if (budget !== null) {
             if (budget <= 0) {
