@@ -137,9 +137,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--by",
-        choices=("day", "model", "agent", "project", "session", "tool", "hour", "machine"),
+        choices=("day", "model", "agent", "project", "session", "tool", "tool-category", "hour", "machine"),
         default="day",
-        help="how to group (default day); tool: calls and errors per tool; hour: activity by hour"
+        help="how to group (default day); tool: calls and errors per tool; tool-category: the same per kind"
+        " of tool (shell, read, write, edit, search, web, subagent, todo, other); hour: activity by hour"
         " of day and weekday (local time); machine: per pushing machine (a team server)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
@@ -502,10 +503,10 @@ def cmd_stats(ctx: Any) -> int:
     if ctx.json:
         ctx.out_json(doc)
         return 0
-    if ctx.args.by in ("tool", "hour"):
+    if ctx.args.by in ("tool", "tool-category", "hour"):
         from agtaild.cli import activity_tables
 
-        print(activity_tables.tool_table(doc) if ctx.args.by == "tool" else activity_tables.hour_grid(doc))
+        print(activity_tables.hour_grid(doc) if ctx.args.by == "hour" else activity_tables.tool_table(doc, ctx.args.by))
         return 0
     from agtaild.cli import format as fmt
 

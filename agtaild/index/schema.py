@@ -308,6 +308,27 @@ def m009_appendcost(db: sqlite3.Connection) -> None:
     )
 
 
+def m010_tool_category(db: sqlite3.Connection) -> None:
+    """``events.tool_category``: each tool call's kind (shell, read, edit, …: the one mapping of
+    agtaild.adapters.kit.tool_categories, also kept as the event's ``extra.tool_category``), and
+    an index of the calls holding it, so ``stats --by tool`` and ``--by tool-category`` group
+    in SQL alone. An existing index gets the column filled from its stored events here."""
+    from agtaild.adapters.kit.tool_categories import category_of
+    from agtaild.index.codec import decode_event
+
+    db.execute("ALTER TABLE events ADD COLUMN tool_category TEXT")
+    filled = []
+    for event_id, data in db.execute("SELECT id, data FROM events WHERE kind = 'tool_use'").fetchall():
+        doc = decode_event(data)
+        extra = doc.get("extra") if isinstance(doc.get("extra"), dict) else {}
+        filled.append((category_of(doc.get("tool"), doc.get("input"), has_edit="edit" in extra), event_id))
+    db.executemany("UPDATE events SET tool_category = ? WHERE id = ?", filled)
+    db.execute(
+        "CREATE INDEX events_tool_categories ON events(tool_category, tool, tool_failed, session_id, epoch)"
+        " WHERE kind = 'tool_use'"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -318,6 +339,7 @@ MIGRATIONS: list[Migration] = [
     m007_tools,
     m008_statsession,
     m009_appendcost,
+    m010_tool_category,
 ]
 
 

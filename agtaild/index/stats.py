@@ -19,8 +19,10 @@ from agtaild.index.queries import usage_doc
 from agtaild.index.stats_session import by_session
 from agtaild.pricing import PriceTable
 
-#: Groupings; "tool" and "hour" count events (agtaild.index.activity).
-BY = ("day", "model", "agent", "project", "session", "tool", "hour")
+#: Groupings; "tool", "tool-category" and "hour" count events (agtaild.index.activity).
+BY = ("day", "model", "agent", "project", "session", "tool", "tool-category", "hour")
+#: The groupings that count events, not tokens.
+ACTIVITY_BY = ("tool", "tool-category", "hour")
 UNKNOWN = "(unknown)"
 
 _KEY_SQL = {

@@ -233,7 +233,7 @@ def short_id(cur: Any, agent: str, sid: str) -> str:
     return sid[: max(floor, longest + 1)]
 
 
-STATS_BY = ("day", "model", "agent", "project", "session", "machine", "tool", "hour")
+STATS_BY = ("day", "model", "agent", "project", "session", "machine", "tool", "tool-category", "hour")
 _STATS_KEY = {
     "day": "u.day",
     "model": "u.model",

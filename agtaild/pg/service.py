@@ -205,11 +205,11 @@ def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     by = p.choice("by", queries.STATS_BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
     flt = _filter(p)
-    if by in ("tool", "hour"):
+    if by in ("tool", "tool-category", "hour"):
         from agtaild.pg import activity
 
-        if by == "tool":
-            doc = svc.run(lambda cur: activity.by_tool(cur, flt))
+        if by != "hour":
+            doc = svc.run(lambda cur: activity.by_tool(cur, flt, by))
         else:
             doc = svc.run(lambda cur: activity.by_hour(cur, svc.pricing(), flt))
     else:

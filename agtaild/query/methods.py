@@ -206,19 +206,19 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
-    from agtaild.index.stats import BY
+    from agtaild.index.stats import ACTIVITY_BY, BY
     from agtaild.index.stats import stats as run_stats
 
     p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection", "limit"))
     by = p.choice("by", BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
-    if by in ("tool", "hour"):
+    if by in ACTIVITY_BY:
         from agtaild.index import activity
 
         agent = svc.check_agent("stats", p.text("agent"))
         project, since, until = p.text("project"), p.when("since"), p.when("until", end=True)
-        if by == "tool":
-            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until)
+        if by != "hour":
+            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until, by=by)
         else:
             doc = activity.by_hour(
                 svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until
