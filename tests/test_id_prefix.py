@@ -68,7 +68,7 @@ def test_show_tail_resume_export_and_search_take_a_bare_prefix(
 
 def test_export_on_a_fresh_index(roots: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The first command on a new data dir brings the index up to date first, as list does.
-    code, out, err = run(capsys, *roots, "--json", "export", "cd61be5e", "--to", str(tmp_path / "out"))
+    code, _, err = run(capsys, *roots, "--json", "export", "cd61be5e", "--to", str(tmp_path / "out"))
     assert code == 0, err
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert CLAUDE_ID in json.dumps(manifest)

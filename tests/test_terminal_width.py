@@ -5,7 +5,6 @@ title shrinks, rows never wrap — and a wider terminal shows more of each title
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -125,11 +125,11 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
         if flagged:
             names = ", ".join(v["version"] or "?" for v in flagged)
             message = (
-                f"{count(sessions, 'session')} in {where}; version {names} has many unmapped records ({shares}): "
+                f"{count(sessions or 0, 'session')} in {where}; version {names} has many unmapped records ({shares}): "
                 "the agent probably changed its format — please report it"
             )
             checks.append({"name": f"agent {adapter.id}", "status": "warn", "message": message})
         else:
-            message = f"{count(sessions, 'session')} in {where}" + (f" ({shares})" if shares else "")
+            message = f"{count(sessions or 0, 'session')} in {where}" + (f" ({shares})" if shares else "")
             checks.append({"name": f"agent {adapter.id}", "status": "ok", "message": message})
     return agents, checks

@@ -320,8 +320,9 @@ def m010_tool_category(db: sqlite3.Connection) -> None:
     filled = []
     for event_id, data in db.execute("SELECT id, data FROM events WHERE kind = 'tool_use'").fetchall():
         doc = decode_event(data)
-        extra = doc.get("extra") if isinstance(doc.get("extra"), dict) else {}
-        filled.append((category_of(doc.get("tool"), doc.get("input"), has_edit="edit" in extra), event_id))
+        extra = doc.get("extra")
+        has_edit = isinstance(extra, dict) and "edit" in extra
+        filled.append((category_of(doc.get("tool"), doc.get("input"), has_edit=has_edit), event_id))
     db.executemany("UPDATE events SET tool_category = ? WHERE id = ?", filled)
     db.execute(
         "CREATE INDEX events_tool_categories ON events(tool_category, tool, tool_failed, session_id, epoch)"
