@@ -22,16 +22,8 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import Refused, UsageError
+from agtaild.errors import Refused, bad_param
 from agtaild.model import Session
-
-
-def split_ref(ref: str) -> tuple[str, str]:
-    """``AGENT:ID`` → (agent, id)."""
-    agent, sep, sid = ref.partition(":")
-    if not sep or not agent or not sid:
-        raise UsageError(f"expected AGENT:ID (e.g. claude-code:1f3c…), got {ref!r}")
-    return agent, sid
 
 
 def refusal(session: Session) -> str | None:
@@ -104,7 +96,7 @@ def check_argv(adapter: Any, session: Session, argv: list[str]) -> None:
             raise Refused(f"{ref!r}: {value!r} would be read as an option by the agent; refusing to resume")
 
 
-def verified_resume(backend: Any, agent: str, sid: str) -> dict[str, Any]:
+def verified_resume(backend: Any, ref: dict[str, Any]) -> dict[str, Any]:
     """The command to resume AGENT:ID, as THIS process's adapter builds it from the session's
     document, for `agtail resume` and `pick` to run.
 
@@ -114,9 +106,13 @@ def verified_resume(backend: Any, agent: str, sid: str) -> dict[str, Any]:
     that document, under the same rules as everywhere (the id's pattern, nothing from the
     session that looks like an option, an absolute directory); an answer whose argv or
     directory is not exactly that command is refused, and its argv never run."""
-    answer = backend.call("resume.command", {"agent": agent, "id": sid})
-    if not isinstance(answer, dict) or not isinstance(answer.get("id"), str):
-        raise Refused(f"the answer to resume.command for {agent}:{sid} is not one agtail gives: refusing to resume")
+    asked = f"{ref.get('agent') or '?'}:{ref.get('id')}"
+    answer = backend.call("resume.command", ref)
+    if not isinstance(answer, dict) or not isinstance(answer.get("id"), str) or not isinstance(answer.get("agent"), str):
+        raise Refused(f"the answer to resume.command for {asked} is not one agtail gives: refusing to resume")
+    agent = answer["agent"]
+    if ref.get("agent") and agent != ref["agent"]:
+        raise Refused(f"the answer to resume.command for {asked} names another agent ({agent}): refusing to resume")
     doc = backend.call("sessions.get", {"agent": agent, "id": answer["id"]})
     session = doc.get("session") if isinstance(doc, dict) else None
     if not isinstance(session, dict) or session.get("agent") != agent or session.get("id") != answer["id"]:
@@ -137,9 +133,12 @@ def verified_resume(backend: Any, agent: str, sid: str) -> dict[str, Any]:
 
 
 def resume_command(service: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """Service method ``resume.command`` {agent, id} → {agent, id, cwd, cwd_exists, argv}."""
+    """Service method ``resume.command`` {agent?, id} → {agent, id, cwd, cwd_exists, argv}
+    (without ``agent``, ``id`` is AGENT:ID or an id prefix unique across agents)."""
     agent, sid = params.get("agent"), params.get("id")
-    if not isinstance(agent, str) or not isinstance(sid, str) or not agent or not sid:
-        raise UsageError("resume.command needs string params 'agent' and 'id'")
-    doc = service.call("sessions.get", {"agent": agent, "id": sid})
+    if agent is not None and (not isinstance(agent, str) or not agent):
+        raise bad_param("agent", "must be an agent id")
+    if not isinstance(sid, str) or not sid:
+        raise bad_param("id", "is required")
+    doc = service.call("sessions.get", {"id": sid, **({"agent": agent} if agent else {})})
     return resume_for_session(doc["session"])

@@ -181,7 +181,8 @@ def test_search_and_stats(capsys: pytest.CaptureFixture[str], roots: list[str]) 
     ("argv", "exit_code"),
     [
         (["show", "claude-code:does-not-exist"], 4),
-        (["show", "no-colon"], 2),
+        (["show", "no-colon"], 4),  # an id prefix of any agent: no such session
+        (["show", "claude-code:"], 2),
         (["show", "nobody:abc"], 2),
         (["search", "x", "--kind", "nonsense"], 2),
         (["list", "--limit", "0"], 2),

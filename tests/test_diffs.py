@@ -99,7 +99,8 @@ def test_codex_apply_patch(capsys: pytest.CaptureFixture[str], corpus: Path, tmp
     out, doc = _show(capsys, tmp_path, root, "codex:11111111")
     ((tool, edit),) = _edits(doc)
     assert tool == "apply_patch"
-    assert edit["files"] == [{"path": "gamma.txt", "op": "create", "numbered": False, "cut": 0,
+    # a new file's lines are numbered as the file's own: it starts at line 1
+    assert edit["files"] == [{"path": "gamma.txt", "op": "create", "numbered": True, "cut": 0,
                               "hunks": [{"old_start": 1, "new_start": 1, "lines": ["+synthetic"]}]}]  # fmt: skip
     assert "gamma.txt (new file)" in out and "+synthetic" in out
     update = apply_patch.edit_of(
@@ -133,7 +134,10 @@ def test_gemini_replace_uses_the_recorded_file_diff(
     assert any(x.startswith("-") for x in f["hunks"][0]["lines"]) and any(
         x.startswith("+") for x in f["hunks"][0]["lines"]
     )
-    assert "@@ -2 +2 @@" in out
+    lines = f["hunks"][0]["lines"]
+    old = sum(1 for x in lines if x[:1] in " -")
+    new = sum(1 for x in lines if x[:1] in " +")
+    assert f"@@ -2,{old} +2,{new} @@\n" in out  # a real unified header, with the counts
 
 
 def test_pi_edit(capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path) -> None:
@@ -143,7 +147,7 @@ def test_pi_edit(capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Pat
     assert pi_edits
     f = pi_edits[0]["files"][0]
     assert f["path"] == "packages/coding-agent/src/tui/user-message-selector.ts" and not f["numbered"]
-    assert "@@ ~-" in out  # numbered from the snippet, and saying so
+    assert "@@  ~ lines counted from the edit, not the file" in out  # numbered from the snippet, and saying so
 
 
 def test_opencode_edit_uses_the_recorded_diff(

@@ -4,7 +4,7 @@ Read from the source with ``ast`` (every import counts: module level, inside fun
 under ``TYPE_CHECKING``), so a lazy import cannot hide a cycle. The layers, lowest first
 (docs/architecture.md; each package's docstring states its own rule):
 
-1. the foundation: ``model``, ``errors``, ``fsnames``, ``textsafe``, ``dirs``, ``pricing``
+1. the foundation: ``model``, ``errors``, ``fsnames``, ``textsafe``, ``dirs``, ``pricing``, ``words``
 2. the adapters (``agtaild.adapters``): nothing above the model
 3. the index and the stores (``index``, ``store``, ``sync``)
 4. the query layer (``query``), the team database (``pg``)
@@ -23,7 +23,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agtaild"
 
-FOUNDATION = {"agtaild.model", "agtaild.errors", "agtaild.fsnames", "agtaild.textsafe", "agtaild.dirs", "agtaild.pricing"}
+FOUNDATION = {
+    "agtaild.model", "agtaild.errors", "agtaild.fsnames", "agtaild.textsafe", "agtaild.dirs", "agtaild.pricing", "agtaild.words",
+}
 #: Agent packages that may import another agent's package: their agent is a fork of that one.
 FORKS = {"kilo": {"cline", "opencode"}, "roo_code": {"cline"}, "qwen": {"gemini"}}
 

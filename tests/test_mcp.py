@@ -213,7 +213,8 @@ def test_stdio_server_answers_every_tool_from_the_corpus(tmp_path: Path, roots: 
             # Bad arguments and unknown sessions are tool errors; the connection lives on.
             for name, args, message in (
                 ("read_session", {}, "'id' is required"),
-                ("read_session", {"id": "no-colon"}, "must be AGENT:ID"),
+                ("read_session", {"id": "no-colon"}, "no session 'no-colon'"),  # an id of any agent
+                ("read_session", {"id": "claude-code:"}, "must be AGENT:ID"),
                 ("read_session", {"id": "claude-code:ffffffff"}, "no claude-code session"),
                 ("read_session", {"id": "nosuchagent:abc"}, "unknown agent"),
                 ("list_sessions", {"limit": "ten"}, "must be an integer"),

@@ -342,12 +342,12 @@ def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.Captu
     first = window["events"][0]["seq"]
     assert window["prev_seq"] == (first if any(e["seq"] < first for e in all_events) else None)
     assert window["next"]
-    for by in ("tool", "hour"):
+    for by in ("tool", "tool-category", "hour"):
         mine = cli(capsys, [*local, "stats", "--by", by, "--no-update"])
         theirs = team.call("stats", {"by": by, "machine": "laptop"})
         assert theirs["totals"] == mine["totals"], by
-        assert {r["key"]: r.get("calls", r.get("events")) for r in theirs["rows"]} == {
-            r["key"]: r.get("calls", r.get("events")) for r in mine["rows"]
+        assert {r["key"]: (r.get("calls", r.get("events")), r.get("category"), r.get("tools")) for r in theirs["rows"]} == {
+            r["key"]: (r.get("calls", r.get("events")), r.get("category"), r.get("tools")) for r in mine["rows"]
         }, by
     mine = cli(capsys, [*local, "projects", "--no-update"])["projects"]
     theirs = team.call("projects.list", {"machine": "laptop"})["projects"]

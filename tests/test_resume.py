@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from agtaild.cli import resume as cli_resume
-from agtaild.errors import NotFound, Refused, UsageError
+from agtaild.cli.refs import ref_params
+from agtaild.errors import Gone, Refused, UsageError
 from agtaild.model import ParentRef, Session
-from agtaild.resume import resume_command, resume_for_session, split_ref
+from agtaild.resume import resume_command, resume_for_session
 
 
 def test_claude_session_resumes_in_its_cwd(tmp_path: Path) -> None:
@@ -74,10 +75,12 @@ def test_a_path_made_argument_may_not_start_with_a_dash() -> None:
     check_argv(Adapter(), session, ["tool", "--session=/abs/path", "ok-id"])
 
 
-def test_split_ref() -> None:
-    assert split_ref("claude-code:abc:def") == ("claude-code", "abc:def")
-    with pytest.raises(UsageError):
-        split_ref("no-colon")
+def test_ref_params() -> None:
+    assert ref_params("claude-code:abc:def") == {"agent": "claude-code", "id": "abc:def"}
+    assert ref_params("no-colon") == {"id": "no-colon"}  # an id prefix of any agent
+    for bad in ("", "claude-code:", ":abc"):
+        with pytest.raises(UsageError):
+            ref_params(bad)
 
 
 class FakeService:
@@ -100,7 +103,8 @@ def test_service_method_looks_the_session_up(tmp_path: Path) -> None:
 
 
 class Ctx:
-    def __init__(self) -> None:
+    def __init__(self, json: bool = False) -> None:
+        self.json = json
         self.out: list[Any] = []
         self.errors: list[str] = []
 
@@ -139,7 +143,7 @@ def test_run_resume_runs_the_agent_there(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_run_resume_print_only(tmp_path: Path) -> None:
     info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path)))
-    ctx = Ctx()
+    ctx = Ctx(json=True)
     assert cli_resume.run_resume(ctx, info, print_only=True) == 0
     assert ctx.out == [{"agent": "claude-code", "id": "s-1", "cwd": str(tmp_path), "cwd_exists": True,
                         "argv": ["claude", "--resume=s-1"]}]
@@ -147,7 +151,7 @@ def test_run_resume_print_only(tmp_path: Path) -> None:
 
 def test_run_resume_refuses_a_vanished_cwd_and_a_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path / "gone")))
-    with pytest.raises(NotFound, match="no longer exists"):
+    with pytest.raises(Gone, match="no longer exists"):
         cli_resume.run_resume(Ctx(), info, print_only=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     info = resume_for_session(Session(agent="claude-code", id="s-1", cwd=str(tmp_path)))
@@ -156,8 +160,8 @@ def test_run_resume_refuses_a_vanished_cwd_and_a_missing_binary(tmp_path: Path, 
 
 
 def test_plain_prompt_filters_then_picks(monkeypatch: pytest.MonkeyPatch) -> None:
-    lines = ["claude-code:a\t2026-01-01 10:00\tapp\tfix the login bug",
-             "codex:b\t2026-01-02 10:00\tapi\tadd pagination"]
+    lines = [("claude-code:a", "2026-01-01 10:00  claude-code  a  app  fix the login bug"),
+             ("codex:b", "2026-01-02 10:00  codex        b  api  add pagination")]
     monkeypatch.setattr(sys, "stdin", io.StringIO("pagination\n1\n"))
     assert cli_resume._choose_prompt(lines, "") == "codex:b"
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))

@@ -27,11 +27,11 @@ def test_pick_lists_recent_sessions_and_prints_the_chosen_command(
         svc.close()
     roots = [f"--root=claude-code={r.path}" for r in a.roots if r.kind == "native"]
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
-    code = cli.main(["--data-dir", a.data_dir, "--only-roots", "--no-daemon", *roots, "pick", "--no-fzf", "--print"])
+    code = cli.main(["--data-dir", a.data_dir, "--only-roots", "--no-daemon", *roots, "--json", "pick", "--no-fzf", "--print"])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert json.loads(out)["argv"] == ["claude", f"--resume={newest['id']}"]
-    assert "number to resume" in err and f"({'claude-code'}:{newest['id']})" in err
+    assert "number to resume" in err and f"claude-code  {newest['short_id']}" in err
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-    code = cli.main(["--data-dir", a.data_dir, "--only-roots", "--no-daemon", *roots, "pick", "--no-fzf", "--print"])
+    code = cli.main(["--data-dir", a.data_dir, "--only-roots", "--no-daemon", *roots, "--json", "pick", "--no-fzf", "--print"])
     assert code == 1 and "nothing picked" in capsys.readouterr().err

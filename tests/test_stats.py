@@ -91,7 +91,7 @@ def test_filters(svc: Service) -> None:
     assert [r["key"] for r in until["rows"]] == ["2026-03-01"]
     assert svc.call("stats", {"project": "beta"})["totals"]["total_tokens"] == 10
     assert svc.call("stats", {"agent": "toy"})["totals"]["total_tokens"] == 1110
-    with pytest.raises(UsageError, match="'agent'"):
+    with pytest.raises(UsageError, match="unknown agent 'nobody'"):
         svc.call("stats", {"agent": "nobody"})
     with pytest.raises(UsageError, match="'by'"):
         svc.call("stats", {"by": "week"})

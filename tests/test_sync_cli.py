@@ -75,7 +75,7 @@ def test_resume_print_of_a_native_session(tmp_path: Path, corpus: Path, capsys: 
         one = next(s for s in svc.call("sessions.list", {"limit": 50})["sessions"] if s["parent"] is None)
     finally:
         svc.close()
-    code, doc, _ = run(capsys, *globals_for(a), "resume", f"claude-code:{one['id']}", "--print")
+    code, doc, _ = run(capsys, *globals_for(a), "--json", "resume", f"claude-code:{one['id']}", "--print")
     assert code == 0
     assert doc == {"agent": "claude-code", "id": one["id"], "cwd": one["cwd"],
                    "cwd_exists": os.path.isdir(one["cwd"]), "argv": ["claude", f"--resume={one['id']}"]}

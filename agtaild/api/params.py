@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agtaild.errors import UsageError
+from agtaild.errors import UsageError, bad_param, unknown_agent
 from agtaild.model import EVENT_KINDS
 
 MAX_LIMIT = 1000
@@ -34,10 +34,12 @@ _FALSE = {"false", "0", "no", "off"}
 
 
 class ParamError(UsageError):
-    """A parameter failed validation; ``param`` is its name (the JSON-RPC validation path)."""
+    """A parameter failed validation; ``param`` is its name (the JSON-RPC validation path).
+    Its ``data`` is :func:`agtaild.errors.bad_param`'s, so every front end words it its way."""
 
-    def __init__(self, param: str, message: str) -> None:
-        super().__init__(f"parameter {param!r}: {message}", data={"param": param})
+    def __init__(self, param: str, message: str, *, standalone: bool = False) -> None:
+        shaped = bad_param(param, message, standalone=standalone)
+        super().__init__(shaped.message, data=shaped.data)
         self.param = param
 
 
@@ -128,10 +130,12 @@ class Param:
         if "\x00" in value:
             raise ParamError(self.name, "must not contain NUL characters")
         if self.type == "enum" and value not in self.choices:
-            raise ParamError(self.name, f"must be one of {', '.join(self.choices)}; got {value[:40]!r}")
+            raise ParamError(self.name, f"{value[:40]!r} is not one of {', '.join(self.choices)}")
         if self.type == "date":
             return parse_when(self.name, value)
         if self.pattern and not re.match(self.pattern, value):
+            if self.name == "agent":
+                raise unknown_agent(value, _agent_ids())
             raise ParamError(self.name, f"{value[:40]!r} does not match {self.pattern}")
         return value
 
@@ -141,19 +145,22 @@ def parse_when(name: str, value: str) -> str:
     Values the service would choke on (year 9999 at the end of the day) stop here as a 400."""
     import math
 
-    from agtaild.index.params import parse_bound
+    from agtaild.index.params import not_a_date, parse_bound
 
     try:
         bounds = (parse_bound(value), parse_bound(value, end=True))
     except (ValueError, OverflowError, OSError):
-        raise ParamError(
-            name,
-            f"{value[:40]!r} is not a date (2026-01-31, 20260131), a time (2026-01-31T12:00, with or "
-            "without a zone) or an age (30m, 12h, 7d, 2w)",
-        ) from None
+        raise ParamError(name, not_a_date(value)) from None
     if not all(math.isfinite(b.epoch) and abs(b.epoch) < 1e13 for b in bounds):
         raise ParamError(name, f"{value[:40]!r} is too far away in time")
     return value
+
+
+def _agent_ids() -> list[str]:
+    """The agents this installation knows (built-in and plugins), for an unknown agent's message."""
+    from agtaild.adapters import all_adapters
+
+    return [a.id for a in all_adapters()]
 
 
 def _json_type(value: Any) -> str:
@@ -239,9 +246,9 @@ def _stats_groupings() -> tuple[str, ...]:
 
 
 _AGENT = Param("agent", "string", "agent id, e.g. claude-code or codex", pattern=AGENT_PATTERN)
-#: Over JSON-RPC the agent may instead be given inside id as AGENT:ID.
+#: Over JSON-RPC the agent may instead be given inside id as AGENT:ID, or left out (an id
+#: prefix unique across agents).
 _PATH_AGENT = Param("agent", "string", "agent id", pattern=AGENT_PATTERN, in_path=True)
-_PATH_AGENT_REQUIRED = Param("agent", "string", "agent id", required=True, pattern=AGENT_PATTERN, in_path=True)
 _PATH_ID = _s("id", "session id (a unique prefix is enough)", required=True, in_path=True)
 _LIMIT = Param("limit", "integer", "page size", minimum=1, maximum=MAX_LIMIT)
 _CURSOR = _s("cursor", "the opaque `next` of the previous page")
@@ -360,7 +367,7 @@ METHOD_TABLE: dict[str, Method] = {
             "resume.command",
             "How to resume a session with its agent",
             (
-                _PATH_AGENT_REQUIRED,
+                _PATH_AGENT,
                 _PATH_ID,
                 _s("from_machine", "team server: the machine the caller runs on (only its sessions resume)"),
             ),

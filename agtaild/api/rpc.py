@@ -5,7 +5,8 @@ order, notifications left out, HTTP 204 when nothing is left), notifications (ru
 answered), and its error codes:
 
   -32700 parse error · -32600 invalid request · -32601 method not found ·
-  -32602 invalid params (``data.path`` is the validation path, e.g. ["params", "limit"]) ·
+  -32602 invalid params (``data.path`` is the validation path, e.g. ["params", "limit"], and
+  ``data.param`` / ``data.problem`` the parameter and what is wrong with it) ·
   -32603 internal error.
 
 Application errors use the implementation-defined range with the agtail error code in
@@ -121,13 +122,16 @@ async def _invoke(ctx: ApiContext, method: str, params: Any, rid: Any) -> bytes:
         body = await ctx.call_encoded(method, checked, ok=False)
         # One join, one copy of a body that may be large (a chain of + copies it at each step).
         return b"".join((b'{"jsonrpc":"2.0","result":', body, b',"id":', encode(rid), b"}"))
-    except ParamError as err:
-        data = {"code": err.code, "path": ["params", err.param]}
-        return error(rid, INVALID_PARAMS, f"invalid params: {err.message}", data)
-    except UsageError as err:
-        param = err.data.get("param") if isinstance(err.data, dict) else None
-        data = {"code": err.code, "path": ["params", param]} if isinstance(param, str) else {"code": err.code}
-        return error(rid, INVALID_PARAMS, f"invalid params: {err.message}", data)
+    except UsageError as err:  # ParamError too
+        # The message is for people as the service wrote it (-32602 already says "invalid
+        # params"); data holds the parts a client words its own way (agtaild.errors.bad_param).
+        shaped = err.data if isinstance(err.data, dict) else {}
+        param = err.param if isinstance(err, ParamError) else shaped.get("param")
+        data: dict[str, Any] = {"code": err.code}
+        if isinstance(param, str):
+            data["path"] = ["params", param]
+            data.update({k: v for k, v in shaped.items() if k in ("param", "problem", "standalone")})
+        return error(rid, INVALID_PARAMS, err.message, data)
     except NotFound as err:
         return error(rid, NOT_FOUND, err.message, {"code": err.code, "status": err.http_status})
     except Refused as err:

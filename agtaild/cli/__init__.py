@@ -360,6 +360,18 @@ def _reader_gone(out: Any) -> int:
     return 0
 
 
+#: Service parameters whose option has another name (the rest are ``--<name>``).
+_OPTION_OF = {"q": "the query", "id": "the session id", "after_seq": "--from"}
+
+
+def in_cli_terms(err: AgtailError) -> str:
+    """The error as the command line says it: a refused parameter as the option it came from
+    (``--since: 'x' is not a date …``), never the service method or the API's wording."""
+    from agtaild.errors import worded
+
+    return worded(err, lambda name: _OPTION_OF.get(name, "--" + name.replace("_", "-")))
+
+
 def _run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
@@ -374,7 +386,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         code = handler(ctx)
     except AgtailError as err:
-        print(f"agtail: {err.message}", file=sys.stderr)
+        print(f"agtail: {in_cli_terms(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agtaild.words import count
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
     from typing import Any
@@ -11,20 +13,26 @@ WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SHADES = " ░▒▓█"
 
 
-def tool_table(doc: dict[str, Any]) -> str:
+def tool_table(doc: dict[str, Any], by: str = "tool") -> str:
+    """Calls, errors and their rate per tool (with its category) or per category (with its
+    tools), and the agents that made them."""
     from agtaild.cli import format as fmt
 
+    def most(counts: dict[str, int]) -> str:
+        return ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
+
+    by_category = by == "tool-category"
     rows = []
     for r in doc.get("rows", []):
-        agents = ", ".join(
-            f"{a} {n}" for a, n in sorted((r.get("agents") or {}).items(), key=lambda x: -x[1])
-        )
         calls, errors = int(r.get("calls") or 0), int(r.get("errors") or 0)
         rate = f"{100 * errors / calls:.0f}%" if calls else "-"
-        rows.append([f"{calls:,}", f"{errors:,}", rate, str(r.get("key")), agents])
+        beside = most(r.get("tools") or {}) if by_category else str(r.get("category") or "")
+        rows.append([f"{calls:,}", f"{errors:,}", rate, str(r.get("key")), beside, most(r.get("agents") or {})])
     t = doc.get("totals") or {}
-    rows.append([f"{t.get('calls', 0):,}", f"{t.get('errors', 0):,}", "", "TOTAL", ""])
-    return fmt.table(rows, ["CALLS", "ERRORS", "ERR%", "TOOL", "AGENTS"], right=(0, 1, 2))
+    rows.append([f"{t.get('calls', 0):,}", f"{t.get('errors', 0):,}", "", "TOTAL", "", ""])
+    head = ["CALLS", "ERRORS", "ERR%", "CATEGORY", "TOOLS", "AGENTS"] if by_category else [
+        "CALLS", "ERRORS", "ERR%", "TOOL", "CATEGORY", "AGENTS"]
+    return fmt.table(rows, head, right=(0, 1, 2))
 
 
 def hour_grid(doc: dict[str, Any]) -> str:
@@ -45,10 +53,10 @@ def hour_grid(doc: dict[str, Any]) -> str:
         lines.append(
             "busiest: "
             + ", ".join(
-                f"{WEEKDAYS[int(r['weekday']) - 1]} {int(r['hour']):02d}:00 ({r['events']:,} events)"
+                f"{WEEKDAYS[int(r['weekday']) - 1]} {int(r['hour']):02d}:00 ({count(int(r['events']), 'event')})"
                 for r in busiest
             )
         )
     t = doc.get("totals") or {}
-    lines.append(f"{t.get('events', 0):,} events, {t.get('total_tokens', 0):,} tokens (local time)")
+    lines.append(f"{count(t.get('events', 0), 'event')}, {count(t.get('total_tokens', 0), 'token')} (local time)")
     return "\n".join(lines)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from agtaild.words import count
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
     from typing import Any
@@ -78,11 +80,7 @@ def walk(
             if fork not in announced:
                 announced.add(fork)
                 others = alts - 1
-                hint = (
-                    f"; {others} other branch{'es' if others != 1 else ''}: show --branches"
-                    if others > 0
-                    else ""
-                )
+                hint = f"; {count(others, 'other branch')}: show --branches" if others > 0 else ""
                 yield f"⑂ branch {alt} of {alts} at fork {fork[:8]}{hint}", None
             yield None, ev
             continue
@@ -111,4 +109,4 @@ def folded_summary(text: str, *, full: bool) -> list[str]:
     if full or len(lines) <= FOLDED_SUMMARY_LINES:
         return lines
     rest = len(lines) - FOLDED_SUMMARY_LINES
-    return [*lines[:FOLDED_SUMMARY_LINES], f"… summary folded: {rest} more lines (--full)"]
+    return [*lines[:FOLDED_SUMMARY_LINES], f"… summary folded: {count(rest, 'more line')} (--full)"]

@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agtaild.words import count
+
 CLAUDE_DEFAULT_CLEANUP_DAYS = 30
 
 
@@ -92,14 +94,14 @@ def import_checks(config: Any) -> list[dict[str, str]]:
             continue
         notes = []
         if col["partials"]:
-            notes.append(f"{col['partials']} partial file(s) from an interrupted pull (pull again to finish)")
+            notes.append(f"{count(col['partials'], 'partial file')} from an interrupted pull (pull again to finish)")
         if col["conflicts"]:
-            notes.append(f"{col['conflicts']} conflict copies (see docs/sync.md, Conflicts)")
+            notes.append(f"{count(col['conflicts'], 'conflict copy')} (see docs/sync.md, Conflicts)")
         if col["problems"]:
             notes.append("; ".join(col["problems"][:3]))
         status = "warn" if notes else "ok"
         out.append(_check(f"collection {col['name']}", status,
-                          "; ".join(notes) or f"{col['sessions']} sessions, last sync {col['last_sync'] or '-'}"))
+                          "; ".join(notes) or f"{count(col['sessions'], 'session')}, last sync {col['last_sync'] or '-'}"))
     return out
 
 
@@ -199,8 +201,8 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     archive_on = bool(archive["enabled"])
     if archive_on:
         pending = archive["pending_files"]
-        waiting = f"; {pending} files read by a first index wait for the archive's finisher" if pending else ""
-        checks.append(_check("archive", "ok", f"on: {archive['archived_files']} files of {archive['archived_bytes']} "
+        waiting = f"; {count(pending, 'file')} read by a first index wait for the archive's finisher" if pending else ""
+        checks.append(_check("archive", "ok", f"on: {count(archive['archived_files'], 'file', grouped=False)} of {archive['archived_bytes']} "
                              f"bytes, {archive['bytes']} bytes on disk (compressed) in {archive['dir']}{waiting}"))
     else:
         checks.append(_check("archive", "warn", "off: sessions an agent deletes are lost (unset AGTAIL_ARCHIVE=0 to turn it on)"))
@@ -254,7 +256,7 @@ def verify_archive_check(config: Any) -> tuple[dict[str, str], dict[str, Any]]:
                       f"{len(lost)} of {result['files']} archived files are damaged and are not served (their native "
                       f"file is gone){'; ' + restored if restored else ''}: {listed}{more}"), result
     return _check("archive integrity", "ok",
-                  f"{result['files']} files, {result['bytes']} bytes, stored in {result['stored_bytes']}: "
+                  f"{count(result['files'], 'file', grouped=False)}, {result['bytes']} bytes, stored in {result['stored_bytes']}: "
                   "every frame verified"), result
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from agtaild.words import count
+
 #: A version's unknown share above this is worth a warning when other versions do better.
 JUMP_FLOOR = 0.05
 #: … and when it is this many times the best share among the agent's other versions.
@@ -123,11 +125,11 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
         if flagged:
             names = ", ".join(v["version"] or "?" for v in flagged)
             message = (
-                f"{sessions} sessions in {where}; version {names} has many unmapped records ({shares}): "
+                f"{count(sessions or 0, 'session')} in {where}; version {names} has many unmapped records ({shares}): "
                 "the agent probably changed its format — please report it"
             )
             checks.append({"name": f"agent {adapter.id}", "status": "warn", "message": message})
         else:
-            message = f"{sessions} sessions in {where}" + (f" ({shares})" if shares else "")
+            message = f"{count(sessions or 0, 'session')} in {where}" + (f" ({shares})" if shares else "")
             checks.append({"name": f"agent {adapter.id}", "status": "ok", "message": message})
     return agents, checks

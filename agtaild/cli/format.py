@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 
+from agtaild.cli.width import cells, fit, pad
 from agtaild.textsafe import trusted
+from agtaild.words import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -90,28 +92,91 @@ def cost(value: float | None) -> str:
     return "?" if value is None else f"${value:,.2f}"
 
 
-def one_line(text: Any, width: int) -> str:
+def cost_cell(u: dict[str, Any]) -> str:
+    """A usage document's cost in a table cell: ``$1.20``; with a model unpriced, the known part
+    and a ``?`` for the rest (``$0.43+?``), or ``?`` when nothing of it is priced."""
+    if u.get("cost_usd") is not None:
+        return cost(u["cost_usd"])
+    known = u.get("cost_known_usd")
+    return f"{cost(known)}+?" if known else "?"
+
+
+def _unpriced_models(u: dict[str, Any]) -> str:
+    names = [str(m) for m in u.get("unpriced_models") or []]
+    return ", ".join(names[:5]) + (f" and {count(len(names) - 5, 'more')}" if len(names) > 5 else "")
+
+
+def unpriced_note(u: dict[str, Any]) -> str:
+    """What the ``?`` of a table's cost stands for (empty when everything is priced)."""
+    if u.get("cost_usd") is not None or not u.get("unpriced_tokens"):
+        return ""
+    models = _unpriced_models(u)
+    return f"? = {count(int(u['unpriced_tokens']), 'token')} of models without a price" + (
+        f" ({models})" if models else ""
+    )
+
+
+def cost_phrase(u: dict[str, Any]) -> str:
+    """A usage document's cost in a sentence (the `show` header): the known part first."""
+    if u.get("cost_usd") is not None:
+        return cost(u["cost_usd"])
+    dark = int(u.get("unpriced_tokens") or u.get("total_tokens") or 0)
+    models = _unpriced_models(u)
+    what = f"{tokens(dark)} tokens" + (f" of {models}" if models else "") + " unpriced"
+    known = u.get("cost_known_usd")
+    if not known:
+        return f"cost unknown (no price for {models})" if models else f"cost unknown ({what})"
+    return f"{cost(known)} + ? ({what})"
+
+
+def one_line(text: Any, width: int | None) -> str:
+    """``text`` on one line (whitespace collapsed), cut to ``width`` columns (None: whole)."""
     flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+    return flat if width is None else fit(flat, width)
 
 
-def table(rows: Sequence[Sequence[str]], headers: Sequence[str], right: Sequence[int] = ()) -> str:
-    """Aligned columns; the last column is left free (titles run on)."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row[:-1]):
-            widths[i] = max(widths[i], len(cell))
+#: With a width to fit: the least room the last column (a title) keeps before the columns
+#: that may shrink give up theirs, and the least such a column keeps.
+MIN_LAST = 20
+MIN_SHRUNK = 8
+
+
+def table(
+    rows: Sequence[Sequence[str]],
+    headers: Sequence[str],
+    right: Sequence[int] = (),
+    *,
+    width: int | None = None,
+    shrink: Sequence[int] = (),
+    last: Callable[[str, int], str] = fit,
+) -> str:
+    """Aligned columns; the last column is left free (titles run on). With ``width`` (the
+    terminal's), no line is longer than it: the last column is cut to the room left (by
+    ``last``: at the right, or e.g. keeping a path's end), and when that room is under
+    :data:`MIN_LAST` the columns in ``shrink`` give up theirs first (down to MIN_SHRUNK)."""
+    all_rows = [list(headers), *[list(r) for r in rows]]
+    n = len(headers)
+    widths = [max(cells(r[i]) for r in all_rows) for i in range(n - 1)]
+
+    def room() -> int:
+        return (width or 0) - sum(widths) - 2 * (n - 1)
+
+    if width is not None:
+        for i in shrink:
+            short = MIN_LAST - room()
+            if short > 0 and widths[i] > MIN_SHRUNK:
+                widths[i] = max(MIN_SHRUNK, cells(headers[i]), widths[i] - short)
     lines = []
-    for row in [list(headers), *[list(r) for r in rows]]:
-        cells = []
+    for row in all_rows:
+        parts = []
         for i, cell in enumerate(row):
-            if i == len(row) - 1:
-                cells.append(cell)
-            elif i in right:
-                cells.append(cell.rjust(widths[i]))
-            else:
-                cells.append(cell.ljust(widths[i]))
-        lines.append("  ".join(cells).rstrip())
+            if i == n - 1:
+                parts.append(cell if width is None else last(cell, max(room(), 0)))
+                continue
+            shown = cell if cells(cell) <= widths[i] else fit(cell, widths[i])
+            parts.append(pad(shown, widths[i], right=i in right))
+        line = "  ".join(parts).rstrip()
+        lines.append(line if width is None else fit(line, width))  # the last guard: never wraps
     return "\n".join(lines)
 
 
@@ -153,24 +218,37 @@ def flag_legend(sessions: Sequence[dict[str, Any]]) -> str:
     return ("flags: " + ", ".join(shown)) if shown else ""
 
 
-def session_table(sessions: list[dict[str, Any]]) -> str:
+def session_table(sessions: list[dict[str, Any]], width: int | None = None) -> str:
     """One row a session. Flags: I imported, A archived (deleted by its agent, kept by
-    agtail), P programmatic (driven by an SDK or script, not typed by a person)."""
-    rows = []
-    for s, sid in zip(sessions, unique_short_ids(sessions), strict=True):
-        flags = "".join(letter for letter, key, _ in _FLAGS if s.get(key))
-        rows.append(
-            [
-                local_time(s.get("ended") or s.get("started") or s.get("mtime")),
-                str(s.get("agent") or ""),
-                sid,
-                one_line(s.get("project") or "-", 24),
-                str(s.get("messages") or 0),
-                flags or "",
-                one_line(s.get("title") or s.get("first_prompt") or "", 80),
-            ]
-        )
-    return table(rows, ["LAST ACTIVE", "AGENT", "ID", "PROJECT", "MSGS", "", "TITLE"], right=(4,))
+    agtail), P programmatic (driven by an SDK or script, not typed by a person). ``width``:
+    fit the terminal (the title takes the room left; when that is short the project shrinks
+    and the times lose their year); without one, titles are cut at 80 characters."""
+    ids = unique_short_ids(sessions)
+
+    def rows(when: Callable[[str], str]) -> list[list[str]]:
+        out = []
+        for s, sid in zip(sessions, ids, strict=True):
+            flags = "".join(letter for letter, key, _ in _FLAGS if s.get(key))
+            out.append(
+                [
+                    when(local_time(s.get("ended") or s.get("started") or s.get("mtime"))),
+                    str(s.get("agent") or ""),
+                    sid,
+                    one_line(s.get("project") or "-", 24),
+                    str(s.get("messages") or 0),
+                    flags or "",
+                    one_line(s.get("title") or s.get("first_prompt") or "", None if width else 80),
+                ]
+            )
+        return out
+
+    headers = ["LAST ACTIVE", "AGENT", "ID", "PROJECT", "MSGS", "", "TITLE"]
+    found = rows(lambda when: when)
+    if width is not None:
+        fixed = sum(max(cells(r[i]) for r in [headers, *found]) + 2 for i in range(len(headers) - 1))
+        if width - fixed < MIN_LAST:  # "12-01 20:44": five columns more for the title
+            found = rows(lambda when: when[5:] if len(when) == 16 else when)
+    return table(found, headers, right=(4,), width=width, shrink=(3,))
 
 
 def session_header(s: dict[str, Any], style: Style) -> str:
@@ -183,9 +261,9 @@ def session_header(s: dict[str, Any], style: Style) -> str:
         "·",
         f"{local_time(s.get('started'))} → {local_time(s.get('ended'))}",
         "·",
-        f"{s.get('messages') or 0} messages",
+        count(s.get("messages") or 0, "message"),
         "·",
-        f"{tokens(u.get('total_tokens'))} tokens {cost(u.get('cost_usd'))}",
+        f"{tokens(u.get('total_tokens'))} tokens {cost_phrase(u)}",
     ]
     tags = [
         t
@@ -228,7 +306,7 @@ def compact_input(value: Any) -> str:
 def cut_line(line: str, width: int) -> str:
     """A line cut at ``width`` characters with a marker, its whitespace kept as written
     (tool output is indentation-sensitive: ``2\t    return`` must not become ``2 return``)."""
-    return line if len(line) <= width else f"{line[:width]}… (+{len(line) - width} chars)"
+    return line if len(line) <= width else f"{line[:width]}… (+{count(len(line) - width, 'char')})"
 
 
 def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> list[str]:
@@ -236,7 +314,7 @@ def _block(text: str, indent: str, max_lines: int | None, width: int = 200) -> l
     shown = lines if max_lines is None else lines[:max_lines]
     out = [indent + (line if max_lines is None else cut_line(line, width)) for line in shown]
     if max_lines is not None and len(lines) > max_lines:
-        out.append(f"{indent}… ({len(lines) - max_lines} more lines)")
+        out.append(f"{indent}… ({count(len(lines) - max_lines, 'more line')})")
     return out
 
 
@@ -295,24 +373,35 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
         out += [style.dim("  " + x) for x in branches.folded_summary(ev.get("text") or "", full=full)]
     elif kind == "text":
         out.append(f"{when} {style.bold(role or 'message')}")
-        out += _block(ev.get("text") or "", "  ", text_lines, 10_000)
-    elif kind == "thinking":
-        out.append(f"{when} {style.dim('thinking')}")
-        out += [style.dim(line) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
-    elif kind == "tool_use":
-        head = f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(compact_input(ev.get('input')), 160)}"
-        out.append(head)
-        if ev.get("text"):
-            out += _block(ev["text"], "  ", text_lines)
-        edit = diff.edit_of(ev) if diffs else None
+        edit = diff.edit_of(ev) if diffs else None  # edits written in the text (Aider's blocks)
+        text = ev.get("text") or ""
+        out += _block(diff.fold_text(text, edit) if edit is not None else text, "  ", text_lines, 10_000)
         if edit is not None:
             out += diff.diff_lines(edit, style, full=full)
-        elif not diffs and isinstance(ev.get("input"), (dict, list)):
-            out += _block(json.dumps(ev["input"], ensure_ascii=False, indent=2), "    ", None if full else 40)
+    elif kind == "thinking":
+        out.append(f"{when} {style.dim('thinking')}")
+        out += [_thinking_line(line, style) for line in _block(ev.get("text") or "", "  ", None if full else 3)]
+    elif kind == "tool_use":
+        edit = diff.edit_of(ev)
+        # An edit's call line names the files it touches (an apply_patch input is the patch).
+        called = diff.edit_summary(edit) if edit is not None else compact_input(ev.get("input"))
+        out.append(f"{when} {style.cyan('▸ ' + (ev.get('tool') or '?'))} {one_line(called, 160)}")
+        if ev.get("text"):
+            out += _block(ev["text"], "  ", text_lines)
+        if edit is not None and diffs:
+            out += diff.diff_lines(edit, style, full=full)
+        elif not diffs:  # the raw input: as JSON, or the patch text a call line no longer shows
+            inp = ev.get("input")
+            if isinstance(inp, (dict, list)):
+                out += _block(json.dumps(inp, ensure_ascii=False, indent=2), "    ", None if full else 40)
+            elif isinstance(inp, str) and edit is not None:
+                out += _block(inp, "    ", None if full else 40)
         result = ev.get("result")
         if result is not None:
             body = result if isinstance(result, str) else compact_input(result)
-            mark = style.red("  ⎿ error:") if ev.get("is_error") else "  ⎿"
+            exit_code = (ev.get("extra") or {}).get("exit_code")
+            said = f"error (exit {exit_code}):" if isinstance(exit_code, int) and exit_code else "error:"
+            mark = style.red(f"  ⎿ {said}") if ev.get("is_error") else "  ⎿"
             lines = _block(body, "    ", tool_lines)
             out.append(f"{mark} {lines[0][4:]}")
             out += lines[1:]
@@ -338,6 +427,15 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
     return out
 
 
+def _thinking_line(line: str, style: Style) -> str:
+    """A line of reasoning, dim; a Markdown heading in bold (``**Inspecting the workspace**``,
+    as Codex heads each step) shown bold, without its asterisks."""
+    body = line.strip()
+    if len(body) > 4 and body.startswith("**") and body.endswith("**") and "**" not in body[2:-2]:
+        return line[: len(line) - len(line.lstrip())] + style.bold(body[2:-2])
+    return style.dim(line)
+
+
 def branch_note(ev: dict[str, Any]) -> str:
     """Said after a search hit on an abandoned conversation branch (a rewind or edited prompt)."""
     extra = ev.get("extra") or {}
@@ -346,7 +444,10 @@ def branch_note(ev: dict[str, Any]) -> str:
     return f"  (inactive branch {extra.get('alt', '?')} of {extra.get('alts', '?')}: show --around {ev.get('seq')})"
 
 
-def hits(doc: dict[str, Any], style: Style) -> str:
+def hits(doc: dict[str, Any], style: Style, width: int | None = None) -> str:
+    """Two lines a hit: where it is (session, event, time, project, title), and the snippet
+    with its matches highlighted. ``width``: neither line is longer (the title, then the
+    snippet, are cut); without one, the title is cut at 60 characters."""
     out = []
     for hit in doc.get("hits", []):
         s, ev = hit["session"], hit["event"]
@@ -354,22 +455,48 @@ def hits(doc: dict[str, Any], style: Style) -> str:
             f"/{ev['role']}" if ev.get("role") else ""
         )
         where += branch_note(ev)
-        meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  {one_line(s.get('title'), 60)}"
-        out.append(f"{style.bold(where)}  {style.dim(meta)}")
-        out.append("    " + style.mark(hit.get("snippet") or ""))
+        meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  "
+        title = one_line(s.get("title"), 60 if width is None else None)
+        snippet = hit.get("snippet") or ""
+        if width is not None:
+            where = fit(where, width)
+            meta = fit(meta, max(width - cells(where) - 2, 0))
+            title = fit(title, max(width - cells(where) - 2 - cells(meta), 0))
+            snippet = fit_snippet(snippet, width - 4)
+        out.append(f"{style.bold(where)}  {style.dim((meta + title).rstrip())}".rstrip())
+        out.append("    " + style.mark(snippet))
     return "\n".join(out)
+
+
+def fit_snippet(snippet: str, width: int) -> str:
+    """A snippet on one line in ``width`` columns, a highlight cut open closed again."""
+    flat = " ".join(snippet.split())
+    if cells(flat) <= width:
+        return flat
+    cut = fit(flat, max(width - 1, 0))
+    if cut.count(MARK_START) > cut.count(MARK_END):
+        cut = cut[:-1] + MARK_END + cut[-1:] if cut.endswith("…") else cut + MARK_END
+    return cut
 
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
 
 
 def stats_table(doc: dict[str, Any], by: str) -> str:
+    """The stats table; ``--by agent`` adds the sessions of each agent; a ``?`` in the cost is
+    said under the table (the tokens and models without a price)."""
+    sessions = by == "agent"
     rows = []
     for r in doc.get("rows", []):
         rows.append(
-            [*(f"{r.get(c, 0):,}" for c in USAGE_COLUMNS), cost(r.get("cost_usd")), str(r.get("key"))]
+            [*([f"{r.get('sessions', 0):,}"] if sessions else []), *(f"{r.get(c, 0):,}" for c in USAGE_COLUMNS),
+             cost_cell(r), str(r.get("key"))]
         )
     t = doc.get("totals") or {}
-    rows.append([*(f"{t.get(c, 0):,}" for c in USAGE_COLUMNS), cost(t.get("cost_usd")), "TOTAL"])
-    headers = ["INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", by.upper()]
-    return table(rows, headers, right=(0, 1, 2, 3, 4, 5))
+    rows.append([*([f"{t.get('sessions', 0):,}"] if sessions else []), *(f"{t.get(c, 0):,}" for c in USAGE_COLUMNS),
+                 cost_cell(t), "TOTAL"])
+    headers = [*(["SESSIONS"] if sessions else []), "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST",
+               by.upper()]
+    text = table(rows, headers, right=tuple(range(len(headers) - 1)))
+    note = unpriced_note(t)
+    return text + ("\n" + note if note else "")

@@ -39,14 +39,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _refs(ctx: Any, names: list[str]) -> list[tuple[str, str, str]]:
     from agtaild.cli.query import open_backend
-    from agtaild.resume import split_ref
+    from agtaild.cli.refs import ref_params
 
     backend = open_backend(ctx)
     try:
         refs = []
         for name in names:
-            agent, sid = split_ref(name)
-            s = backend.call("sessions.get", {"agent": agent, "id": sid})["session"]
+            s = backend.call("sessions.get", ref_params(name))["session"]
             refs.append((s.get("collection") or "", s["agent"], s["id"]))
         return refs
     finally:

@@ -10,6 +10,7 @@ from typing import Any
 
 from agtaild.errors import UsageError
 from agtaild.pg.machine import machine_name
+from agtaild.words import count
 
 #: What a machine name may be: it labels every row the machine pushes, and shows in lists.
 
@@ -72,7 +73,7 @@ def run_push(ctx: Any) -> int:
             ctx.out_json(report.as_json())
         elif report.rows or not args.watch:
             ctx.err(
-                f"pushed {report.sessions} sessions, {report.events} events, {report.usage} usage rows"
+                f"pushed {count(report.sessions, 'session')}, {count(report.events, 'event')}, {count(report.usage, 'usage row')}"
                 f" ({report.removed} removed) as {machine!r} in {report.seconds:.2f} s"
                 + (" — a full push (new or rebuilt index)" if report.full else "")
             )

@@ -47,11 +47,27 @@ def cmd_projects(ctx: Any) -> int:
     if not doc["projects"]:
         ctx.err("agtail: no projects")
         return 0
-    print(projects_table(doc["projects"]))
+    from agtaild.cli.width import terminal_width
+
+    print(projects_table(doc["projects"], terminal_width()))
     return 0
 
 
-def projects_table(projects: list[dict[str, Any]]) -> str:
+def _project_cell(cell: str, room: int) -> str:
+    """``name  root`` in ``room`` columns: the name whole when it fits, the root cut at its start."""
+    from agtaild.cli.width import cells, fit, fit_left
+
+    if cells(cell) <= room:
+        return cell
+    name, _, root = cell.partition("  ")
+    if cells(name) + 2 + 8 > room:
+        return fit(name, room)
+    return f"{name}  {fit_left(root, room - cells(name) - 2)}"
+
+
+def projects_table(projects: list[dict[str, Any]], width: int | None = None) -> str:
+    """One row a project; ``width``: fit the terminal (the root path keeps its end, the agents
+    column shrinks when it must)."""
     from agtaild.cli import format as fmt
 
     rows = [
@@ -59,12 +75,22 @@ def projects_table(projects: list[dict[str, Any]]) -> str:
             fmt.local_time(p.get("last_active")),
             str(p.get("sessions") or 0),
             fmt.tokens(p.get("total_tokens")),
-            fmt.cost(p.get("cost_usd")),
+            fmt.cost_cell(p),
             ",".join(p.get("agents") or []),
             f"{p.get('project')}  {p.get('root')}",
         ]
         for p in projects
     ]
-    return fmt.table(
-        rows, ["LAST ACTIVE", "SESSIONS", "TOKENS", "COST", "AGENTS", "PROJECT"], right=(1, 2, 3)
+    text = fmt.table(
+        rows, ["LAST ACTIVE", "SESSIONS", "TOKENS", "COST", "AGENTS", "PROJECT"], right=(1, 2, 3),
+        width=width, shrink=(4,), last=_project_cell,
     )
+    dark = [p for p in projects if p.get("cost_usd") is None]
+    if dark:  # what the ?s stand for, over all the projects shown
+        note = fmt.unpriced_note({
+            "cost_usd": None,
+            "unpriced_tokens": sum(int(p.get("unpriced_tokens") or 0) for p in dark),
+            "unpriced_models": sorted({str(m) for p in dark for m in p.get("unpriced_models") or []}),
+        })
+        text += "\n" + (fmt.fit(note, width) if width else note) if note else ""
+    return text

@@ -15,6 +15,7 @@ import os
 import sys
 
 from agtaild.errors import UsageError
+from agtaild.words import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -93,7 +94,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="print a session's transcript",
         description="Print a session and all its events, read from the index.",
     )
-    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix)")
+    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
     p.add_argument("--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
@@ -108,6 +109,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         dest="diffs",
         action="store_false",
         help="print the raw input of edit tools instead of a diff",
+    )
+    p.add_argument(
+        "--patch",
+        action="store_true",
+        help="print only the session's edits, as a unified diff `git apply` and `patch -p1` take "
+        "(paths relative to the session's directory)",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--from", dest="from_seq", type=int, metavar="SEQ", help="start at event SEQ")
@@ -132,9 +139,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--by",
-        choices=("day", "model", "agent", "project", "session", "tool", "hour", "machine"),
+        choices=("day", "model", "agent", "project", "session", "tool", "tool-category", "hour", "machine"),
         default="day",
-        help="how to group (default day); tool: calls and errors per tool; hour: activity by hour"
+        help="how to group (default day); tool: calls and errors per tool; tool-category: the same per kind"
+        " of tool (shell, read, write, edit, search, web, subagent, todo, other); hour: activity by hour"
         " of day and weekday (local time); machine: per pushing machine (a team server)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
@@ -275,7 +283,7 @@ def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
     for err in errors[:5]:
         ctx.err(f"agtail: warning: {err.get('path') or err.get('agent')}: {err.get('error')}")
     if len(errors) > 5:
-        ctx.err(f"agtail: warning: … and {len(errors) - 5} more unreadable units")
+        ctx.err(f"agtail: warning: … and {count(len(errors) - 5, 'more unreadable unit')}")
 
 
 def cmd_index(ctx: Any) -> int:
@@ -307,12 +315,13 @@ def cmd_index(ctx: Any) -> int:
         ctx.out_json(doc)
         return 0
     print(
-        f"{doc['sessions']} sessions, {doc['events']} events, {doc['files']} files, {doc['bad_lines']} bad lines"
+        f"{count(doc['sessions'], 'session', grouped=False)}, {count(doc['events'], 'event', grouped=False)},"
+        f" {count(doc['files'], 'file', grouped=False)}, {count(doc['bad_lines'], 'bad line', grouped=False)}"
         f" — {counts['added']} added, {counts['updated']} updated, {counts['removed']} removed"
         f" in {doc['seconds']:.2f} s"
     )
     if pending:
-        print(f"archive: storing {pending} files in the background (`agtail doctor` shows what is left)", file=sys.stderr)
+        print(f"archive: storing {count(pending, 'file')} in the background (`agtail doctor` shows what is left)", file=sys.stderr)
     if ctx.args.changes:
         for c in changed:
             print(f"{c['action']:<8} {c['agent']}:{c['id']}  {c['path']}")
@@ -376,8 +385,9 @@ def cmd_list(ctx: Any) -> int:
         ctx.err("agtail: no sessions match")
         return 0
     from agtaild.cli import format as fmt
+    from agtaild.cli.width import terminal_width
 
-    print(fmt.session_table(doc["sessions"]))
+    print(fmt.session_table(doc["sessions"], terminal_width()))
     legend = fmt.flag_legend(doc["sessions"])
     if legend:
         ctx.err(legend)
@@ -401,18 +411,12 @@ def cmd_search(ctx: Any) -> int:
         ctx.err("agtail: no matches")
         return 0
     from agtaild.cli import format as fmt
+    from agtaild.cli.width import terminal_width
 
-    print(fmt.hits(doc, fmt.Style()))
+    print(fmt.hits(doc, fmt.Style(), terminal_width()))
     if doc.get("next"):
         ctx.err(f"agtail: more: --cursor {doc['next']}")
     return 0
-
-
-def split_ref(ref: str) -> tuple[str, str]:
-    agent, sep, sid = ref.partition(":")
-    if not sep or not agent or not sid:
-        raise UsageError(f"expected AGENT:ID (e.g. claude-code:2c4d36d7), got {ref!r}")
-    return agent, sid
 
 
 #: Events per request while `show` streams a session.
@@ -422,14 +426,17 @@ SHOW_PAGE = 2000
 def cmd_show(ctx: Any) -> int:
     """Print a session; the events are fetched a page at a time and printed as they come,
     so a huge session is never held in memory (``--json`` builds its one document)."""
-    agent, sid = split_ref(ctx.args.session)
-    ref: dict[str, Any] = {"agent": agent, "id": sid}
+    from agtaild.cli.refs import ref_params
+
+    ref: dict[str, Any] = ref_params(ctx.args.session)
     if ctx.args.collection:
         ref["collection"] = ctx.args.collection
     if ctx.args.machine:
         ref["machine"] = ctx.args.machine
     if ctx.args.around is not None and not 0 <= ctx.args.context <= 5000:
         raise UsageError("--context must be between 0 and 5000")
+    if ctx.args.patch and ctx.json:
+        raise UsageError("--patch prints a diff, --json a document: give one of them")
     backend = open_backend(ctx)
     try:
         session = backend.call("sessions.get", ref)["session"]
@@ -441,6 +448,8 @@ def cmd_show(ctx: Any) -> int:
         if ctx.json:
             ctx.out_json({"session": session, "events": list(events)})
             return 0
+        if ctx.args.patch:
+            return _print_patch(ctx, session, events)
         from agtaild.cli import format as fmt
 
         style = fmt.Style()
@@ -457,6 +466,27 @@ def cmd_show(ctx: Any) -> int:
             out.write(line + "\n")
     finally:
         backend.close()
+    return 0
+
+
+def _print_patch(ctx: Any, session: dict[str, Any], events: Any) -> int:
+    """`show --patch`: the edits of the active branch (those of abandoned branches were undone)
+    as one unified diff, in order; what cannot be part of it is said on stderr."""
+    from agtaild.cli import branches, diff
+
+    found = False
+    for _, ev in branches.walk(events, all_branches=False):
+        edit = diff.edit_of(ev) if ev is not None else None
+        if edit is None or ev is None:
+            continue
+        lines, notes = diff.patch_lines(edit, session.get("cwd"), f"#{ev.get('seq')} {ev.get('tool') or 'edit'}")
+        for note in notes:
+            ctx.err(f"agtail: {note}")
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        found = found or bool(lines)
+    if not found:
+        ctx.err("agtail: this session recorded no edits")
     return 0
 
 
@@ -488,10 +518,10 @@ def cmd_stats(ctx: Any) -> int:
     if ctx.json:
         ctx.out_json(doc)
         return 0
-    if ctx.args.by in ("tool", "hour"):
+    if ctx.args.by in ("tool", "tool-category", "hour"):
         from agtaild.cli import activity_tables
 
-        print(activity_tables.tool_table(doc) if ctx.args.by == "tool" else activity_tables.hour_grid(doc))
+        print(activity_tables.hour_grid(doc) if ctx.args.by == "hour" else activity_tables.tool_table(doc, ctx.args.by))
         return 0
     from agtaild.cli import format as fmt
 

@@ -15,13 +15,7 @@ import sys
 from typing import Any
 
 from agtaild.cli.query import open_backend
-from agtaild.errors import AgtailError, NotFound, Refused, UsageError
-
-
-class NoDirectory(AgtailError):
-    """The directory to continue in does not exist here (docs/cli.md: exit 5)."""
-
-    exit_code = 5
+from agtaild.errors import AgtailError, Gone, NotFound, Refused, UsageError
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -69,7 +63,7 @@ def add_export_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_export_document(ctx: Any) -> int:
-    from agtaild.resume import split_ref
+    from agtaild.cli.refs import ref_params
     from agtaild.share.export import export
 
     args = ctx.args
@@ -77,7 +71,8 @@ def cmd_export_document(ctx: Any) -> int:
         raise UsageError(f"--format {args.format} writes one session; got {len(args.sessions)}")
     if args.depth < 0:
         raise UsageError("--depth must be 0 or more")
-    agent, sid = split_ref(args.sessions[0])
+    ref = ref_params(args.sessions[0])
+    agent, sid = ref.get("agent", ""), ref["id"]
     target = args.to or "-"
     backend = open_backend(ctx)
     try:
@@ -113,13 +108,15 @@ def cmd_export_document(ctx: Any) -> int:
 
 def cmd_handoff(ctx: Any) -> int:
     from agtaild.adapters import get_adapter
-    from agtaild.resume import refusal, split_ref
+    from agtaild.cli.refs import ref_params
+    from agtaild.resume import refusal
     from agtaild.share.brief import build
     from agtaild.share.gather import open_session
     from agtaild.share.redact import Redactor
 
     args = ctx.args
-    agent, sid = split_ref(args.session)
+    ref = ref_params(args.session)
+    agent, sid = ref.get("agent", ""), ref["id"]
     target = get_adapter(args.target) if args.target else None
     launch = args.launch or (not args.print_only and not ctx.json and sys.stdout.isatty())
     if launch and target is None:
@@ -161,7 +158,7 @@ def _launch(ctx: Any, session: dict[str, Any], target: Any, brief: str, refusal:
         )
     cwd = ctx.args.cwd or session.get("cwd")
     if not cwd or not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        raise NoDirectory(
+        raise Gone(
             f"the session's directory {cwd!r} does not exist here; choose one with --cwd DIR "
             "(or print the brief with --print)"
             if not ctx.args.cwd

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.errors import UsageError
+from agtaild.words import count
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
@@ -110,7 +111,7 @@ def _human(n: int) -> str:
 
 def _say_report(ctx: Any, verb: str, rep: dict[str, Any]) -> None:
     ctx.err(
-        f"{verb} {rep['files']} file(s), {_human(rep['bytes'])} ({rep.get('appended', 0)} appended, "
+        f"{verb} {count(rep['files'], 'file')}, {_human(rep['bytes'])} ({rep.get('appended', 0)} appended, "
         f"{rep.get('resumed', 0)} resumed, {rep.get('new', 0)} new, {rep.get('replaced', 0)} replaced); "
         f"{rep['skipped']} unchanged"
     )
@@ -130,7 +131,8 @@ def _finish(ctx: Any, verb: str, rep: dict[str, Any]) -> int:
 
 
 def cmd_export(ctx: Any) -> int:
-    from agtaild.resume import split_ref
+    from agtaild.cli.query import open_backend
+    from agtaild.cli.refs import ref_params
     from agtaild.sync.export import export_sessions
 
     if ctx.args.format != "native":
@@ -141,16 +143,15 @@ def cmd_export(ctx: Any) -> int:
         raise UsageError("agtail export --to DIR: the directory to write the native files to")
 
     sessions = []
-    backend = ctx.backend()
+    backend = open_backend(ctx)  # in-process: the index brought up to date first
     try:
         for ref in ctx.args.sessions:
-            agent, sid = split_ref(ref)
-            sessions.append(backend.call("sessions.get", {"agent": agent, "id": sid})["session"])
+            sessions.append(backend.call("sessions.get", ref_params(ref))["session"])
     finally:
         backend.close()
     rep = export_sessions(ctx.config, sessions, Path(ctx.args.to).expanduser().resolve(),
                           ctx.args.max_file_size)
-    return _finish(ctx, f"exported {len(sessions)} session(s) to {rep['to']}:", rep)
+    return _finish(ctx, f"exported {count(len(sessions), 'session')} to {rep['to']}:", rep)
 
 
 def _refresh_index(ctx: Any) -> None:
@@ -235,12 +236,12 @@ def cmd_status(ctx: Any) -> int:
             print(f"  {direction}: {rep['error']}")
             continue
         pending = rep.get("pending", [])
-        print(f"  {direction} {doc['collection']}: {len(pending)} file(s), {_human(rep.get('bytes', 0))} to move, "
-              f"{rep.get('skipped', 0)} unchanged, {len(rep.get('conflicts', []))} conflict(s)")
+        print(f"  {direction} {doc['collection']}: {count(len(pending), 'file')}, {_human(rep.get('bytes', 0))} to move, "
+              f"{rep.get('skipped', 0)} unchanged, {count(len(rep.get('conflicts', [])), 'conflict')}")
         for item in pending[:20]:
             print(f"    {item['action']:8} {item['path']} ({_human(item['bytes'])})")
     for h in doc.get("history", []):
-        print(f"  last {h['direction']} {h['collection']}: {h['at']} ({h['files']} files, {_human(h['bytes'])})")
+        print(f"  last {h['direction']} {h['collection']}: {h['at']} ({count(h['files'], 'file')}, {_human(h['bytes'])})")
     return 0
 
 
@@ -278,7 +279,7 @@ def cmd_collections(ctx: Any) -> int:
         if ctx.json:
             ctx.out_json(doc)
         else:
-            ctx.err(f"removed collection {a.name} ({doc['files']} files); run `agtail index` to forget its sessions")
+            ctx.err(f"removed collection {a.name} ({count(doc['files'], 'file')}); run `agtail index` to forget its sessions")
         return 0
     rows = list_collections(ctx.config)
     if ctx.json:

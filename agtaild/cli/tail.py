@@ -43,17 +43,11 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run)
 
 
-def parse_ref(ref: str) -> tuple[str, str]:
-    agent, sep, sid = ref.partition(":")
-    if not sep or not agent or not sid:
-        raise UsageError(f"expected AGENT:ID (e.g. claude-code:2c4d36d7), got {ref!r}")
-    return agent, sid
-
-
 def pick_session(backend: Any, ref: str | None) -> dict[str, Any]:
     if ref:
-        agent, sid = parse_ref(ref)
-        return dict(backend.call("sessions.get", {"agent": agent, "id": sid})["session"])
+        from agtaild.cli.refs import ref_params
+
+        return dict(backend.call("sessions.get", ref_params(ref))["session"])
     sessions = backend.call("sessions.list", {"limit": 1})["sessions"]
     if not sessions:
         raise NotFound("no sessions indexed yet; run `agtail index` or start agtaild")

@@ -1,8 +1,10 @@
 """Stats that count events rather than tokens: ``--by tool`` and ``--by hour``.
 
 * tool: every ``tool_use`` event by tool name — calls, errors (``is_error``), calls per agent,
-  grouped in SQL over ``events.tool`` / ``events.tool_failed`` (set for tool calls when they
-  are stored); a tool call has no tokens of its own, so the usage fields are zero.
+  its category — grouped in SQL over ``events.tool`` / ``events.tool_failed`` /
+  ``events.tool_category`` (set for tool calls when they are stored); a tool call has no
+  tokens of its own, so the usage fields are zero. tool-category: the same by category
+  (agtaild.adapters.kit.tool_categories), each row with the tools in it.
 * hour: activity by hour of day × weekday in the local time zone of agtaild (the user's):
   events per cell, and the tokens/cost of the API responses in it (each counted once).
   Keys are ``"<weekday> <hour>"`` with ISO weekdays (1 = Monday … 7 = Sunday), e.g. ``"1 09"``.
@@ -60,27 +62,53 @@ def by_tool(
     project: str | None = None,
     since: TimeBound | None = None,
     until: TimeBound | None = None,
+    by: str = "tool",
 ) -> dict[str, Any]:
+    """Tool calls by tool name (``by="tool"``: each row names its ``category``) or by category
+    (``by="tool-category"``: each row lists its ``tools``)."""
     clause, args = _where(agent, project, since, until, "e.epoch")
     if since is None and until is None:
         clause = clause.replace("e.epoch IS NOT NULL", "1")
-    rows: dict[str, dict[str, Any]] = {}
-    calls = errors = 0
-    for ag, tool, failed, n in db.execute(
-        "SELECT s.agent, e.tool, e.tool_failed, count(*) FROM events e JOIN sessions s ON s.id = e.session_id"
-        f" WHERE e.kind = 'tool_use' AND {clause} GROUP BY s.agent, e.tool, e.tool_failed",
+    groups = db.execute(
+        "SELECT s.agent, e.tool, e.tool_category, e.tool_failed, count(*) FROM events e"
+        " JOIN sessions s ON s.id = e.session_id"
+        f" WHERE e.kind = 'tool_use' AND {clause} GROUP BY s.agent, e.tool, e.tool_category, e.tool_failed",
         args,
-    ):
-        key = tool or UNKNOWN_TOOL
+    )
+    return tool_rows(groups, by)
+
+
+def tool_rows(groups: Any, by: str) -> dict[str, Any]:
+    """The ``--by tool`` / ``--by tool-category`` document from (agent, tool, category, failed,
+    calls) groups; shared with the team database (agtaild.pg.activity)."""
+    rows: dict[str, dict[str, Any]] = {}
+    kinds: dict[str, dict[str, int]] = {}  # by tool: its calls per category
+    calls = errors = 0
+    for ag, tool, category, failed, n in groups:
+        name = tool or UNKNOWN_TOOL
+        kind = category or "other"
+        key = kind if by == "tool-category" else name
         row = rows.get(key)
         if row is None:
             row = rows[key] = {"key": key, "calls": 0, "errors": 0, "agents": {}, **empty_usage()}
+            if by == "tool-category":
+                row["tools"] = {}
         row["calls"] += n
         row["agents"][ag] = row["agents"].get(ag, 0) + n
+        if by == "tool-category":
+            row["tools"][name] = row["tools"].get(name, 0) + n
+        else:
+            seen = kinds.setdefault(key, {})
+            seen[kind] = seen.get(kind, 0) + n
         calls += n
         if failed:
             row["errors"] += n
             errors += n
+    for key, seen in kinds.items():  # a tool's category: the one most of its calls have
+        rows[key]["category"] = min(seen, key=lambda c: (-seen[c], c))
+    for row in rows.values():
+        if "tools" in row:
+            row["tools"] = dict(sorted(row["tools"].items(), key=lambda x: (-x[1], x[0])))
     out = sorted(rows.values(), key=lambda r: (-r["calls"], r["key"]))
     return {"totals": {**empty_usage(), "calls": calls, "errors": errors}, "rows": out}
 
@@ -172,8 +200,8 @@ class HourCells:
             inp: int, outp: int, cr: int, cw: int, rs: int) -> None:  # fmt: skip
         """One group's tokens, priced once, into its cell and the totals."""
         cost = pricing.cost(model, inp, outp, cr, cw, bool(long_ctx))
-        add_usage(self.cell(weekday, hour), inp, outp, cr, cw, rs, cost)
-        add_usage(self.totals, inp, outp, cr, cw, rs, cost)
+        add_usage(self.cell(weekday, hour), inp, outp, cr, cw, rs, cost, model)
+        add_usage(self.totals, inp, outp, cr, cw, rs, cost, model)
 
     def doc(self) -> dict[str, Any]:
         out = sorted(self.cells.values(), key=lambda c: (c["weekday"], c["hour"]))

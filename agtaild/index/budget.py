@@ -35,11 +35,11 @@ class TooExpensive(UsageError):
 def check_query_size(q: str, terms: int) -> None:
     if len(q) > MAX_QUERY_CHARS:
         raise TooExpensive(
-            f"search: query too expensive: it is {len(q)} characters long, the limit is {MAX_QUERY_CHARS}"
+            f"query too expensive: it is {len(q)} characters long, the limit is {MAX_QUERY_CHARS}"
         )
     if terms > MAX_QUERY_TERMS:
         raise TooExpensive(
-            f"search: query too expensive: it has {terms} separate terms, the limit is {MAX_QUERY_TERMS}; "
+            f"query too expensive: it has {terms} separate terms, the limit is {MAX_QUERY_TERMS}; "
             "use a phrase, or fewer words"
         )
 
@@ -64,7 +64,7 @@ def time_budget(db: sqlite3.Connection, seconds: float | None = None) -> Iterato
         # full-text table, "vtable constructor failed"), and search may have wrapped it.
         if expired and not isinstance(exc, TooExpensive):
             raise TooExpensive(
-                f"search: query too expensive: stopped after {limit:g} s; narrow it (--agent, "
+                f"query too expensive: stopped after {limit:g} s; narrow it (--agent, "
                 "--session, --since, --kind) or make it more specific"
             ) from None
         raise

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import UsageError
+from agtaild.errors import UsageError, bad_param
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -43,9 +43,9 @@ class Params:
         allowed = set(allowed)
         unknown = sorted(k for k in params if k not in allowed and not str(k).startswith("_"))
         if unknown:
-            raise UsageError(
-                f"{method}: unknown parameter {', '.join(map(repr, unknown))}; "
-                f"accepted: {', '.join(sorted(allowed)) or 'none'}"
+            raise bad_param(
+                str(unknown[0]),
+                f"is unknown here (accepted: {', '.join(sorted(allowed)) or 'none'})",
             )
         self.method = method
         self.params = params
@@ -60,16 +60,16 @@ class Params:
         value = self.params.get(name)
         if value is None:
             if required:
-                raise UsageError(f"{self.method}: parameter {name!r} is required")
+                raise bad_param(name, "is required")
             return None
         if not isinstance(value, str):
-            raise UsageError(f"{self.method}: parameter {name!r} must be a string")
+            raise bad_param(name, "must be a string")
         if len(value) > max_len:
-            raise UsageError(f"{self.method}: parameter {name!r} is longer than {max_len} characters")
+            raise bad_param(name, f"is longer than {max_len} characters")
         if allow_empty:
             return value
         if required and not value:
-            raise UsageError(f"{self.method}: parameter {name!r} must not be empty")
+            raise bad_param(name, "must not be empty")
         return value or None
 
     def integer(
@@ -81,10 +81,10 @@ class Params:
         if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
             value = int(value.strip())
         if isinstance(value, bool) or not isinstance(value, int):
-            raise UsageError(f"{self.method}: parameter {name!r} must be an integer")
+            raise bad_param(name, "must be an integer")
         if value < minimum or (maximum is not None and value > maximum):
             bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-            raise UsageError(f"{self.method}: parameter {name!r} must be {bound}")
+            raise bad_param(name, f"must be {bound}")
         return value
 
     def flag(self, name: str) -> bool | None:
@@ -95,7 +95,7 @@ class Params:
             return bool(value)
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             return value.strip().lower() in _TRUE
-        raise UsageError(f"{self.method}: parameter {name!r} must be true or false")
+        raise bad_param(name, "must be true or false")
 
     def choice(self, name: str, choices: Iterable[str], default: str | None = None) -> str | None:
         value = self.text(name)
@@ -103,7 +103,7 @@ class Params:
             return default
         options = list(choices)
         if value not in options:
-            raise UsageError(f"{self.method}: parameter {name!r} must be one of {', '.join(options)}")
+            raise bad_param(name, f"{value[:40]!r} is not one of {', '.join(options)}")
         return value
 
     def when(self, name: str, *, end: bool = False) -> TimeBound | None:
@@ -111,36 +111,34 @@ class Params:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise UsageError(f"{self.method}: parameter {name!r} must be a string (ISO date or time)")
+            raise bad_param(name, "must be a string (ISO date or time)")
         try:
             return parse_bound(value, end=end)
         except ValueError:
-            raise UsageError(
-                f"{self.method}: parameter {name!r}: {value!r} is not a date (2026-01-31, 20260131), "
-                "a time (2026-01-31T12:00, with or without a zone) or an age (30m, 12h, 7d, 2w)"
-            ) from None
+            raise bad_param(name, not_a_date(value)) from None
 
     def cursor(self, name: str, tag: str) -> list[Any] | None:
         value = self._raw(name)
         if value is None:
             return None
         if not isinstance(value, str):
-            raise UsageError(f"{self.method}: parameter {name!r} must be a string")
+            raise bad_param(name, "must be a string")
         decoded = decode_cursor(value)
         if decoded is None or decoded[0] != tag:
-            raise UsageError(f"{self.method}: parameter {name!r} is not a cursor returned by {self.method}")
+            raise bad_param(name, "is not a cursor this query returned (pass back its `next`)")
         return decoded[1:]
 
-    def session_ref(self) -> tuple[str, str]:
-        """(agent, id) of the session named by ``id``, with ``agent`` or as ``AGENT:ID``."""
+    def session_ref(self) -> tuple[str | None, str]:
+        """(agent, id) of the session named by ``id``, with ``agent`` or as ``AGENT:ID``; the
+        agent is None for an id given alone (a prefix unique across agents: agtaild.index.refs)."""
         ident = self.text("id", required=True, max_len=1000)
         assert ident is not None
         agent = self.text("agent")
         if agent is None and ":" in ident:
             agent, ident = ident.split(":", 1)
-        if agent is None:
-            raise UsageError(f"{self.method}: parameter 'agent' is required (or give id as AGENT:ID)")
-        return agent, ident
+            if not ident:
+                raise bad_param("id", "names no session after the agent (AGENT:ID)")
+        return agent or None, ident
 
     def number_cursor(self, tag: str, size: int) -> list[Any] | None:
         """``cursor`` holding ``size`` numbers (a keyset position), or None when not given."""
@@ -148,8 +146,16 @@ class Params:
         if values is None:
             return None
         if len(values) != size or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise UsageError(f"{self.method}: parameter 'cursor' is not a cursor returned by {self.method}")
+            raise bad_param("cursor", "is not a cursor this query returned (pass back its `next`)")
         return values
+
+
+def not_a_date(value: str) -> str:
+    """What is wrong with a since/until value that is neither a date, a time nor an age."""
+    return (
+        f"{value[:40]!r} is not a date (2026-01-31, 20260131), a time (2026-01-31T12:00, with or "
+        "without a zone) or an age (30m, 12h, 7d, 2w)"
+    )
 
 
 def parse_bound(value: str, *, end: bool = False, now: float | None = None) -> TimeBound:

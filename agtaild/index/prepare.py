@@ -17,6 +17,7 @@ import msgspec
 
 from agtaild.adapters.base import Unit
 from agtaild.adapters.kit.edit_shapes import generic_edit
+from agtaild.adapters.kit.tool_categories import category_of
 from agtaild.fsnames import printable, to_text, unit_real, unit_text
 from agtaild.index import statepack
 from agtaild.index.codec import encode_event
@@ -39,16 +40,19 @@ class Job(msgspec.Struct, array_like=True):
 
 #: An ``events`` row as the writer binds it, in column order (plain tuples: the writer hands
 #: them to executemany as they are decoded, without a Python loop over events):
-#: (seq, kind, epoch, text, tool_input, tool_result, result_moved, data, tool, tool_failed);
-#: ``tool`` and ``tool_failed`` only for tool calls (``stats --by tool`` groups them in SQL).
-EventRow = tuple[int, str, float | None, str | None, str | None, str | None, int, bytes, str | None, int | None]
+#: (seq, kind, epoch, text, tool_input, tool_result, result_moved, data, tool, tool_failed,
+#: tool_category); the last three only for tool calls (``stats --by tool`` and ``--by
+#: tool-category`` group them in SQL).
+EventRow = tuple[
+    int, str, float | None, str | None, str | None, str | None, int, bytes, str | None, int | None, str | None
+]
 #: The same row as a worker process sends it: the three text columns as their UTF-8 bytes.
 #: Decoding bytes in the writer process is a copy; decoding text also checks and converts
 #: every character (measured on the 200 MB corpus, the writer's decoding of all results: 0.20 s
 #: → 0.12 s of CPU); the writer stores them back as TEXT (``CAST``), the same bytes and type,
 #: so the index is unchanged.
 WireEventRow = tuple[
-    int, str, float | None, bytes | None, bytes | None, bytes | None, int, bytes, str | None, int | None
+    int, str, float | None, bytes | None, bytes | None, bytes | None, int, bytes, str | None, int | None, str | None
 ]
 #: A trigram row: (index of its event in ``Prepared.events``, text words, tool input words).
 CjkRow = tuple[int, str | None, str | None]
@@ -163,6 +167,7 @@ def event_row(event: Event) -> EventRow:
         encode_event(event),
         (str(event.tool) if event.tool else None) if call else None,
         int(event.is_error is True) if call else None,
+        event.extra.get("tool_category") if call else None,
     )
 
 
@@ -215,11 +220,15 @@ def prepare(job: Job) -> Prepared:
         session.path = to_text(session.path)
         session.id = printable(session.id)  # an id taken from an undecodable file name
         for e in result.events:
+            if e.kind != "tool_use":
+                continue
             # The generic edit path: tool calls whose adapter gave no extra["edit"].
-            if e.kind == "tool_use" and "edit" not in e.extra and e.input is not None:
+            if "edit" not in e.extra and e.input is not None:
                 edit = generic_edit(e.input)
                 if edit is not None:
                     e.extra["edit"] = edit
+            # Every call's kind beside its own name, from the one mapping (kit/tool_categories).
+            e.extra["tool_category"] = category_of(e.tool, e.input, has_edit="edit" in e.extra)
         events = [event_row(e) for e in result.events]
         return Prepared(
             path=path,
@@ -286,8 +295,9 @@ def for_wire(prep: Prepared) -> Prepared:
                 data,
                 tool,
                 failed,
+                category,
             )
-            for seq, kind, epoch, text, tool_input, tool_result, moved, data, tool, failed in prep.events
+            for seq, kind, epoch, text, tool_input, tool_result, moved, data, tool, failed, category in prep.events
         ]
         prep.events = []
     return prep

@@ -126,7 +126,7 @@ def projects(
         " GROUP BY s.cwd, u.model, u.long_ctx",
         args,
     ):
-        add_usage(group(cwd), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)))
+        add_usage(group(cwd), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
     out = []
     for g in groups.values():
         g["agents"] = sorted(g["agents"])

@@ -12,9 +12,10 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import NotFound, UsageError
+from agtaild.errors import NotFound
 from agtaild.index.codec import decode_event
 from agtaild.index.params import TimeBound, encode_cursor
+from agtaild.index.refs import chosen
 from agtaild.pricing import PriceTable
 
 _decode = msgspec.json.decode
@@ -96,13 +97,23 @@ def session_usage(
             part,
         ):
             u = out.setdefault(sid, empty_usage())
-            add_usage(u, inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)))
+            add_usage(u, inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
     return out
 
 
-def usage_doc(inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> dict[str, Any]:
-    """Usage JSON, in the contract's field order."""
-    return {
+#: How a usage document names a model without a name (as the stats keys do).
+UNKNOWN_MODEL = "(unknown)"
+
+
+def usage_doc(
+    inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None,
+    unpriced: tuple[float, int, Iterable[str | None]] | None = None,
+) -> dict[str, Any]:
+    """Usage JSON, in the contract's field order. When the cost is unknown (a model has no
+    price), ``unpriced`` = (the cost of the priced part, the tokens of the unpriced part, the
+    unpriced models) adds ``cost_known_usd``, ``unpriced_tokens`` and ``unpriced_models``: the
+    known part is never hidden by the unknown one (without ``unpriced``, nothing is priced)."""
+    doc: dict[str, Any] = {
         "input_tokens": inp,
         "output_tokens": outp,
         "cache_read_tokens": cr,
@@ -111,20 +122,54 @@ def usage_doc(inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None
         "total_tokens": inp + outp + cr + cw,
         "cost_usd": cost,
     }
+    if cost is None:
+        known, tokens, models = unpriced if unpriced is not None else (0.0, inp + outp + cr + cw, ())
+        doc["cost_known_usd"] = known
+        doc["unpriced_tokens"] = tokens
+        doc["unpriced_models"] = sorted({m or UNKNOWN_MODEL for m in models})
+    return doc
 
 
 def empty_usage() -> dict[str, Any]:
     return usage_doc(0, 0, 0, 0, 0, 0.0)
 
 
-def add_usage(u: dict[str, Any], inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None) -> None:
+def add_usage(
+    u: dict[str, Any], inp: int, outp: int, cr: int, cw: int, rs: int, cost: float | None,
+    model: str | None = None,
+) -> None:
+    """Add one group's tokens and cost (``cost`` None: ``model`` has no price) to a usage
+    document, keeping the priced part apart once any part is unpriced (see usage_doc)."""
     u["input_tokens"] += inp
     u["output_tokens"] += outp
     u["cache_read_tokens"] += cr
     u["cache_write_tokens"] += cw
     u["reasoning_tokens"] += rs
     u["total_tokens"] += inp + outp + cr + cw
-    u["cost_usd"] = None if cost is None or u["cost_usd"] is None else u["cost_usd"] + cost
+    if cost is None:
+        if u["cost_usd"] is not None:  # the first unpriced part: what was summed is the known part
+            u.update(cost_known_usd=u["cost_usd"], unpriced_tokens=0, unpriced_models=[])
+            u["cost_usd"] = None
+        u["unpriced_tokens"] += inp + outp + cr + cw
+        name = model or UNKNOWN_MODEL
+        if name not in u["unpriced_models"]:
+            u["unpriced_models"] = sorted([*u["unpriced_models"], name])
+    elif u["cost_usd"] is None:
+        u["cost_known_usd"] += cost
+    else:
+        u["cost_usd"] += cost
+
+
+def unrecorded_cost(u: dict[str, Any]) -> dict[str, Any]:
+    """A session's summary usage when no response of it was recorded: its tokens came from the
+    summary, so their cost is unknown (cost comes from the price table, never from adapters),
+    unless there are no tokens at all."""
+    if not u.get("total_tokens") and not u.get("reasoning_tokens"):
+        u["cost_usd"] = 0.0
+        return u
+    u["cost_usd"] = None
+    u.update(cost_known_usd=0.0, unpriced_tokens=int(u.get("total_tokens") or 0), unpriced_models=[])
+    return u
 
 
 def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -143,11 +188,7 @@ def load_sessions(db: sqlite3.Connection, pricing: PriceTable, ids: list[int]) -
         if rid in usage:
             doc["usage"] = usage[rid]
         else:
-            # No usage records: keep the summary's token counts; their cost is unknown
-            # unless there are no tokens at all (cost comes from the table, never adapters).
-            u = doc.get("usage") or empty_usage()
-            u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
-            doc["usage"] = u
+            doc["usage"] = unrecorded_cost(doc.get("usage") or empty_usage())
     return out
 
 
@@ -232,41 +273,34 @@ def list_sessions(
 
 def resolve_session(
     db: sqlite3.Connection,
-    agent: str,
+    agent: str | None,
     ident: str,
     *,
     collection: str | None = None,
     path: str | None = None,
 ) -> int:
-    """The session row an AGENT:ID (or unique id prefix) means; native copies win."""
+    """The session row an AGENT:ID, a unique id prefix, or (``agent`` None) an id prefix
+    unique across agents means (agtaild.index.refs); native copies win."""
+    by_agent = " AND s.agent = ?" if agent else ""
     if path:
         row = db.execute(
-            "SELECT s.id FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.agent = ?",
-            (path, agent),
+            f"SELECT s.id FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ?{by_agent}",
+            (path, agent) if agent else (path,),
         ).fetchone()
         if row is None:
-            raise NotFound(f"no {agent} session indexed from {path}")
+            raise NotFound(f"no {agent + ' ' if agent else ''}session indexed from {path}")
         return int(row[0])
-    sql = "SELECT id, sid, kind, collection FROM sessions WHERE agent = ? AND sid >= ? AND sid < ?"
-    args: list[Any] = [agent, ident, ident + "\U0010ffff"]
+    sql = f"SELECT s.id, s.sid, s.kind, s.collection, s.agent FROM sessions s WHERE s.sid >= ? AND s.sid < ?{by_agent}"
+    args: list[Any] = [ident, ident + "\U0010ffff", *([agent] if agent else [])]
     if collection:
-        sql += " AND collection = ?"
+        sql += " AND s.collection = ?"
         args.append(collection)
     rows = db.execute(sql + " LIMIT 200", args).fetchall()
-    exact = [r for r in rows if r[1] == ident]
-    if not exact:
-        sids = sorted({r[1] for r in rows})
-        if len(sids) > 1:
-            shown = ", ".join(sids[:10]) + (" …" if len(sids) > 10 else "")
-            raise UsageError(
-                f"id prefix {ident!r} is ambiguous for {agent}: {shown}", data={"candidates": sids[:50]}
-            )
-        exact = rows
-    if not exact:
-        where = f" in collection {collection!r}" if collection else ""
-        raise NotFound(f"no {agent} session {ident!r}{where}")
-    exact.sort(key=lambda r: (KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[0]))
-    return int(exact[0][0])
+    where = f" in collection {collection!r}" if collection else ""
+    which = chosen([(r[4], r[1]) for r in rows], ident, agent, where)
+    copies = [r for r in rows if (r[4], r[1]) == which]
+    copies.sort(key=lambda r: (KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[0]))
+    return int(copies[0][0])
 
 
 def event_doc(data: bytes, text: str | None, tool_result: str | None, moved: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import re2
 
-from agtaild.errors import UsageError
+from agtaild.errors import bad_param
 
 #: The memory RE2 may use to compile one pattern (its default is 8 MiB; a pattern past it is
 #: refused as too big, e.g. ``(x{1000}){1000}``).
@@ -43,10 +43,10 @@ def compile_regex(pattern: str) -> Pattern:
         return re2.compile(pattern, _options())
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise UsageError(
-            f"search: parameter 'q' is not a regular expression RE2 accepts: {reason} "
-            "(backreferences and lookaround are not supported: they need backtracking, which "
-            "can take forever)"
+        raise bad_param(
+            "q",
+            f"is not a regular expression RE2 accepts: {reason} (backreferences and lookaround are "
+            "not supported: they need backtracking, which can take forever)",
         ) from None
 
 

@@ -30,7 +30,9 @@ from agtaild.index.totals import m005_totals
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
-INDEX_VERSION = 7  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
+#: 8: Codex exec output without its wrapper (extra.metadata), apply_patch new files numbered and
+#: hunk sections, Aider's SEARCH/REPLACE edits, tool categories (extra.tool_category, events.tool_category).
+INDEX_VERSION = 8  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
@@ -306,6 +308,28 @@ def m009_appendcost(db: sqlite3.Connection) -> None:
     )
 
 
+def m010_tool_category(db: sqlite3.Connection) -> None:
+    """``events.tool_category``: each tool call's kind (shell, read, edit, …: the one mapping of
+    agtaild.adapters.kit.tool_categories, also kept as the event's ``extra.tool_category``), and
+    an index of the calls holding it, so ``stats --by tool`` and ``--by tool-category`` group
+    in SQL alone. An existing index gets the column filled from its stored events here."""
+    from agtaild.adapters.kit.tool_categories import category_of
+    from agtaild.index.codec import decode_event
+
+    db.execute("ALTER TABLE events ADD COLUMN tool_category TEXT")
+    filled = []
+    for event_id, data in db.execute("SELECT id, data FROM events WHERE kind = 'tool_use'").fetchall():
+        doc = decode_event(data)
+        extra = doc.get("extra")
+        has_edit = isinstance(extra, dict) and "edit" in extra
+        filled.append((category_of(doc.get("tool"), doc.get("input"), has_edit=has_edit), event_id))
+    db.executemany("UPDATE events SET tool_category = ? WHERE id = ?", filled)
+    db.execute(
+        "CREATE INDEX events_tool_categories ON events(tool_category, tool, tool_failed, session_id, epoch)"
+        " WHERE kind = 'tool_use'"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -316,6 +340,7 @@ MIGRATIONS: list[Migration] = [
     m007_tools,
     m008_statsession,
     m009_appendcost,
+    m010_tool_category,
 ]
 
 

@@ -167,7 +167,7 @@ def _run(db: sqlite3.Connection, sql: str, args: list[Any]) -> list[Any]:
         return db.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:
         # Quoting makes syntax errors impossible; anything else here is a real fault.
-        raise UsageError(f"search: the query could not be run: {exc}") from None
+        raise UsageError(f"the query could not be run: {exc}") from None
 
 
 def _page(

@@ -19,8 +19,10 @@ from agtaild.index.queries import usage_doc
 from agtaild.index.stats_session import by_session
 from agtaild.pricing import PriceTable
 
-#: Groupings; "tool" and "hour" count events (agtaild.index.activity).
-BY = ("day", "model", "agent", "project", "session", "tool", "hour")
+#: Groupings; "tool", "tool-category" and "hour" count events (agtaild.index.activity).
+BY = ("day", "model", "agent", "project", "session", "tool", "tool-category", "hour")
+#: The groupings that count events, not tokens.
+ACTIVITY_BY = ("tool", "tool-category", "hour")
 UNKNOWN = "(unknown)"
 
 _KEY_SQL = {
@@ -113,9 +115,26 @@ def stats(
             return fast
     sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
     doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
+    if by == "agent":
+        # Sessions with counted usage in the scope: the rollup (per session and day) answers
+        # whole days; the responses themselves a finer bound.
+        per_session = "usage u" if precise else "usage_rollup u"
+        counts = db.execute(
+            f"SELECT u.agent, count(DISTINCT u.session_id) FROM {per_session}{join} WHERE {' AND '.join(where)}"
+            " GROUP BY u.agent",
+            args,
+        )
+        add_session_counts(doc, dict(counts.fetchall()))
     if limit is not None:
         del doc["rows"][limit:]
     return doc
+
+
+def add_session_counts(doc: dict[str, Any], counts: dict[str, int]) -> None:
+    """``sessions`` on each ``--by agent`` row (``counts``: agent → sessions) and the totals."""
+    for row in doc["rows"]:
+        row["sessions"] = int(counts.get(row["key"], 0))
+    doc["totals"]["sessions"] = sum(int(n) for n in counts.values())
 
 
 def _top_sessions(
@@ -175,11 +194,15 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
     Sums are kept in plain lists while grouping (a by=session answer has a row per session,
     so the per-group work is most of its time); costs are added in the order the groups
     come, for the rows and the totals alike."""
-    acc: dict[str, list[Any]] = {}  # key -> [input, output, cache_read, cache_write, reasoning, cost]
+    # key -> [input, output, cache_read, cache_write, reasoning, cost, known cost, unpriced tokens]
+    acc: dict[str, list[Any]] = {}
     models: dict[str, set[str]] = {}
+    unpriced: dict[str, set[str | None]] = {}
     titles: dict[str, str | None] = {}
     splits: dict[str, dict[str, dict[str, int]]] = {}
     total_cost: float | None = 0.0
+    total_known = 0.0  # the priced part, in the same order (the cost when all is priced)
+    total_unpriced = 0
     cost_of = pricing.cost
     for key, model, long_ctx, inp, outp, cr, cw, rs, title in groups:
         inp, outp, cr, cw, rs = int(inp), int(outp), int(cr), int(cw), int(rs)
@@ -187,7 +210,7 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         cost = cost_of(model, inp, outp, cr, cw, bool(long_ctx))
         a = acc.get(k)
         if a is None:
-            acc[k] = [inp, outp, cr, cw, rs, cost]
+            a = acc[k] = [inp, outp, cr, cw, rs, cost, 0.0, 0]
             models[k] = {model or UNKNOWN}
         else:
             a[0] += inp
@@ -197,6 +220,13 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
             a[4] += rs
             a[5] = None if cost is None or a[5] is None else a[5] + cost
             models[k].add(model or UNKNOWN)
+        if cost is None:
+            a[7] += inp + outp + cr + cw
+            unpriced.setdefault(k, set()).add(model)
+            total_unpriced += inp + outp + cr + cw
+        else:
+            a[6] += cost
+            total_known += cost
         total_cost = None if cost is None or total_cost is None else total_cost + cost
         if by == "session":
             titles[k] = title
@@ -210,13 +240,13 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
             part["agent"][agent] = part["agent"].get(agent, 0) + tokens
     totals = [0, 0, 0, 0, 0]
     out = []
-    for k, (inp, outp, cr, cw, rs, cost) in acc.items():
+    for k, (inp, outp, cr, cw, rs, cost, known, dark) in acc.items():
         totals[0] += inp
         totals[1] += outp
         totals[2] += cr
         totals[3] += cw
         totals[4] += rs
-        row: dict[str, Any] = {"key": k, **usage_doc(inp, outp, cr, cw, rs, cost)}
+        row: dict[str, Any] = {"key": k, **usage_doc(inp, outp, cr, cw, rs, cost, (known, dark, unpriced.get(k, ())))}
         if by != "model":
             row["models"] = sorted(models[k])
         if by == "session":
@@ -228,7 +258,11 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         out.sort(key=lambda r: r["key"])
     else:
         out.sort(key=lambda r: (-r["total_tokens"], r["key"]))
+    every_unpriced = set().union(*unpriced.values()) if unpriced else set()
     return {
-        "totals": usage_doc(totals[0], totals[1], totals[2], totals[3], totals[4], total_cost),
+        "totals": usage_doc(
+            totals[0], totals[1], totals[2], totals[3], totals[4], total_cost,
+            (total_known, total_unpriced, every_unpriced),
+        ),
         "rows": out,
     }

@@ -89,8 +89,8 @@ def by_session(
 
 
 #: One session: (row id, input, output, cache_read, cache_write, reasoning, cost, its models,
-#: its groups' costs in order).
-Session = tuple[int, int, int, int, int, int, "float | None", list["str | None"], list["float | None"]]
+#: its groups' costs in order, its groups' tokens in order).
+Session = tuple[int, int, int, int, int, int, "float | None", list["str | None"], list["float | None"], list[int]]
 #: After the last row: ends the last group (a session row id is never None).
 _END = (None, None, None, 0, 0, 0, 0, 0)
 #: A (model, long_ctx) pair not priced yet in this answer.
@@ -111,6 +111,7 @@ def _sessions(rows: Iterable[Sequence[Any]], pricing: PriceTable) -> list[Sessio
     sc: float | None = 0.0
     models: list[str | None] = []
     costs: list[float | None] = []
+    sizes: list[int] = []
     for sid, model, long_ctx, inp, outp, cr, cw, rs in chain(rows, (_END,)):
         if sid == gsid and model == gmodel and long_ctx == glc:
             gi += inp
@@ -141,14 +142,15 @@ def _sessions(rows: Iterable[Sequence[Any]], pricing: PriceTable) -> list[Sessio
                 sc = None if c is None or sc is None else sc + c
                 models.append(gmodel)
                 costs.append(c)
+                sizes.append(gi + go + gcr + gcw)
             else:
                 if cur is not None:
-                    found.append((cur, si, so, scr, scw, srs, sc, models, costs))
+                    found.append((cur, si, so, scr, scw, srs, sc, models, costs, sizes))
                 cur, si, so, scr, scw, srs, sc = gsid, gi, go, gcr, gcw, grs, c
-                models, costs = [gmodel], [c]
+                models, costs, sizes = [gmodel], [c], [gi + go + gcr + gcw]
         gsid, gmodel, glc, gi, go, gcr, gcw, grs = sid, model, long_ctx, inp, outp, cr, cw, rs
     if cur is not None:
-        found.append((cur, si, so, scr, scw, srs, sc, models, costs))
+        found.append((cur, si, so, scr, scw, srs, sc, models, costs, sizes))
     return found
 
 
@@ -158,7 +160,7 @@ def _document(found: list[Session], keys: list[str], titles: list[str | None]) -
     ti = to = tcr = tcw = trs = 0
     shown: dict[tuple[str | None, ...], list[str]] = {}
     rows = []
-    for j, (_, inp, outp, cr, cw, rs, cost, models, _) in enumerate(found):
+    for j, (_, inp, outp, cr, cw, rs, cost, models, costs, sizes) in enumerate(found):
         ti += inp
         to += outp
         tcr += cr
@@ -171,24 +173,34 @@ def _document(found: list[Session], keys: list[str], titles: list[str | None]) -
         # queries.usage_doc's fields written out in place (a call and a dict merge per row cost
         # ~1 ms of a by=session answer); tests/test_stats_session.py compares every byte of the
         # answer with the generic path's, which uses usage_doc.
-        rows.append(
-            {
-                "key": keys[j],
-                "input_tokens": inp,
-                "output_tokens": outp,
-                "cache_read_tokens": cr,
-                "cache_write_tokens": cw,
-                "reasoning_tokens": rs,
-                "total_tokens": inp + outp + cr + cw,
-                "cost_usd": cost,
-                "models": names.copy(),
-                "title": titles[j],
-            }
-        )
+        row: dict[str, Any] = {
+            "key": keys[j],
+            "input_tokens": inp,
+            "output_tokens": outp,
+            "cache_read_tokens": cr,
+            "cache_write_tokens": cw,
+            "reasoning_tokens": rs,
+            "total_tokens": inp + outp + cr + cw,
+            "cost_usd": cost,
+        }
+        if cost is None:  # the priced part apart (usage_doc), its costs added in group order
+            row["cost_known_usd"] = reduce(add, (c for c in costs if c is not None), 0.0)
+            row["unpriced_tokens"] = sum(n for n, c in zip(sizes, costs, strict=True) if c is None)
+            row["unpriced_models"] = sorted(
+                {m or UNKNOWN for m, c in zip(models, costs, strict=True) if c is None}
+            )
+        row["models"] = names.copy()
+        row["title"] = titles[j]
+        rows.append(row)
     by_key = sorted(range(len(keys)), key=keys.__getitem__)
     costs = list(chain.from_iterable(found[j][8] for j in by_key))
     # Added one by one from 0.0, left to right (not sum(): since Python 3.12 it compensates).
     total_cost = None if None in costs else reduce(add, costs, 0.0)
+    unpriced = None
+    if total_cost is None:
+        known = reduce(add, (c for c in costs if c is not None), 0.0)
+        dark = [(m, n) for f in found for m, c, n in zip(f[7], f[8], f[9], strict=True) if c is None]
+        unpriced = (known, sum(n for _, n in dark), {m for m, _ in dark})
     rows = [rows[j] for j in by_key]
     rows.sort(key=itemgetter("total_tokens"), reverse=True)  # stable: ties stay in key order
-    return {"totals": usage_doc(ti, to, tcr, tcw, trs, total_cost), "rows": rows}
+    return {"totals": usage_doc(ti, to, tcr, tcw, trs, total_cost, unpriced), "rows": rows}

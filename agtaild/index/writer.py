@@ -358,10 +358,10 @@ class Writer:
         self._session_id = session_id
         db.executemany(
             "INSERT INTO events (session_id, seq, kind, epoch, text, tool_input, tool_result, result_moved, data,"
-            " tool, tool_failed)"
+            " tool, tool_failed, tool_category)"
             # CAST: a worker sends the text columns as UTF-8 bytes (WireEventRow); they are
             # stored as the TEXT they are (a no-op for rows prepared in this process).
-            " VALUES (agtail_session(), ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?)",
+            " VALUES (agtail_session(), ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?)",
             rows,
         )
         self._cjk.extend((first + i, text, tool_input) for i, text, tool_input in prep.cjk)

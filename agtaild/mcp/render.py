@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agtaild.words import count
+
 #: C0/C1 control characters other than newline and tab (escape sequences, NUL, bell, …).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -33,7 +35,7 @@ def cut(text: str, limit: int, how_to_see: str = "") -> str:
     if len(text) <= limit:
         return text
     more = f"; {how_to_see}" if how_to_see else ""
-    return text[:limit] + f" …[truncated: {len(text) - limit} more chars{more}]"
+    return text[:limit] + f" …[truncated: {count(len(text) - limit, 'more char', grouped=False)}{more}]"
 
 
 def one_line(text: Any, limit: int) -> str:
@@ -70,8 +72,16 @@ def cost(usage: dict[str, Any] | None) -> str:
         return ""
     value = usage.get("cost_usd")
     tokens = usage.get("total_tokens") or 0
-    money = f"${value:.2f}" if isinstance(value, (int, float)) else "cost unknown"
-    return f"{tokens:,} tokens, {money}"
+    if isinstance(value, (int, float)):
+        money = f"${value:.2f}"
+    else:  # the known part is never hidden by a model without a price
+        known = usage.get("cost_known_usd")
+        dark = usage.get("unpriced_tokens")
+        models = ", ".join(clean(m) for m in usage.get("unpriced_models") or [])
+        money = (f"${known:.2f} known + " if known else "cost unknown: ") + (
+            f"{count(dark, 'token')} unpriced" if isinstance(dark, int) else "unpriced"
+        ) + (f" ({models})" if models else "")
+    return f"{count(tokens, 'token')}, {money}"
 
 
 def session_line(session: dict[str, Any]) -> str:
@@ -79,7 +89,7 @@ def session_line(session: dict[str, Any]) -> str:
         ref(session),
         f"last active {when(session.get('ended') or session.get('started'))}",
         f"project {clean(session.get('project') or '?')}",
-        f"{session.get('messages') or 0} msgs",
+        count(session.get("messages") or 0, "msg"),
     ]
     if session.get("cwd"):
         parts.append(f"cwd {clean(session['cwd'])}")
@@ -108,7 +118,7 @@ def hits(doc: dict[str, Any], *, query: str, more: str | None) -> str:
     found = doc.get("hits") or []
     if not found:
         return f"No matches for {clean(query)!r}."
-    lines = [f"{len(found)} matches for {clean(query)!r}, best first:"]
+    lines = [f"{count(len(found), 'match')} for {clean(query)!r}, best first:"]
     for hit in found:
         s, e = hit.get("session") or {}, hit.get("event") or {}
         what = e.get("kind") or "?"
@@ -138,7 +148,7 @@ def session_header(session: dict[str, Any]) -> str:
         lines.append("models: " + ", ".join(clean(m) for m in session["models"]))
     lines.append(
         f"time: {when(session.get('started'))} → {when(session.get('ended'))} (UTC) | "
-        f"{session.get('messages') or 0} msgs | {cost(session.get('usage')) or 'no usage recorded'}"
+        f"{count(session.get('messages') or 0, 'msg')} | {cost(session.get('usage')) or 'no usage recorded'}"
     )
     return "\n".join(lines)
 
@@ -206,6 +216,6 @@ def usage_report(doc: dict[str, Any], *, by: str, scope: str) -> str:
                 line += " (" + ", ".join(clean(m) for m in row["models"][:5]) + ")"
             lines.append(line)
         if len(rows) > 50:
-            lines.append(f"… and {len(rows) - 50} more rows")
+            lines.append(f"… and {count(len(rows) - 50, 'more row')}")
     lines.append("Costs are estimates from list prices; 'cost unknown' means a model has no price.")
     return "\n".join(lines)

@@ -22,7 +22,7 @@ from mcp.server.lowlevel import Server
 from agtaild import __version__
 from agtaild.errors import AgtailError
 from agtaild.mcp import render
-from agtaild.mcp.tools import BY_NAME, TOOLS, Call, ToolArgumentError, check_arguments
+from agtaild.mcp.tools import BY_NAME, TOOLS, Call, ToolArgumentError, check_arguments, error_text
 
 log = logging.getLogger("agtaild.mcp")
 
@@ -75,7 +75,7 @@ def build_server(call: Call, *, here: str | None, run_sync: RunSync | None = Non
             args = check_arguments(tool, params.arguments)
             text = await runner(lambda: tool.run(call, args, here))
         except (ToolArgumentError, AgtailError) as err:
-            return _error(str(getattr(err, "message", None) or err))
+            return _error(error_text(err))
         except Exception:
             # A bug: the details go to the log (stderr for `agtail mcp`), never to the client.
             log.exception("MCP tool %s failed", tool.name)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agtaild.errors import UsageError
+from agtaild.errors import AgtailError, worded
 from agtaild.mcp import render
 
 Call = Callable[[str, dict[str, Any]], Any]
@@ -99,6 +99,18 @@ def check_arguments(tool: Tool, args: Any) -> dict[str, Any]:
     return out
 
 
+#: Service parameters a tool takes under another name.
+_ARGUMENT_OF = {"q": "query"}
+
+
+def error_text(err: BaseException) -> str:
+    """A failed call as the tool's caller reads it: a refused parameter named as the tool's
+    argument (``argument 'since': …``), never the service's method or the API's wording."""
+    if isinstance(err, AgtailError):
+        return worded(err, lambda name: f"argument {_ARGUMENT_OF.get(name, name)!r}")
+    return str(err)
+
+
 def _pick(args: dict[str, Any], *names: str) -> dict[str, Any]:
     return {n: args[n] for n in names if args.get(n) not in (None, "")}
 
@@ -110,10 +122,7 @@ def _more(doc: dict[str, Any]) -> str | None:
 def search_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
     params = _pick(args, "agent", "project", "cwd", "since", "kind", "cursor")
     params.update(q=args["query"], limit=args["limit"], mode=args["mode"])
-    try:
-        doc = call("search", params)
-    except UsageError as err:  # the service names its own parameter; the caller knows 'query'
-        raise UsageError(err.message.replace("parameter 'q'", "argument 'query'")) from None
+    doc = call("search", params)
     return render.hits(doc, query=args["query"], more=_more(doc))
 
 
@@ -133,16 +142,20 @@ def sessions_here(call: Call, args: dict[str, Any], here: str | None) -> str:
     return render.session_list(doc.get("sessions") or [], heading=f"Sessions in {render.clean(cwd)}", more=_more(doc))
 
 
-def _split_id(value: str) -> tuple[str, str]:
+def _split_id(value: str) -> dict[str, str]:
+    """The ``agent``/``id`` of a session named as AGENT:ID, or by an id (prefix) alone."""
     agent, sep, ident = value.strip().partition(":")
-    if not sep or not agent or not ident:
-        raise ToolArgumentError(f"read_session: 'id' must be AGENT:ID (as the other tools print it), got {value[:80]!r}")
-    return agent, ident
+    if not sep:
+        agent, ident = "", value.strip()
+    if not ident or (sep and not agent):
+        raise ToolArgumentError(
+            f"read_session: 'id' must be AGENT:ID as the other tools print it (or an id), got {value[:80]!r}"
+        )
+    return {"agent": agent, "id": ident} if agent else {"id": ident}
 
 
 def read_session(call: Call, args: dict[str, Any], here: str | None) -> str:
-    agent, ident = _split_id(args["id"])
-    ref: dict[str, Any] = {"agent": agent, "id": ident, **_pick(args, "collection")}
+    ref: dict[str, Any] = {**_split_id(args["id"]), **_pick(args, "collection")}
     session = call("sessions.get", ref)["session"]
     exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
     budget = args["max_chars"]

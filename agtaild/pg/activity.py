@@ -12,7 +12,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from agtaild.index.activity import HourCells
+from agtaild.index.activity import HourCells, tool_rows
 from agtaild.index.queries import add_usage, empty_usage
 from agtaild.pg.queries import TeamFilter
 from agtaild.pricing import PriceTable
@@ -42,26 +42,17 @@ def _where(flt: TeamFilter, col: str) -> tuple[list[str], list[Any]]:
     return where, args
 
 
-def by_tool(cur: Any, flt: TeamFilter) -> dict[str, Any]:
+def by_tool(cur: Any, flt: TeamFilter, by: str = "tool") -> dict[str, Any]:
+    """Tool calls by name or by category, as the local index answers (agtaild.index.activity)."""
     where, args = _where(flt, "e.epoch")
     cur.execute(
-        "SELECT coalesce(e.doc::json->>'tool', '(unknown)'), s.agent, count(*),"
-        " count(*) FILTER (WHERE e.doc::json->>'is_error' = 'true')"
+        "SELECT s.agent, e.doc::json->>'tool', e.doc::json->'extra'->>'tool_category',"
+        " coalesce(e.doc::json->>'is_error' = 'true', false), count(*)"
         " FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
-        f" WHERE {' AND '.join(['e.kind = %s', *where])} GROUP BY 1, 2",
+        f" WHERE {' AND '.join(['e.kind = %s', *where])} GROUP BY 1, 2, 3, 4",
         ["tool_use", *args],
     )
-    rows: dict[str, dict[str, Any]] = {}
-    calls = errors = 0
-    for tool, agent, n, failed in cur.fetchall():
-        row = rows.setdefault(tool, {"key": tool, "calls": 0, "errors": 0, "agents": {}, **empty_usage()})
-        row["calls"] += n
-        row["errors"] += failed
-        row["agents"][agent] = row["agents"].get(agent, 0) + n
-        calls += n
-        errors += failed
-    out = sorted(rows.values(), key=lambda r: (-r["calls"], r["key"]))
-    return {"totals": {**empty_usage(), "calls": calls, "errors": errors}, "rows": out}
+    return tool_rows(cur.fetchall(), by)
 
 
 def by_hour(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
@@ -126,7 +117,7 @@ def projects(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     )
     for root, model, long_ctx, *tokens in cur.fetchall():
         inp, outp, cr, cw, rs = (int(t) for t in tokens)
-        add_usage(group(root), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)))
+        add_usage(group(root), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
     out = []
     for g in groups.values():
         g["agents"] = sorted(g["agents"])

@@ -11,9 +11,9 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import NotFound, UsageError
 from agtaild.index.params import TimeBound, encode_cursor
-from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage
+from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage, unrecorded_cost
+from agtaild.index.refs import chosen
 from agtaild.pricing import PriceTable
 
 SESSION_COLUMNS = "s.id, s.machine, s.agent, s.sid, s.collection, s.kind, s.doc"
@@ -104,6 +104,7 @@ def session_docs(
             cw,
             rs,
             pricing.cost(model, inp, outp, cr, cw, long_ctx),
+            model,
         )
     for d in docs.values():
         d["short_id"] = short_id(cur, d["agent"], d["id"])
@@ -111,9 +112,7 @@ def session_docs(
         if rid in usage:
             d["usage"] = usage[rid]
         else:
-            u = d.get("usage") or empty_usage()
-            u["cost_usd"] = 0.0 if not u.get("total_tokens") and not u.get("reasoning_tokens") else None
-            d["usage"] = u
+            d["usage"] = unrecorded_cost(d.get("usage") or empty_usage())
     return docs
 
 
@@ -153,12 +152,16 @@ def list_sessions(
 
 
 def resolve_session(
-    cur: Any, agent: str, ident: str, *, machine: str | None, collection: str | None, here: str | None
+    cur: Any, agent: str | None, ident: str, *, machine: str | None, collection: str | None, here: str | None
 ) -> int:
-    """The session an AGENT:ID (or a unique id prefix) means. Copies of one session on several
-    machines are one session's copies: this machine's first, then native before imports."""
-    sql = "SELECT id, sid, kind, collection, machine FROM sessions WHERE agent = %s AND sid LIKE %s"
-    args: list[Any] = [agent, _like_prefix(ident)]
+    """The session an AGENT:ID, a unique id prefix, or (``agent`` None) an id prefix unique
+    across agents means (agtaild.index.refs). Copies of one session on several machines are
+    one session's copies: this machine's first, then native before imports."""
+    sql = "SELECT id, sid, kind, collection, machine, agent FROM sessions WHERE sid LIKE %s"
+    args: list[Any] = [_like_prefix(ident)]
+    if agent:
+        sql += " AND agent = %s"
+        args.append(agent)
     if machine:
         sql += " AND machine = %s"
         args.append(machine)
@@ -167,19 +170,10 @@ def resolve_session(
         args.append(collection)
     cur.execute(sql + " LIMIT 200", args)
     rows = cur.fetchall()
-    exact = [r for r in rows if r[1] == ident]
-    if not exact:
-        sids = sorted({r[1] for r in rows})
-        if len(sids) > 1:
-            shown = ", ".join(sids[:10]) + (" …" if len(sids) > 10 else "")
-            raise UsageError(
-                f"id prefix {ident!r} is ambiguous for {agent}: {shown}", data={"candidates": sids[:50]}
-            )
-        exact = rows
-    if not exact:
-        raise NotFound(f"no {agent} session {ident!r}" + (f" from machine {machine!r}" if machine else ""))
-    exact.sort(key=lambda r: (r[4] != here, KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[4], r[0]))
-    return int(exact[0][0])
+    which = chosen([(r[5], r[1]) for r in rows], ident, agent, f" from machine {machine!r}" if machine else "")
+    copies = [r for r in rows if (r[5], r[1]) == which]
+    copies.sort(key=lambda r: (r[4] != here, KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[4], r[0]))
+    return int(copies[0][0])
 
 
 def load_session(cur: Any, pricing: PriceTable, rid: int, here: str | None) -> dict[str, Any]:
@@ -248,7 +242,7 @@ def short_id(cur: Any, agent: str, sid: str) -> str:
     return sid[: max(floor, longest + 1)]
 
 
-STATS_BY = ("day", "model", "agent", "project", "session", "machine", "tool", "hour")
+STATS_BY = ("day", "model", "agent", "project", "session", "machine", "tool", "tool-category", "hour")
 _STATS_KEY = {
     "day": "u.day",
     "model": "u.model",
@@ -286,13 +280,25 @@ def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[st
 
     extra = "max(s.title)" if by == "session" else "u.agent" if by == "day" else "NULL"
     split = ", u.agent" if by == "day" else ""
+    scope = f"FROM usage u JOIN sessions s USING (machine, agent, sid, collection) WHERE {' AND '.join(where)}"
     cur.execute(
         f"SELECT {_STATS_KEY[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
-        f" sum(u.cache_write), sum(u.reasoning), {extra} FROM usage u JOIN sessions s USING (machine, agent, sid, collection)"
-        f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
+        f" sum(u.cache_write), sum(u.reasoning), {extra} {scope} GROUP BY 1, 2, 3{split}",
         args,
     )
-    return assemble(cur.fetchall(), by, pricing)
+    doc = assemble(cur.fetchall(), by, pricing)
+    if by == "agent":
+        _session_counts(cur, doc, scope, args)
+    return doc
+
+
+def _session_counts(cur: Any, doc: dict[str, Any], scope: str, args: list[Any]) -> None:
+    """``sessions`` per ``--by agent`` row: the sessions (of every machine) with counted usage
+    in the scope, as the local index counts them."""
+    from agtaild.index.stats import add_session_counts
+
+    cur.execute(f"SELECT u.agent, count(DISTINCT (u.machine, u.sid, u.collection)) {scope} GROUP BY 1", args)
+    add_session_counts(doc, dict(cur.fetchall()))
 
 
 def _daily_stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[str, Any]:
@@ -320,4 +326,7 @@ def _daily_stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> 
         f" WHERE {' AND '.join(where)} GROUP BY 1, 2, 3{split}",
         args,
     )
-    return assemble(cur.fetchall(), by, pricing)
+    doc = assemble(cur.fetchall(), by, pricing)
+    if by == "agent":  # usage_daily has no sessions: the responses have (the same filters)
+        _session_counts(cur, doc, f"FROM usage u WHERE u.counted AND {' AND '.join(where)}", args)
+    return doc

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agtaild.errors import UsageError
+from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import encode_cursor
 from agtaild.index.text import make_snippet
 from agtaild.pg.queries import SESSION_COLUMNS, TeamFilter, session_docs
@@ -132,10 +132,10 @@ def search(
             rows = cur.fetchall()
     except psycopg.errors.QueryCanceled:
         raise UsageError(
-            "search: query too expensive (it ran past the server's time limit); narrow it"
+            "query too expensive (it ran past the server's time limit); narrow it"
         ) from None
     except (psycopg.errors.InvalidRegularExpression, psycopg.errors.DataException) as err:
-        raise UsageError(f"search: parameter 'q' could not be used: {str(err).strip()}") from None
+        raise bad_param("q", f"could not be used: {str(err).strip()}") from None
     more = len(rows) > limit
     rows = rows[:limit]
     return {

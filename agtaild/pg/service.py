@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agtaild.errors import AgtailError, NotFound, Refused, UsageError
+from agtaild.errors import AgtailError, NotFound, Refused, bad_param, unknown_agent
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
@@ -100,7 +100,7 @@ def _known_agent(p: Params, name: str = "agent") -> str | None:
 
     agent = p.text(name)
     if agent is not None and agent not in {a.id for a in all_adapters()}:
-        raise UsageError(f"{p.method}: parameter '{name}': unknown agent {agent!r}")
+        raise unknown_agent(agent, sorted(a.id for a in all_adapters()))
     return agent
 
 
@@ -122,7 +122,7 @@ def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
     if p.text("q"):
-        raise UsageError("sessions.list: parameter 'q' is not offered by the team server; use search")
+        raise bad_param("q", "is not offered by the team server; use search")
     return svc.run(
         lambda cur: queries.list_sessions(
             cur,
@@ -177,11 +177,11 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     def run(cur: Any) -> dict[str, Any]:
         session_id = None
         if ref is not None:
-            agent, sep, ident = ref.partition(":")
-            if not sep or not ident:
-                raise UsageError("search: parameter 'session' must be AGENT:ID")
+            agent, _, ident = ref.partition(":") if ":" in ref else (None, "", ref)
+            if not ident:
+                raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID or an id")
             session_id = queries.resolve_session(
-                cur, agent, ident, machine=flt.machine, collection=None, here=svc.here
+                cur, agent or None, ident, machine=flt.machine, collection=None, here=svc.here
             )
         return run_search(
             cur,
@@ -206,11 +206,11 @@ def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     by = p.choice("by", queries.STATS_BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
     flt = _filter(p)
-    if by in ("tool", "hour"):
+    if by in ("tool", "tool-category", "hour"):
         from agtaild.pg import activity
 
-        if by == "tool":
-            doc = svc.run(lambda cur: activity.by_tool(cur, flt))
+        if by != "hour":
+            doc = svc.run(lambda cur: activity.by_tool(cur, flt, by))
         else:
             doc = svc.run(lambda cur: activity.by_hour(cur, svc.pricing(), flt))
     else:

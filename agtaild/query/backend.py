@@ -49,8 +49,8 @@ class DaemonBackend:
             raise AgtailError(f"agtaild at {where} sent no whole answer in time ({err}); try again") from None
         except Unreachable as err:
             raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
-        except ApiError as err:
-            raise _ERRORS.get(err.code, AgtailError)(err.message) from None
+        except ApiError as err:  # data kept: the CLI words a refused parameter as its option
+            raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
         except OSError as err:
             raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agtaild.config import Config
-from agtaild.errors import UsageError
+from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query.organize import STATE_FILTERS, annotate, ref_of, state_refs
@@ -106,7 +106,7 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _session_ref(svc: Reading, p: Params) -> tuple[str, str]:
+def _session_ref(svc: Reading, p: Params) -> tuple[str | None, str]:
     agent, ident = p.session_ref()
     svc.check_agent(p.method, agent)
     return agent, ident
@@ -181,11 +181,11 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     if ref is not None:
         from agtaild.index.queries import resolve_session
 
-        agent, sep, ident = ref.partition(":")
-        if not sep or not ident:
-            raise UsageError("search: parameter 'session' must be AGENT:ID")
+        agent, _, ident = ref.partition(":") if ":" in ref else (None, "", ref)
+        if not ident:
+            raise bad_param("session", f"{ref[:80]!r} is not AGENT:ID or an id")
         svc.check_agent("search", agent)
-        session_id = resolve_session(svc._reader(), agent, ident)
+        session_id = resolve_session(svc._reader(), agent or None, ident)
     scope = SearchScope(
         agent=svc.check_agent("search", p.text("agent")),
         cwd=p.text("cwd"),
@@ -223,19 +223,19 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
-    from agtaild.index.stats import BY
+    from agtaild.index.stats import ACTIVITY_BY, BY
     from agtaild.index.stats import stats as run_stats
 
     p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection", "limit"))
     by = p.choice("by", BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
-    if by in ("tool", "hour"):
+    if by in ACTIVITY_BY:
         from agtaild.index import activity
 
         agent = svc.check_agent("stats", p.text("agent"))
         project, since, until = p.text("project"), p.when("since"), p.when("until", end=True)
-        if by == "tool":
-            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until)
+        if by != "hour":
+            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until, by=by)
         else:
             doc = activity.by_hour(
                 svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until

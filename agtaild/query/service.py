@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agtaild.config import Config
-from agtaild.errors import NotFound, UsageError
+from agtaild.errors import NotFound, UsageError, unknown_agent
 from agtaild.index.keeper import IndexKeeper
 from agtaild.index.storage import problem_of
 from agtaild.query.archiving import archive_hook, archive_view_hook
@@ -102,9 +102,7 @@ class Service:
 
     def check_agent(self, method: str, agent: str | None) -> str | None:
         if agent is not None and agent not in self.known_agents():
-            raise UsageError(
-                f"{method}: parameter 'agent': unknown agent {agent!r}; known: {', '.join(self.known_agents())}"
-            )
+            raise unknown_agent(agent, self.known_agents())
         return agent
 
     # -- the interface --------------------------------------------------------------------

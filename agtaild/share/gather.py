@@ -75,7 +75,7 @@ class SharedSession:
 def open_session(
     call: Call, agent: str, ident: str, *, branches: bool = False, collection: str | None = None
 ) -> SharedSession:
-    params: dict[str, Any] = {"agent": agent, "id": ident}
+    params: dict[str, Any] = {"agent": agent, "id": ident} if agent else {"id": ident}  # an id alone: unique across agents
     if collection:
         params["collection"] = collection
     return SharedSession(call, call("sessions.get", params)["session"], branches=branches)

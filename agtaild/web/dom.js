@@ -6,7 +6,7 @@
 // rel="noopener noreferrer". Every view builds its DOM through these helpers; the page is
 // served with a CSP that forbids inline script and eval.
 
-import { fmtInt } from './format.js';
+import { counted, fmtInt } from './format.js';
 
 export const TEXT_LIMIT = 20000; // characters of a message shown before "show all"
 export const RESULT_LIMIT = 4000; // characters of a tool input/result shown before "show all"
@@ -65,13 +65,15 @@ export function externalLink(raw, label) {
 // Plain text with `inline code` and http(s) links, as nodes.
 export function inlineNodes(text) {
   const out = [];
-  const re = /(`[^`\n]{1,400}`)|(https?:\/\/[^\s<>"'`]+)/g;
+    const re = /(`[^`\n]{1,400}`)|(https?:\/\/[^\s<>"'`]+)|(\*\*[^*\n]{1,300}\*\*)/g;
   let last = 0;
   let m;
   while ((m = re.exec(text)) !== null) {
     if (m.index > last) out.push(text.slice(last, m.index));
     if (m[1]) {
       out.push(h('code', { class: 'inline', text: m[1].slice(1, -1) }));
+      } else if (m[3]) {
+        out.push(h('strong', { text: m[3].slice(2, -2) })); // **bold** (Codex's reasoning headers)
     } else {
       let url = m[2];
       let tail = '';
@@ -138,7 +140,7 @@ export function preBlock(text, cls, limit) {
 }
 
 export function moreButton(hidden, onShow) {
-  const btn = h('button', { type: 'button', class: 'more', text: 'Show ' + fmtInt(hidden) + ' more characters' });
+    const btn = h('button', { type: 'button', class: 'more', text: 'Show ' + counted(hidden, 'more character') });
   btn.addEventListener('click', () => {
     btn.remove();
     onShow();

@@ -118,3 +118,24 @@ export function shellQuote(s) {
   const str = String(s);
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(str) ? str : "'" + str.replace(/'/g, "'\\''") + "'";
 }
+
+// "3 lines", "1 line": a number before a noun (the CLI's agtaild.words.count).
+export function counted(n, noun, many) {
+  return fmtInt(n) + ' ' + (n === 1 ? noun : many || noun + 's');
+}
+
+// A usage document's cost: with a model unpriced, the known part and "+ ?" (never only "—"
+// when part of it is known); the title says what is unpriced.
+export function fmtUsageCost(u) {
+  if (!u) return '—';
+  if (u.cost_usd !== null && u.cost_usd !== undefined) return fmtCost(u.cost_usd);
+  return u.cost_known_usd ? fmtCost(u.cost_known_usd) + ' + ?' : '—';
+}
+
+export function unpricedTitle(u) {
+  if (!u || (u.cost_usd !== null && u.cost_usd !== undefined)) return 'Estimated at list prices';
+  const models = (u.unpriced_models || []).join(', ');
+  const dark = u.unpriced_tokens !== undefined ? u.unpriced_tokens : u.total_tokens || 0;
+  return (u.cost_known_usd ? fmtCost(u.cost_known_usd) + ' known; ' : '') + counted(dark, 'token') + (models ? ' of ' + models : '') + ' without a known price';
+}
+

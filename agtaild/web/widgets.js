@@ -2,7 +2,7 @@
 // cards and a session's row in a list.
 
 import { h } from './dom.js';
-import { fmtCost, fmtFull, fmtInt, fmtTokens, rowTime, sessionDate, sessionTitle } from './format.js';
+import { fmtCost, fmtFull, fmtInt, fmtTokens, fmtUsageCost, rowTime, sessionDate, sessionTitle, unpricedTitle } from './format.js';
 import { sessionHash } from './router.js';
 import { state } from './state.js';
 
@@ -65,7 +65,7 @@ export function usageCards(u) {
     card('cache write', fmtTokens(u.cache_write_tokens), fmtInt(u.cache_write_tokens) + ' tokens written to cache'),
     u.reasoning_tokens ? card('reasoning', fmtTokens(u.reasoning_tokens), fmtInt(u.reasoning_tokens) + ' reasoning tokens (part of output)') : null,
     card('total', fmtTokens(u.total_tokens), fmtInt(u.total_tokens) + ' tokens in all'),
-    card('cost', fmtCost(u.cost_usd), u.cost_usd === null || u.cost_usd === undefined ? 'Price unknown for a model of this session' : 'Estimated at list prices'),
+      card('cost', fmtUsageCost(u), unpricedTitle(u)),
   );
 }
 

@@ -5,7 +5,8 @@ the same way): a run starts with ``# aider chat started at YYYY-MM-DD HH:MM:SS``
 starting ``#### `` is what the person typed (multi-line input: consecutive ``####`` lines;
 ``#### <blank>`` is an empty input); ``> `` lines are Aider's own output (notices, the
 command line, confirmations, ``Tokens: … Cost: …``, errors); everything else is the model's
-reply, whose reasoning sits between ``<thinking-content-<marker>>`` tags. Every line Aider
+reply, whose reasoning sits between ``<thinking-content-<marker>>`` tags, and whose
+SEARCH/REPLACE blocks are its edits (``extra["edit"]``). Every line Aider
 writes ends with two spaces. A line without ``> `` right after a ``> `` line (no blank line
 between) continues that output (a multi-line shell command Aider echoes).
 
@@ -20,6 +21,7 @@ import re
 
 import msgspec
 
+from agtaild.adapters.kit.search_replace import edit_of_text
 from agtaild.model import Accounting, Event, Session, Usage, UsageRecord
 
 HEADER_PREFIX = "# aider chat started at "
@@ -380,12 +382,19 @@ class RunParser:
 
     def output(self) -> tuple[list[Event], list[UsageRecord]]:
         """The events of this read; text of a block still open loses its trailing blank lines
-        here (the state keeps them: the block may go on)."""
+        here (the state keeps them: the block may go on). A reply's SEARCH/REPLACE blocks
+        become its ``extra["edit"]`` (agtaild.adapters.kit.search_replace), from its whole
+        text as it stands: a reply that grows is read again whole."""
         out = []
         for k in sorted(self.events):
             ev = self.events[k]
             if ev.text and ev.text != ev.text.strip("\n"):
                 ev = msgspec.structs.replace(ev, text=ev.text.strip("\n"))
+            if ev.kind == "text" and ev.role == "assistant":
+                edit = edit_of_text(ev.text)
+                if edit is not None or "edit" in ev.extra:
+                    extra = {k: v for k, v in ev.extra.items() if k != "edit"}
+                    ev = msgspec.structs.replace(ev, extra={**extra, **({"edit": edit} if edit else {})})
             out.append(ev)
         return out, list(self.usage.values())
 

@@ -33,6 +33,56 @@ RESPONSE_ITEM_TYPES = frozenset(
 )
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 _EXIT_CODE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
+#: The lines Codex writes above a command's output (``Output:`` ends them), and the
+#: ``metadata`` key each becomes (the keys of Codex's JSON encoding where it has them).
+_WRAPPER = re.compile(
+    r"^(?:(Chunk ID|Wall time|Exit code|Original token count|Total output lines): (.*)"
+    r"|(Process exited with code|Process running with session ID) (.*))$"
+)
+_WRAPPER_KEYS = {
+    "Chunk ID": "chunk_id",
+    "Wall time": "duration_seconds",
+    "Exit code": "exit_code",
+    "Process exited with code": "exit_code",
+    "Process running with session ID": "session_id",
+    "Original token count": "original_token_count",
+    "Total output lines": "total_output_lines",
+}
+#: Wrapper lines at most before ``Output:`` (there are four or five).
+_WRAPPER_LINES = 8
+
+
+def split_wrapper(text: str) -> tuple[str, dict[str, Any]] | None:
+    """(the command's output, the wrapper's fields) of an exec output Codex wrapped —
+    ``Chunk ID: …`` / ``Wall time: 0.0 seconds`` / ``Process exited with code 0`` /
+    ``Original token count: 3`` / ``Output:`` (older: ``Exit code`` / ``Wall time`` /
+    ``Total output lines`` / ``Output:``) — or None when ``text`` does not start with one."""
+    meta: dict[str, Any] = {}
+    start = 0
+    for _ in range(_WRAPPER_LINES):
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if line == "Output:":
+            return ((text[end + 1 :] if end >= 0 else ""), meta) if meta else None
+        m = _WRAPPER.match(line)
+        if m is None or end < 0:
+            return None
+        label, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        meta[_WRAPPER_KEYS[label]] = _wrapper_value(_WRAPPER_KEYS[label], value.strip())
+        start = end + 1
+    return None
+
+
+def _wrapper_value(key: str, value: str) -> Any:
+    if key == "chunk_id":
+        return value
+    if key == "duration_seconds":
+        number = value.split(" ", 1)[0]
+        try:
+            return float(number)
+        except ValueError:
+            return value
+    return int(value) if re.fullmatch(r"-?\d+", value) else value
 _json = msgspec.json.Decoder()
 
 
@@ -73,6 +123,12 @@ def output_result(output: Any, depth: int = 0) -> tuple[Any, int | None, dict[st
             if meta:
                 extras["metadata"] = meta
             return decoded.get("output"), code if isinstance(code, int) else None, extras
+    wrapped = split_wrapper(output) if output[:1] in ("C", "E", "W", "P", "O", "T") else None
+    if wrapped is not None:
+        body, meta = wrapped
+        extras["metadata"] = meta
+        code = meta.get("exit_code")
+        return body, code if isinstance(code, int) else None, extras
     match = _EXIT_CODE.search(output[:400])
     return output, int(match.group(1)) if match else None, extras
 

@@ -6,7 +6,8 @@ adapter turns its own into this one shape, so the CLI and the viewer render ever
 the same way without knowing any agent's format::
 
     {"files": [{"path": str, "op": "update" | "create" | "delete",
-                "hunks": [{"old_start": int, "new_start": int, "lines": [" ctx", "-old", "+new"]}],
+                "hunks": [{"old_start": int, "new_start": int, "lines": [" ctx", "-old", "+new"],
+                           "section": str}],   # optional: the text after the hunk's @@
                 "numbered": bool,   # line numbers are the file's (else counted from the snippet)
                 "cut": int}]}       # diff lines left out (very large edits are cut)
 

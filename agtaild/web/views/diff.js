@@ -2,7 +2,7 @@
 // { files: [{ path, op, hunks: [{ old_start, new_start, lines: [' ctx', '-old', '+new'] }], numbered, cut }] }.
 
 import { h } from '../dom.js';
-import { fmtInt, oneLine } from '../format.js';
+import { counted, fmtInt, oneLine } from '../format.js';
 
 const DIFF_LINES = 300; // diff lines shown before "show all"
 
@@ -41,15 +41,15 @@ export function diffView(edit, limit) {
     const op = f.op === 'create' ? ' (new file)' : f.op === 'delete' ? ' (deleted)' : '';
     box.append(h('div', { class: 'diff-file mono', text: String(f.path || '?') + op }));
     for (const hk of Array.isArray(f.hunks) ? f.hunks : []) {
-      let oldNo = Number(hk.old_start) || 1;
-      let newNo = Number(hk.new_start) || 1;
+        let oldNo = Math.max(Number(hk.old_start) || 1, 1);
+        let newNo = Math.max(Number(hk.new_start) || 1, 1);
       const lines = (hk.lines || []).filter((l) => typeof l === 'string');
       if (budget !== null && budget <= 0) {
         hidden += lines.length;
         continue;
       }
-      const approx = f.numbered ? '' : '~';
-      box.append(h('div', { class: 'dl hunk', title: f.numbered ? 'Line numbers of the file' : 'Line numbers counted from the edited snippet (the file position was not recorded)' }, h('span', { class: 'no' }), h('span', { class: 'no' }), h('span', { class: 'code', text: '@@ ' + approx + '-' + oldNo + ' ' + approx + '+' + newNo + ' @@' })));
+        const approx = f.numbered ? '' : '  ~ lines counted from the edit, not the file';
+        box.append(h('div', { class: 'dl hunk', title: f.numbered ? 'Line numbers of the file' : 'Line numbers counted from the edited snippet (the file position was not recorded)' }, h('span', { class: 'no' }), h('span', { class: 'no' }), h('span', { class: 'code', text: hunkHeader(hk, lines) + approx })));
       for (const l of lines) {
         if (budget !== null) {
           if (budget <= 0) {
@@ -65,10 +65,37 @@ export function diffView(edit, limit) {
         else box.append(h('div', { class: 'dl ctx' }, h('span', { class: 'no', text: oldNo++ }), h('span', { class: 'no', text: newNo++ }), h('span', { class: 'code', text: ' ' + body })));
       }
     }
-    if (f.cut) box.append(h('div', { class: 'dl cut', text: '\u2026 ' + fmtInt(f.cut) + ' more diff lines were not recorded (a very large edit)' }));
+      if (f.cut) box.append(h('div', { class: 'dl cut', text: '\u2026 ' + counted(f.cut, 'more diff line') + (f.cut === 1 ? ' was' : ' were') + ' not recorded (a very large edit)' }));
   }
   if (hidden) {
-    box.append(h('button', { type: 'button', class: 'more', text: 'Show ' + fmtInt(hidden) + ' more diff lines', onclick: () => box.replaceWith(diffView(edit, null)) }));
+      box.append(h('button', { type: 'button', class: 'more', text: 'Show ' + counted(hidden, 'more diff line'), onclick: () => box.replaceWith(diffView(edit, null)) }));
   }
   return box;
 }
+
+// The text with the lines where it writes its edits (edit.in_text: 0-based first and last) folded
+// into one line each: the diff shown after it has them (the CLI's diff.fold_text).
+export function foldText(text, edit) {
+  const spans = (Array.isArray(edit.in_text) ? edit.in_text : []).filter((s) => Array.isArray(s) && s.length === 2 && s.every(Number.isInteger)).sort((a, b) => a[0] - b[0]);
+  if (!spans.length) return text;
+  const lines = text.split('\n');
+  const out = [];
+  let i = 0;
+  for (const [first, last] of spans) {
+    if (first < i || first > last) continue;
+    out.push(...lines.slice(i, first), '\u270e (an edit: its diff follows)');
+    i = last + 1;
+  }
+  return out.concat(lines.slice(i)).join('\n');
+}
+
+// "@@ -1,5 +1,5 @@": a real unified hunk header with the line counts (the CLI's diff.hunk_header).
+export function hunkHeader(hk, lines) {
+  const start = (v) => (Number.isInteger(v) && v >= 0 ? v : 1);
+  const oldN = lines.filter((l) => l[0] === ' ' || l[0] === '-').length;
+  const newN = lines.filter((l) => l[0] === ' ' || l[0] === '+').length;
+  const oldAt = oldN ? start(hk.old_start) : Math.max(start(hk.old_start) - 1, 0);
+  const newAt = newN ? start(hk.new_start) : Math.max(start(hk.new_start) - 1, 0);
+  return '@@ -' + oldAt + ',' + oldN + ' +' + newAt + ',' + newN + ' @@' + (typeof hk.section === 'string' && hk.section ? ' ' + hk.section : '');
+}
+

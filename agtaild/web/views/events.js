@@ -4,7 +4,7 @@
 import { h, inlineNodes, preBlock, richText, TEXT_LIMIT } from '../dom.js';
 import { fmtClock, fmtFull, fmtTokens, oneLine, pretty, sessionTitle, toDate } from '../format.js';
 import { sessionHash } from '../router.js';
-import { diffFold, editOf } from './diff.js';
+import { diffFold, editOf, foldText } from './diff.js';
 
 export function roleGroup(ev) {
   if (ev.kind === 'hook' || ev.kind === 'system' || ev.kind === 'summary' || ev.kind === 'unknown') return 'meta';
@@ -41,11 +41,14 @@ export function renderEvent(ev, showRole, view) {
   const anchor = h('a', { class: 'ev-anchor', href: sessionHash(view.agent, view.id, ev.seq), title: 'Link to this event' + (d ? ' · ' + fmtFull(d) : ''), text: '#' + ev.seq });
   let body;
   switch (ev.kind) {
-    case 'text':
-      body = richText(ev.text || '', TEXT_LIMIT);
+      case 'text': {
+        // Edits written in the text (Aider's SEARCH/REPLACE blocks): the text without them, then their diff.
+        const edit = editOf(ev);
+        body = edit ? h('div', {}, richText(foldText(ev.text || '', edit), TEXT_LIMIT), diffFold(edit)) : richText(ev.text || '', TEXT_LIMIT);
       break;
+      }
     case 'thinking':
-      body = h('details', { class: 'fold thinking' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Thinking' }), h('span', { class: 'fold-hint', text: oneLine(ev.text, 120) })), richText(ev.text || '', TEXT_LIMIT));
+        body = h('details', { class: 'fold thinking' }, h('summary', {}, h('span', { class: 'fold-title', text: 'Thinking' }), h('span', { class: 'fold-hint', text: oneLine(String(ev.text || '').replace(/\*\*([^*\n]+)\*\*/g, '$1'), 120) })), richText(ev.text || '', TEXT_LIMIT));
       break;
     case 'tool_use':
       body = toolBlock(ev, view);
@@ -72,7 +75,11 @@ export function renderEvent(ev, showRole, view) {
   return node;
 }
 
-function toolSummary(tool, input) {
+function toolSummary(tool, input, edit) {
+  // An edit names the files it touches (an apply_patch input is the whole patch).
+  if (edit && Array.isArray(edit.files) && edit.files.length) {
+    return oneLine(edit.files.map((f) => (f.path || '?') + (f.op === 'create' ? ' (new file)' : f.op === 'delete' ? ' (deleted)' : '')).join(', '), 160);
+  }
   if (input === null || input === undefined) return '';
   if (typeof input === 'string') return oneLine(input, 160);
   if (typeof input !== 'object') return oneLine(String(input), 160);
@@ -92,7 +99,7 @@ function toolBlock(ev, view) {
   const details = h(
     'details',
     { class: 'fold tool' + (ev.is_error ? ' error' : ''), dataset: ev.tool_use_id ? { toolUseId: ev.tool_use_id } : null },
-    h('summary', {}, h('span', { class: 'tool-name', text: ev.tool || 'tool' }), h('span', { class: 'fold-hint mono', text: toolSummary(ev.tool, ev.input) }), status),
+      h('summary', {}, h('span', { class: 'tool-name', text: ev.tool || 'tool' }), h('span', { class: 'fold-hint mono', text: toolSummary(ev.tool, ev.input, ev.extra && ev.extra.edit) }), status),
     h(
       'div',
       { class: 'tool-body' },

@@ -3,7 +3,7 @@
 
 import { api } from '../api.js';
 import { $, clear, h } from '../dom.js';
-import { fmtCost, fmtFull, fmtInt, fmtTokens, relTime, toDate } from '../format.js';
+import { fmtCost, fmtFull, fmtInt, fmtTokens, fmtUsageCost, relTime, toDate, unpricedTitle } from '../format.js';
 import { queryHash, setHash } from '../router.js';
 import { handleError } from '../ui.js';
 import { agentBadge, agentSelect, sessionRow } from '../widgets.js';
@@ -73,7 +73,7 @@ export const projectsView = {
       h('td', {}, (pr.agents || []).map((a) => agentBadge(a))),
       h('td', {}, d ? h('time', { text: relTime(d), title: fmtFull(d) }) : '-'),
       h('td', { class: 'num total', title: fmtInt(pr.total_tokens || 0) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(pr.total_tokens || 0) }))),
-      h('td', { class: 'num', text: fmtCost(pr.cost_usd) }),
+        h('td', { class: 'num', text: fmtUsageCost(pr), title: unpricedTitle(pr) }),
     );
     return [row, detail];
   },

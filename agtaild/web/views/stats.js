@@ -2,7 +2,7 @@
 
 import { api } from '../api.js';
 import { $, clear, h } from '../dom.js';
-import { fmtCost, fmtInt, fmtTokens } from '../format.js';
+import { counted, fmtCost, fmtInt, fmtTokens, fmtUsageCost, unpricedTitle } from '../format.js';
 import { queryHash, setHash } from '../router.js';
 import { handleError } from '../ui.js';
 import { agentSelect, usageCards } from '../widgets.js';
@@ -90,7 +90,7 @@ function dayChart(rows, stack, control) {
     return i >= 0 && i < PALETTE ? 's' + i : 'sx';
   };
   for (const r of days) {
-    const col = h('div', { class: 'col', title: r.key + ': ' + fmtInt(r.total_tokens || 0) + ' tokens, ' + fmtCost(r.cost_usd) });
+      const col = h('div', { class: 'col', title: r.key + ': ' + counted(r.total_tokens || 0, 'token') + ', ' + fmtUsageCost(r) });
     const parts = stack && r.split ? Object.entries(r.split[stack] || {}).filter(([, v]) => v > 0) : [];
     if (parts.length) {
       parts.sort((a, b) => series.indexOf(b[0]) - series.indexOf(a[0]));
@@ -135,7 +135,7 @@ function hourMap(rows) {
     for (let hr = 0; hr < 24; hr++) {
       const r = cells.get(d + ' ' + hr);
       const n = (r && r.events) || 0;
-      const cell = h('span', { class: 'hc' + (n ? '' : ' none'), dataset: { day: d, hour: hr, events: n }, title: days[d - 1] + ' ' + String(hr).padStart(2, '0') + ':00 \u00b7 ' + fmtInt(n) + ' events' + (r && r.total_tokens ? ', ' + fmtTokens(r.total_tokens) + ' tokens' : '') });
+        const cell = h('span', { class: 'hc' + (n ? '' : ' none'), dataset: { day: d, hour: hr, events: n }, title: days[d - 1] + ' ' + String(hr).padStart(2, '0') + ':00 \u00b7 ' + counted(n, 'event') + (r && r.total_tokens ? ', ' + fmtTokens(r.total_tokens) + ' tokens' : '') });
       if (n) cell.style.opacity = String(0.15 + 0.85 * (n / max));
       grid.append(cell);
     }
@@ -191,7 +191,7 @@ function statsTable(title, rows, keyLabel, compact) {
         h('td', { class: 'key', text: r.key === null || r.key === undefined || r.key === '' ? '(unknown)' : String(r.key) }),
         cols.map(([, f]) => h('td', { class: 'num', text: fmtTokens(r[f] || 0), title: fmtInt(r[f] || 0) })),
         h('td', { class: 'num total', title: fmtInt(total) }, h('span', { class: 'total-wrap' }, h('span', { class: 'minibar-box' }, bar), h('span', { text: fmtTokens(total) }))),
-        h('td', { class: 'num', text: fmtCost(r.cost_usd), title: r.cost_usd === null || r.cost_usd === undefined ? 'A model\u2019s price is unknown' : null }),
+          h('td', { class: 'num', text: fmtUsageCost(r), title: r.cost_usd === null || r.cost_usd === undefined ? unpricedTitle(r) : null }),
       ),
     );
   }
