@@ -165,7 +165,7 @@ def test_a_directory_that_is_gone_or_a_file_is_not_run_in(place: dict[str, Any])
                    "sessions.get": {"session": session_doc(cwd)}}
         with HostileServer(answers) as server:
             done = run_cli({**place["env"], "AGTAIL_SERVER": server.url}, "resume", f"claude-code:{SID}", cwd=place["tmp"])
-        assert done.returncode == 4, done.stderr
+        assert done.returncode == 5, done.stderr  # Gone: the session is there, its directory is not
         assert "no longer exists" in done.stderr and not place["record"].exists()
 
 
