@@ -376,7 +376,8 @@ def _pieces(text: str) -> list[tuple[int, str]]:
     while start < n:
         stop = min(n, start + CHUNK_CHARS)
         if stop < n:
-            cut = max(text.rfind("\n", stop - 4096, stop), text.rfind(" ", stop - 4096, stop))
+            near = max(start + 1, stop - 4096)
+            cut = max(text.rfind("\n", near, stop), text.rfind(" ", near, stop))
             if cut > start:
                 stop = cut + 1
         lo = max(0, start - CHUNK_OVERLAP)
