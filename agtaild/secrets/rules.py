@@ -63,6 +63,7 @@ class Allowlist:
     or by stopword (contained in the secret)."""
 
     regexes: tuple[Any, ...] = ()
+    either: Any = None  # the regexes as one RE2 alternation: one call checks them all
     target: str = "secret"
     stopwords: tuple[str, ...] = ()
     condition: str = "OR"
@@ -304,8 +305,15 @@ def _allowlist(table: Any) -> Allowlist:
     condition = str(table.get("condition", "OR")).upper()
     if condition not in ("OR", "AND"):
         raise _Refused("allowlist condition must be OR or AND")
+    either = None
+    if compiled:
+        try:
+            either = patterns.compile_pattern("|".join(f"(?:{rx.pattern})" for rx in compiled))
+        except ValueError:  # too big together: checked one by one
+            either = None
     return Allowlist(
         regexes=tuple(compiled),
+        either=either,
         target=target,
         stopwords=tuple(s.lower() for s in _strings(table.get("stopwords", []), "stopwords")),
         condition=condition,

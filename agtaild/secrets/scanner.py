@@ -186,6 +186,8 @@ class Scanner:
             if n > CHUNK_CHARS:
                 for offset, piece in _pieces(text):
                     self._scan_batch([piece], [(index, offset)], hits, short)
+                    if index in short:  # the budget ran out: the rest is withheld, not scanned
+                        break
                 continue
             if pieces and size + n > BATCH_BYTES:
                 self._scan_batch(pieces, where, hits, short)
@@ -357,7 +359,10 @@ def _allows(allowlist: Allowlist, secret: str, b: bytes, ms: int, me: int) -> bo
             target = b[b.rfind(b"\n", 0, ms) + 1 : (b.find(b"\n", me) + 1 or len(b) + 1) - 1]
         else:
             target = secret.encode()
-        checks.append(any(rx.search(target) is not None for rx in allowlist.regexes))
+        if allowlist.either is not None:
+            checks.append(allowlist.either._regexp.Match(patterns.UNANCHORED, target, 0, len(target))[0][0] >= 0)
+        else:
+            checks.append(any(rx.search(target) is not None for rx in allowlist.regexes))
     if allowlist.stopwords:
         low = secret.lower()
         checks.append(any(word in low for word in allowlist.stopwords))
