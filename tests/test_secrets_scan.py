@@ -10,8 +10,19 @@ from functools import cache
 import msgspec
 import pytest
 
-from agtaild.secrets import Scanner, TextScan, load_rules, mask, mask_json, mask_many, scan, scan_json, scan_many
-from agtaild.secrets import jsonwalk, scanner as scanner_mod
+from agtaild.secrets import (
+    Scanner,
+    TextScan,
+    jsonwalk,
+    load_rules,
+    mask,
+    mask_json,
+    mask_many,
+    scan,
+    scan_json,
+    scan_many,
+)
+from agtaild.secrets import scanner as scanner_mod
 from tests.secrets.corpus import build
 from tests.secrets.sample_text import corpus_texts
 
