@@ -7,7 +7,7 @@ the same. The functions below use the shipped rules; build a :class:`Scanner` fr
 :func:`load_rules` for others (a user's rule file, ``include_low=False``, ``disabled=…``).
 
     scan(text)            -> [Finding(rule, start, end, fingerprint, confidence, tail, field)]
-    scan_many(texts)      -> one list per text (one batch: the fast way for many small texts)
+    scan_many(texts)      -> a tuple of findings per text (batched: the fast way for many texts)
     scan_json(value)      -> findings in every string of a dict/list value, with their field
     mask(text)            -> the text with «secret:RULE …WXYZ» in place of each secret
     mask_many(texts)
@@ -60,7 +60,7 @@ def scan(text: str, *, field: str = "", scanner: Scanner | None = None) -> list[
     return (scanner or default_scanner()).scan(text, field)
 
 
-def scan_many(texts: Sequence[str], *, scanner: Scanner | None = None) -> list[list[Finding]]:
+def scan_many(texts: Sequence[str], *, scanner: Scanner | None = None) -> list[tuple[Finding, ...]]:
     return (scanner or default_scanner()).scan_many(texts)
 
 

@@ -68,16 +68,24 @@ _ANCHORS = {"^": "(?m:^)", "$": "(?m:$)", "\\A": "(?m:^)", "\\z": "(?m:$)"}
 # keyword, widened below): a match of the rule contains a match of the rest.
 _NAME_PREFIX = "[\\w.-]*?"
 _COUNT = re.compile(r"\d+(?:,\d*)?")
+_NAME_COUNT = re.compile(r"\[\\w\.-\]\{0,(\d+)\}\??")
 
 
 def superset_pattern(pattern: str) -> str:
+    return superset(pattern)[0]
+
+
+def superset(pattern: str) -> tuple[str, int]:
     """A pattern that matches in every text where ``pattern`` matches, within the span of
     that match, also when the text is one of a batch joined with ``\\n``: its anchors
     (``^ $ \\A \\z``) made multi-line, every counted repetition open-ended (``{m,n}`` →
     ``{m,}``), and a leading ``\\b`` or ``[\\w.-]{0,50}?`` dropped. A pattern with a
-    quoted literal (``\\Q…\\E``, where those characters are not syntax) is returned as it is."""
+    quoted literal (``\\Q…\\E``, where those characters are not syntax) is returned as it is.
+
+    Also returns the *lead*: how many bytes before a match of the superset a match of the
+    pattern may start (the dropped name prefix: 50), so the exact scan may start there."""
     if "\\Q" in pattern:
-        return pattern
+        return pattern, 0
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
@@ -129,11 +137,13 @@ def superset_pattern(pattern: str) -> str:
     flags = ""
     if text.startswith("(?") and (close := text.find(")")) != -1 and text[2:close].isalpha():
         flags, text = text[: close + 1], text[close + 1 :]
-    if text.startswith(_NAME_PREFIX):
+    lead = 0
+    if text.startswith(_NAME_PREFIX) and (count := _NAME_COUNT.match(pattern.removeprefix(flags))):
         text = text[len(_NAME_PREFIX) :]
+        lead = int(count.group(1))  # [\w.-] is ASCII: characters are bytes
     while text.startswith("\\b"):  # a leading \b keeps RE2 from jumping to the literal after it
         text = text[2:]
-    return flags + text
+    return flags + text, lead
 
 
 def shannon_entropy(text: str) -> float:

@@ -78,6 +78,7 @@ class Rule:
     pattern: str
     regex: Any  # compiled RE2: the exact rule
     superset: Any  # compiled RE2: patterns.superset_pattern(pattern), or the same as regex
+    lead: int = 0  # a match may start this many bytes before the superset's (patterns.superset)
     secret_group: int = 0
     keywords: tuple[bytes, ...] = ()  # lower-case ASCII
     entropy: float = 0.0
@@ -249,15 +250,15 @@ def _rule(table: dict[str, Any], default_source: str) -> Rule:
         raise _Refused(f"RE2 refuses the pattern: {exc}") from None
     if patterns.matches_empty(regex):
         raise _Refused("the pattern matches the empty string")
-    superset = regex
-    wider = patterns.superset_pattern(pattern)
+    superset, lead = regex, 0
+    wider, wider_lead = patterns.superset(pattern)
     if wider != pattern:
         try:
             candidate = patterns.compile_pattern(wider)
         except ValueError:
             candidate = None
         if candidate is not None and not patterns.matches_empty(candidate):
-            superset = candidate
+            superset, lead = candidate, wider_lead
     groups = regex.groups
     secret_group = _int(table.get("secretGroup", 0), "secretGroup")
     if not 0 <= secret_group <= groups:
@@ -274,6 +275,7 @@ def _rule(table: dict[str, Any], default_source: str) -> Rule:
         pattern=pattern,
         regex=regex,
         superset=superset,
+        lead=lead,
         secret_group=secret_group,
         keywords=keywords,
         entropy=float(entropy),

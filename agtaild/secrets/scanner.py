@@ -156,12 +156,9 @@ class Scanner:
         findings = self.results([text])[0].findings
         return [msgspec.structs.replace(f, field=field) for f in findings] if field else list(findings)
 
-    def scan_many(self, texts: Sequence[str]) -> list[list[Finding]]:
-        hits, short = self._hits(texts)
-        out: list[list[Finding]] = [[] for _ in texts]
-        for i in hits:
-            out[i] = list(self._resolve(hits[i], short.get(i)).findings)
-        return out
+    def scan_many(self, texts: Sequence[str]) -> list[tuple[Finding, ...]]:
+        """The findings of each text (a tuple: most are the same empty one)."""
+        return [r.findings for r in self.results(texts)]
 
     def results(self, texts: Sequence[str]) -> list[TextScan]:
         """Findings, masking spans and completeness of each text, in order."""
@@ -175,35 +172,43 @@ class Scanner:
 
     def _hits(self, texts: Sequence[str]) -> tuple[dict[int, list[_Hit]], dict[int, int]]:
         """Every rule's matches per text (by index), and the texts whose scan stopped early
-        (index → characters examined)."""
+        (index → characters examined). A batch is a run of consecutive texts."""
         hits: dict[int, list[_Hit]] = {}
         short: dict[int, int] = {}
-        pieces: list[str] = []
-        where: list[tuple[int, int]] = []  # (text index, character offset) of each piece
-        size = 0
-        for index, text in enumerate(texts):
-            n = len(text)
-            if n > CHUNK_CHARS:
-                for offset, piece in _pieces(text):
-                    self._scan_batch([piece], [(index, offset)], hits, short)
-                    if index in short:  # the budget ran out: the rest is withheld, not scanned
+        lengths = list(map(len, texts))
+        ends = list(itertools.accumulate(lengths))  # ends[i]: characters of texts[:i + 1]
+        long = [i for i, n in enumerate(lengths) if n > CHUNK_CHARS] if lengths and max(lengths) > CHUNK_CHARS else []
+        long.append(len(texts))
+        i = 0
+        for stop in long:
+            while i < stop:  # texts[i:stop] are short: batches of about BATCH_BYTES characters
+                j = bisect.bisect_right(ends, (ends[i - 1] if i else 0) + BATCH_BYTES, i + 1, stop)
+                j = max(j, i + 1)
+                self._scan_batch(texts[i:j], i, None, hits, short)
+                i = j
+            if stop < len(texts):
+                for offset, piece in _pieces(texts[stop]):
+                    self._scan_batch([piece], stop, offset, hits, short)
+                    if stop in short:  # the budget ran out: the rest is withheld, not scanned
                         break
-                continue
-            if pieces and size + n > BATCH_BYTES:
-                self._scan_batch(pieces, where, hits, short)
-                pieces, where, size = [], [], 0
-            pieces.append(text)
-            where.append((index, 0))
-            size += n + 1
-        if pieces:
-            self._scan_batch(pieces, where, hits, short)
+                i = stop + 1
         return hits, short
 
     def _scan_batch(
-        self, pieces: list[str], where: list[tuple[int, int]], hits: dict[int, list[_Hit]], short: dict[int, int]
+        self,
+        pieces: Sequence[str],
+        first: int,
+        offset: int | None,
+        hits: dict[int, list[_Hit]],
+        short: dict[int, int],
     ) -> None:
-        joined = "\n".join(pieces)
-        buf = _encode(joined)
+        """Scan ``pieces``: the texts ``first``, ``first + 1`` …, or (``offset`` given) one
+        piece of text ``first`` that starts at that character."""
+        try:
+            encoded = list(map(str.encode, pieces))
+        except UnicodeEncodeError:
+            encoded = list(map(_encode, pieces))
+        buf = SEP.join(encoded)
         found = self._set.Match(buf + SEP + CANARY) or []
         if self._canary in found:
             candidates = set(self._always)
@@ -214,33 +219,36 @@ class Scanner:
             candidates = set(range(len(self.rules)))
         if not candidates:
             return
-        if len(buf) == len(joined):  # ASCII: a piece's bytes are its characters
-            sizes = [len(p) + 1 for p in pieces]
-        else:
-            sizes = [(len(p) if p.isascii() else len(_encode(p))) + 1 for p in pieces]
-        starts = [0, *itertools.accumulate(sizes[:-1])]
-        marked: dict[int, set[int]] = {}
+        # Piece u starts at byte cum[u] + u of buf (u separators before it).
+        cum = list(itertools.accumulate(map(len, encoded), initial=0))
+        marked: dict[int, dict[int, int]] = {}  # piece → rule → byte where its first superset match starts
         for r in candidates:
-            self._mark(self.rules[r].superset, buf, starts, r, marked)
+            self._mark(self.rules[r].superset, buf, cum, r, marked)
         for u in sorted(marked):
-            end = starts[u + 1] - 1 if u + 1 < len(starts) else len(buf)
-            self._scan_unit(sorted(marked[u]), pieces[u], buf[starts[u] : end], where[u], hits, short)
+            where = (first, offset) if offset is not None else (first + u, 0)
+            self._scan_unit(sorted(marked[u].items()), pieces[u], encoded[u], where, hits, short)
 
     @staticmethod
-    def _mark(superset: Any, buf: bytes, starts: list[int], r: int, marked: dict[int, set[int]]) -> None:
+    def _mark(superset: Any, buf: bytes, cum: list[int], r: int, marked: dict[int, dict[int, int]]) -> None:
         match = superset._regexp.Match
+        units = range(len(cum) - 1)
+
+        def start(u: int) -> int:
+            return cum[u] + u
+
         pos, count, end = 0, 0, len(buf)
         while pos < end:
             s, e = match(patterns.UNANCHORED, buf, pos, end)[0]
             if s < 0:
                 return
-            first = bisect.bisect_right(starts, s) - 1
-            last = bisect.bisect_right(starts, max(s, e - 1)) - 1
+            first = bisect.bisect_right(units, s, key=start) - 1
+            last = bisect.bisect_right(units, max(s, e - 1), lo=first, key=start) - 1
             count += 1
-            if count >= MAX_BATCH_HITS:
-                last = len(starts) - 1
-            for u in range(first, last + 1):
-                marked.setdefault(u, set()).add(r)
+            if count >= MAX_BATCH_HITS:  # a pattern matching everywhere: the rest is simply marked
+                last = len(units) - 1
+            marked.setdefault(first, {}).setdefault(r, s - start(first))
+            for u in range(first + 1, last + 1):
+                marked.setdefault(u, {}).setdefault(r, 0)
             if count >= MAX_BATCH_HITS:
                 return
             pos = e if e > s else s + 1
@@ -249,7 +257,7 @@ class Scanner:
 
     def _scan_unit(
         self,
-        rules: list[int],
+        rules: list[tuple[int, int]],
         text: str,
         b: bytes,
         where: tuple[int, int],
@@ -260,11 +268,12 @@ class Scanner:
         lower = b.lower()
         found: list[tuple[int, int, int, str]] = []  # (rule, byte start, byte end, secret)
         limit = len(b)
-        for r in rules:
+        for r, first in rules:
             rule = self.rules[r]
             if rule.keywords and not any(kw in lower for kw in rule.keywords):
                 continue
-            limit = min(limit, self._run_rule(r, rule, b, found))
+            # No match of the rule starts before its superset's first match, less the lead.
+            limit = min(limit, self._run_rule(r, rule, b, found, max(0, first - rule.lead)))
         if not found and limit == len(b):
             return
         to_char = _char_offsets(b, text, [x for f in found for x in f[1:3]] + [limit])
@@ -275,11 +284,11 @@ class Scanner:
             reached = offset + to_char[limit]
             short[index] = min(short.get(index, reached), reached)
 
-    def _run_rule(self, r: int, rule: Rule, b: bytes, found: list[tuple[int, int, int, str]]) -> int:
-        """Append the rule's findings in ``b``; the byte offset up to which it looked."""
+    def _run_rule(self, r: int, rule: Rule, b: bytes, found: list[tuple[int, int, int, str]], pos: int = 0) -> int:
+        """Append the rule's findings in ``b`` from ``pos``; the byte offset up to which it looked."""
         match = rule.regex._regexp.Match
         group = rule.secret_group
-        pos, n, count = 0, len(b), 0
+        n, count = len(b), 0
         while pos <= n:
             spans = match(patterns.UNANCHORED, b, pos, n)
             ms, me = spans[0]
