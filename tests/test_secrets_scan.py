@@ -21,6 +21,7 @@ from agtaild.secrets import (
     scan,
     scan_json,
     scan_many,
+    textbytes,
 )
 from agtaild.secrets import scanner as scanner_mod
 from tests.secrets.corpus import build
@@ -41,7 +42,7 @@ def exhaustive(sc: Scanner, text: str) -> TextScan:
     """Every rule over the text alone, without the batch prefilter: what the scanner must equal."""
     hits: dict[int, list[scanner_mod._Hit]] = {}
     short: dict[int, int] = {}
-    sc._scan_unit([(r, 0) for r in range(len(sc.rules))], text, scanner_mod._encode(text), (0, 0), hits, short)
+    sc._scan_unit([(r, 0) for r in range(len(sc.rules))], text, textbytes.encode(text), (0, 0), hits, short)
     return sc._resolve(hits.get(0, []), short.get(0))
 
 

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import msgspec
 import re2
 
-from agtaild.secrets import patterns
+from agtaild.secrets import patterns, textbytes
 from agtaild.secrets.rules import Allowlist, Rule, RuleSet
 
 BATCH_BYTES = 32 << 10
@@ -97,15 +97,6 @@ def fingerprint(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
 
 
-def _encode(text: str) -> bytes:
-    """UTF-8 for RE2. A lone surrogate (JSON allows ``\\ud800``) becomes ``?``: one
-    character for one, so character offsets stay those of ``text``."""
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace")
-
-
 def tail_of(secret: str) -> str:
     """The last characters a mask may show: ≤ 4, ≤ a quarter of the secret, no spaces, and
     not a run of one punctuation mark (``-----`` of a PEM END line says nothing)."""
@@ -146,8 +137,7 @@ class Scanner:
         for kw, indexes in keywords.items():
             self._set.Add(kw)
             self._by_keyword.append(tuple(indexes))
-        self._canary = self._set.Add(CANARY)
-        self._by_keyword.append((-1,))
+        self._canary = self._set.Add(CANARY)  # the last index: every keyword's is below it
         self._set.Compile()
 
     # -- public -----------------------------------------------------------------------
@@ -187,7 +177,7 @@ class Scanner:
                 self._scan_batch(texts[i:j], i, None, hits, short)
                 i = j
             if stop < len(texts):
-                for offset, piece in _pieces(texts[stop]):
+                for offset, piece in textbytes.pieces(texts[stop], CHUNK_CHARS, CHUNK_OVERLAP):
                     self._scan_batch([piece], stop, offset, hits, short)
                     if stop in short:  # the budget ran out: the rest is withheld, not scanned
                         break
@@ -207,14 +197,14 @@ class Scanner:
         try:
             encoded = list(map(str.encode, pieces))
         except UnicodeEncodeError:
-            encoded = list(map(_encode, pieces))
+            encoded = list(map(textbytes.encode, pieces))
         buf = SEP.join(encoded)
         found = self._set.Match(buf + SEP + CANARY) or []
         if self._canary in found:
             candidates = set(self._always)
             for k in found:
-                candidates.update(self._by_keyword[k])
-            candidates.discard(-1)
+                if k != self._canary:
+                    candidates.update(self._by_keyword[k])
         else:  # the keyword automaton gave up: every rule runs
             candidates = set(range(len(self.rules)))
         if not candidates:
@@ -276,7 +266,7 @@ class Scanner:
             limit = min(limit, self._run_rule(r, rule, b, found, max(0, first - rule.lead)))
         if not found and limit == len(b):
             return
-        to_char = _char_offsets(b, text, [x for f in found for x in f[1:3]] + [limit])
+        to_char = textbytes.char_offsets(b, text, [x for f in found for x in f[1:3]] + [limit])
         out = hits.setdefault(index, [])
         for r, s, e, secret in found:
             out.append(_Hit(r, offset + to_char[s], offset + to_char[e], secret))
@@ -380,35 +370,3 @@ def _allows(allowlist: Allowlist, secret: str, b: bytes, ms: int, me: int) -> bo
     if not checks:
         return False
     return all(checks) if allowlist.condition == "AND" else any(checks)
-
-
-def _pieces(text: str) -> list[tuple[int, str]]:
-    """Overlapping pieces of a long text, cut at a space or line break where one is near."""
-    pieces: list[tuple[int, str]] = []
-    start = 0
-    n = len(text)
-    while start < n:
-        stop = min(n, start + CHUNK_CHARS)
-        if stop < n:
-            near = max(start + 1, stop - 4096)
-            cut = max(text.rfind("\n", near, stop), text.rfind(" ", near, stop))
-            if cut > start:
-                stop = cut + 1
-        lo = max(0, start - CHUNK_OVERLAP)
-        hi = min(n, stop + CHUNK_OVERLAP)
-        pieces.append((lo, text[lo:hi]))
-        start = stop
-    return pieces
-
-
-def _char_offsets(b: bytes, text: str, offsets: list[int]) -> dict[int, int]:
-    """Byte offsets in ``b`` (UTF-8 of ``text``, at character boundaries) → character offsets."""
-    if len(b) == len(text):  # ASCII: the same
-        return {o: o for o in offsets}
-    result: dict[int, int] = {}
-    chars, last = 0, 0
-    for o in sorted(set(offsets)):
-        chars += len(b[last:o].decode())
-        result[o] = chars
-        last = o
-    return result
