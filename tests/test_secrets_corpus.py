@@ -8,7 +8,7 @@ from functools import cache
 from agtaild.secrets import Scanner, load_rules
 from tests.secrets.corpus import Corpus, build
 from tests.secrets.families import FAMILIES
-from tests.secrets.measure import lookalike_findings, recall, sample_corpus_findings
+from tests.secrets.measure import lookalike_findings, recall, sample_corpus_findings, sample_record_findings
 
 
 @cache
@@ -62,3 +62,11 @@ def test_fewer_than_one_false_finding_per_10_mb_of_the_sample_corpus() -> None:
     result = sample_corpus_findings(scanner())
     assert result.bytes > 10e6  # decoded text, not file bytes
     assert result.per_10_mb() < 1, [(path, f.rule, context) for path, f, context in result.findings]
+
+
+def test_json_records_of_the_sample_corpus_hold_no_finding_either() -> None:
+    """The same files through scan_json (a value read with its key before it, embedded JSON
+    decoded): what the index will scan a tool's input with."""
+    records, found = sample_record_findings(scanner())
+    assert records > 5000
+    assert found == [], [(path, f.rule, f.field) for path, f in found]

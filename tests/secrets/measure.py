@@ -11,7 +11,7 @@ from typing import Any
 
 from agtaild.secrets import Finding, Scanner, mask_json, scan_json
 from tests.secrets.corpus import Corpus, Planted
-from tests.secrets.sample_text import corpus_texts
+from tests.secrets.sample_text import corpus_records, corpus_texts
 
 
 def resolve(value: Any, pointer: str) -> str:
@@ -128,3 +128,14 @@ def sample_corpus_findings(scanner: Scanner) -> SampleScan:
         for f in findings:
             found.append((str(path), f, text[max(0, f.start - 40) : f.end + 10]))
     return SampleScan(len(texts), sum(len(t.encode()) for t in texts), found)
+
+
+def sample_record_findings(scanner: Scanner) -> tuple[int, list[tuple[str, Finding]]]:
+    """scan_json over every JSONL record and JSON file of tests/corpus (each value read with
+    its key before it): (records, findings)."""
+    found = []
+    count = 0
+    for path, value in corpus_records():
+        count += 1
+        found.extend((str(path), f) for f in scan_json(value, scanner=scanner))
+    return count, found

@@ -86,3 +86,14 @@ def corpus_texts(root: Path = CORPUS) -> Iterator[tuple[Path, str]]:
                 yield path, text
         else:
             yield path, body
+
+
+def corpus_records(root: Path = CORPUS) -> Iterator[tuple[Path, Any]]:
+    """(file, value) for every JSONL line and JSON file under ``root`` that parses."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json")):
+        body = path.read_bytes().decode("utf-8", "replace")
+        for chunk in body.splitlines() if path.suffix == ".jsonl" else [body]:
+            try:
+                yield path, json.loads(chunk)
+            except ValueError:
+                continue
