@@ -1,10 +1,12 @@
 """Finding secrets in texts: fast on ordinary text, linear and bounded on hostile text.
 
-A straightforward scan runs every rule over every text: ~220 RE2 passes, plus Python's cost
-per call, ~9.5 MB of text per CPU-second. Most texts hold none of a rule's keywords, and a
-message is small (the cost per call dominates). So the scanner works on batches:
+A straightforward scan runs the ~230 rules over every text, each whose keyword the text holds
+(gitleaks' method): the issue measured ≈ 9.5 MB of text per CPU-second, and far less on small
+texts, where Python's cost per call dominates (bench/bench_secrets.py measures both). So the
+scanner works on batches:
 
-1. Texts are joined (``\\n`` between them) into a batch of about :data:`BATCH_BYTES`.
+1. Consecutive texts are joined (``\\n`` between them) into a batch of about
+   :data:`BATCH_BYTES` characters.
 2. One pass of an RE2 set of every rule's keywords (literal, any case) says which keywords
    occur in the batch; only the rules of those keywords are candidates. A canary at the end
    of the batch proves the pass reached the end (RE2's set gives up silently when its
@@ -12,7 +14,9 @@ message is small (the cost per call dominates). So the scanner works on batches:
 3. Each candidate runs once over the whole batch, in its superset form (patterns.py): every
    text a match touches is marked for that rule.
 4. Each marked text is scanned alone with the exact rule (keywords, groups, entropy,
-   allowlists, as gitleaks defines them), so a finding never depends on its neighbours.
+   allowlists, as gitleaks defines them), so a finding never depends on its neighbours —
+   from where the superset's first match in it starts (less the rule's *lead*): no match of
+   the rule can start before that.
 
 Texts longer than :data:`CHUNK_CHARS` are scanned in overlapping pieces (bounded memory).
 Budget: after :data:`MAX_MATCHES` matches of one rule in one piece the scan of that text stops
