@@ -553,3 +553,22 @@ def test_usage_daily_follows_every_change_of_usage(team: Any, pg_url: str) -> No
         daily, usage = both(by)
         _same_stats(daily, usage)
         assert daily["totals"]["total_tokens"] > 0
+
+
+def test_secrets_leave_for_the_team_database_masked(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pushed transcript's secrets are masked before they leave the machine: no row of the
+    team database holds one, so the team server cannot reveal it."""
+    github = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a format-valid fake, assembled here
+    args = machine(tmp_path, "leaky", {"claude-code": "real/claude-2.1.197/projects"})
+    session = next((tmp_path / "leaky" / "roots" / "claude-code").rglob("cd61be5e-*.jsonl"))
+    lines = session.read_text().splitlines()
+    record = json.loads(lines[2])
+    assert record["type"] == "user"
+    record["message"]["content"] = f"push with {github} please"
+    lines[2] = json.dumps(record)
+    session.write_text("\n".join(lines) + "\n")
+    os.utime(session, (1_700_000_000, 1_700_000_000))
+    push(capsys, args, pg_url, "leaky")
+    with psycopg.connect(pg_url) as conn:
+        dumped = json.dumps([conn.execute(f"SELECT * FROM {t}").fetchall() for t in ("sessions", "events")], default=str, ensure_ascii=False)
+    assert github not in dumped and "«secret:github-pat …q7R8»" in dumped

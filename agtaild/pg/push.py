@@ -79,8 +79,14 @@ class PushReport:
 
 
 def _clean(text: str | None) -> str | None:
-    """PostgreSQL text cannot hold NUL; the exact text stays in the JSON document."""
-    return text.replace("\x00", "\ufffd") if text and "\x00" in text else text
+    """Text as it may leave this machine: secrets masked (agtaild.secrets: the team server
+    never holds one, and cannot reveal it), and no NUL (PostgreSQL text cannot hold one)."""
+    if not text:
+        return text
+    from agtaild.secrets import mask
+
+    text = mask(text)
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def open_local(index_path: Path) -> sqlite3.Connection:
@@ -284,7 +290,7 @@ class Pusher:
                 return last
             params = []
             for eid, seq, kind, epoch, text, tool_input, tool_result, moved, data in rows:
-                doc = _json.encode(event_doc(data, text, tool_result, moved)).decode()
+                doc = _clean_doc(_json.encode(event_doc(data, text, tool_result, moved)).decode())
                 params.append(
                     (*key, seq, kind, epoch, _clean(text), _clean(tool_input), _clean(tool_result), doc)
                 )
@@ -359,8 +365,18 @@ class Pusher:
 
 
 def _clean_doc(doc: str) -> str:
-    # JSON text never holds a raw NUL (it is escaped), but a damaged stored blob could.
-    return doc.replace("\x00", "")
+    """A JSON document with every secret in its strings masked. JSON text never holds a raw
+    NUL (it is escaped), but a damaged stored blob could."""
+    from agtaild.secrets import mask_json
+
+    doc = doc.replace("\x00", "")
+    try:
+        value = msgspec.json.decode(doc)
+    except msgspec.DecodeError:
+        from agtaild.secrets import mask
+
+        return mask(doc)  # not JSON after all: masked as text
+    return _json.encode(mask_json(value)).decode()
 
 
 def push(index_path: Path, url: str, machine: str) -> PushReport:

@@ -22,6 +22,7 @@ from agtaild.errors import NotFound, UsageError, unknown_agent
 from agtaild.index.keeper import IndexKeeper
 from agtaild.index.storage import problem_of
 from agtaild.query.archiving import archive_hook, archive_view_hook
+from agtaild.query.masking import mask_answer
 from agtaild.query.methods import METHODS
 
 
@@ -106,7 +107,13 @@ class Service:
         return agent
 
     # -- the interface --------------------------------------------------------------------
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def call(self, method: str, params: dict[str, Any] | None = None, *, reveal: bool = False) -> dict[str, Any]:
+        """The answer to ``method``, with every secret in its text masked (agtaild.query.masking)
+        unless ``reveal``, which only an in-process caller can ask for: no API parameter sets it."""
+        answer = self._answer(method, params)
+        return answer if reveal else mask_answer(method, answer)
+
+    def _answer(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         handler = METHODS.get(method)
         if handler is None:
             raise NotFound(
