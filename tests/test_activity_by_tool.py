@@ -70,7 +70,11 @@ def test_an_older_index_gets_the_columns_filled(corpus: Path, tmp_path: Path) ->
     db = sqlite3.connect(str(path))
     try:
         expected = _grouped(db)
-        # The index as it was before m007_tools: no columns, no index, migration not applied.
+        # The index as it was before m007_tools: no columns, no index, migration not applied
+        # (nor the later m010_tool_category, whose index holds those columns).
+        db.execute("DROP INDEX events_tool_categories")
+        db.execute("ALTER TABLE events DROP COLUMN tool_category")
+        db.execute("DELETE FROM _migrations WHERE name = 'm010_tool_category'")
         db.execute("DROP INDEX events_tools")
         db.execute("ALTER TABLE events DROP COLUMN tool")
         db.execute("ALTER TABLE events DROP COLUMN tool_failed")
