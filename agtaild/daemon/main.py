@@ -250,6 +250,7 @@ async def local_parts(
         max_delay=max(1.0, args.debounce * 10),
         rescan_interval=args.rescan_interval,
         on_tick=lambda: watcher_box[0].recheck() if watcher_box else [],
+        count_agents=lambda: {a["id"]: a["sessions"] for a in service.call("agents.list", {})["agents"]},
     )
     watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
 

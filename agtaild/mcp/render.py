@@ -7,7 +7,7 @@ says how much was left out and how to get it. Every id printed is one `read_sess
 
 Transcript text may hold anything (control characters, lone surrogates, text that looks like
 JSON-RPC): :func:`clean` makes every string valid UTF-8 without terminal control codes, and
-the SDK JSON-encodes it, so no transcript can break the protocol.
+the transport JSON-encodes it, so no transcript can break the protocol.
 """
 
 from __future__ import annotations
