@@ -78,9 +78,9 @@ class Context:
 
     @property
     def resolved_data_dir(self) -> str:
-        """The data dir alone, without resolving roots (which imports every adapter)."""
-        if self._config is not None:
-            return str(self._config.data_dir)
+        """The data dir the command names (where a daemon for it is found), without resolving
+        roots (which imports every adapter). ``config.data_dir`` may be another one: the index
+        of these roots when they are not the data dir's own (agtaild/index/owner.py)."""
         from agtaild.dirs import default_data_dir  # not agtaild.config: that imports msgspec
 
         path = Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()
@@ -88,12 +88,20 @@ class Context:
 
     @property
     def config(self) -> Any:
+        """The roots and data dir this command works on in-process: the data dir's own roots,
+        or, for roots that are not its owner's, an index of their own (said on stderr)."""
         if self._config is None:
             from agtaild.config import load_config
+            from agtaild.index.owner import for_command
 
-            self._config = load_config(
+            config = load_config(
                 data_dir=self.data_dir, root_options=self.root_options, only_roots=self.only_roots
             )
+            self._config, note = for_command(
+                config, given_roots=bool(self.root_options or self.only_roots), explicit_dir=self.data_dir is not None
+            )
+            if note:
+                self.err(f"agtail: {note}")
         return self._config
 
     def backend(self) -> Any:

@@ -151,7 +151,7 @@ def _refresh_index(ctx: Any) -> None:
         if not ctx.no_daemon:
             from agtail_client import Client
 
-            client = Client.discover(ctx.config.data_dir)
+            client = Client.discover(ctx.resolved_data_dir)
             if client is not None:
                 try:
                     status, _ = client.request("POST", "/api/v1/import/refresh")

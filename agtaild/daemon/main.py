@@ -334,6 +334,13 @@ async def serve(args: argparse.Namespace) -> int:
 
     ensure_private_dir(data_dir)
     lock_fd = lock_data_dir(data_dir)
+    if not args.backend:
+        from agtaild.index.owner import for_daemon
+
+        # The data dir's index follows this daemon's roots; commands with others use their own.
+        taken_over = for_daemon(config, defaults=not (args.root or args.only_roots))
+        if taken_over:
+            log.warning("%s", taken_over)
     listen = parse_listen(args.listen)
     sock_path = None if (args.socket or "").lower() == "none" else Path(args.socket or runtime_dir() / "agtaild.sock")
     if listen is None and sock_path is None:

@@ -135,9 +135,9 @@ class IndexWriter:
                 kind, self._scan = self._scan, None
                 waiters, self._waiters = self._waiters, []
                 started = time.monotonic()
-                first = self.last_scan is None
+                first_scan = self.last_scan is None
                 report = await self._update(full=kind == "rebuild", paths=None)
-                if first and report is not None:
+                if first_scan and report is not None:
                     await self._log_first_scan(report)
                 # Paths noted before the scan began are covered by it.
                 self._pending = {p: t for p, t in self._pending.items() if t[1] >= started}
