@@ -207,5 +207,9 @@ def usage_report(doc: dict[str, Any], *, by: str, scope: str) -> str:
             lines.append(line)
         if len(rows) > 50:
             lines.append(f"… and {len(rows) - 50} more rows")
+    undated = doc.get("undated")
+    if undated:
+        lines.append(f"Not counted above: {cost(undated)} of usage with no time at all (neither the "
+                     "records nor their sessions say when), so outside any date range.")
     lines.append("Costs are estimates from list prices; 'cost unknown' means a model has no price.")
     return "\n".join(lines)

@@ -1357,6 +1357,12 @@
     return ev.role === 'user' ? 'user' : ev.role === 'assistant' || !ev.role ? 'assistant' : ev.role;
   }
 
+  // Usage with no time at all (neither the records nor their sessions say when) is on no day.
+  function undatedNote(u) {
+    if (!u || !u.total_tokens) return null;
+    return h('p', { class: 'muted undated', text: 'Not in this range: ' + fmtTokens(u.total_tokens) + ' tokens (' + fmtCost(u.cost_usd) + ') of usage with no time at all (neither the records nor their sessions say when).' });
+  }
+
   function usageCards(u) {
     if (!u) return null;
     const card = (label, value, title) => h('div', { class: 'ucard', title: title || null }, h('div', { class: 'uval', text: value }), h('div', { class: 'ulabel', text: label }));
@@ -1854,6 +1860,7 @@
         stackSel.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: p.days, stack: stackSel.value })));
         clear(body).append(
           usageCards(byDay.totals || {}),
+          undatedNote(byDay.undated),
           dayChart(byDay.rows || [], stack === 'none' ? null : stack, stackSel),
           h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model', true), statsTable('By agent', byAgent.rows || [], 'Agent', true)),
           hourMap(byHour.rows || []),
