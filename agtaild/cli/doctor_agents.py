@@ -24,14 +24,24 @@ JUMP_FACTOR = 3.0
 #: A share above this is flagged whatever the other versions do.
 HIGH_SHARE = 0.25
 
+#: Where a format records its own version when the agent's is not written down: Droid's
+#: ``session_start.version`` (the file format, 2 in 0.225.2), Kimi's wire ``protocol_version``.
+FORMAT_MARKERS = (("format_version", "format"), ("protocol_version", "wire protocol"))
+
 _QUERY = """
-SELECT agent, version, count(*), sum(events), sum(unknown) FROM (
+SELECT agent, version, format, count(*), sum(events), sum(unknown) FROM (
     SELECT s.agent AS agent, json_extract(s.data, '$.version') AS version,
+           coalesce({markers}) AS format,
            (SELECT count(*) FROM events e WHERE e.session_id = s.id) AS events,
            (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'unknown') AS unknown
     FROM sessions s
-) GROUP BY agent, version
-"""
+) GROUP BY agent, version, format
+""".replace(
+    "{markers}",
+    ", ".join(f"'{label} ' || json_extract(s.data, '$.extra.{key}')" for key, label in FORMAT_MARKERS) + ", NULL",
+)
+#: Agents whose files record no version at all (of the agent or of the format): said so, not "?".
+NOT_RECORDED = "version not recorded"
 
 
 def _version_key(version: str | None) -> tuple[Any, ...]:
@@ -57,11 +67,13 @@ def index_formats(index_path: Path) -> dict[str, list[dict[str, Any]]] | None:
     finally:
         conn.close()
     out: dict[str, list[dict[str, Any]]] = {}
-    for agent, version, sessions, events, unknown in rows:
+    for agent, version, fmt, sessions, events, unknown in rows:
         events, unknown = int(events or 0), int(unknown or 0)
+        version = version if isinstance(version, str) else None
         out.setdefault(agent, []).append(
             {
-                "version": version if isinstance(version, str) else None,
+                "version": version,
+                "format": fmt if isinstance(fmt, str) and version is None else None,
                 "sessions": int(sessions),
                 "events": events,
                 "unknown": unknown,
@@ -69,8 +81,14 @@ def index_formats(index_path: Path) -> dict[str, list[dict[str, Any]]] | None:
             }
         )
     for versions in out.values():
-        versions.sort(key=lambda v: _version_key(v["version"]))
+        versions.sort(key=lambda v: (_version_key(v["version"]), v["format"] or ""))
     return out
+
+
+def label(v: dict[str, Any]) -> str:
+    """How doctor names a version row: the agent's version, else the format's, else that none
+    is recorded."""
+    return v["version"] or v.get("format") or NOT_RECORDED
 
 
 def jumps(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -118,10 +136,10 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
                 }
             )
             continue
-        shares = ", ".join(f"{v['version'] or '?'}: {v['unknown_share']:.1%} unknown" for v in versions)
+        shares = ", ".join(f"{label(v)}: {v['unknown_share']:.1%} unknown" for v in versions)
         flagged = jumps(versions)
         if flagged:
-            names = ", ".join(v["version"] or "?" for v in flagged)
+            names = ", ".join(label(v) for v in flagged)
             message = (
                 f"{sessions} sessions in {where}; version {names} has many unmapped records ({shares}): "
                 "the agent probably changed its format — please report it"
