@@ -104,11 +104,65 @@ def jumps(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+_PLACES = """
+SELECT s.agent, f.kind, f.root, f.collection, count(*) FROM sessions s JOIN files f ON f.id = s.file_id
+GROUP BY 1, 2, 3, 4
+"""
+
+
+def index_places(index_path: Path) -> dict[str, list[tuple[str, str, str | None, int]]]:
+    """Per agent, where its indexed sessions came from: (kind, root, collection, sessions)."""
+    if not index_path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(index_path.resolve()))}?mode=ro", uri=True, timeout=2.0)
+        try:
+            rows = conn.execute(_PLACES).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+    out: dict[str, list[tuple[str, str, str | None, int]]] = {}
+    for agent, kind, root, collection, n in rows:
+        out.setdefault(agent, []).append((str(kind), str(root), collection, int(n)))
+    return out
+
+
+def where_from(present: list[str], places: list[tuple[str, str, str | None, int]]) -> str:
+    """Where an agent's sessions are, in words: its roots, the folders found beside them (Aider
+    in repositories), the import store's collections, the archive."""
+    found = sorted({root for kind, root, _, _ in places if kind == "native" and root not in present})
+    parts = list(present)
+    if found:
+        shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        parts.append(f"{shown} (found beyond the configured roots)")
+    collections = sorted({c for kind, _, c, _ in places if kind == "imported" and c})
+    if collections:
+        parts.append(f"the import store ({', '.join(collections)})")
+    archived = sum(n for kind, _, _, n in places if kind == "archive")
+    if archived:
+        parts.append(f"the archive ({archived})")
+    return ", ".join(parts) or "no place any more (not indexed yet)"
+
+
+def _more_hint(adapter: Any) -> str:
+    """How to give an agent kept in project folders the repositories agtail did not find."""
+    if adapter.id != "aider":
+        return ""
+    from agtaild.adapters.aider.nearby import limits
+
+    return (f"; Aider keeps a history in each repository: found in other agents' working directories "
+            f"and by a search of {limits()}; add others with --root aider=REPO (repeatable) or "
+            "$AGTAIL_AIDER_ROOTS (folders of repositories)")
+
+
 def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """(one entry per agent found, the doctor checks about them)."""
     from agtaild.adapters import all_adapters
 
-    formats = index_formats(Path(config.data_dir) / "index.sqlite3")
+    index = Path(config.data_dir) / "index.sqlite3"
+    formats = index_formats(index)
+    places = index_places(index)
     agents: list[dict[str, Any]] = []
     checks: list[dict[str, str]] = []
     for adapter in all_adapters():
@@ -116,6 +170,9 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
         present = [r.path for r in roots if os.path.exists(r.path)]
         versions = (formats or {}).get(adapter.id, [])
         if not present and not versions:
+            if adapter.id == "aider" and getattr(config, "known_cwds", False):
+                checks.append({"name": "agent aider", "status": "info",
+                               "message": "no history found" + _more_hint(adapter)})
             continue
         sessions = sum(v["sessions"] for v in versions) if formats is not None else None
         entry = {
@@ -126,13 +183,14 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
             "formats": versions,
         }
         agents.append(entry)
-        where = ", ".join(present) or "the import store / archive"
+        where = where_from(present, places.get(adapter.id, [])) if formats is not None else ", ".join(present)
+        hint = _more_hint(adapter)
         if formats is None:
             checks.append(
                 {
                     "name": f"agent {adapter.id}",
                     "status": "info",
-                    "message": f"found in {where} (not indexed yet)",
+                    "message": f"found in {where} (not indexed yet){hint}",
                 }
             )
             continue
@@ -142,10 +200,10 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
             names = ", ".join(label(v) for v in flagged)
             message = (
                 f"{sessions} sessions in {where}; version {names} has many unmapped records ({shares}): "
-                "the agent probably changed its format — please report it"
+                f"the agent probably changed its format — please report it{hint}"
             )
             checks.append({"name": f"agent {adapter.id}", "status": "warn", "message": message})
         else:
-            message = f"{sessions} sessions in {where}" + (f" ({shares})" if shares else "")
+            message = f"{sessions} sessions in {where}" + (f" ({shares})" if shares else "") + hint
             checks.append({"name": f"agent {adapter.id}", "status": "ok", "message": message})
     return agents, checks
