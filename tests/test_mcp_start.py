@@ -148,3 +148,19 @@ def test_a_backend_that_cannot_open_is_each_tool_calls_error() -> None:
     assert out[0]["result"]["serverInfo"]["name"] == "agtail"
     assert out[1]["result"] == {"content": [{"type": "text", "text": "the index /x/index.sqlite3 is damaged"}],
                                 "isError": True}
+
+
+def test_a_client_that_leaves_at_once_still_gets_the_index_built_and_closed(tmp_path: Path) -> None:
+    """The backend opens behind the handshake; a client gone right after it does not leave a
+    half-opened backend: the process waits for it, lets the first index finish, closes it."""
+    import sqlite3
+
+    data = tmp_path / "data"
+    argv = agtail_argv("--data-dir", str(data), "--only-roots", "--root", f"claude-code={CLAUDE}", "mcp")
+    done = handshake(argv, env_for(tmp_path / "home"))
+    assert done["code"] == 0 and done["initialize"]["result"]["serverInfo"]["name"] == "agtail", done["stderr"]
+    db = sqlite3.connect(data / "index.sqlite3")
+    try:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] > 0
+    finally:
+        db.close()

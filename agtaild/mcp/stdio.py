@@ -59,6 +59,11 @@ class Connection:
         except BaseException as err:  # reported with every tool call, as its error
             self._error = err
 
+    def wait(self) -> None:
+        """Until the backend is open (if it began opening), so that the caller can close it."""
+        if self._thread is not None:
+            self._thread.join()
+
     def __call__(self, method: str, params: dict[str, Any]) -> Any:
         self.start()
         assert self._thread is not None
@@ -202,6 +207,7 @@ def run_stdio(open_call: Callable[[], Call], *, here: str | None) -> Connection:
     server = StdioServer(connection, here=here, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer)
     try:
         server.serve()
+        connection.wait()
     except KeyboardInterrupt:
         print("agtail mcp: interrupted", file=sys.stderr)
     return connection
