@@ -185,6 +185,22 @@ def test_the_rules(tmp_path: Path) -> None:
     ]
 
 
+def test_an_index_of_its_own_reads_the_named_data_dirs_import_store(tmp_path: Path) -> None:
+    """The import store belongs to the data dir (sync pulls into it whoever owns the index):
+    another set of roots sees its collections, and archives into its own dir only."""
+    data = tmp_path / "data"
+    (data / "imported" / "laptop" / "claude-code").mkdir(parents=True)
+    owner.for_command(load_config(data_dir=str(data), root_options=[f"codex={CODEX_REAL}"], only_roots=True),
+                      given_roots=True, explicit_dir=True)
+    other = load_config(data_dir=str(data), root_options=[f"claude-code={CLAUDE_REAL}"], only_roots=True)
+    moved, note = owner.for_command(other, given_roots=True, explicit_dir=True)
+    assert note and moved.data_dir != str(data)
+    assert [(r.agent, r.path, r.collection) for r in moved.roots if r.kind == "imported"] == [
+        ("claude-code", str(data / "imported" / "laptop" / "claude-code"), "laptop")
+    ]
+    assert all(Path(r.path).is_relative_to(Path(moved.data_dir)) for r in moved.roots if r.kind == "archive")
+
+
 def test_a_daemon_takes_its_data_dir_over_and_says_so(tmp_path: Path) -> None:
     data = tmp_path / "data"
     first = load_config(data_dir=str(data), root_options=[f"claude-code={CLAUDE_REAL}"], only_roots=True)

@@ -75,6 +75,7 @@ class Context:
         self.no_daemon: bool = bool(getattr(args, "no_daemon", False))
         self.json: bool = bool(getattr(args, "json", False))
         self._config: Any = None
+        self._store_config: Any = None
 
     @property
     def resolved_data_dir(self) -> str:
@@ -103,6 +104,19 @@ class Context:
             if note:
                 self.err(f"agtail: {note}")
         return self._config
+
+    @property
+    def store_config(self) -> Any:
+        """The roots given and the data dir named, as they are: what `sync` works on. The
+        import store belongs to the data dir, whoever owns its index (and a push reads the
+        native files of the roots given)."""
+        if self._store_config is None:
+            from agtaild.config import load_config
+
+            self._store_config = load_config(
+                data_dir=self.data_dir, root_options=self.root_options, only_roots=self.only_roots
+            )
+        return self._store_config
 
     def backend(self) -> Any:
         """The daemon when one runs for this data dir (unless --no-daemon), else in-process."""

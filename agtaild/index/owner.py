@@ -13,9 +13,12 @@ and the archive kept the command's files for good. So the data dir records its o
   defaults when the data dir has no owner yet or was last claimed by the defaults of a command
   (defaults follow the environment);
 * a command with other roots never touches that index: it works on an index of its own, a
-  data dir under the cache dir named after its roots (said on stderr); it claims a data dir
+  data dir under the cache dir named after its roots (said on stderr), with an archive of its
+  own and the named data dir's import store (read, never written); it claims a data dir
   without an owner only when that data dir was named with ``--data-dir``, never the default
   one.
+
+`agtail sync` works on the named data dir's import store whoever owns its index.
 
 Only the native roots count (and whether project folders are looked into): the archive and
 the import store follow the data dir.
@@ -105,9 +108,11 @@ def scratch_dir(config: Config) -> Path:
 
 
 def _moved(config: Config, data_dir: Path) -> Config:
-    """``config`` on another data dir: its native roots, that dir's archive and import store."""
-    native = [r for r in config.roots if r.kind == "native"]
-    return Config(data_dir=str(data_dir), roots=[*native, *store_roots(data_dir)], archive=config.archive,
+    """``config`` on another data dir: its native roots and the import store it named (which is
+    only read), with that dir's own archive (which indexing writes)."""
+    kept = [r for r in config.roots if r.kind in ("native", "imported")]
+    archive = [r for r in store_roots(data_dir) if r.kind == "archive"]
+    return Config(data_dir=str(data_dir), roots=[*kept, *archive], archive=config.archive,
                   claude_plugins_dir=config.claude_plugins_dir, known_cwds=config.known_cwds)
 
 
