@@ -3,27 +3,34 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup start test lint bench clean
+.PHONY: setup dev start test lint bench clean
 
+# agtail alone: what the daemon and the CLI run on.
 $(BIN)/agtail: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	@touch $@
+
+# The dev extras on top (pytest, mypy, ruff, hypothesis, …): only the tests and linters need them.
+$(VENV)/.dev-extras: $(BIN)/agtail pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	@touch $@
 
 setup: $(BIN)/agtail
+dev: $(VENV)/.dev-extras
 
 ## Set up and start the daemon on this machine's defaults (foreground; Ctrl-C stops it).
 start: setup
 	$(BIN)/agtaild
 
 ## Run the whole test suite (lint + types + tests).
-test: setup
+test: dev
 	$(BIN)/ruff check agtaild tests bench clients
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
-lint: setup
+lint: dev
 	$(BIN)/ruff check agtaild tests bench clients
 	$(BIN)/ruff format --check agtaild tests bench clients || true
 	$(BIN)/mypy

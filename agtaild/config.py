@@ -89,12 +89,19 @@ def resolve_roots(
         else:
             paths = [str(p) for p in adapter.default_roots(env, home)]
         roots.extend(RootSpec(agent=adapter.id, path=p) for p in paths)
-        archive = data_dir / "archive" / adapter.id
-        roots.append(RootSpec(agent=adapter.id, path=str(archive), kind="archive"))
+    return [*roots, *store_roots(data_dir)]
 
+
+def store_roots(data_dir: Path) -> list[RootSpec]:
+    """The roots that follow the data dir: each agent's archive, and the import store's
+    collections."""
+    from agtaild.adapters import all_adapters
+
+    adapters = all_adapters()
+    roots = [RootSpec(agent=a.id, path=str(data_dir / "archive" / a.id), kind="archive") for a in adapters]
     import_dir = data_dir / "imported"
     if import_dir.is_dir():
-        known = {a.id for a in all_adapters()}
+        known = {a.id for a in adapters}
         for coll in sorted(import_dir.iterdir()):
             if not coll.is_dir() or coll.name.startswith("."):
                 continue

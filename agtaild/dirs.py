@@ -45,6 +45,23 @@ def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
 
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """agtail's cache dir: ``$XDG_CACHE_HOME/agtail``, else ``~/.cache/agtail`` on Linux
+    (platformdirs' user cache dir elsewhere). It holds what can be rebuilt at any time: the
+    indexes of commands run with roots other than their data dir's (agtaild/index/owner.py)."""
+    env = os.environ if env is None else env
+    if sys.platform == "linux" and not hasattr(sys, "getandroidapilevel"):
+        xdg = env.get("XDG_CACHE_HOME", "")
+        if xdg.startswith("/"):
+            return Path(xdg) / APP
+        home = env.get("HOME", "")
+        if home.startswith("/"):
+            return Path(home) / ".cache" / APP
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+
+
 def _linux_user_data_dir() -> str | None:
     """platformdirs' user data dir on Linux, for the cases where every platformdirs >= 4.0
     agrees (XDG_DATA_HOME absolute, or unset/blank with an absolute HOME); None otherwise

@@ -3,14 +3,16 @@
 ``initdb`` into a temporary folder, ``pg_ctl start`` listening only on a unix socket in that
 folder (no TCP port, so parallel runs never collide), one database per test. PostgreSQL refuses
 to run as root: as root the cluster belongs to the ``postgres`` user (Debian's package creates
-it) and commands run through ``runuser``. When no server can be started the tests skip, saying
-why (.ci/run installs Debian's ``postgresql``).
+it) and commands run through ``runuser`` (or ``setpriv``), found by absolute path: root's PATH
+often lacks /usr/sbin (cron, containers, ``su`` without ``-``). When no server can be started, or
+no such tool is there, the tests skip, saying why (.ci/run installs Debian's ``postgresql``).
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -29,6 +31,23 @@ def _bin(name: str) -> str | None:
     return candidates[0] if candidates else None
 
 
+#: Where runuser and setpriv live when PATH does not name the folder (util-linux installs
+#: runuser in /usr/sbin or /sbin, setpriv in /usr/bin or /bin).
+DROP_TOOL_DIRS = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
+
+
+def _tool(name: str) -> str | None:
+    """``name`` on PATH, else in :data:`DROP_TOOL_DIRS`: an absolute path, or None."""
+    found = shutil.which(name)
+    if found:
+        return os.path.abspath(found)
+    for folder in DROP_TOOL_DIRS:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 class Cluster:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -37,9 +56,26 @@ class Cluster:
         self.log = folder / "server.log"
         self.as_root = os.geteuid() == 0
 
+    def as_postgres(self, argv: list[str]) -> list[str]:
+        """``argv`` run as the ``postgres`` user (PostgreSQL refuses root), or a skip that
+        says what is missing."""
+        try:
+            user = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root, and there is no postgres user to run PostgreSQL as")
+        runuser = _tool("runuser")
+        if runuser:
+            return [runuser, "-u", "postgres", "--", *argv]
+        setpriv = _tool("setpriv")
+        if setpriv:
+            return [setpriv, f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups", "--", *argv]
+        where = ", ".join(DROP_TOOL_DIRS)
+        pytest.skip(f"running as root, and neither runuser nor setpriv is on PATH or in {where} "
+                    "(util-linux): cannot run PostgreSQL as the postgres user")
+
     def _run(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
         if self.as_root:
-            argv = ["runuser", "-u", "postgres", "--", *argv]
+            argv = self.as_postgres(argv)
         return subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
     def start(self) -> None:

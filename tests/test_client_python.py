@@ -387,6 +387,7 @@ def test_agtails_own_wheel_carries_the_client_and_the_service_templates(tmp_path
     skip = shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
     shutil.copytree(REPO / "agtaild", src / "agtaild", ignore=skip)
     shutil.copytree(PKG, src / "clients" / "python", ignore=skip)
+    os.symlink(os.readlink(REPO / "agtail_client"), src / "agtail_client")  # the one source, linked
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(src)],
                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]

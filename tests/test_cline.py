@@ -67,7 +67,7 @@ def test_cli2_task_basic_scenario(corpus: Path) -> None:
     s = res.session
     assert s.title == "Create hello.py, run it, add a Japanese greeting. [[S:cline2/basic]]"
     assert s.cwd == "/tmp/rt/cline2/home/src/demo-app" and s.project == "demo-app"
-    assert s.models == ["mock-model"] and s.version == "3.82.0"
+    assert s.models == ["mock-model"] and s.version == "2.18.0" and s.extra["core_version"] == "3.82.0"
     assert s.started == "2026-11-30T16:13:48.830Z" and s.ending is None
     kinds = [(e.kind, e.tool or e.role) for e in res.events]
     assert kinds == [

@@ -321,6 +321,7 @@ def test_daemon_serves_mcp_over_http_with_the_token(daemon: DaemonProc) -> None:
 
     anyio.run(run)
     assert "Traceback" not in daemon.log()
+    assert "Terminating session" not in daemon.log()  # no INFO line per request
 
 
 def test_stdio_server_answers_through_a_running_daemon(daemon: DaemonProc, tmp_path: Path) -> None:

@@ -106,6 +106,12 @@ class Adapter:
         per directory, never a crawl."""
         return []
 
+    def roots_nearby(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Roots a bounded search of this machine finds without being told (only called when
+        ``uses_known_cwds``, and not with --only-roots): Aider's histories in repositories no
+        other agent ran in. Must stay bounded (and say its bounds in the adapter's docs)."""
+        return []
+
     def discover(self, root: Path) -> Iterator[Unit]:
         """Every session unit below ``root`` (the agent's session root or a mirror of it)."""
         raise NotImplementedError

@@ -128,7 +128,18 @@ def schemas() -> dict[str, Any]:
                 "required": ["session", "event", "snippet"],
             },
             "SearchResult": _page("hits", _ref("SearchHit")),
-            "Stats": _ok({"totals": _ref("Usage"), "rows": {"type": "array", "items": usage_row}}, ["totals", "rows"]),
+            "Stats": _ok(
+                {
+                    "totals": _ref("Usage"),
+                    "rows": {"type": "array", "items": usage_row},
+                    "undated": {
+                        "allOf": [_ref("Usage")],
+                        "description": "usage with no time at all (neither its records nor its session say when), "
+                        "left out by the date bounds (by=hour: in no hour); present only when there is some",
+                    },
+                },
+                ["totals", "rows"],
+            ),
             "ProjectList": _ok(
                 {
                     "projects": {

@@ -79,12 +79,13 @@ class Context:
         self.no_daemon: bool = bool(getattr(args, "no_daemon", False))
         self.json: bool = bool(getattr(args, "json", False))
         self._config: Any = None
+        self._store_config: Any = None
 
     @property
     def resolved_data_dir(self) -> str:
-        """The data dir alone, without resolving roots (which imports every adapter)."""
-        if self._config is not None:
-            return str(self._config.data_dir)
+        """The data dir the command names (where a daemon for it is found), without resolving
+        roots (which imports every adapter). ``config.data_dir`` may be another one: the index
+        of these roots when they are not the data dir's own (agtaild/index/owner.py)."""
         from agtaild.dirs import default_data_dir  # not agtaild.config: that imports msgspec
 
         path = Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()
@@ -92,13 +93,34 @@ class Context:
 
     @property
     def config(self) -> Any:
+        """The roots and data dir this command works on in-process: the data dir's own roots,
+        or, for roots that are not its owner's, an index of their own (said on stderr)."""
         if self._config is None:
             from agtaild.config import load_config
+            from agtaild.index.owner import for_command
 
-            self._config = load_config(
+            config = load_config(
                 data_dir=self.data_dir, root_options=self.root_options, only_roots=self.only_roots
             )
+            self._config, note = for_command(
+                config, given_roots=bool(self.root_options or self.only_roots), explicit_dir=self.data_dir is not None
+            )
+            if note:
+                self.err(f"agtail: {note}")
         return self._config
+
+    @property
+    def store_config(self) -> Any:
+        """The roots given and the data dir named, as they are: what `sync` works on. The
+        import store belongs to the data dir, whoever owns its index (and a push reads the
+        native files of the roots given)."""
+        if self._store_config is None:
+            from agtaild.config import load_config
+
+            self._store_config = load_config(
+                data_dir=self.data_dir, root_options=self.root_options, only_roots=self.only_roots
+            )
+        return self._store_config
 
     def backend(self) -> Any:
         """The daemon when one runs for this data dir (unless --no-daemon), else in-process."""

@@ -1,14 +1,11 @@
 """`agtail mcp`: an MCP server on stdio, so an agent can search and read its own history.
 
 It answers through the same backend as every other command (agtaild/query/backend.py): the running
-daemon for this data dir, else the service in-process. In-process, the index is brought up to
-date in the background as the server starts (so the agent's handshake and tool listing are
-answered at once even when a first index takes a while; a tool call waits for it), and again
-before a tool call when the last update is older than a few seconds (cheap when nothing
-changed: one stat per file), so answers are never stale.
-
-The SDK is imported only when the command runs (agtaild/mcp/server.py), so `agtail --help` and
-the other commands do not pay for it.
+daemon for this data dir, else the service in-process. The handshake is answered at once, with
+the standard library alone (agtaild/mcp/stdio.py: no SDK); the backend opens on a thread of its
+own meanwhile, and in-process the index is then brought up to date in the background (a tool
+call waits for it), and again before a tool call when the last update is older than a few
+seconds (cheap when nothing changed: one stat per file), so answers are never stale.
 """
 
 from __future__ import annotations
@@ -75,18 +72,24 @@ class BackendCaller:
 
 def cmd_mcp(ctx: Any) -> int:
     from agtaild.errors import UsageError
+    from agtaild.mcp.stdio import run_stdio
 
     here = os.path.abspath(os.path.expanduser(ctx.args.cwd)) if ctx.args.cwd else os.getcwd()
     if ctx.args.cwd and not os.path.isdir(here):
         raise UsageError(f"--cwd {ctx.args.cwd}: not a directory")
-    backend = ctx.backend()
-    try:
+    opened: list[Any] = []
+
+    def open_backend() -> BackendCaller:
+        backend = ctx.backend()
+        opened.append(backend)
         caller = BackendCaller(backend)
         if caller.service is not None:
             threading.Thread(target=caller.warm_up, name="agtail-mcp-index", daemon=True).start()
-        from agtaild.mcp.server import run_stdio
+        return caller
 
-        run_stdio(caller, here=here)
+    try:
+        run_stdio(open_backend, here=here)
     finally:
-        backend.close()
+        for backend in opened:
+            backend.close()
     return 0

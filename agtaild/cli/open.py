@@ -27,7 +27,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
 def run(ctx: Any) -> int:
     from agtail_client import ApiError, Client
 
-    client = Client.discover(ctx.config.data_dir)
+    client = Client.discover(ctx.resolved_data_dir)
     if client is None:
         raise AgtailError("agtaild is not running for this data dir: start it (`agtaild`, or `systemctl --user start agtaild`)")
     try:

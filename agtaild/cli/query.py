@@ -522,8 +522,22 @@ def cmd_stats(ctx: Any) -> int:
         from agtaild.cli import activity_tables
 
         print(activity_tables.hour_grid(doc) if ctx.args.by == "hour" else activity_tables.tool_table(doc, ctx.args.by))
+        _say_undated(ctx, doc)
         return 0
     from agtaild.cli import format as fmt
 
     print(fmt.stats_table(doc, ctx.args.by))
+    _say_undated(ctx, doc)
     return 0
+
+
+def _say_undated(ctx: Any, doc: dict[str, Any]) -> None:
+    """Usage with no time at all (nor has its session) is outside every date range and hour."""
+    undated = doc.get("undated")
+    if not undated:
+        return
+    from agtaild.cli import format as fmt
+
+    where = "hour" if ctx.args.by == "hour" else "date range"
+    ctx.err(f"note: {fmt.tokens(undated.get('total_tokens'))} tokens ({fmt.cost(undated.get('cost_usd'))}) "
+            f"have no time at all (neither the records nor their sessions): not in any {where} above")

@@ -164,7 +164,7 @@ def _refresh_index(ctx: Any) -> None:
         if not ctx.no_daemon:
             from agtail_client import Client
 
-            client = Client.discover(ctx.config.data_dir)
+            client = Client.discover(ctx.resolved_data_dir)
             if client is not None:
                 try:
                     status, _ = client.request("POST", "/api/v1/import/refresh")
@@ -201,7 +201,7 @@ def cmd_push(ctx: Any) -> int:
     from agtaild.sync.remote import push
 
     a = ctx.args
-    rep = push(ctx.config, a.remote, _collection_or_host(a), agents=a.agent,
+    rep = push(ctx.store_config, a.remote, _collection_or_host(a), agents=a.agent,
                max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run)
     return _finish(ctx, "would push" if a.dry_run else "pushed", rep)
 
@@ -213,7 +213,7 @@ def cmd_pull(ctx: Any) -> int:
     _check_named(a.collection)
     if not a.collection:
         raise UsageError("sync pull needs --collection NAME (`agtail sync status REMOTE` lists the collections)")
-    rep = pull(ctx.config, a.remote, a.collection, agents=a.agent, max_file_size=a.max_file_size,
+    rep = pull(ctx.store_config, a.remote, a.collection, agents=a.agent, max_file_size=a.max_file_size,
                token=_token(a), dry_run=a.dry_run)
     if not a.dry_run and rep["files"]:
         _refresh_index(ctx)
@@ -224,7 +224,7 @@ def cmd_status(ctx: Any) -> int:
     from agtaild.sync.remote import status
 
     a = ctx.args
-    doc = status(ctx.config, a.remote, _collection_or_host(a),
+    doc = status(ctx.store_config, a.remote, _collection_or_host(a),
                  max_file_size=a.max_file_size, token=_token(a))
     if ctx.json:
         ctx.out_json(doc)
@@ -249,7 +249,7 @@ def cmd_verify(ctx: Any) -> int:
     from agtaild.sync.remote import verify
 
     _check_named(ctx.args.collection)
-    doc = verify(ctx.config, ctx.args.remote, ctx.args.collection)
+    doc = verify(ctx.store_config, ctx.args.remote, ctx.args.collection)
     if ctx.json:
         ctx.out_json(doc)
     else:
@@ -275,18 +275,18 @@ def cmd_collections(ctx: Any) -> int:
     if a.action == "remove":
         if not a.name:
             raise UsageError("collections remove needs the collection NAME")
-        doc: Any = remove_collection(ctx.config, a.name)
+        doc: Any = remove_collection(ctx.store_config, a.name)
         if ctx.json:
             ctx.out_json(doc)
         else:
             ctx.err(f"removed collection {a.name} ({count(doc['files'], 'file')}); run `agtail index` to forget its sessions")
         return 0
-    rows = list_collections(ctx.config)
+    rows = list_collections(ctx.store_config)
     if ctx.json:
         ctx.out_json({"collections": rows})
         return 0
     if not rows:
-        ctx.err(f"no imported collections in {ctx.config.import_dir}")
+        ctx.err(f"no imported collections in {ctx.store_config.import_dir}")
     for r in rows:
         if "error" in r:
             print(f"{r['name']}: {r['error']}")

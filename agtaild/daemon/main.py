@@ -272,6 +272,7 @@ async def local_parts(
         max_delay=max(1.0, args.debounce * 10),
         rescan_interval=args.rescan_interval,
         on_tick=tick_checks(config, lambda: watcher_box[0].recheck() if watcher_box else []),
+        count_agents=lambda: {a["id"]: a["sessions"] for a in service.call("agents.list", {})["agents"]},
     )
     watcher = Watcher(watch_roots(config), writer.note, loop, mode=args.watch, poll_interval=args.poll_interval)
 
@@ -356,6 +357,13 @@ async def serve(args: argparse.Namespace) -> int:
 
     ensure_private_dir(data_dir)
     lock_fd = lock_data_dir(data_dir)
+    if not args.backend:
+        from agtaild.index.owner import for_daemon
+
+        # The data dir's index follows this daemon's roots; commands with others use their own.
+        taken_over = for_daemon(config, defaults=not (args.root or args.only_roots))
+        if taken_over:
+            log.warning("%s", taken_over)
     listen = parse_listen(args.listen)
     sock_path = None if (args.socket or "").lower() == "none" else Path(args.socket or runtime_dir() / "agtaild.sock")
     if listen is None and sock_path is None:

@@ -54,6 +54,7 @@ class IndexWriter:
         rescan_interval: float = 600.0,
         on_tick: Callable[[], list[str]] | None = None,
         tick_interval: float = 30.0,
+        count_agents: Callable[[], dict[str, int]] | None = None,
     ) -> None:
         self.service = service
         self.hub = hub
@@ -62,6 +63,8 @@ class IndexWriter:
         self.rescan_interval = rescan_interval
         self.on_tick = on_tick
         self.tick_interval = tick_interval
+        #: Sessions per agent in the index, for the line the log gets when the first scan is done.
+        self.count_agents = count_agents
         self._pending: dict[str, tuple[float, float]] = {}  # path → (first seen, last seen)
         self._scan: str | None = "scan"  # None | "scan" (every root) | "rebuild" (from scratch)
         self._waiters: list[asyncio.Future[dict[str, Any]]] = []
@@ -132,7 +135,10 @@ class IndexWriter:
                 kind, self._scan = self._scan, None
                 waiters, self._waiters = self._waiters, []
                 started = time.monotonic()
+                first_scan = self.last_scan is None
                 report = await self._update(full=kind == "rebuild", paths=None)
+                if first_scan and report is not None:
+                    await self._log_first_scan(report)
                 # Paths noted before the scan began are covered by it.
                 self._pending = {p: t for p, t in self._pending.items() if t[1] >= started}
                 next_full = time.monotonic() + self.rescan_interval
@@ -164,6 +170,22 @@ class IndexWriter:
                 await asyncio.wait_for(self._wake.wait(), max(0.0, wake_at - time.monotonic()))
             except TimeoutError:
                 pass
+
+    async def _log_first_scan(self, report: dict[str, Any]) -> None:
+        """One line when the daemon's first scan is done: until then a new install's lists are
+        still filling, and the log should say when they are whole and how much they hold."""
+        per_agent: dict[str, int] = {}
+        if self.count_agents is not None:
+            try:
+                per_agent = await asyncio.get_running_loop().run_in_executor(self._pool, self.count_agents)
+            except Exception as err:  # the line is for people; the index itself is fine
+                log.debug("could not count the sessions per agent: %s", err)
+        held = sorted(((n, a) for a, n in per_agent.items() if n), reverse=True)
+        agents = f" of {len(held)} agent{'' if len(held) == 1 else 's'}" if per_agent else ""
+        detail = f" ({', '.join(f'{a} {n}' for n, a in held)})" if held else ""
+        sessions = int(report.get("sessions") or 0)
+        log.info("first index done: %d session%s%s%s in %.1f s", sessions, "" if sessions == 1 else "s",
+                 agents, detail, float(report.get("seconds") or 0.0))
 
     async def _until(self, event: asyncio.Event) -> None:
         """Wait for ``event``, or for stop() (a daemon that failed to bind never sets it)."""

@@ -178,7 +178,14 @@ def by_hour(
         groups.items(), key=lambda g: (g[0][0], g[0][1], g[0][2] is not None, g[0][2] or "", g[0][3])
     ):
         cells.add(_ISO_DAY.get(wd, 0), int(hour), pricing, model, long_ctx, inp, outp, cr, cw, rs)
-    return cells.doc()
+    doc = cells.doc()
+    # Usage with no time at all (nor has its session) is in no hour: the answer says how much.
+    from agtaild.index.stats import undated_usage
+
+    undated = undated_usage(db, pricing, agent=agent, project=project)
+    if undated is not None:
+        doc["undated"] = undated
+    return doc
 
 
 class HourCells:

@@ -184,9 +184,19 @@ def cjk_rows(events: list[EventRow]) -> list[CjkRow]:
     return rows
 
 
-def usage_row(record: UsageRecord) -> UsageRow:
+def session_time(session: Session) -> float | None:
+    """When a session's usage happened if its records do not say (OpenHands, Continue and Aider
+    record tokens per session or per run, not per turn): the session's start, else its end."""
+    return parse_time(session.started) or parse_time(session.ended)
+
+
+def usage_row(record: UsageRecord, fallback: float | None = None) -> UsageRow:
+    """The row of one usage record; dated by ``fallback`` (the session's time) when the record
+    has no time of its own, so date filters find it. Without either it has no day ('')."""
     u = record.usage
     epoch = parse_time(record.ts)
+    if epoch is None:
+        epoch = fallback
     total = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
     long_ctx = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens > LONG_CONTEXT_TOKENS
     return (
@@ -238,7 +248,7 @@ def prepare(job: Job) -> Prepared:
             session=session_row(session, job.kind, job.collection, now),
             events=events,
             cjk=cjk_rows(events),
-            usage=[usage_row(r) for r in result.usage],
+            usage=[usage_row(r, session_time(session)) for r in result.usage],
             marks=result.marks,
             chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
             seconds=time.perf_counter() - started,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from agtaild.index.codec import event_layout
 from agtaild.index.totals import m005_totals
+from agtaild.index.usage import m010_usage_session_time
 
 #: Bump when prepared rows change meaning (text extraction, tokenizer, stored JSON shape).
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
@@ -341,6 +342,7 @@ MIGRATIONS: list[Migration] = [
     m008_statsession,
     m009_appendcost,
     m010_tool_category,
+    m010_usage_session_time,
 ]
 
 

@@ -50,7 +50,66 @@ def stats(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """``limit``: only the first rows (by tokens, largest first; by day, the earliest days);
-    the totals still count everything in scope."""
+    the totals still count everything in scope.
+
+    Usage whose record has no time is dated by its session's (agtaild.index.prepare); what has
+    no time at all — nor has its session — is on no day, so a date bound leaves it out: the
+    answer then says how much, as ``undated`` (a Usage, present only when there is some)."""
+    doc = _stats(db, pricing, by=by, agent=agent, project=project, since=since, until=until,
+                 imported=imported, collection=collection, limit=limit)
+    if since is not None or until is not None:
+        undated = undated_usage(db, pricing, agent=agent, project=project, imported=imported, collection=collection)
+        if undated is not None:
+            doc["undated"] = undated
+    return doc
+
+
+def undated_usage(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    *,
+    agent: str | None = None,
+    project: str | None = None,
+    imported: bool | None = None,
+    collection: str | None = None,
+) -> dict[str, Any] | None:
+    """The counted usage in scope that has no time at all (None when there is none)."""
+    where, args = ["u.day = ''"], []
+    if agent:
+        where.append("u.agent = ?")
+        args.append(agent)
+    if project:
+        where.append("s.project = ?")
+        args.append(project)
+    if imported is not None:
+        where.append(f"s.kind {'=' if imported else '!='} 'imported'")
+    if collection:
+        where.append("s.collection = ?")
+        args.append(collection)
+    join = " JOIN sessions s ON s.id = u.session_id" if project or imported is not None or collection else ""
+    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    rows = db.execute(
+        f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL FROM usage_rollup u{join}"
+        f" WHERE {' AND '.join(where)} GROUP BY 2, 3",
+        args,
+    )
+    totals: dict[str, Any] = assemble(rows, "model", pricing)["totals"]
+    return totals if totals["total_tokens"] else None
+
+
+def _stats(
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    *,
+    by: str,
+    agent: str | None = None,
+    project: str | None = None,
+    since: TimeBound | None = None,
+    until: TimeBound | None = None,
+    imported: bool | None = None,
+    collection: str | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
     # The rollups (counted usage per day and model; per session, day and model) answer
     # everything but bounds finer than a day, which need the individual responses.
     precise = (since is not None and since.day is None) or (until is not None and until.day is None)
@@ -99,7 +158,7 @@ def stats(
             totals = (
                 None
                 if session_filter
-                else stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
+                else _stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
             )
             return _top_sessions(db, pricing, scope, own_scope, args, limit, totals)
         # The rollup's rows (one per session, day and model) are few: summed in Python, which

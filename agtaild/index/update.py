@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
@@ -139,7 +140,8 @@ class Updater:
     def _cwd_candidates(self, roots: list[RootSpec]) -> list[Candidate]:
         """Units of agents that keep sessions in project folders (``uses_known_cwds``), found
         from the working directories of the sessions already indexed — no crawl: the adapter
-        only looks in (and just above) each directory."""
+        only looks in (and just above) each directory — and by the adapter's own bounded
+        search of this machine (``roots_nearby``: Aider's shell history and project folders)."""
         from agtaild.adapters import all_adapters
 
         in_scope = {r.agent for r in roots}
@@ -147,12 +149,13 @@ class Updater:
         if not adapters:
             return []
         cwds = [row[0] for row in self.db.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+        home = Path(os.environ.get("HOME") or Path.home())
         out: list[Candidate] = []
         for adapter in adapters:
             configured = {r.path for r in roots if r.agent == adapter.id}
             try:
-                paths = adapter.roots_for_cwds(cwds)
-                for path in paths:
+                found = {str(p): p for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]}
+                for path in found.values():
                     if str(path) in configured:
                         continue
                     spec = RootSpec(agent=adapter.id, path=str(path))

@@ -180,3 +180,21 @@ def _add_daily(db: sqlite3.Connection, sign: int) -> None:
             "FROM _rd d CROSS JOIN usage_rollup u ON u.session_id = d.session_id AND u.day = d.day",
         ):
             db.execute(_insert_sums(table, sign, source, upsert=True))
+
+
+def m010_usage_session_time(db: sqlite3.Connection) -> None:
+    """Usage recorded without a time of its own is dated by its session's start (else its end),
+    as agtaild.index.prepare.usage_row now does, so that date filters find it: an index made
+    before kept it on no day at all ('')."""
+    from agtaild.index.prepare import local_day, parse_time
+
+    db.create_function("agtail_epoch", 1, parse_time, deterministic=True)
+    db.create_function("agtail_local_day", 1, local_day)
+    changed = db.execute(
+        "UPDATE usage SET epoch = (SELECT agtail_epoch(coalesce(json_extract(s.data, '$.started'),"
+        " json_extract(s.data, '$.ended'))) FROM sessions s WHERE s.id = usage.session_id)"
+        " WHERE epoch IS NULL"
+    ).rowcount
+    if changed:
+        db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '') WHERE day = '' AND epoch IS NOT NULL")
+        refresh_rollup(db, None)

@@ -84,10 +84,20 @@ class McpEndpoint:
 _ENDPOINT = web.AppKey("agtail_mcp", McpEndpoint)
 
 
+#: The SDK's transport logs "Terminating session: None" at INFO after every stateless request:
+#: a line per POST that says nothing. Its warnings and errors still reach the daemon's log
+#: (and everything, at ``--log-level debug``).
+_CHATTY_LOGGERS = ("mcp.server.streamable_http",)
+
+
 def _import_sdk() -> None:
     import mcp.server.streamable_http_manager  # noqa: F401
 
     import agtaild.mcp.server  # noqa: F401
+
+    if not log.isEnabledFor(logging.DEBUG):
+        for name in _CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _scope(request: web.Request) -> dict[str, Any]:

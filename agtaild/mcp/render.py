@@ -7,7 +7,7 @@ says how much was left out and how to get it. Every id printed is one `read_sess
 
 Transcript text may hold anything (control characters, lone surrogates, text that looks like
 JSON-RPC): :func:`clean` makes every string valid UTF-8 without terminal control codes, and
-the SDK JSON-encodes it, so no transcript can break the protocol.
+the transport JSON-encodes it, so no transcript can break the protocol.
 """
 
 from __future__ import annotations
@@ -217,5 +217,9 @@ def usage_report(doc: dict[str, Any], *, by: str, scope: str) -> str:
             lines.append(line)
         if len(rows) > 50:
             lines.append(f"… and {count(len(rows) - 50, 'more row')}")
+    undated = doc.get("undated")
+    if undated:
+        lines.append(f"Not counted above: {cost(undated)} of usage with no time at all (neither the "
+                     "records nor their sessions say when), so outside any date range.")
     lines.append("Costs are estimates from list prices; 'cost unknown' means a model has no price.")
     return "\n".join(lines)

@@ -10,9 +10,7 @@ schema here, so a wrong argument is a clear tool error and never reaches the ser
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agtaild.errors import AgtailError, worded
@@ -25,13 +23,21 @@ class ToolArgumentError(ValueError):
     """The caller's arguments do not fit the tool's schema."""
 
 
-@dataclass(frozen=True)
 class Tool:
-    name: str
-    title: str
-    description: str
-    schema: dict[str, Any]
-    run: Callable[[Call, dict[str, Any], str | None], str]
+    """A tool: its name, title, description, JSON Schema and function. (A plain class, not a
+    dataclass: `agtail mcp` answers the handshake before importing more than it must.)"""
+
+    __slots__ = ("description", "name", "run", "schema", "title")
+
+    def __init__(
+        self, name: str, title: str, description: str, schema: dict[str, Any],
+        run: Callable[[Call, dict[str, Any], str | None], str],
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.description = description
+        self.schema = schema
+        self.run = run
 
 
 def _string(description: str, **more: Any) -> dict[str, Any]:
@@ -188,7 +194,9 @@ def read_session(call: Call, args: dict[str, Any], here: str | None) -> str:
 
 
 def usage_summary(call: Call, args: dict[str, Any], here: str | None) -> str:
-    since = args.get("since") or _dt.date.today().isoformat()
+    import datetime
+
+    since = args.get("since") or datetime.date.today().isoformat()
     params = {"since": since, "by": args["by"], **_pick(args, "agent", "project", "until")}
     doc = call("stats", params)
     scope = f"since {render.clean(since)}" + (f" until {render.clean(args['until'])}" if args.get("until") else "")

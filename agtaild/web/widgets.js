@@ -53,6 +53,12 @@ export function agentSelect(current, onChange) {
   return sel;
 }
 
+// Usage with no time at all (neither the records nor their sessions say when) is on no day.
+export function undatedNote(u) {
+  if (!u || !u.total_tokens) return null;
+  return h('p', { class: 'muted undated', text: 'Not in this range: ' + fmtTokens(u.total_tokens) + ' tokens (' + fmtCost(u.cost_usd) + ') of usage with no time at all (neither the records nor their sessions say when).' });
+}
+
 export function usageCards(u) {
   if (!u) return null;
   const card = (label, value, title) => h('div', { class: 'ucard', title: title || null }, h('div', { class: 'uval', text: value }), h('div', { class: 'ulabel', text: label }));

@@ -10,9 +10,10 @@ times) gives the prompts their timestamps.
 
 Where the files are: ``--root aider=PATH`` (a repository, a history file, or a folder searched
 a few levels deep — never a whole-disk crawl), ``$AGTAIL_AIDER_ROOTS`` (extra search roots,
-``os.pathsep``-separated), ``$AIDER_CHAT_HISTORY_FILE``, and — through
-:meth:`roots_for_cwds` — the working directories other agents' sessions name (and their git
-roots), which the index offers to adapters that ask.
+``os.pathsep``-separated), ``$AIDER_CHAT_HISTORY_FILE``, — through :meth:`roots_for_cwds` —
+the working directories other agents' sessions name (and their git roots), which the index
+offers to adapters that ask, and — through :meth:`roots_nearby` — a bounded search of the
+shell history and the usual project folders (:mod:`agtaild.adapters.aider.nearby`).
 
 Reads are incremental: a run's state remembers where it stopped; a run followed by another
 header is closed and costs nothing to re-read. :mod:`agtaild.adapters.aider.markdown` holds the grammar.
@@ -32,6 +33,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agtaild.adapters.aider import nearby
 from agtaild.adapters.aider.markdown import HEADER_PREFIX, RunParser, RunState, header_time
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.kit.gc_pause import paused_read
@@ -124,6 +126,7 @@ class AiderAdapter(Adapter):
         self._runs: dict[
             str, tuple[tuple[int, int, int, int], list[tuple[str, int, str, int]], dict[str, int]]
         ] = {}
+        self._nearby = nearby.NearbyCache()
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         roots = [Path(p).expanduser() for p in (env.get("AGTAIL_AIDER_ROOTS") or "").split(os.pathsep) if p]
@@ -144,6 +147,21 @@ class AiderAdapter(Adapter):
                 if (folder / ".git").exists() or folder.parent == folder:
                     break
                 folder = folder.parent
+        return list(found.values())
+
+    def roots_nearby(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """History files of repositories the shell history names (``cd DIR && aider``,
+        ``--chat-history-file``, atuin's working directories) and those below the usual project
+        folders; bounded (:func:`agtaild.adapters.aider.nearby.limits`) and kept a few minutes."""
+        return self._nearby.get(str(home), lambda: self._search_nearby(env, home))
+
+    def _search_nearby(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        places = nearby.from_shell_history(env, home)
+        files = [p for p in places if p.is_file()]
+        folders = [str(p) for p in places if p.is_dir()]
+        found: dict[str, Path] = {}
+        for path in [*files, *self.roots_for_cwds(folders), *nearby.in_project_folders(home, HISTORY)]:
+            found.setdefault(str(path), path)
         return list(found.values())
 
     # -- discovery ------------------------------------------------------------------------

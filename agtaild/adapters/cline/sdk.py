@@ -163,6 +163,17 @@ def _summarise(s: Session, manifest: dict[str, Any], walk: HistoryWalk) -> None:
     if recorded:
         s.extra["recorded_usage"] = recorded
     s.extra["store"] = "sessions"
+    s.version = _cli_version(manifest, s.extra.get("sdk_origin"))
+
+
+def _cli_version(manifest: Any, origin: Any) -> str | None:
+    """The Cline CLI's version: the manifest's ``metadata.sessionHistoryOrigin.version``, else
+    the messages document's ``origin.version`` (both "3.0.65" in 3.0.65's files)."""
+    for where in (sub(sub(manifest, "metadata"), "sessionHistoryOrigin"), origin):
+        version = where.get("version") if isinstance(where, dict) else None
+        if isinstance(version, str) and version.strip():
+            return version.strip()
+    return None
 
 
 def _read_child(agent: str, unit: Unit, path: Path, now: float) -> tuple[RecordBook, float]:
@@ -196,6 +207,7 @@ def _read_child(agent: str, unit: Unit, path: Path, now: float) -> tuple[RecordB
         cwd = manifest.get("cwd")
         s.cwd = cwd if isinstance(cwd, str) and cwd else None
         s.project = project_of(s.cwd)
+    s.version = _cli_version(manifest if isinstance(manifest, dict) else {}, origin)
     return book, newest
 
 

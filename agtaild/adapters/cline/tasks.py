@@ -191,11 +191,7 @@ class TaskDirAdapter(SessionDirAdapter):
             s.ending = "interrupted"
         env = meta.get("environment_history")
         if isinstance(env, list) and env and isinstance(env[-1], dict):
-            version = env[-1].get("cline_version") or env[-1].get("host_version")
-            s.version = version if isinstance(version, str) else None
-            host = env[-1].get("host_name")
-            if isinstance(host, str):
-                s.extra["host"] = host
+            s.version = _task_version(env[-1], s.extra)
         parent = item.get("parentTaskId")
         if isinstance(parent, str) and parent:
             call = _new_task_call(sdir.path.parent / parent, s.first_prompt)
@@ -237,3 +233,24 @@ def _new_task_call(parent_dir: Path, prompt: str | None) -> str | None:
                     value = block.get("id")
                     return value if isinstance(value, str) else None
     return None
+
+
+def _task_version(env: dict[str, Any], extra: dict[str, Any]) -> str | None:
+    """The version of what ran the task, from ``environment_history``'s last entry.
+
+    In an editor the host is the editor (``host_version`` is VS Code's) and ``cline_version`` the
+    extension's: that one. The Cline CLI 2.x is a host of its own (``host_name`` "Cline CLI -
+    Node.js") that embeds the extension's core, so ``cline_version`` (3.82.0 in 2.18.0's files) is
+    the core's and ``host_version`` the CLI's own: that one. The other stays in ``extra``."""
+    host, host_version, core = env.get("host_name"), env.get("host_version"), env.get("cline_version")
+    if isinstance(host, str):
+        extra["host"] = host
+    host_version = host_version if isinstance(host_version, str) and host_version else None
+    core = core if isinstance(core, str) and core else None
+    if isinstance(host, str) and host.startswith("Cline CLI") and host_version:
+        if core and core != host_version:
+            extra["core_version"] = core
+        return host_version
+    if host_version and core and host_version != core:
+        extra["host_version"] = host_version
+    return core or host_version

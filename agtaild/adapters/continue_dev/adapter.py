@@ -8,13 +8,14 @@ The global dir is ``$CONTINUE_GLOBAL_DIR`` (relative values resolve against the 
 
 The document (``core/index.d.ts`` ``Session``): ``{sessionId, title, workspaceDirectory,
 history: ChatHistoryItem[], mode?, chatModelTitle?, usage?}``. Each history item is one
-accounting record; :mod:`agtaild.adapters.continue_dev.items` maps it. The file has **no timestamps**: a session's
-start is the index's ``dateCreated`` and its end the document's last save (its mtime).
+accounting record; :mod:`agtaild.adapters.continue_dev.items` maps it. The file has **no timestamps**
+but the IDE's ``reasoning.startAt``/``endAt``: a session's start is the index's ``dateCreated``
+and its end the latest time recorded (a reasoning time, else ``dateCreated``) — never the file's
+mtime, which a copy or a backup restore sets to "now".
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -94,6 +95,7 @@ class ContinueAdapter(JsonDocAdapter):
         s.messages = mapper.messages
         s.first_prompt = mapper.first_prompt
         s.compactions = mapper.compactions
+        s.ended = mapper.latest  # finish() adds the index's dateCreated
         if s.title is None and mapper.first_prompt:
             s.title = (
                 next((ln.strip() for ln in mapper.first_prompt.splitlines() if ln.strip()), "")[:200] or None
@@ -117,12 +119,8 @@ class ContinueAdapter(JsonDocAdapter):
         if isinstance(created, str) and created.strip().isdigit():
             created = int(created.strip())
         s.started = from_epoch(created, unit="ms") if isinstance(created, int | float) else None
-        try:
-            s.ended = from_epoch(os.stat(unit.path).st_mtime, unit="s")
-        except OSError:
-            s.ended = None
-        if s.started and s.ended and s.ended < s.started:
-            s.ended = s.started
+        recorded = [t for t in (s.started, s.ended) if t]
+        s.ended = max(recorded) if recorded else None
         if s.cwd is None:
             s.cwd = _workspace(meta.get("workspaceDirectory"))
         index_title = _str(meta.get("title"))

@@ -100,6 +100,9 @@ class ItemMapper:
         self.messages = 0
         self.first_prompt: str | None = None
         self.compactions = 0
+        #: The latest time an item records (``reasoning.startAt``/``endAt``): the session file
+        #: has no other, and its mtime is only when the file was last written or copied.
+        self.latest: str | None = None
         #: tool call id → its tool_use event still without a result.
         self._open: dict[str, Event] = {}
         self._calls: dict[str, Event] = {}
@@ -163,6 +166,11 @@ class ItemMapper:
             self.models.append(model)
         reasoning = item.get("reasoning")
         out: list[Event] = []
+        if isinstance(reasoning, dict):
+            for key in ("startAt", "endAt"):
+                at = from_epoch(reasoning.get(key), unit="ms")
+                if at and (self.latest is None or at > self.latest):
+                    self.latest = at
         if isinstance(reasoning, dict) and isinstance(reasoning.get("text"), str) and reasoning["text"]:
             ts = from_epoch(reasoning.get("startAt"), unit="ms")
             out.append(

@@ -5,7 +5,7 @@ import { $, clear, h } from '../dom.js';
 import { counted, fmtCost, fmtInt, fmtTokens, fmtUsageCost, unpricedTitle } from '../format.js';
 import { queryHash, setHash } from '../router.js';
 import { handleError } from '../ui.js';
-import { agentSelect, usageCards } from '../widgets.js';
+import { agentSelect, undatedNote, usageCards } from '../widgets.js';
 
 export const statsView = {
   root: null,
@@ -42,6 +42,7 @@ export const statsView = {
       stackSel.addEventListener('change', () => setHash(queryHash('#/stats', { agent: p.agent, days: p.days, stack: stackSel.value })));
       clear(body).append(
         usageCards(byDay.totals || {}),
+        undatedNote(byDay.undated),
         dayChart(byDay.rows || [], stack === 'none' ? null : stack, stackSel),
         h('div', { class: 'stats-cols' }, statsTable('By model', byModel.rows || [], 'Model', true), statsTable('By agent', byAgent.rows || [], 'Agent', true)),
         hourMap(byHour.rows || []),
