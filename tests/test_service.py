@@ -74,11 +74,10 @@ def test_method_table_and_unknown_method(svc: Service) -> None:
         ("sessions.list", {"limit": True}, "'limit'"),
         ("sessions.list", {"imported": "maybe"}, "'imported'"),
         ("sessions.list", {"since": "yesterday-ish"}, "'since'"),
-        ("sessions.list", {"agent": "nobody"}, "'agent'"),
+        ("sessions.list", {"agent": "nobody"}, "unknown agent 'nobody'"),
         ("sessions.list", {"cwd": 5}, "'cwd'"),
         ("sessions.list", {"cursor": "garbage!"}, "'cursor'"),
         ("sessions.get", {"agent": "toy"}, "'id'"),
-        ("sessions.get", {"id": "abc111"}, "'agent'"),
         ("events.list", {"agent": "toy", "id": "abc111", "after_seq": "x"}, "'after_seq'"),
         ("search", {}, "'q'"),
         ("search", {"q": "x", "mode": "fuzzy"}, "'mode'"),
@@ -90,6 +89,13 @@ def test_method_table_and_unknown_method(svc: Service) -> None:
 def test_bad_params_name_the_parameter(svc: Service, method: str, params: dict[str, Any], names: str) -> None:
     with pytest.raises(UsageError, match=names):
         svc.call(method, params)
+
+
+def test_an_id_alone_names_a_session_of_any_agent(svc: Service) -> None:
+    from agtaild.errors import NotFound
+
+    with pytest.raises(NotFound, match="abc111"):  # none has that id here
+        svc.call("sessions.get", {"id": "abc111"})
 
 
 def test_rest_style_string_params_are_accepted(svc: Service) -> None:
