@@ -94,8 +94,9 @@ def test_bad_params_name_the_parameter(svc: Service, method: str, params: dict[s
 def test_an_id_alone_names_a_session_of_any_agent(svc: Service) -> None:
     from agtaild.errors import NotFound
 
-    with pytest.raises(NotFound, match="abc111"):  # none has that id here
-        svc.call("sessions.get", {"id": "abc111"})
+    assert svc.call("sessions.get", {"id": "abc111"})["session"]["agent"] == "toy"
+    with pytest.raises(NotFound, match="no-such-id"):
+        svc.call("sessions.get", {"id": "no-such-id"})
 
 
 def test_rest_style_string_params_are_accepted(svc: Service) -> None:
