@@ -91,6 +91,7 @@ def test_the_readme_sample_beside_a_daemon_keeps_its_sessions(
     env[exported] = str(daemon.data_dir if exported == "AGTAIL_DATA_DIR" else daemon.data_dir.parent)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "clients" / "python")])
     env.pop("XDG_CACHE_HOME", None)  # the sample's own HOME holds its cache, if any
+    env["TMPDIR"] = str(tmp_path)  # its mktemp -d lands here
     done = subprocess.run(["bash", "-c", command], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     listed = [line for line in done.stdout.splitlines() if line.strip()]
