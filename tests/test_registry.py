@@ -78,8 +78,26 @@ def test_registry_ids_are_unique_and_listed() -> None:
     assert len(ids) == len(set(ids)) and all(ids)
 
 
+def test_every_agent_package_is_registered_once_and_exposes_its_adapter() -> None:
+    """One package per agent under agtaild/adapters/ (kit is the shared helpers): each listed in
+    BUILTIN as package:Class, its __init__ exposing the class its adapter.py defines."""
+    import importlib
+
+    from agtaild.adapters import BUILTIN
+
+    folder = Path(importlib.import_module("agtaild.adapters").__file__).parent
+    packages = {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()} - {"kit"}
+    listed = {spec.partition(":")[0].rsplit(".", 1)[1] for spec in BUILTIN}
+    assert listed == packages
+    for spec in BUILTIN:
+        module, _, cls = spec.partition(":")
+        assert getattr(importlib.import_module(module), cls) is getattr(importlib.import_module(module + ".adapter"), cls), spec
+
+
 def test_adapter_declares_itself(adapter: Adapter, corpus: Path, tmp_path: Path) -> None:
     assert adapter.id and adapter.name and adapter.root_help, adapter.id
+    assert adapter.formats_tested and adapter.sample_roots, f"{adapter.id}: declare the formats tested and sample roots"
+    assert isinstance(type(adapter).__dict__.get("env_vars", type(adapter).env_vars), tuple), adapter.id
     for rel in adapter.sample_roots:
         assert (corpus / rel).exists(), f"{adapter.id}: sample root {rel} is missing"
     roots = adapter.default_roots({}, tmp_path)
