@@ -29,18 +29,26 @@ def _cli(capsys: pytest.CaptureFixture[str], tmp_path: Path, root: str, *argv: s
     return out
 
 
+def _aider_ref(capsys: pytest.CaptureFixture[str], tmp_path: Path, root: str, stamp: str) -> str:
+    """The session of the run started at ``stamp``: an Aider id begins with a digest of the
+    repository's path, which differs from one checkout to another."""
+    sessions = json.loads(_cli(capsys, tmp_path, root, "--json", "list"))["sessions"]
+    (sid,) = [s["id"] for s in sessions if s["id"].split("-", 1)[1].startswith(stamp)]
+    return f"aider:{sid}"
+
+
 def _reply_edits(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [e["extra"]["edit"] for e in doc["events"] if e["kind"] == "text" and "edit" in (e.get("extra") or {})]
 
 
 def test_aider_replies_carry_their_edits(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     root = f"aider={AIDER_REAL}"
-    create = json.loads(_cli(capsys, tmp_path, root, "--json", "show", "aider:33bf7f18-20261130T16042"))
+    create = json.loads(_cli(capsys, tmp_path, root, "--json", "show", _aider_ref(capsys, tmp_path, root, "20261130T16042")))
     (edit,) = _reply_edits(create)
     (f,) = edit["files"]
     assert f["path"] == "hello.py" and f["op"] == "create" and f["numbered"]
     assert f["hunks"][0]["lines"][0] == "+def greet(name):" and len(f["hunks"][0]["lines"]) == 6
-    update = json.loads(_cli(capsys, tmp_path, root, "--json", "show", "aider:33bf7f18-20261130T160439"))
+    update = json.loads(_cli(capsys, tmp_path, root, "--json", "show", _aider_ref(capsys, tmp_path, root, "20261130T160439")))
     (edit,) = _reply_edits(update)
     assert edit["files"][0]["op"] == "update" and edit["files"][0]["hunks"][0]["lines"] == [
         '-    return "Hello, " + name', '+    return f"Hello, {name}! こんにちは、{name}さん"']
@@ -50,11 +58,12 @@ def test_aider_replies_carry_their_edits(capsys: pytest.CaptureFixture[str], tmp
 
 def test_show_prints_the_diff_in_place_of_the_block(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     root = f"aider={AIDER_REAL}"
-    out = _cli(capsys, tmp_path, root, "show", "aider:33bf7f18-20261130T160439")
+    ref = _aider_ref(capsys, tmp_path, root, "20261130T160439")
+    out = _cli(capsys, tmp_path, root, "show", ref)
     assert "<<<<<<< SEARCH" not in out and ">>>>>>> REPLACE" not in out
     assert "  ✎ (an edit: its diff follows)" in out and "    hello.py\n    @@ -1,1 +1,1 @@" in out
     assert '-    return "Hello, " + name' in out and "日本語の挨拶も追加しました。" in out
-    raw = _cli(capsys, tmp_path, root, "show", "aider:33bf7f18-20261130T160439", "--no-diff")
+    raw = _cli(capsys, tmp_path, root, "show", ref, "--no-diff")
     assert "<<<<<<< SEARCH" in raw and "@@" not in raw
 
 

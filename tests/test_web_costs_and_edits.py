@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agtaild.adapters.aider.adapter import file_digest
 from tests.conftest import CORPUS
 from tests.test_web_daemon import Daemon, login, unexpected
 from tests.web_cdp import Browser, chromium_available
@@ -23,7 +24,8 @@ PI_ROOT = CORPUS / "real" / "pi-0.73.1" / "sessions"
 CODEX_ROOT = CORPUS / "real" / "codex-0.171.0" / "sessions"
 CODEX_BASIC = "01a229d7-c676-78a1-a3ee-2b022b275b04"
 AIDER_ROOT = CORPUS / "real" / "aider-0.86.2" / "demo-app"
-AIDER_EDIT = "33bf7f18-20261130T160439"
+#: An Aider id begins with a digest of the history file's real path (it differs per checkout).
+AIDER_EDIT = file_digest(str(AIDER_ROOT / ".aider.chat.history.md")) + "-20261130T160439"
 
 
 @pytest.fixture(scope="module")
