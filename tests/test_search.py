@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agtaild.errors import UsageError
+from agtaild.errors import NotFound, UsageError
 from agtaild.index.text import compile_query
 from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, sample_lines, toy_config, toy_line, toy_registry, write_session
@@ -212,6 +212,9 @@ def test_filters(svc: Service) -> None:
     with pytest.raises(UsageError, match="'kind'"):
         svc.call("search", {"q": "x", "kind": "nonsense"})
     with pytest.raises(UsageError, match="'session'"):
+        svc.call("search", {"q": "x", "session": "toy:"})
+    # An id alone names a session of any agent (here none).
+    with pytest.raises(NotFound, match="no session 'no-colon'"):
         svc.call("search", {"q": "x", "session": "no-colon"})
 
 
