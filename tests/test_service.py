@@ -78,6 +78,7 @@ def test_method_table_and_unknown_method(svc: Service) -> None:
         ("sessions.list", {"cwd": 5}, "'cwd'"),
         ("sessions.list", {"cursor": "garbage!"}, "'cursor'"),
         ("sessions.get", {"agent": "toy"}, "'id'"),
+        ("sessions.get", {"id": "toy:"}, "'id'"),  # (an id without an agent is any agent's)
         ("events.list", {"agent": "toy", "id": "abc111", "after_seq": "x"}, "'after_seq'"),
         ("search", {}, "'q'"),
         ("search", {"q": "x", "mode": "fuzzy"}, "'mode'"),

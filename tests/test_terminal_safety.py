@@ -132,12 +132,12 @@ def test_closing_the_pipe_early_exits_quietly(corpus: Path, tmp_path: Path, comm
 
 def test_picker_lines_for_fzf_are_sanitised() -> None:
     """fzf draws its input itself, outside agtail's sanitised stdout."""
-    from agtaild.cli.resume import _line
+    from agtaild.cli.resume import picker_rows
 
-    line = _line({"agent": "claude-code", "id": SID, "started": "2026-01-01T10:00:00Z",
-                  "project": "p\x1b[2J", "title": EVIL})  # fmt: skip
-    assert not any(raw in line for raw in RAW)
-    assert line.split("\t")[0] == f"claude-code:{SID}" and line.count("\t") == 3
+    ((ref, line),) = picker_rows([{"agent": "claude-code", "id": SID, "started": "2026-01-01T10:00:00Z",
+                                   "project": "p\x1b[2J", "title": EVIL}])  # fmt: skip
+    assert not any(raw in line for raw in RAW) and not any(raw in ref for raw in RAW)
+    assert ref == f"claude-code:{SID}" and "\t" not in line and "claude-code" in line
 
 
 def test_the_daemon_log_shows_control_characters_instead_of_obeying_them() -> None:

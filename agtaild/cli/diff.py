@@ -186,3 +186,23 @@ def patch_lines(edit: dict[str, Any], cwd: str | None, where: str) -> tuple[list
             out.append(hunk_header(hunk))
             out.extend(x if x else " " for x in _lines(hunk))
     return out, notes
+
+
+def write_patch(session: dict[str, Any], events: Any, write: Any, err: Any) -> bool:
+    """`show --patch`: the edits of the active branch (those of abandoned branches were undone)
+    as one unified diff, in order, through ``write``; what cannot be part of it through ``err``.
+    False when the session recorded no edit."""
+    from agtaild.cli import branches
+
+    found = False
+    for _, ev in branches.walk(events, all_branches=False):
+        edit = edit_of(ev) if ev is not None else None
+        if edit is None or ev is None:
+            continue
+        lines, notes = patch_lines(edit, session.get("cwd"), f"#{ev.get('seq')} {ev.get('tool') or 'edit'}")
+        for note in notes:
+            err(f"agtail: {note}")
+        for line in lines:
+            write(line + "\n")
+        found = found or bool(lines)
+    return found

@@ -1,7 +1,9 @@
-"""Human-readable output: tables, transcripts, highlighted snippets. (``--json`` skips all this.)
+"""Human-readable output: aligned tables, transcripts, times, ids. (``--json`` skips all this.)
 
 Colour only when stdout is a terminal and ``NO_COLOR`` is not set. Times are shown in the
-local zone; long texts are abbreviated (``show --full`` prints them whole).
+local zone; long texts are abbreviated (``show --full`` prints them whole). The listings of
+`list`, `search` and `stats` are in agtaild.cli.listings, cost wording in agtaild.cli.costs,
+diffs in agtaild.cli.diff.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 
+from agtaild.cli.costs import cost_phrase, tokens
 from agtaild.cli.width import cells, fit, pad
 from agtaild.textsafe import trusted
 from agtaild.words import count
@@ -77,56 +80,6 @@ def local_time(value: str | float | None, *, seconds: bool = False) -> str:
 def clock(value: str | None) -> str:
     full = local_time(value, seconds=True)
     return full[11:] if len(full) >= 19 else "--:--:--"
-
-
-def tokens(n: int | None) -> str:
-    if not n:
-        return "0"
-    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(n)
-
-
-def cost(value: float | None) -> str:
-    return "?" if value is None else f"${value:,.2f}"
-
-
-def cost_cell(u: dict[str, Any]) -> str:
-    """A usage document's cost in a table cell: ``$1.20``; with a model unpriced, the known part
-    and a ``?`` for the rest (``$0.43+?``), or ``?`` when nothing of it is priced."""
-    if u.get("cost_usd") is not None:
-        return cost(u["cost_usd"])
-    known = u.get("cost_known_usd")
-    return f"{cost(known)}+?" if known else "?"
-
-
-def _unpriced_models(u: dict[str, Any]) -> str:
-    names = [str(m) for m in u.get("unpriced_models") or []]
-    return ", ".join(names[:5]) + (f" and {count(len(names) - 5, 'more')}" if len(names) > 5 else "")
-
-
-def unpriced_note(u: dict[str, Any]) -> str:
-    """What the ``?`` of a table's cost stands for (empty when everything is priced)."""
-    if u.get("cost_usd") is not None or not u.get("unpriced_tokens"):
-        return ""
-    models = _unpriced_models(u)
-    return f"? = {count(int(u['unpriced_tokens']), 'token')} of models without a price" + (
-        f" ({models})" if models else ""
-    )
-
-
-def cost_phrase(u: dict[str, Any]) -> str:
-    """A usage document's cost in a sentence (the `show` header): the known part first."""
-    if u.get("cost_usd") is not None:
-        return cost(u["cost_usd"])
-    dark = int(u.get("unpriced_tokens") or u.get("total_tokens") or 0)
-    models = _unpriced_models(u)
-    what = f"{tokens(dark)} tokens" + (f" of {models}" if models else "") + " unpriced"
-    known = u.get("cost_known_usd")
-    if not known:
-        return f"cost unknown (no price for {models})" if models else f"cost unknown ({what})"
-    return f"{cost(known)} + ? ({what})"
 
 
 def one_line(text: Any, width: int | None) -> str:
@@ -207,48 +160,6 @@ def session_ref(s: dict[str, Any], short: bool = True) -> str:
     """AGENT:ID; short, the index's unique prefix (the whole id when the index gave none)."""
     sid = str(s.get("id", ""))
     return f"{s.get('agent')}:{str(s.get('short_id') or sid) if short else sid}"
-
-
-_FLAGS = (("I", "imported", "imported"), ("A", "archived", "archived"), ("P", "programmatic", "programmatic (SDK/script)"))
-
-
-def flag_legend(sessions: Sequence[dict[str, Any]]) -> str:
-    """What the flag letters shown in this listing mean (empty when none is shown)."""
-    shown = [f"{letter} {words}" for letter, key, words in _FLAGS if any(s.get(key) for s in sessions)]
-    return ("flags: " + ", ".join(shown)) if shown else ""
-
-
-def session_table(sessions: list[dict[str, Any]], width: int | None = None) -> str:
-    """One row a session. Flags: I imported, A archived (deleted by its agent, kept by
-    agtail), P programmatic (driven by an SDK or script, not typed by a person). ``width``:
-    fit the terminal (the title takes the room left; when that is short the project shrinks
-    and the times lose their year); without one, titles are cut at 80 characters."""
-    ids = unique_short_ids(sessions)
-
-    def rows(when: Callable[[str], str]) -> list[list[str]]:
-        out = []
-        for s, sid in zip(sessions, ids, strict=True):
-            flags = "".join(letter for letter, key, _ in _FLAGS if s.get(key))
-            out.append(
-                [
-                    when(local_time(s.get("ended") or s.get("started") or s.get("mtime"))),
-                    str(s.get("agent") or ""),
-                    sid,
-                    one_line(s.get("project") or "-", 24),
-                    str(s.get("messages") or 0),
-                    flags or "",
-                    one_line(s.get("title") or s.get("first_prompt") or "", None if width else 80),
-                ]
-            )
-        return out
-
-    headers = ["LAST ACTIVE", "AGENT", "ID", "PROJECT", "MSGS", "", "TITLE"]
-    found = rows(lambda when: when)
-    if width is not None:
-        fixed = sum(max(cells(r[i]) for r in [headers, *found]) + 2 for i in range(len(headers) - 1))
-        if width - fixed < MIN_LAST:  # "12-01 20:44": five columns more for the title
-            found = rows(lambda when: when[5:] if len(when) == 16 else when)
-    return table(found, headers, right=(4,), width=width, shrink=(3,))
 
 
 def session_header(s: dict[str, Any], style: Style) -> str:
@@ -434,69 +345,3 @@ def _thinking_line(line: str, style: Style) -> str:
     if len(body) > 4 and body.startswith("**") and body.endswith("**") and "**" not in body[2:-2]:
         return line[: len(line) - len(line.lstrip())] + style.bold(body[2:-2])
     return style.dim(line)
-
-
-def branch_note(ev: dict[str, Any]) -> str:
-    """Said after a search hit on an abandoned conversation branch (a rewind or edited prompt)."""
-    extra = ev.get("extra") or {}
-    if extra.get("branch") != "inactive":
-        return ""
-    return f"  (inactive branch {extra.get('alt', '?')} of {extra.get('alts', '?')}: show --around {ev.get('seq')})"
-
-
-def hits(doc: dict[str, Any], style: Style, width: int | None = None) -> str:
-    """Two lines a hit: where it is (session, event, time, project, title), and the snippet
-    with its matches highlighted. ``width``: neither line is longer (the title, then the
-    snippet, are cut); without one, the title is cut at 60 characters."""
-    out = []
-    for hit in doc.get("hits", []):
-        s, ev = hit["session"], hit["event"]
-        where = f"{session_ref(s)}  #{ev.get('seq')} {ev.get('kind')}" + (
-            f"/{ev['role']}" if ev.get("role") else ""
-        )
-        where += branch_note(ev)
-        meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  "
-        title = one_line(s.get("title"), 60 if width is None else None)
-        snippet = hit.get("snippet") or ""
-        if width is not None:
-            where = fit(where, width)
-            meta = fit(meta, max(width - cells(where) - 2, 0))
-            title = fit(title, max(width - cells(where) - 2 - cells(meta), 0))
-            snippet = fit_snippet(snippet, width - 4)
-        out.append(f"{style.bold(where)}  {style.dim((meta + title).rstrip())}".rstrip())
-        out.append("    " + style.mark(snippet))
-    return "\n".join(out)
-
-
-def fit_snippet(snippet: str, width: int) -> str:
-    """A snippet on one line in ``width`` columns, a highlight cut open closed again."""
-    flat = " ".join(snippet.split())
-    if cells(flat) <= width:
-        return flat
-    cut = fit(flat, max(width - 1, 0))
-    if cut.count(MARK_START) > cut.count(MARK_END):
-        cut = cut[:-1] + MARK_END + cut[-1:] if cut.endswith("…") else cut + MARK_END
-    return cut
-
-
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
-
-
-def stats_table(doc: dict[str, Any], by: str) -> str:
-    """The stats table; ``--by agent`` adds the sessions of each agent; a ``?`` in the cost is
-    said under the table (the tokens and models without a price)."""
-    sessions = by == "agent"
-    rows = []
-    for r in doc.get("rows", []):
-        rows.append(
-            [*([f"{r.get('sessions', 0):,}"] if sessions else []), *(f"{r.get(c, 0):,}" for c in USAGE_COLUMNS),
-             cost_cell(r), str(r.get("key"))]
-        )
-    t = doc.get("totals") or {}
-    rows.append([*([f"{t.get('sessions', 0):,}"] if sessions else []), *(f"{t.get(c, 0):,}" for c in USAGE_COLUMNS),
-                 cost_cell(t), "TOTAL"])
-    headers = [*(["SESSIONS"] if sessions else []), "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST",
-               by.upper()]
-    text = table(rows, headers, right=tuple(range(len(headers) - 1)))
-    note = unpriced_note(t)
-    return text + ("\n" + note if note else "")

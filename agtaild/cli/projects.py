@@ -68,14 +68,16 @@ def _project_cell(cell: str, room: int) -> str:
 def projects_table(projects: list[dict[str, Any]], width: int | None = None) -> str:
     """One row a project; ``width``: fit the terminal (the root path keeps its end, the agents
     column shrinks when it must)."""
+    from agtaild.cli import costs
     from agtaild.cli import format as fmt
+    from agtaild.cli.width import fit
 
     rows = [
         [
             fmt.local_time(p.get("last_active")),
             str(p.get("sessions") or 0),
-            fmt.tokens(p.get("total_tokens")),
-            fmt.cost_cell(p),
+            costs.tokens(p.get("total_tokens")),
+            costs.cost_cell(p),
             ",".join(p.get("agents") or []),
             f"{p.get('project')}  {p.get('root')}",
         ]
@@ -87,10 +89,10 @@ def projects_table(projects: list[dict[str, Any]], width: int | None = None) -> 
     )
     dark = [p for p in projects if p.get("cost_usd") is None]
     if dark:  # what the ?s stand for, over all the projects shown
-        note = fmt.unpriced_note({
+        note = costs.unpriced_note({
             "cost_usd": None,
             "unpriced_tokens": sum(int(p.get("unpriced_tokens") or 0) for p in dark),
             "unpriced_models": sorted({str(m) for p in dark for m in p.get("unpriced_models") or []}),
         })
-        text += "\n" + (fmt.fit(note, width) if width else note) if note else ""
+        text += "\n" + (fit(note, width) if width else note) if note else ""
     return text

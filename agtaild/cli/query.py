@@ -384,11 +384,11 @@ def cmd_list(ctx: Any) -> int:
     if not doc["sessions"]:
         ctx.err("agtail: no sessions match")
         return 0
-    from agtaild.cli import format as fmt
+    from agtaild.cli import listings
     from agtaild.cli.width import terminal_width
 
-    print(fmt.session_table(doc["sessions"], terminal_width()))
-    legend = fmt.flag_legend(doc["sessions"])
+    print(listings.session_table(doc["sessions"], terminal_width()))
+    legend = listings.flag_legend(doc["sessions"])
     if legend:
         ctx.err(legend)
     if doc.get("next"):
@@ -410,10 +410,11 @@ def cmd_search(ctx: Any) -> int:
     if not doc["hits"]:
         ctx.err("agtail: no matches")
         return 0
-    from agtaild.cli import format as fmt
+    from agtaild.cli import listings
+    from agtaild.cli.format import Style
     from agtaild.cli.width import terminal_width
 
-    print(fmt.hits(doc, fmt.Style(), terminal_width()))
+    print(listings.hits(doc, Style(), terminal_width()))
     if doc.get("next"):
         ctx.err(f"agtail: more: --cursor {doc['next']}")
     return 0
@@ -449,7 +450,11 @@ def cmd_show(ctx: Any) -> int:
             ctx.out_json({"session": session, "events": list(events)})
             return 0
         if ctx.args.patch:
-            return _print_patch(ctx, session, events)
+            from agtaild.cli import diff
+
+            if not diff.write_patch(session, events, sys.stdout.write, ctx.err):
+                ctx.err("agtail: this session recorded no edits")
+            return 0
         from agtaild.cli import format as fmt
 
         style = fmt.Style()
@@ -466,27 +471,6 @@ def cmd_show(ctx: Any) -> int:
             out.write(line + "\n")
     finally:
         backend.close()
-    return 0
-
-
-def _print_patch(ctx: Any, session: dict[str, Any], events: Any) -> int:
-    """`show --patch`: the edits of the active branch (those of abandoned branches were undone)
-    as one unified diff, in order; what cannot be part of it is said on stderr."""
-    from agtaild.cli import branches, diff
-
-    found = False
-    for _, ev in branches.walk(events, all_branches=False):
-        edit = diff.edit_of(ev) if ev is not None else None
-        if edit is None or ev is None:
-            continue
-        lines, notes = diff.patch_lines(edit, session.get("cwd"), f"#{ev.get('seq')} {ev.get('tool') or 'edit'}")
-        for note in notes:
-            ctx.err(f"agtail: {note}")
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        found = found or bool(lines)
-    if not found:
-        ctx.err("agtail: this session recorded no edits")
     return 0
 
 
@@ -524,9 +508,9 @@ def cmd_stats(ctx: Any) -> int:
         print(activity_tables.hour_grid(doc) if ctx.args.by == "hour" else activity_tables.tool_table(doc, ctx.args.by))
         _say_undated(ctx, doc)
         return 0
-    from agtaild.cli import format as fmt
+    from agtaild.cli import listings
 
-    print(fmt.stats_table(doc, ctx.args.by))
+    print(listings.stats_table(doc, ctx.args.by))
     _say_undated(ctx, doc)
     return 0
 
@@ -536,8 +520,8 @@ def _say_undated(ctx: Any, doc: dict[str, Any]) -> None:
     undated = doc.get("undated")
     if not undated:
         return
-    from agtaild.cli import format as fmt
+    from agtaild.cli import costs
 
     where = "hour" if ctx.args.by == "hour" else "date range"
-    ctx.err(f"note: {fmt.tokens(undated.get('total_tokens'))} tokens ({fmt.cost(undated.get('cost_usd'))}) "
+    ctx.err(f"note: {costs.tokens(undated.get('total_tokens'))} tokens ({costs.cost(undated.get('cost_usd'))}) "
             f"have no time at all (neither the records nor their sessions): not in any {where} above")
