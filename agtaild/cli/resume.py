@@ -58,8 +58,6 @@ def _resume_info(ctx: Any, ref: str) -> dict[str, Any]:
 
 def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
     import shutil
-    import signal
-    import subprocess
 
     argv: list[str] = info["argv"]
     cwd = info.get("cwd")
@@ -80,9 +78,18 @@ def run_resume(ctx: Any, info: dict[str, Any], print_only: bool) -> int:
     if shutil.which(argv[0]) is None:
         raise AgtailError(f"{argv[0]!r} is not on PATH; install {info['agent']} or add it to PATH, then retry")
     ctx.err(f"agtail: resuming {info['agent']}:{info['id']} in {cwd or os.getcwd()}: {' '.join(argv)}")
+    return run_agent(argv, cwd or None)
+
+
+def run_agent(argv: list[str], cwd: str | None) -> int:
+    """Run an agent's command line as a list (never through a shell) in ``cwd``, the terminal
+    its own: Ctrl-C is the agent's while it runs; its exit code is ours (128+N for a signal)."""
+    import signal
+    import subprocess
+
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        proc = subprocess.run(argv, cwd=cwd or None, check=False)
+        proc = subprocess.run(argv, cwd=cwd, check=False)
     finally:
         signal.signal(signal.SIGINT, previous)
     return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

@@ -143,8 +143,6 @@ def cmd_handoff(ctx: Any) -> int:
 
 def _launch(ctx: Any, session: dict[str, Any], target: Any, brief: str, refusal: Any) -> int:
     import shutil
-    import signal
-    import subprocess
 
     import msgspec
 
@@ -174,9 +172,6 @@ def _launch(ctx: Any, session: dict[str, Any], target: Any, brief: str, refusal:
     if shutil.which(command.argv[0]) is None:
         raise NotFound(f"{command.argv[0]!r} ({target.name}) is not installed or not on PATH")
     ctx.err(f"agtail: handing {session['agent']}:{session['id']} to {target.name} in {cwd}")
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        proc = subprocess.run(command.argv, cwd=cwd, check=False)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+    from agtaild.cli.resume import run_agent
+
+    return run_agent(command.argv, cwd)
