@@ -21,8 +21,11 @@ def make_dry_run(target: str, venv: Path) -> list[str]:
     """The commands `make TARGET` would run on a fresh clone (``-B``: as if nothing were built)."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    done = subprocess.run(["make", "-n", "-B", target, f"VENV={venv}"], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    # Run from `make test` itself (as CI does), make would inherit MAKELEVEL/MAKEFLAGS and wrap
+    # the commands in "Entering/Leaving directory" lines: this asks as a fresh shell would.
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS"}}
+    done = subprocess.run(["make", "--no-print-directory", "-n", "-B", target, f"VENV={venv}"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     return [line for line in done.stdout.splitlines() if line.strip()]
 
