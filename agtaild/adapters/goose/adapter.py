@@ -24,27 +24,27 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.goose.content import MessageMapper
+from agtaild.adapters.kit.files import open_regular, regular_stat
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, rows_as_dicts
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.model import Session, Usage, UsageRecord, project_of
 
 DB_NAME = "sessions.db"
 _ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,127}$")
-_decoder = msgspec.json.Decoder()
 
 
 def _json(value: Any) -> Any:
+    """One column's JSON (None when it does not decode: each row on its own)."""
     if isinstance(value, bytes | str) and value:
         try:
-            return _decoder.decode(value)
-        except msgspec.DecodeError:
+            return json_value(value)
+        except BadJson:
             return None
     return None
 
@@ -84,9 +84,9 @@ class GooseAdapter(SqliteSessionAdapter):
 
     # -- discovery ------------------------------------------------------------------------
     def databases(self, root: Path) -> list[Path]:
-        if root.is_file():
-            return [root] if is_sqlite_file(root) else []
-        return [p for p in (root / DB_NAME, root / "sessions" / DB_NAME) if is_sqlite_file(p)]
+        if database_at(root):
+            return [root]
+        return [p for p in (root / DB_NAME, root / "sessions" / DB_NAME) if database_at(p)]
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY created_at, id")]
@@ -181,8 +181,8 @@ class GooseAdapter(SqliteSessionAdapter):
         if not unit.path.endswith(".jsonl"):
             return super().read(unit, state, now=now)
         now = time.time() if now is None else now
-        st = os.stat(unit.path)
-        with open(unit.path, "rb") as fh:
+        st = regular_stat(unit.path)
+        with open_regular(unit.path) as fh:
             data = fh.read()
         book = RecordBook(Session(agent=self.id, id=Path(unit.path).stem, path=unit.path))
         mapper = MessageMapper(book)
@@ -191,8 +191,8 @@ class GooseAdapter(SqliteSessionAdapter):
             if not raw.strip():
                 continue
             try:
-                obj = _decoder.decode(raw)
-            except (msgspec.DecodeError, UnicodeDecodeError):
+                obj = json_value(raw)
+            except BadJson:
                 book.bad(number)
                 continue
             if isinstance(obj, dict) and "role" not in obj and number == 1:

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from agtaild.adapters.kit.files import open_regular
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive.blobs import STORE_DIR, ZStore
@@ -242,7 +243,7 @@ class Archiver:
         elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
             self.store.set_source(local.path, to_text(local.source), unit)
         have = -1 if row is None or damaged else row.size
-        with open(readable, "rb") as src:  # opened once: its head, its boundary, its bytes
+        with open_regular(readable) as src:  # opened once (a regular file only): head, boundary, bytes
             sqlite = src.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
             try:
                 appendable = 0 < have < st.st_size and not sqlite and self._boundary_matches(src, local.path, have)
