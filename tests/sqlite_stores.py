@@ -86,11 +86,12 @@ def listing(folder: Path) -> list[str]:
     return sorted(out)
 
 
-def service(data: Path, agent: str, root: Path, **kw: Any) -> Any:
+def service(data: Path, agent: str, root: Path | list[Path], **kw: Any) -> Any:
     from agtaild.config import load_config
     from agtaild.query.service import Service
 
-    config = load_config(data_dir=str(data), root_options=[f"{agent}={root}"], only_roots=True)
+    roots = root if isinstance(root, list) else [root]
+    config = load_config(data_dir=str(data), root_options=[f"{agent}={r}" for r in roots], only_roots=True)
     return Service(config, workers=kw.pop("workers", 1), **kw)
 
 

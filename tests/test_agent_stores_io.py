@@ -14,8 +14,10 @@ so that a hang fails the test instead of stopping the run.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -27,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from agtaild.adapters import all_adapters, get_adapter
+from tests.conftest import CORPUS
 from tests.sqlite_stores import Store, copy_store, listed, listing, removed, service, sqlite_stores, to_wal
 
 STORES = sqlite_stores()
@@ -138,6 +142,73 @@ def test_a_fifo_for_crushs_project_registry_hangs_nothing(tmp_path: Path, fifos:
         assert any("projects.json" in e["path"] for e in again["errors"]), again["errors"]
     finally:
         svc.close()
+
+
+def _replace_every_file(folder: Path) -> list[Path]:
+    """Every regular file below ``folder`` becomes, in turn, a FIFO, a link to /dev/null (a
+    character device) and a unix socket (a FIFO where the socket's path would be too long)."""
+    made = []
+    files = sorted(Path(d, n) for d, _dirs, names in os.walk(folder) for n in names)
+    for i, path in enumerate(f for f in files if stat.S_ISREG(os.lstat(f).st_mode)):
+        path.unlink()
+        if i % 3 == 1:
+            path.symlink_to("/dev/null")
+        elif i % 3 == 2 and len(str(path)) < 100:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.bind(str(path))
+        else:
+            os.mkfifo(path)
+            made.append(path)
+    return made
+
+
+@pytest.mark.parametrize("agent", sorted({a.id for a in all_adapters() if a.sample_roots}))
+def test_no_adapter_opens_what_is_not_a_regular_file(agent: str, tmp_path: Path, fifos: list[Path]) -> None:
+    """Every adapter, every sample: each file replaced by a FIFO, a device or a socket. The
+    update and ``agtail doctor``'s discovery check finish (nothing is opened but regular files)."""
+    from agtaild.cli.doctor import discovery_checks
+
+    adapter = get_adapter(agent)
+    roots = []
+    for i, sample in enumerate(adapter.sample_roots):
+        if (CORPUS / sample).exists():
+            root, _ = copy_store(Store(agent, sample, "."), tmp_path / f"root{i}")
+            roots.append(root)
+    fifos.extend(f for root in roots for f in _replace_every_file(root if root.is_dir() else root.parent))
+    svc = service(tmp_path / "data", agent, roots)
+    try:
+        update_within(svc)
+        done: list[Any] = []
+        checker = threading.Thread(target=lambda: done.append(discovery_checks(svc.config)), daemon=True)
+        checker.start()
+        checker.join(HANG_SECONDS)
+        assert done, "agtail doctor's discovery check still ran"
+    finally:
+        svc.close()
+
+
+def test_adapters_open_files_only_through_the_one_helper() -> None:
+    """No adapter module calls ``open()``, ``os.open``, ``Path.read_bytes``/``read_text``/``open``
+    itself: every agent file is opened by agtaild.adapters.kit.files (type checked first)."""
+    package = Path(__file__).resolve().parent.parent / "agtaild" / "adapters"
+    allowed = {package / "kit" / "files.py", package / "__init__.py"}  # plugin metadata, not agent files
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            modes = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if modes and set(modes[0]) & set("wax+"):
+                continue  # agtail's own files (a private copy), not an agent's
+            if (isinstance(func, ast.Name) and func.id == "open") or (
+                isinstance(func, ast.Attribute)
+                and (func.attr in ("read_bytes", "read_text") or (func.attr == "open" and getattr(func.value, "id", "") in ("os", "io")))
+            ):
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -64,7 +64,7 @@ class TimedReader:
     an error once it has taken :data:`UNIT_SECONDS`. Close it when done."""
 
     def __init__(self, read: Callable[[Job], Prepared] | None = None) -> None:
-        self._read = read or _prepare.prepare
+        self._read = read or (lambda job: _prepare.prepare(job))
         self._helper: _Helper | None = None
 
     def __call__(self, job: Job) -> Prepared:
@@ -101,8 +101,11 @@ class TimedReader:
         )
 
     def close(self) -> None:
+        """End the helper thread (waited for: a process that forks reading workers later
+        forks best with no other thread running)."""
         if self._helper is not None:
             self._helper.inbox.put(None)
+            self._helper.thread.join(1.0)
             self._helper = None
 
 

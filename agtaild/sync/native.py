@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.kit.files import open_regular
 from agtaild.adapters.kit.sqlite_open import SQLITE_MAGIC, is_sqlite_file, reading
 from agtaild.errors import AgtailError, Refused
 from agtaild.sync.manifest import (
@@ -201,7 +202,7 @@ class LocalFilesSource:
         if path not in self.files:
             raise Refused(f"{path!r} is not one of the files offered")
         try:
-            return open(self.readable(path), "rb")
+            return open_regular(self.readable(path))
         except FileNotFoundError as exc:
             raise TransferError(f"{path} was deleted here during the sync") from exc
 

@@ -84,6 +84,8 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
         return fh.read() if limit is None else fh.read(limit)
 
 
-def read_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
-    """A regular file's text (UTF-8)."""
-    return read_regular(path).decode("utf-8", errors)
+def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
+    """A regular file's text (UTF-8), its line ends read as ``open()`` in text mode reads
+    them (``\r\n`` and ``\r`` become ``\n``)."""
+    text = read_regular(path).decode("utf-8", errors)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

@@ -92,9 +92,9 @@ def _header(path: str) -> bytes:
     except OSError as exc:
         raise AgtailError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     if not head:
-        raise AgtailError(f"{path}: an empty file, not an SQLite database")
+        raise AgtailError(f"{path}: not a readable SQLite database (an empty file)")
     if not head.startswith(SQLITE_MAGIC):
-        raise AgtailError(f"{path}: not an SQLite database (it does not begin with the SQLite header)")
+        raise AgtailError(f"{path}: not a readable SQLite database (it does not begin with the SQLite header)")
     return head
 
 
