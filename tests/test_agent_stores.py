@@ -53,6 +53,7 @@ def test_a_damaged_database_keeps_its_sessions_and_serves_the_archive(
         assert svc.update_index()["errors"] == []
         before = listed(svc)
         assert before
+        whole = db.read_bytes()
         _damage(db, how)
         again = svc.update_index()
         assert removed(again) == [], again["changed"]
@@ -61,15 +62,17 @@ def test_a_damaged_database_keeps_its_sessions_and_serves_the_archive(
         [check] = [c for c in discovery_checks(svc.config) if c["name"] == f"{store.agent} discovery"]
         assert str(db) in check["message"] and check["status"] == "warn"
         # A rebuilt index has nothing of the native database: the archive's copy serves it.
+        # (Files beside it that it may have imported — Goose's older JSONL — wait for it.)
         rebuilt = svc.update_index(full=True)
         served = listed(svc)
-        assert served.keys() == before.keys(), rebuilt["errors"]
         in_db = {k for k, s in before.items() if s["path"].startswith(f"{db}#")}
-        assert in_db and all(served[k]["archived"] for k in in_db)
-        assert {k: s["title"] for k, s in served.items()} == {k: s["title"] for k, s in before.items()}
+        assert in_db and in_db <= served.keys() <= before.keys(), rebuilt["errors"]
+        assert all(served[k]["archived"] and served[k]["title"] == before[k]["title"] for k in in_db)
         # ... until the native database is whole again: then it is the native copy once more.
-        svc.update_index()
-        assert listed(svc).keys() == before.keys()
+        db.write_bytes(whole)
+        healed = svc.update_index()
+        assert healed["errors"] == [] and listed(svc).keys() == before.keys()
+        assert not any(s["archived"] for s in listed(svc).values())
     finally:
         svc.close()
 

@@ -144,6 +144,26 @@ def test_a_fifo_for_crushs_project_registry_hangs_nothing(tmp_path: Path, fifos:
         svc.close()
 
 
+def test_a_transcript_replaced_by_a_fifo_is_kept_not_removed(tmp_path: Path, fifos: list[Path]) -> None:
+    """The same rule for one-file-per-session agents: discovery skips the FIFO (it is no
+    transcript), and the session indexed from that name is kept and reported, not removed."""
+    root = tmp_path / "projects"
+    shutil.copytree(CORPUS / "real/claude-2.1.197/projects", root)
+    svc = service(tmp_path / "data", "claude-code", root)
+    try:
+        svc.update_index()
+        before = listed(svc)
+        victim = Path(next(s["path"] for s in before.values() if s["path"].endswith(".jsonl")))
+        victim.unlink()
+        os.mkfifo(victim)
+        fifos.append(victim)
+        again = update_within(svc)
+        assert removed(again) == [] and listed(svc).keys() == before.keys()
+        assert any(e["path"] == str(victim) and "a FIFO" in e["error"] for e in again["errors"]), again["errors"]
+    finally:
+        svc.close()
+
+
 def _replace_every_file(folder: Path) -> list[Path]:
     """Every regular file below ``folder`` becomes, in turn, a FIFO, a link to /dev/null (a
     character device) and a unix socket (a FIFO where the socket's path would be too long)."""

@@ -27,6 +27,7 @@ roots' walks and the archive roots' (``before_archive``).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ import msgspec
 
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import kind_of
 from agtaild.config import RootSpec
 from agtaild.fsnames import at_or_below, from_text, to_text
 
@@ -194,17 +196,21 @@ class Discovery:
         scanned root (the roots changed, the agent no longer counts it). A unit whose file
         could not be looked at (EACCES, ELOOP, EIO …), that lies under a folder discovery
         could not read or in a store it could not read, or that was stored from a root
-        (``root``, text form) whose listing could not be read, is kept as it is: a read error
-        is never a deletion."""
+        (``root``, text form) whose listing could not be read, is kept as it is — and so is one
+        whose file was replaced by what is not a file (a FIFO, a device, a socket: nothing
+        opens it, agtaild.adapters.kit.files): a read error is never a deletion."""
         if self.keeps(path, fingerprint, root):
             return False
         main = main_file(fingerprint) or path
         try:
-            os.stat(from_text(main))
+            st = os.stat(from_text(main))
         except OSError as exc:
             if exc.errno in scan.GONE_ERRNOS:
                 return True
             self.errors.append({"path": path, "agent": agent, "error": f"kept: {exc.strerror}"})
+            return False
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            self.errors.append({"path": path, "agent": agent, "error": f"kept: not a regular file ({kind_of(st)})"})
             return False
         return True
 

@@ -210,7 +210,7 @@ def _registry(path: Path, *, report: bool = False) -> list[dict[str, Any]]:
     except (OSError, BadJson) as exc:
         if report:
             reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-            scan.unlisted(str(path), f"{path}: the project registry could not be read ({reason})")
+            scan.unlisted(str(path), f"not read: the project registry ({reason}); every session indexed from this root is kept")
         return []
     if isinstance(value, dict):
         value = value.get("projects")

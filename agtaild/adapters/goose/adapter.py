@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.goose.content import MessageMapper
+from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.files import open_regular, regular_stat
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
@@ -92,16 +93,18 @@ class GooseAdapter(SqliteSessionAdapter):
         return [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY created_at, id")]
 
     def discover(self, root: Path) -> Iterator[Unit]:
-        db_ids: set[str] = set()
-        for unit in super().discover(root):
-            db_ids.add(unit.path.rsplit("#", 1)[1])
-            yield unit
+        units, unread = self.database_units(root)
+        db_ids = {unit.path.rsplit("#", 1)[1] for unit in units}
+        yield from units
         folder = root if (root.is_dir() and not (root / "sessions").is_dir()) else root / "sessions"
         try:
             legacy = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
         except OSError:
             return
         for path in legacy:
+            if unread:  # whether the database holds this one is unknown: kept as indexed
+                scan.unsure(str(path), "not listed while the database beside it cannot be read")
+                continue
             if path.stem not in db_ids:  # imported into the database: read from there
                 yield Unit(agent=self.id, path=str(path), files=[str(path)], root=str(root))
 

@@ -96,7 +96,7 @@ def report(path: str, exc: OSError) -> None:
 def _record(problem: Problem) -> None:
     found = _problems.get()
     if found is None:
-        log.warning("%s", problem.error)
+        log.warning("%s: %s", problem.path, problem.error)
     else:
         found.append(problem)
 
@@ -108,7 +108,7 @@ def unsure(path: str, error: str) -> None:
 
 def unreadable(path: str, error: str) -> None:
     """Record that the session store at ``path`` is there but could not be read (``error``
-    says why, naming it)."""
+    says why)."""
     _record(Problem(path=path, error=error, kind="store"))
 
 

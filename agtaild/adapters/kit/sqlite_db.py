@@ -105,9 +105,10 @@ def list_database(db: Path, listing: Any, *, busy_timeout: float = BUSY_TIMEOUT_
     except NotFound:
         return []  # gone since it was named: nothing to keep
     except AgtailError as exc:
-        scan.unreadable(os.fspath(db), exc.message)
+        reason = exc.message.removeprefix(f"{os.path.abspath(db)}: ").removeprefix(f"{os.fspath(db)}: ")
+        scan.unreadable(os.fspath(db), f"not read: {reason}")
     except Exception as exc:  # an adapter's listing gone wrong: this database only
-        scan.unreadable(os.fspath(db), f"{os.fspath(db)}: its sessions could not be listed ({type(exc).__name__}: {exc})")
+        scan.unreadable(os.fspath(db), f"not read: its sessions could not be listed ({type(exc).__name__}: {exc})")
     return None
 
 
@@ -172,15 +173,24 @@ class SqliteSessionAdapter(Adapter):
         return db_files(db)
 
     def discover(self, root: Path) -> Iterator[Unit]:
+        units, _unread = self.database_units(root)
+        yield from units
+
+    def database_units(self, root: Path) -> tuple[list[Unit], list[Path]]:
+        """(the units of the databases ``root`` means, the databases that could not be read —
+        recorded as unreadable stores: an adapter with other files that a database may
+        duplicate, such as sessions imported into it, lists none of those then)."""
+        units: list[Unit] = []
+        unread: list[Path] = []
         for db in self.databases(root):
             ids = list_database(db, lambda conn, db=db: self.list_sessions(conn, db), busy_timeout=self.busy_timeout)
-            for session_id in ids or ():
-                yield Unit(
-                    agent=self.id,
-                    path=unit_path(db, session_id),
-                    files=self.unit_files(db, session_id),
-                    root=str(root),
-                )
+            if ids is None:
+                unread.append(db)
+            units.extend(
+                Unit(agent=self.id, path=unit_path(db, sid), files=self.unit_files(db, sid), root=str(root))
+                for sid in ids or ()
+            )
+        return units, unread
 
     @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:

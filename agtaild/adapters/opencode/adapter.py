@@ -113,7 +113,7 @@ class OpenCodeAdapter(SqliteSessionAdapter):
             in_db = self._ids_in_databases(storage.parent)
             if in_db is None:
                 # Which of these the database holds is unknown: none is listed, all are kept.
-                scan.unsure(str(storage), f"{storage}: not listed while the database beside it cannot be read")
+                scan.unsure(str(storage), "not listed while the database beside it cannot be read")
                 continue
             for session_file in opencode_storage.session_files(storage):
                 if session_file.stem in in_db:
