@@ -19,7 +19,8 @@ import os
 import stat
 from typing import BinaryIO
 
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+#: Added to the flags of every open: never wait (a FIFO), never become a terminal's owner.
+_EXTRA = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -62,19 +63,25 @@ def is_regular(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def _opener(path: str, flags: int) -> int:
+    return os.open(path, flags | _EXTRA)
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """Open ``path`` for reading (binary) if and only if it is a regular file."""
     before = regular_stat(path)
-    fd = os.open(path, _FLAGS)
+    fh = open(path, "rb", opener=_opener)  # noqa: SIM115 -- returned open
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
-            raise NotRegularFile(os.fspath(path), kind_of(st) if not stat.S_ISREG(st.st_mode) else "replaced while opened")
-        if _FLAGS & getattr(os, "O_NONBLOCK", 0):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(os.fspath(path), kind_of(st))
+        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+            raise NotRegularFile(os.fspath(path), "replaced while opened")
+        if _EXTRA & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fh.fileno(), True)
+        return fh
     except BaseException:
-        os.close(fd)
+        fh.close()
         raise
 
 
