@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
-from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs
+from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare
 from agtaild.index.timed import TimedReader, run_jobs
 from agtaild.index.writer import UnitInfo
 
@@ -80,7 +80,7 @@ class ReadingPool:
         work = sum(cost for _, _, cost in jobs)
         if self.size == 0 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
             self.drop_early()
-            reader = TimedReader()  # each unit under its time budget (agtaild.index.timed)
+            reader = _reader()  # each unit under its time budget (agtaild.index.timed)
             try:
                 for info, job, _ in jobs:
                     yield info, reader(job)
@@ -128,7 +128,7 @@ class ReadingPool:
             finally:
                 if frozen:
                     gc.unfreeze()
-            reader = TimedReader()
+            reader = _reader()
             try:
                 for info, job, _cost in head:
                     yield info, reader(job)
@@ -146,6 +146,11 @@ class ReadingPool:
                     except Exception as exc:  # a worker died: report, keep going
                         preps = [Prepared(path=info.path, error=f"worker failed: {exc!r}") for info in infos]
                     yield from zip(infos, preps, strict=True)
+
+
+def _reader() -> TimedReader:
+    """The in-process reader: :func:`prepare` (looked up when called) under the budget."""
+    return TimedReader(lambda job: prepare(job))
 
 
 def start_method() -> str:
