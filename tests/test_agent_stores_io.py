@@ -331,6 +331,28 @@ def test_reading_a_wal_database_leaves_the_folder_as_it_was(store: Store, state:
             agent.close()
 
 
+def test_a_wal_that_cannot_be_read_anywhere_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``-wal`` without ``-shm`` needs a private copy; where none can be made (no usable temp
+    dir) the update says so for that database, and the folder is left as it was."""
+    import tempfile
+
+    store = next(s for s in STORES if s.agent == "goose")
+    root, db = copy_store(store, tmp_path / "root")
+    to_wal(db)
+    _wal_only(db)
+    before = listing(db.parent)
+    (tmp_path / "not-a-dir").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "not-a-dir" / "tmp"))
+    svc = service(tmp_path / "data", "goose", root)
+    try:
+        report = update_within(svc)
+        [error] = [e for e in report["errors"] if e["path"] == str(db)]
+        assert "private copy failed" in error["error"]
+        assert listing(db.parent) == before
+    finally:
+        svc.close()
+
+
 @pytest.fixture
 def read_only() -> Iterator[Any]:
     """Makes a folder read-only: a read-only bind mount as root (who ignores modes), else 0555."""

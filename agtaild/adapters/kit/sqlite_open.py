@@ -182,11 +182,17 @@ class _Snapshots:
         self._made = 0
 
     def _folder(self) -> str:
+        """This process's folder (a forked reading worker makes its own), removed when the
+        process ends: at exit, and as a reading worker ends (multiprocessing's finalizers run
+        there, atexit handlers do not)."""
         if self._dir is None or self._owner != os.getpid():
+            from multiprocessing import util
+
             self._dir = tempfile.mkdtemp(prefix="agtail-read-")  # 0700
             self._owner = os.getpid()
             self._copies.clear()
             atexit.register(self._remove, self._dir, self._owner)
+            util.Finalize(None, self._remove, args=(self._dir, self._owner), exitpriority=0)
         return self._dir
 
     @staticmethod
@@ -198,7 +204,10 @@ class _Snapshots:
         """A private, WAL-free copy of ``path`` and its ``-wal``, as they are now."""
         key = (_stat_key(path), _stat_key(path + "-wal"))
         with self._lock:
-            folder = self._folder()
+            try:
+                folder = self._folder()
+            except OSError as exc:
+                raise AgtailError(f"{path}: its WAL cannot be read here and a private copy failed ({exc})") from exc
             known = self._copies.get(path)
             if known is not None and known[0] == key and os.path.exists(known[1]):
                 self._copies.move_to_end(path)
