@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,31 @@ def test_a_locked_database_keeps_its_sessions(store: Store, tmp_path: Path, shor
         assert free["errors"] == [] and removed(free) == [] and listed(svc).keys() == before.keys()
     finally:
         svc.close()
+
+
+def test_a_database_that_stayed_locked_is_not_waited_for_by_each_session(tmp_path: Path) -> None:
+    """Locked for longer than the busy timeout: the next reads fail at once instead of each
+    waiting again (a database of many sessions would hold the writer for minutes)."""
+    from agtaild.adapters.kit.sqlite_db import reading
+    from agtaild.errors import AgtailError
+
+    store = next(s for s in STORES if s.agent == "goose")
+    _root, db = copy_store(store, tmp_path / "root")
+    holder = _lock(db)
+    try:
+        started = time.monotonic()
+        with pytest.raises(AgtailError, match="locked"), reading(db, busy_timeout=1.0):
+            pass
+        assert time.monotonic() - started >= 0.9
+        started = time.monotonic()
+        for _ in range(5):
+            with pytest.raises(AgtailError, match="locked"), reading(db, busy_timeout=1.0):
+                pass
+        assert time.monotonic() - started < 1.0
+    finally:
+        holder.close()
+    with reading(db, busy_timeout=1.0) as conn:  # free again: read at once
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] >= 1
 
 
 def test_a_push_while_the_database_is_locked_deletes_nothing(

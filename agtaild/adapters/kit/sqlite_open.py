@@ -23,7 +23,9 @@ the agent left (the header says whether the database is in WAL mode):
 
 Every read transaction has a deadline (:data:`READ_SECONDS`, SQLite's progress handler), and a
 busy timeout rides out the agent's short write locks; a database that stays locked, is damaged,
-is not a database, or cannot be read is one :class:`AgtailError` naming it and saying why.
+is not a database, or cannot be read is one :class:`AgtailError` naming it and saying why. A
+database that just stayed locked past the busy timeout is not waited for again during the next
+:data:`LOCKED_SECONDS` (each of its sessions would wait in turn): it is tried without waiting.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ READ_SECONDS = 60.0
 _STEPS = 20_000
 #: Private copies kept for WAL databases that cannot be shared.
 SNAPSHOTS = 8
+#: After a database stayed locked past the busy timeout, it is tried without waiting this long.
+LOCKED_SECONDS = 30.0
+#: Databases (absolute paths) that stayed locked, and when.
+_locked: dict[str, float] = {}
 SIBLINGS = ("-wal", "-shm", "-journal")
 
 
@@ -142,6 +148,7 @@ def describe(db: str, exc: sqlite3.Error, *, after: float | None = None) -> Agta
     if after is not None:
         return AgtailError(f"{db}: reading took longer than {after:g} s; given up for now")
     if "locked" in text or "busy" in text:
+        _locked[db] = time.monotonic()
         return AgtailError(f"{db}: the database stayed locked by another process; it will be read again later")
     if "not a database" in text or "malformed" in text or "corrupt" in text:
         return AgtailError(f"{db}: not a readable SQLite database ({text})")
@@ -261,6 +268,9 @@ def open_ro(
     when an immutable read may have seen the file change). See the module doc."""
     path = os.path.abspath(os.fspath(db))
     how = plan(path)
+    since = _locked.get(path)
+    if since is not None and time.monotonic() - since < LOCKED_SECONDS:
+        busy_timeout = 0.0  # locked just now: its other sessions do not each wait again
     if how == "shared":
         try:
             return _connect(_uri(path, False), path, busy_timeout), lambda: None
@@ -338,6 +348,7 @@ def reading(
             pass
         conn.close()
     check()
+    _locked.pop(path, None)
 
 
 def check_database(path: str | os.PathLike[str]) -> None:
