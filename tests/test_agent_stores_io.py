@@ -336,6 +336,8 @@ def test_a_wal_that_cannot_be_read_anywhere_is_reported(tmp_path: Path, monkeypa
     dir) the update says so for that database, and the folder is left as it was."""
     import tempfile
 
+    from agtaild.adapters.kit import sqlite_open
+
     store = next(s for s in STORES if s.agent == "goose")
     root, db = copy_store(store, tmp_path / "root")
     to_wal(db)
@@ -343,6 +345,7 @@ def test_a_wal_that_cannot_be_read_anywhere_is_reported(tmp_path: Path, monkeypa
     before = listing(db.parent)
     (tmp_path / "not-a-dir").write_text("")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "not-a-dir" / "tmp"))
+    monkeypatch.setattr(sqlite_open, "_snapshots", sqlite_open._Snapshots())  # no folder made yet
     svc = service(tmp_path / "data", "goose", root)
     try:
         report = update_within(svc)
