@@ -100,6 +100,7 @@ def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
 ) -> None:
     import agtaild.index.prepare as prepare_mod
     from agtaild.adapters import get_adapter
+    from agtaild.index.timed import run_jobs
 
     adapter = get_adapter("claude-code")
     units = [
@@ -116,7 +117,7 @@ def test_a_result_that_cannot_be_sent_fails_only_its_own_unit(
         return prep
 
     monkeypatch.setattr(prepare_mod, "prepare", lone_surrogate_in_the_second)
-    got = prepare_mod.decode_prepared_batch(prepare_mod.run_jobs(prepare_mod.encode_jobs(jobs)))
+    got = prepare_mod.decode_prepared_batch(run_jobs(prepare_mod.encode_jobs(jobs)))
     assert [p.path for p in got] == [str(u.path) for u in units]
     assert got[1].error is not None and "could not be sent" in got[1].error and not got[1].rows
     for good in (got[0], got[2]):

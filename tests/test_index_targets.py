@@ -212,7 +212,7 @@ def test_the_before_discovery_hooks_run_only_before_a_discovery(
     a = make_corpus(root)
     svc = Service(toy_config(tmp_path, root))
     hooked: list[int] = []
-    svc.before_discovery.append(lambda roots, errors, present: hooked.append(len(walks)))
+    svc.before_discovery.append(lambda roots, errors, present, **_: hooked.append(len(walks)))
     try:
         svc.update_index()
         assert hooked == [1] and len(walks) == 1  # within the discovery it prepares

@@ -18,7 +18,7 @@ import msgspec
 from agtaild.adapters.base import Unit
 from agtaild.adapters.kit.edit_shapes import generic_edit
 from agtaild.adapters.kit.tool_categories import category_of
-from agtaild.fsnames import printable, to_text, unit_real, unit_text
+from agtaild.fsnames import printable, to_text, unit_text
 from agtaild.index import statepack
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
@@ -97,7 +97,6 @@ class Prepared(msgspec.Struct):
 
 
 _json = msgspec.json.Encoder()
-_jobs_decoder = msgspec.msgpack.Decoder(list[Job])
 _batch_decoder = msgspec.msgpack.Decoder(list[Prepared])
 _msgpack = msgspec.msgpack.Encoder()
 
@@ -270,16 +269,7 @@ def encode_jobs(jobs: list[Job]) -> bytes:
     return _msgpack.encode([msgspec.structs.replace(job, unit=unit_text(job.unit)) for job in jobs])
 
 
-def run_jobs(raw: bytes) -> bytes:
-    """The worker-process entry point: a msgpack list of Jobs in, a list of Prepared out (in
-    the same order)."""
-    jobs = _jobs_decoder.decode(raw)
-    return _msgpack.encode(
-        [_encoded(prepare(msgspec.structs.replace(job, unit=unit_real(job.unit)))) for job in jobs]
-    )
-
-
-def _encoded(prep: Prepared) -> msgspec.Raw:
+def encoded(prep: Prepared) -> msgspec.Raw:
     """One unit's result, encoded on its own: a result that cannot be sent (text msgpack
     cannot hold, e.g. a lone surrogate from an adapter) becomes that unit's error, and the
     other units of its batch are unaffected."""

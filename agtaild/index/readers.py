@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
-from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare, run_jobs
+from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare
+from agtaild.index.timed import TimedReader, run_jobs
 from agtaild.index.writer import UnitInfo
 
 #: Read in worker processes when an update has more than this many bytes to read.
@@ -79,8 +80,12 @@ class ReadingPool:
         work = sum(cost for _, _, cost in jobs)
         if self.size == 0 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
             self.drop_early()
-            for info, job, _ in jobs:
-                yield info, prepare(job)
+            reader = _reader()  # each unit under its time budget (agtaild.index.timed)
+            try:
+                for info, job, _ in jobs:
+                    yield info, reader(job)
+            finally:
+                reader.close()
             return
         yield from self._read_in_pool(jobs)
 
@@ -123,8 +128,12 @@ class ReadingPool:
             finally:
                 if frozen:
                     gc.unfreeze()
-            for info, job, _cost in head:
-                yield info, prepare(job)
+            reader = _reader()
+            try:
+                for info, job, _cost in head:
+                    yield info, reader(job)
+            finally:
+                reader.close()
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -137,6 +146,11 @@ class ReadingPool:
                     except Exception as exc:  # a worker died: report, keep going
                         preps = [Prepared(path=info.path, error=f"worker failed: {exc!r}") for info in infos]
                     yield from zip(infos, preps, strict=True)
+
+
+def _reader() -> TimedReader:
+    """The in-process reader: :func:`prepare` (looked up when called) under the budget."""
+    return TimedReader(lambda job: prepare(job))
 
 
 def start_method() -> str:
@@ -178,7 +192,7 @@ def preload_reading_code() -> None:
     it loaded (instead of importing it, and the caller's main module, itself)."""
     import multiprocessing
 
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["agtaild.index.prepare"])
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["agtaild.index.timed"])
 
 
 def start_workers_early() -> None:

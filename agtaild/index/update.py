@@ -115,7 +115,7 @@ class Updater:
         *,
         workers: int | None = None,
         after_native_read: list[AfterRead] | None = None,
-        before_discovery: list[Callable[[list[RootSpec], list[dict[str, str]], set[str]], None]] | None = None,
+        before_discovery: list[Callable[..., None]] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.db = db
@@ -126,9 +126,10 @@ class Updater:
         self.readers = ReadingPool(pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0))
         self.after_native_read = after_native_read if after_native_read is not None else []
         #: Called with the roots, the error list and the files discovery found under the
-        #: other roots before it walks the archive roots (the archive writes back the files
-        #: agents deleted, so the archive roots hold them); not before an update of appended
-        #: units, which discovers nothing (agtaild.index.targets).
+        #: other roots (and, as ``unreadable``, the session stores it could not read) before it
+        #: walks the archive roots (the archive writes back the files agents deleted, and its
+        #: copies of unreadable stores, so the archive roots hold them); not before an update of
+        #: appended units, which discovers nothing (agtaild.index.targets).
         self.before_discovery = before_discovery or []
         self.log = log or (lambda msg: print(f"agtaild: {msg}", file=sys.stderr))
         self.errors: list[dict[str, str]] = []
@@ -137,11 +138,13 @@ class Updater:
         self.bytes_left = 0
 
     # -- discovery ------------------------------------------------------------------------
-    def _cwd_candidates(self, roots: list[RootSpec]) -> list[Candidate]:
+    def _cwd_candidates(self, roots: list[RootSpec], found: Discovery | None = None) -> list[Candidate]:
         """Units of agents that keep sessions in project folders (``uses_known_cwds``), found
         from the working directories of the sessions already indexed — no crawl: the adapter
         only looks in (and just above) each directory — and by the adapter's own bounded
-        search of this machine (``roots_nearby``: Aider's shell history and project folders)."""
+        search of this machine (``roots_nearby``: Aider's shell history and project folders).
+        Each such root is walked by ``found`` (what it cannot read is recorded like any root's)."""
+        walker = found if found is not None else Discovery([])
         from agtaild.adapters import all_adapters
 
         in_scope = {r.agent for r in roots}
@@ -154,12 +157,11 @@ class Updater:
         for adapter in adapters:
             configured = {r.path for r in roots if r.agent == adapter.id}
             try:
-                found = {str(p): p for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]}
-                for path in found.values():
+                nearby = {str(p): p for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]}
+                for path in nearby.values():
                     if str(path) in configured:
                         continue
-                    spec = RootSpec(agent=adapter.id, path=str(path))
-                    out.extend(Candidate(adapter=adapter, unit=u, root=spec) for u in adapter.discover(path))
+                    out.extend(walker.walk(RootSpec(agent=adapter.id, path=str(path))))
             except Exception as exc:
                 self.errors.append({"path": "", "agent": adapter.id, "error": f"known cwds: {exc}"})
         return out
@@ -235,15 +237,18 @@ class Updater:
         else:
             if not full and only_paths is None and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
                 self.readers.fork_early()
-            candidates = found.candidates(roots, before_archive=lambda present: self._before(roots, present))
+            candidates = found.candidates(
+                roots, before_archive=lambda present: self._before(roots, present, found.unreadable)
+            )
             if self.config.known_cwds:
                 listed = {c.unit.path for c in candidates}
-                candidates += [c for c in self._cwd_candidates(roots) if c.unit.path not in listed]
+                candidates += [c for c in self._cwd_candidates(roots, found) if c.unit.path not in listed]
             for row in db.execute(
                 "SELECT path, id, agent, root, kind, collection, fingerprint, settled, size FROM files"
             ):
                 if agents is None or row[2] in agents:
                     stored[row[0]] = Stored(*row[1:])
+            candidates = found.hide_kept(candidates, lambda agent, rel: self._keeps_native(found, agent, rel))
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
         newest_of: dict[str, float] = {}
@@ -297,7 +302,7 @@ class Updater:
         gone = [
             (path, old.id, old.agent)
             for path, old in stored.items()
-            if path not in seen and found.known_gone(path, old.agent, old.fingerprint)
+            if path not in seen and found.known_gone(path, old.agent, old.fingerprint, old.root)
         ]
         changed: list[dict[str, Any]] = []
 
@@ -378,9 +383,17 @@ class Updater:
         report["errors"] = self.errors
         return report
 
-    def _before(self, roots: list[RootSpec], present: set[str]) -> None:
+    def _before(self, roots: list[RootSpec], present: set[str], unreadable: set[str]) -> None:
         for before in self.before_discovery:
-            before(roots, self.errors, present)
+            before(roots, self.errors, present, unreadable=unreadable)
+
+    def _keeps_native(self, found: Discovery, agent: str, rel: str) -> bool:
+        """Does the index keep a native unit of ``agent`` at ``rel`` that discovery could not
+        read now? (then the archive's copy of it is not listed beside it)"""
+        rows = self.db.execute(
+            "SELECT path, fingerprint, root FROM files WHERE agent = ? AND rel = ? AND kind = 'native'", (agent, rel)
+        )
+        return any(found.keeps(path, fp, root) for path, fp, root in rows)
 
     def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
         if prep.error is not None:

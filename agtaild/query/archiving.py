@@ -49,11 +49,16 @@ def archive_view_hook(config: Config) -> Callable[..., None]:
     """The archive's before-discovery step (agtaild.store.archive.archiver), imported only when an
     update scans an archive root that exists."""
 
-    def prepare(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
+    def prepare(
+        roots: list[Any],
+        errors: list[dict[str, str]],
+        present: Collection[str] | None = None,
+        unreadable: Collection[str] = (),
+    ) -> None:
         if not any(r.kind == "archive" for r in roots) or not config.archive_dir.is_dir():
             return
         from agtaild.store.archive.hook import before_discovery_hook
 
-        before_discovery_hook(config)(roots, errors, present)
+        before_discovery_hook(config)(roots, errors, present, unreadable=unreadable)
 
     return prepare

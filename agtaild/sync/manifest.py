@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.kit.files import open_regular
 from agtaild.errors import Refused
 
 MANIFEST_NAME = "manifest.json"
@@ -169,8 +170,9 @@ def read_range(fh: Any, offset: int, length: int) -> Iterator[bytes]:
 
 
 def sha256_file(path: str | Path, length: int | None = None) -> str:
-    """sha256 of a file (or of its first ``length`` bytes; a shorter file is an error)."""
-    with open(path, "rb") as fh:
+    """sha256 of a file (or of its first ``length`` bytes; a shorter file is an error). Only a
+    regular file is opened (a FIFO in a file's place would block: agtaild.adapters.kit.files)."""
+    with open_regular(path) as fh:
         digest, done = hash_stream(fh, length)
     if length is not None and done != length:
         raise OSError(f"{path} has {done} bytes, fewer than the {length} expected")

@@ -6,7 +6,8 @@ agent's session root, so the copy lands in the same layout that the same adapter
 
 An SQLite store (one DB holding many sessions) is sent as a consistent copy made with the
 sqlite3 backup API, never as raw bytes of a DB that may be mid-write; its ``-wal``/``-shm``
-companions are folded into that copy and not sent.
+companions are folded into that copy and not sent. The store is opened as the adapters open
+it (agtaild.adapters.kit.sqlite_open): strictly read-only, leaving no file beside it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import Any
 
 import msgspec
 
-from agtaild.errors import Refused
+from agtaild.adapters.kit.files import open_regular
+from agtaild.adapters.kit.sqlite_open import SQLITE_MAGIC, is_sqlite_file, reading
+from agtaild.errors import AgtailError, Refused
 from agtaild.sync.manifest import (
     FileEntry,
     HashCache,
@@ -36,7 +39,8 @@ from agtaild.sync.manifest import (
 from agtaild.sync.safety import path_problem
 from agtaild.sync.transfer import TransferError
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+__all__ = ["SQLITE_MAGIC", "LocalFile", "LocalFilesSource", "is_sqlite", "native_files"]
+
 _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
@@ -58,11 +62,8 @@ def _regular(path: str) -> bool:
 
 
 def is_sqlite(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
+    """A regular file with the SQLite header (nothing else is opened)."""
+    return is_sqlite_file(path)
 
 
 def native_files(
@@ -132,15 +133,15 @@ class LocalFilesSource:
         if self._tmpdir is None:
             self._tmpdir = tempfile.mkdtemp(prefix="agtail-snap-")
         dst = os.path.join(self._tmpdir, f"{len(self._snapshots)}.sqlite3")
-        src = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
         try:
-            out = sqlite3.connect(dst)
-            try:
-                src.backup(out)
-            finally:
-                out.close()
-        finally:
-            src.close()
+            with reading(path, busy_timeout=30) as src:
+                out = sqlite3.connect(dst)
+                try:
+                    src.backup(out)
+                finally:
+                    out.close()
+        except AgtailError as exc:
+            raise OSError(exc.message) from exc
         self._snapshots[path] = dst
         return dst
 
@@ -201,7 +202,7 @@ class LocalFilesSource:
         if path not in self.files:
             raise Refused(f"{path!r} is not one of the files offered")
         try:
-            return open(self.readable(path), "rb")
+            return open_regular(self.readable(path))
         except FileNotFoundError as exc:
             raise TransferError(f"{path} was deleted here during the sync") from exc
 

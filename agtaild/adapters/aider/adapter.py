@@ -36,6 +36,7 @@ import msgspec
 from agtaild.adapters.aider import nearby
 from agtaild.adapters.aider.markdown import HEADER_PREFIX, RunParser, RunState, header_time
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.kit.files import open_regular, read_regular_text
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS, same_file_continues
 from agtaild.adapters.kit.stamps import norm_iso
@@ -169,7 +170,7 @@ class AiderAdapter(Adapter):
         for history in self._histories(root):
             try:
                 st = history.stat()
-                with open(history, "rb") as fh:
+                with open_regular(history) as fh:
                     runs, _ = self._run_index(str(history), st, fh)  # cached while unchanged
             except OSError:
                 continue
@@ -204,7 +205,7 @@ class AiderAdapter(Adapter):
         now = time.time() if now is None else now
         settled = now - st.st_mtime >= SETTLE_SECONDS
         cont = _decode(state)
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if cont is not None and not _continues(fh, st, cont):
                 cont = None
             if cont is not None and cont.closed:
@@ -352,7 +353,7 @@ class AiderAdapter(Adapter):
         if cached is not None and cached[0] == mtime:
             return cached[1]
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = read_regular_text(Path(path), errors="replace")
         except OSError:
             return []
         entries: list[tuple[str, str, str]] = []

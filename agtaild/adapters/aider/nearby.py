@@ -26,7 +26,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from urllib.parse import quote
+
+from agtaild.adapters.kit.files import is_regular, open_regular
+from agtaild.adapters.kit.sqlite_open import connect_ro
+from agtaild.errors import AgtailError
 
 #: Folders under HOME that hold repositories, by the usual names.
 PROJECT_FOLDERS = (
@@ -76,7 +79,7 @@ def atuin_db(env: Mapping[str, str], home: Path) -> Path:
 
 def _tail(path: Path) -> str:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO named .bash_history never blocks the search
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - HISTORY_BYTES))
             data = fh.read(HISTORY_BYTES)
@@ -178,11 +181,11 @@ def from_shell_history(env: Mapping[str, str], home: Path) -> list[Path]:
 
 
 def _atuin(db_path: Path) -> list[Path]:
-    if not db_path.is_file():
+    if not is_regular(db_path):
         return []
-    try:
-        db = sqlite3.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
+    try:  # strictly read-only: no -wal/-shm left in atuin's folder
+        db = connect_ro(db_path, busy_timeout=1.0)
+    except (sqlite3.Error, AgtailError, OSError):
         return []
     try:
         rows = db.execute(

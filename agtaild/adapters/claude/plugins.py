@@ -25,6 +25,8 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.kit.files import read_regular, read_regular_text
+
 #: Source files searched for prompt templates.
 SOURCE_SUFFIXES = frozenset(
     {".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".py", ".sh", ".bash", ".rb", ".go"}
@@ -103,7 +105,7 @@ def _index_plugin(index: PluginIndex, root: Path, name: str) -> None:
 
 def _load_json(path: Path) -> Any:
     try:
-        return msgspec.json.decode(path.read_bytes())
+        return msgspec.json.decode(read_regular(path))
     except (OSError, msgspec.DecodeError):
         return None
 
@@ -153,8 +155,7 @@ def _template_lines(root: Path) -> Iterator[str]:
             try:
                 if os.path.getsize(path) > MAX_SOURCE_BYTES:
                     continue
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                text = read_regular_text(path, errors="replace")
             except OSError:
                 continue
             lines = (line.strip() for line in text.splitlines()) if suffix in TEXT_SUFFIXES else literal_lines(text)

@@ -21,11 +21,13 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.kit.files import open_regular
+
 
 def read_meta(path: str) -> dict[str, Any] | None:
     """The subagent's ``.meta.json`` (None when absent or not a JSON object)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             data = msgspec.json.decode(fh.read(65536))
     except (OSError, msgspec.DecodeError):
         return None
@@ -73,7 +75,7 @@ def find_spawning_tool_use(parent_path: str, agent_id: str, start: int) -> tuple
         return None, start
     needle = b'"' + agent_id.encode() + b'"'  # the id as a JSON string, however it is spaced
     try:
-        with open(parent_path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with open_regular(parent_path) as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             end = mm.rfind(b"\n", start, size)
             if end < 0:
                 return None, start

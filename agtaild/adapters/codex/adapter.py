@@ -21,6 +21,7 @@ from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.codex.links import ARCHIVED_DIR, RolloutLinks, archived_dirs, rollout_files
 from agtaild.adapters.codex.parser import CodexParser
 from agtaild.adapters.codex.text import as_dict
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter, feed_lines, parse_tail, split_lines
 from agtaild.model import Session
@@ -103,7 +104,7 @@ class CodexAdapter(JsonlAdapter):
         st = os.stat(unit.path)
         parser = self.Parser(self, unit, None)
         try:
-            data = Path(unit.path).read_bytes()
+            data = read_regular(Path(unit.path))
             lines, tail, tail_offset = lines_of(data)
         except Exception as exc:  # corrupt archive / unreadable document: say so, lose nothing else
             parser.st.session.accounting.lines += 1

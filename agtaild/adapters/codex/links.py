@@ -22,6 +22,7 @@ import msgspec
 from agtaild.adapters.codex.text import as_dict, as_str, epoch_of, thread_id_from_filename
 from agtaild.adapters.codex.usage import token_count_rows, usage_record_rows
 from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import open_regular, read_regular
 
 ARCHIVED_DIR = "archived_sessions"
 SESSION_INDEX = "session_index.jsonl"
@@ -65,7 +66,7 @@ def archived_dirs(root: Path) -> list[Path]:
 
 
 def read_rollout_bytes(path: Path) -> bytes:
-    data = path.read_bytes()
+    data = read_regular(path)
     if path.name.endswith(".zst"):
         import zstandard
 
@@ -77,7 +78,7 @@ def read_rollout_bytes(path: Path) -> bytes:
 def first_record(path: Path, limit: int = 1 << 20) -> Any:
     """The first line of a rollout, decoded (None when unreadable)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(limit)
         return _decoder.decode(head.split(b"\n", 1)[0])
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
@@ -206,7 +207,7 @@ class RolloutLinks:
             return cached[1]
         names: dict[str, str] = {}
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError:
             data = b""
         for raw in data.split(b"\n"):

@@ -25,6 +25,7 @@ import msgspec
 
 from agtaild.adapters.base import ResumeCommand, Unit, env_path
 from agtaild.adapters.continue_dev.items import ItemMapper
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.jsondoc import JsonDocAdapter, RecordBook
 from agtaild.adapters.kit.stamps import from_epoch
 from agtaild.model import Session, project_of
@@ -142,7 +143,7 @@ class ContinueAdapter(JsonDocAdapter):
         if cached is not None and cached[0] == mtime:
             return cached[1]
         try:
-            value = _decoder.decode(path.read_bytes())
+            value = _decoder.decode(read_regular(path))
         except (OSError, msgspec.DecodeError):
             return {}
         table: dict[str, dict[str, Any]] = {}

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.copilot_cli.events import CopilotParser
+from agtaild.adapters.kit.files import read_regular_text
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter
 from agtaild.adapters.kit.resume_ids import safe_id
@@ -98,7 +99,7 @@ def read_workspace(path: Path) -> dict[str, str]:
     try:
         if path.stat().st_size > _MAX_WORKSPACE_BYTES:
             return {}
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular_text(path, errors="replace")
     except OSError:
         return {}
     out: dict[str, str] = {}

@@ -23,6 +23,7 @@ import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.copilot_vscode.ops import SessionBuilder, replay_log
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook, read_document
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
@@ -116,7 +117,7 @@ def _session_files(folder: Path) -> list[Path]:
 def _workspace_folder(path: Path) -> str | None:
     """``workspace.json`` ``{"folder": "file:///…"}`` (or ``workspace`` for a .code-workspace)."""
     try:
-        doc = _decoder.decode(path.read_bytes())
+        doc = _decoder.decode(read_regular(path))
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
         return None
     if not isinstance(doc, dict):

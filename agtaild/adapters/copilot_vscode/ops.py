@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.adapters.kit.files import open_regular
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.stamps import from_epoch, widen
 from agtaild.model import Event
@@ -106,7 +107,7 @@ def apply_op(state: Any, op: dict[str, Any]) -> Any:
 def replay_log(path: Path, book: RecordBook, *, settled: bool) -> Any:
     """Rebuild the session document from an op log, keeping the books. A torn last line is
     left for the next read while the file is being written; once settled it is bad."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read()
     lines = data.split(b"\n")
     tail = lines.pop()

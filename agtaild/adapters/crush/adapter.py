@@ -27,25 +27,25 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from agtaild.adapters.base import ResumeCommand, Unit, env_path
 from agtaild.adapters.crush.parts import ENDINGS, RowMapper, decode_parts
+from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.sqlite_db import (
     SqliteSessionAdapter,
-    is_sqlite_file,
+    database_at,
     rows_as_dicts,
     split_unit_path,
 )
 from agtaild.adapters.kit.stamps import from_epoch, widen
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.model import ParentRef, Session, Usage, UsageRecord, project_of
 
 DB_NAME = "crush.db"
 REGISTRY = "projects.json"
 _ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._:-]{0,127}$")
 _DIGEST = re.compile(r"[0-9a-f]{8}")
-_decoder = msgspec.json.Decoder()
 
 
 class CrushAdapter(SqliteSessionAdapter):
@@ -71,19 +71,19 @@ class CrushAdapter(SqliteSessionAdapter):
         found: dict[str, Path] = {}
         for cwd in cwds:
             db = Path(cwd) / ".crush" / DB_NAME
-            if is_sqlite_file(db):
+            if database_at(db):
                 found.setdefault(str(db), db)
         return list(found.values())
 
     # -- the databases --------------------------------------------------------------------
     def databases(self, root: Path) -> list[Path]:
-        if root.is_file():
-            return [root] if is_sqlite_file(root) else []
+        if database_at(root):
+            return [root]
         out: list[Path] = []
         for candidate in (root / DB_NAME, root / ".crush" / DB_NAME):
-            if is_sqlite_file(candidate):
+            if database_at(candidate):
                 out.append(candidate)
-        for project in _registry(root / REGISTRY):
+        for project in _registry(root / REGISTRY, report=True):
             data_dir, path = project.get("data_dir"), project.get("path")
             if isinstance(data_dir, str) and data_dir:
                 db = Path(data_dir) / DB_NAME
@@ -91,14 +91,14 @@ class CrushAdapter(SqliteSessionAdapter):
                 db = Path(path) / ".crush" / DB_NAME
             else:
                 continue
-            if is_sqlite_file(db):
+            if database_at(db):
                 out.append(db)
         # agtail's archive/import mirror keeps each database as <digest>/crush.db
         try:
             mirrored = sorted(p / DB_NAME for p in root.iterdir() if _DIGEST.fullmatch(p.name))
         except OSError:
             mirrored = []
-        out += [p for p in mirrored if is_sqlite_file(p)]
+        out += [p for p in mirrored if database_at(p)]
         return list(dict.fromkeys(out))
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
@@ -199,10 +199,18 @@ def _count(value: Any) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _registry(path: Path) -> list[dict[str, Any]]:
+def _registry(path: Path, *, report: bool = False) -> list[dict[str, Any]]:
+    """The projects ``projects.json`` lists. One that is there but cannot be read (a FIFO in
+    its place, EACCES, not JSON) lists nothing; with ``report`` discovery records it, so that
+    the sessions indexed from the projects it listed are kept (agtaild.adapters.kit.scan)."""
     try:
-        value = _decoder.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError):
+        value = json_value(read_regular(path))
+    except FileNotFoundError:
+        return []
+    except (OSError, BadJson) as exc:
+        if report:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            scan.unlisted(str(path), f"not read: the project registry ({reason}); every session indexed from this root is kept")
         return []
     if isinstance(value, dict):
         value = value.get("projects")

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from agtaild.adapters.kit.jsondoc import Category, RecordBook
 from agtaild.adapters.kit.stamps import from_epoch
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.model import Event
 
 #: finish reasons → Session.ending
 ENDINGS = {"canceled": "interrupted", "cancelled": "interrupted", "error": "error", "max_tokens": "limit"}
-_decoder = msgspec.json.Decoder()
 
 
 def decode_parts(raw: Any) -> list[Any] | None:
@@ -30,8 +28,8 @@ def decode_parts(raw: Any) -> list[Any] | None:
     if not isinstance(raw, str):
         return None
     try:
-        value = _decoder.decode(raw)
-    except msgspec.DecodeError:
+        value = json_value(raw)
+    except BadJson:
         return None
     return value if isinstance(value, list) else None
 
@@ -39,8 +37,8 @@ def decode_parts(raw: Any) -> list[Any] | None:
 def _json_or_text(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return _decoder.decode(value)
-        except msgspec.DecodeError:
+            return json_value(value)
+        except BadJson:
             return value
     return value
 

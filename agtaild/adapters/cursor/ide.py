@@ -20,29 +20,23 @@ import sqlite3
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from agtaild.adapters.base import Unit
 from agtaild.adapters.kit.jsondoc import Category, RecordBook
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, table_columns
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, table_columns
 from agtaild.adapters.kit.stamps import any_time, from_epoch, widen
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.model import Event, ParentRef, Usage, UsageRecord
 
-_decoder = msgspec.json.Decoder()
 _PREFIX = "composerData:"
 
 
 def _json(value: Any) -> Any:
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    if not isinstance(value, str):
+    """One row's JSON value, or None when it is none (or does not decode: each row on its own)."""
+    if not isinstance(value, bytes | str):
         return None
     try:
-        return _decoder.decode(value)
-    except msgspec.DecodeError:
+        return json_value(value)
+    except BadJson:
         return None
 
 
@@ -66,7 +60,7 @@ class CursorIdeReader(SqliteSessionAdapter):
 
     def databases(self, root: Path) -> list[Path]:
         for candidate in (root, root / "state.vscdb", root / "globalStorage" / "state.vscdb"):
-            if candidate.is_file() and is_sqlite_file(candidate):
+            if database_at(candidate):
                 return [candidate]
         return []
 
@@ -76,8 +70,14 @@ class CursorIdeReader(SqliteSessionAdapter):
         out: list[str] = []
         rows = conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (_PREFIX, "composerData;"))
         for key, value in rows:
-            doc = _json(value)
-            if isinstance(key, str) and isinstance(doc, dict) and _messages_of(doc):
+            if not isinstance(key, str) or not isinstance(value, bytes | str):
+                continue
+            try:
+                doc = json_value(value)
+            except BadJson:  # one bad row is one bad unit (read as one bad record), not a bad database
+                out.append(key[len(_PREFIX) :])
+                continue
+            if isinstance(doc, dict) and _messages_of(doc):
                 out.append(key[len(_PREFIX) :])
         return out
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from agtaild.adapters.cursor.transcript import user_query
+from agtaild.adapters.kit.files import read_regular_text
 from agtaild.adapters.kit.jsondoc import Category, RecordBook
 from agtaild.model import Event
 
@@ -23,7 +24,7 @@ _SUB = re.compile(r"^\s*\[(Thinking|Tool call|Tool result)\]\s*(.*)$")
 
 
 def read_text_transcript(path: Path, book: RecordBook) -> None:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_regular_text(path, errors="replace")
     blocks: list[tuple[str | None, list[str]]] = []
     for line in text.splitlines():
         found = _HEADER.match(line)

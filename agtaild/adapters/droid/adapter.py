@@ -21,6 +21,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit
 from agtaild.adapters.droid.parser import DroidParser
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter
 from agtaild.adapters.kit.resume_ids import safe_id
@@ -94,7 +95,7 @@ def _read_json(path: Path) -> Any:
     try:
         if path.stat().st_size > _MAX_SIDECAR_BYTES:
             return None
-        return _decoder.decode(path.read_bytes())
+        return _decoder.decode(read_regular(path))
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
         return None
 

@@ -25,6 +25,7 @@ import msgspec
 from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.gemini.replay import NeedsFullRead, Replay, ReplayState
 from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import open_regular, read_regular, read_regular_text
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import read_document
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS, decode_line, same_file_continues, split_lines
@@ -138,7 +139,7 @@ class GeminiAdapter(Adapter):
         settled = now - st.st_mtime >= SETTLE_SECONDS
         cont = _decode_continuation(state)
         replay_state: ReplayState | None = None
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if cont is not None and _can_continue(fh, st, cont):
                 try:
                     replay_state = msgspec.msgpack.decode(cont.replay, type=ReplayState)
@@ -248,14 +249,14 @@ def _project_root(project_dir: Path, project_hash: Any) -> str | None:
     """The project's directory: its ``.project_root``, else ``projects.json`` (by slug, or by
     the SHA-256 that names pre-0.29 project dirs and sits in every header)."""
     try:
-        text = (project_dir / ".project_root").read_text(encoding="utf-8").strip()
+        text = read_regular_text(project_dir / ".project_root").strip()
         if text:
             return text
     except (OSError, UnicodeDecodeError):
         pass
     registry = project_dir.parent.parent / "projects.json"
     try:
-        projects = _decoder.decode(registry.read_bytes()).get("projects")
+        projects = _decoder.decode(read_regular(registry)).get("projects")
     except (OSError, msgspec.DecodeError, AttributeError):
         return None
     if not isinstance(projects, dict):
@@ -274,7 +275,7 @@ def _spawning_call(chats: Path, parent_id: str, child_id: str) -> str | None:
     needle = f'"agentId":"{child_id}"'.encode()
     for parent in sorted(chats.glob(f"session-*-{parent_id[:8]}.json*")):
         try:
-            data = parent.read_bytes()
+            data = read_regular(parent)
         except OSError:
             continue
         at = data.find(needle)

@@ -24,27 +24,28 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.goose.content import MessageMapper
+from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import open_regular, regular_stat
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, rows_as_dicts
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.model import Session, Usage, UsageRecord, project_of
 
 DB_NAME = "sessions.db"
 _ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,127}$")
-_decoder = msgspec.json.Decoder()
 
 
 def _json(value: Any) -> Any:
+    """One column's JSON (None when it does not decode: each row on its own)."""
     if isinstance(value, bytes | str) and value:
         try:
-            return _decoder.decode(value)
-        except msgspec.DecodeError:
+            return json_value(value)
+        except BadJson:
             return None
     return None
 
@@ -84,24 +85,26 @@ class GooseAdapter(SqliteSessionAdapter):
 
     # -- discovery ------------------------------------------------------------------------
     def databases(self, root: Path) -> list[Path]:
-        if root.is_file():
-            return [root] if is_sqlite_file(root) else []
-        return [p for p in (root / DB_NAME, root / "sessions" / DB_NAME) if is_sqlite_file(p)]
+        if database_at(root):
+            return [root]
+        return [p for p in (root / DB_NAME, root / "sessions" / DB_NAME) if database_at(p)]
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY created_at, id")]
 
     def discover(self, root: Path) -> Iterator[Unit]:
-        db_ids: set[str] = set()
-        for unit in super().discover(root):
-            db_ids.add(unit.path.rsplit("#", 1)[1])
-            yield unit
+        units, unread = self.database_units(root)
+        db_ids = {unit.path.rsplit("#", 1)[1] for unit in units}
+        yield from units
         folder = root if (root.is_dir() and not (root / "sessions").is_dir()) else root / "sessions"
         try:
             legacy = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
         except OSError:
             return
         for path in legacy:
+            if unread:  # whether the database holds this one is unknown: kept as indexed
+                scan.unsure(str(path), "not listed while the database beside it cannot be read")
+                continue
             if path.stem not in db_ids:  # imported into the database: read from there
                 yield Unit(agent=self.id, path=str(path), files=[str(path)], root=str(root))
 
@@ -181,8 +184,8 @@ class GooseAdapter(SqliteSessionAdapter):
         if not unit.path.endswith(".jsonl"):
             return super().read(unit, state, now=now)
         now = time.time() if now is None else now
-        st = os.stat(unit.path)
-        with open(unit.path, "rb") as fh:
+        st = regular_stat(unit.path)
+        with open_regular(unit.path) as fh:
             data = fh.read()
         book = RecordBook(Session(agent=self.id, id=Path(unit.path).stem, path=unit.path))
         mapper = MessageMapper(book)
@@ -191,8 +194,8 @@ class GooseAdapter(SqliteSessionAdapter):
             if not raw.strip():
                 continue
             try:
-                obj = _decoder.decode(raw)
-            except (msgspec.DecodeError, UnicodeDecodeError):
+                obj = json_value(raw)
+            except BadJson:
                 book.bad(number)
                 continue
             if isinstance(obj, dict) and "role" not in obj and number == 1:

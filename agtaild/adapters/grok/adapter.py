@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from agtaild.adapters.base import ResumeCommand, Unit, env_path
 from agtaild.adapters.grok.updates import ENDINGS, UpdatesReader
+from agtaild.adapters.kit.files import read_regular_text
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.session_dir import (
     BadRecord,
@@ -244,7 +245,7 @@ def cwd_of_group(group: Path) -> str | None:
     if decoded.startswith("/") or (len(decoded) > 2 and decoded[1] == ":"):
         return decoded
     try:
-        stored = (group / ".cwd").read_text(encoding="utf-8").strip()
+        stored = read_regular_text(group / ".cwd").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return stored or None

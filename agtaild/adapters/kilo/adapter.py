@@ -27,6 +27,7 @@ from agtaild.adapters.cline.tasks import TaskDirAdapter
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.resume_ids import ALNUM, safe_id
+from agtaild.adapters.kit.sqlite_db import database_at
 from agtaild.adapters.opencode import db as opencode_db
 from agtaild.adapters.opencode.adapter import OpenCodeAdapter
 from agtaild.model import Session
@@ -73,10 +74,10 @@ class KiloAdapter(OpenCodeAdapter):
         return list(dict.fromkeys(roots + self._tasks.extension_roots(env, home)))
 
     def databases(self, root: Path) -> list[Path]:
-        if root.is_file():
+        if database_at(root):
             return [root]
         if root.is_dir():
-            return [p for p in sorted(root.glob("kilo*.db")) if p.is_file()]
+            return [p for p in sorted(root.glob("kilo*.db")) if database_at(p)]
         return []
 
     def discover(self, root: Path) -> Iterator[Unit]:

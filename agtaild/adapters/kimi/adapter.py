@@ -23,6 +23,7 @@ import msgspec
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.kimi.code import KimiCodeReader
 from agtaild.adapters.kimi.wire import KimiWireParser
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter
 from agtaild.adapters.kit.resume_ids import UUID, safe_id
@@ -137,7 +138,7 @@ def _read_json(path: Path) -> Any:
     try:
         if path.stat().st_size > _MAX_JSON_BYTES:
             return None
-        return _decoder.decode(path.read_bytes())
+        return _decoder.decode(read_regular(path))
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
         return None
 
@@ -174,7 +175,7 @@ def _spawning_call(parent_wire: Path, agent_id: str) -> str | None:
     needle = f'"agent_id": "{agent_id}"'.encode()
     compact = f'"agent_id":"{agent_id}"'.encode()
     try:
-        data = parent_wire.read_bytes()
+        data = read_regular(parent_wire)
     except OSError:
         return None
     at = max(data.find(needle), data.find(compact))

@@ -23,6 +23,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, Unit
 from agtaild.adapters.kimi.wire import kimi_usage, nonempty_str, user_input_text
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.adapters.kit.stamps import from_epoch, from_epoch_ms, widen
@@ -281,6 +282,6 @@ class KimiCodeReader:
 
 def _read_state(path: Path) -> Any:
     try:
-        return _decoder.decode(path.read_bytes())
+        return _decoder.decode(read_regular(path))
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
         return None

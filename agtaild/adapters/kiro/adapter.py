@@ -23,7 +23,7 @@ from agtaild.adapters.kiro.sqlite import KiroSqliteReader
 from agtaild.adapters.kiro.v2 import KiroV2Reader
 from agtaild.adapters.kiro.v3 import KiroV3Reader
 from agtaild.adapters.kit.gc_pause import paused_read
-from agtaild.adapters.kit.sqlite_db import is_sqlite_file
+from agtaild.adapters.kit.sqlite_db import database_at
 from agtaild.model import Session
 
 DB_NAME = "data.sqlite3"
@@ -59,7 +59,7 @@ class KiroAdapter(Adapter):
 
     # -- discovery --------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
-        if root.is_file():
+        if database_at(root):
             yield from self._sqlite_units(root)
             return
         if not root.is_dir():
@@ -76,7 +76,7 @@ class KiroAdapter(Adapter):
                         if unit is not None:
                             unit.hints["store"] = "v3"
                             yield unit
-        if (root / DB_NAME).is_file():
+        if database_at(root / DB_NAME):
             yield from self._sqlite_units(root / DB_NAME)
 
     def _v2_units(self, cli: Path, root: Path) -> Iterator[Unit]:
@@ -95,8 +95,6 @@ class KiroAdapter(Adapter):
             yield Unit(agent=self.id, path=str(path), files=files, root=str(root), hints={"store": "v2"})
 
     def _sqlite_units(self, db: Path) -> Iterator[Unit]:
-        if not is_sqlite_file(db):
-            return
         for unit in self.sqlite.discover(db):
             unit.hints["store"] = "sqlite"
             yield unit

@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 
 from agtaild.adapters.base import Unit
 from agtaild.adapters.kit.jsondoc import RecordBook
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, table_columns
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, table_columns
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
 from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import Event, project_of
@@ -35,7 +35,7 @@ class KiroSqliteReader(SqliteSessionAdapter):
     def databases(self, root: Path) -> list[Path]:
         if root.is_dir():
             root = root / "data.sqlite3"
-        return [root] if is_sqlite_file(root) else []
+        return [root] if database_at(root) else []
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
         ids: list[str] = []

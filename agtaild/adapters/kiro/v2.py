@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agtaild.adapters.base import ReadResult, Unit
+from agtaild.adapters.kit.files import open_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import Category, JsonlAdapter, LineParser, ParserState
 from agtaild.adapters.kit.stamps import from_epoch, norm_iso, widen
@@ -73,7 +74,7 @@ _sidecar_decoder = msgspec.json.Decoder(Sidecar)
 
 def read_sidecar(path: str) -> Sidecar | None:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return _sidecar_decoder.decode(fh.read())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None

@@ -25,8 +25,10 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
-from agtaild.adapters.kit.gc_pause import decode_document, paused_read
+from agtaild.adapters.kit.files import open_regular, regular_stat
+from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import MAX_BAD_LINE_NUMBERS, SETTLE_SECONDS
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.errors import AgtailError
 from agtaild.model import Event, Session, Usage, UsageRecord
 
@@ -56,25 +58,26 @@ class Document(msgspec.Struct):
 
 
 def read_document(path: str | os.PathLike[str], *, now: float | None = None) -> Document:
-    """Read and decode one JSON file. OSError (missing, unreadable) propagates: the caller
-    decides whether that makes the whole unit unreadable."""
+    """Read and decode one JSON file. OSError (missing, unreadable, not a regular file:
+    agtaild.adapters.kit.files) propagates: the caller decides whether that makes the whole
+    unit unreadable."""
     path = os.fspath(path)
-    st = os.stat(path)
+    st = regular_stat(path)
     now = time.time() if now is None else now
     settled = now - st.st_mtime >= SETTLE_SECONDS
     doc = Document(path=path, mtime=st.st_mtime, size=st.st_size, settled=settled)
     if st.st_size > MAX_DOCUMENT_BYTES:
         doc.error = f"larger than {MAX_DOCUMENT_BYTES} bytes"
         return doc
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read()
     if not data.strip():
         doc.empty = True
         return doc
     try:
-        doc.value = decode_document(_decoder, data)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        doc.error = f"not JSON: {exc}"
+        doc.value = json_value(data, _decoder)
+    except BadJson as exc:
+        doc.error = str(exc)
     return doc
 
 

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.kit.files import open_regular
 from agtaild.model import Event, Session, UsageRecord
 
 #: A file modified less than this many seconds ago may still be mid-write.
@@ -227,7 +228,7 @@ class JsonlAdapter(Adapter):
                 cont = msgspec.msgpack.decode(state, type=Continuation)
             except msgspec.DecodeError:
                 cont = None
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if cont is not None and not self._can_continue(fh, st, cont):
                 cont = None
             parser_state = None

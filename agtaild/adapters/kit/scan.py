@@ -10,11 +10,19 @@ doctor``) collects with :func:`collecting`, every entry that could not be looked
 as a :class:`Problem`. The update reports them in its ``errors`` and never removes a stored
 session that lies under a problem path (see agtaild.index.update). Entries that vanished
 while being listed (ENOENT, ENOTDIR) are not problems: they are simply gone.
+
+Two more kinds of problem are files that are there but could not be *read*:
+:func:`unreadable` records a session store (an SQLite database that is locked, damaged, or a
+FIFO in its place): the sessions indexed from it are kept, and the archive's copy of it serves
+an index that holds nothing of it. :func:`unlisted` records a file that says what a root holds
+(a project registry): every session indexed from that root is kept, wherever it lies. Outside
+:func:`collecting` (an export walking the roots) both are logged as warnings.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,11 +33,18 @@ from typing import NamedTuple
 GONE_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 
+log = logging.getLogger(__name__)
+
+
 class Problem(NamedTuple):
     """An entry discovery could not look at: its path and why."""
 
     path: str
     error: str
+    #: "entry": the path, and all below it, could not be looked at; "store": a session store
+    #: that is there but could not be read (:func:`unreadable`); "listing": a file naming what
+    #: its root holds could not be read (:func:`unlisted`).
+    kind: str = "entry"
 
 
 class Seen(NamedTuple):
@@ -76,6 +91,30 @@ def report(path: str, exc: OSError) -> None:
     if found is not None:
         reason = exc.strerror or type(exc).__name__
         found.append(Problem(path=path, error=f"skipped: {reason} (errno {exc.errno})"))
+
+
+def _record(problem: Problem) -> None:
+    found = _problems.get()
+    if found is None:
+        log.warning("%s: %s", problem.path, problem.error)
+    else:
+        found.append(problem)
+
+
+def unsure(path: str, error: str) -> None:
+    """Record that what is at or below ``path`` cannot be known now (``error`` says why)."""
+    _record(Problem(path=path, error=error))
+
+
+def unreadable(path: str, error: str) -> None:
+    """Record that the session store at ``path`` is there but could not be read (``error``
+    says why)."""
+    _record(Problem(path=path, error=error, kind="store"))
+
+
+def unlisted(path: str, error: str) -> None:
+    """Record that ``path``, which says what its root holds, could not be read."""
+    _record(Problem(path=path, error=error, kind="listing"))
 
 
 def entries(path: str | os.PathLike[str]) -> list[os.DirEntry[str]]:

@@ -24,6 +24,7 @@ import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import open_regular
 from agtaild.adapters.kit.gc_pause import decode_document, paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
@@ -64,7 +65,7 @@ def jsonl_records(path: Path, *, settled: bool) -> Iterator[tuple[int, Any]]:
     (the next read sees it whole); once settled it is a record if it decodes, else a torn
     BadRecord (the caller flags the session ``truncated``).
     """
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read()
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
@@ -100,7 +101,7 @@ def _decode_document(raw: bytes) -> Any:
 
 def json_document(path: Path) -> Any:
     """A whole JSON file, or a BadRecord when it does not decode (mid-rewrite or torn)."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read()
     return _decode_document(data)
 

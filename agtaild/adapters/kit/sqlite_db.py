@@ -1,11 +1,19 @@
 """The shared helper for agents that keep many sessions in one SQLite database (OpenCode's
 ``opencode.db``, Kiro's classic ``data.sqlite3``, …).
 
-Opening. Agent databases are opened read-only through a ``file:…?mode=ro`` URI — never
-``immutable=1``: a running agent keeps its newest rows in the ``-wal`` file, and only a
-normal read-only connection sees them. A busy timeout rides out the agent's short write
-locks; a database that stays locked, is missing, or is not a database at all becomes one
-clean :class:`AgtailError` for that unit (the index skips it and tries again later).
+Opening. Agent databases are opened strictly read-only and never leave a file in the agent's
+folder (agtaild.adapters.kit.sqlite_open: ``mode=ro`` where the WAL can be shared, else
+``immutable=1``, on a private copy when a ``-wal`` holds rows): nothing but a regular file with
+the SQLite header is opened. A busy timeout rides out the agent's short write locks; a
+database that stays locked, is missing, damaged or not a database at all becomes one clean
+:class:`AgtailError` for that unit (the index keeps what it stored and tries again later).
+
+Discovery. :meth:`SqliteSessionAdapter.databases` names the database files a root means —
+whatever stands at those names, SQLite or not. A database that cannot be listed (locked past
+the busy timeout, damaged, a FIFO in its place, an adapter's listing that fails) is recorded as
+an unreadable store (agtaild.adapters.kit.scan): the update reports it in its ``errors`` and
+``agtail doctor`` names it, the sessions indexed from it are kept, and the archive's copy of it
+is served to an index that holds nothing of it. One database never hides another.
 
 Units. One session is the synthetic path ``<db path>#<session id>``; its ``files`` are the
 database and its ``-wal``/``-shm`` siblings, so a write to the database is noticed.
@@ -20,30 +28,45 @@ transaction so its rows are a consistent snapshot, with one accounting "line" pe
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import quote
 
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
+from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
+from agtaild.adapters.kit.sqlite_open import (
+    BUSY_TIMEOUT_SECONDS,
+    SQLITE_MAGIC,
+    check_database,
+    connect_ro,
+    database_at,
+    is_sqlite_file,
+    reading,
+)
 from agtaild.errors import AgtailError, NotFound
 from agtaild.model import Session
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "BUSY_TIMEOUT_SECONDS",
+    "SQLITE_MAGIC",
+    "SqliteSessionAdapter",
+    "connect_ro",
+    "database_at",
+    "db_files",
+    "existing_files",
+    "is_sqlite_file",
+    "reading",
+    "split_unit_path",
+    "unit_path",
+]
 
-#: The 16 bytes every SQLite 3 database file starts with.
-SQLITE_MAGIC = b"SQLite format 3\x00"
-#: How long a read waits for an agent's write lock before giving up on this pass.
-BUSY_TIMEOUT_SECONDS = 2.0
 WAL_SUFFIXES = ("-wal", "-shm")
 
 
@@ -71,75 +94,22 @@ def existing_files(db: str | os.PathLike[str]) -> list[str]:
     return [f for f in db_files(db) if os.path.exists(f)]
 
 
-def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a regular file that starts with the SQLite header."""
+def list_database(db: Path, listing: Any, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> list[str] | None:
+    """``listing(conn)`` on ``db`` opened read-only; None (and the store recorded as unreadable,
+    agtaild.adapters.kit.scan) when it cannot be read, whatever the reason: a locked or damaged
+    database, a FIFO in its place, a row the listing chokes on (RecursionError included)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def _describe(db: str, exc: sqlite3.Error) -> AgtailError:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return AgtailError(
-            f"{db}: the database stayed locked by another process; it will be read again later"
-        )
-    if "not a database" in text or "malformed" in text or "corrupt" in text:
-        return AgtailError(f"{db}: not a readable SQLite database ({text})")
-    if "unable to open" in text:
-        return AgtailError(f"{db}: cannot be opened read-only ({text})")
-    if "no such table" in text or "no such column" in text:
-        return AgtailError(f"{db}: not the expected schema ({text})")
-    return AgtailError(f"{db}: {text}")
-
-
-def connect_ro(
-    db: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_SECONDS
-) -> sqlite3.Connection:
-    """A read-only connection that still sees rows in the WAL. Raises AgtailError.
-
-    The connection is in autocommit mode; :func:`reading` wraps queries in one read
-    transaction. It belongs to the calling thread only.
-    """
-    path = os.path.abspath(os.fspath(db))
-    if not os.path.isfile(path):
-        raise NotFound(f"{path}: no such database file")
-    uri = f"file:{quote(path)}?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise _describe(path, exc) from exc
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        # Touch the schema now so that "not a database" surfaces here, not mid-read.
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
-        conn.close()
-        raise _describe(path, exc) from exc
-    return conn
-
-
-@contextmanager
-def reading(
-    db: str | os.PathLike[str], *, busy_timeout: float = BUSY_TIMEOUT_SECONDS
-) -> Iterator[sqlite3.Connection]:
-    """Open ``db`` read-only and hold one read transaction (a consistent snapshot) for the
-    block. Any sqlite3 error inside the block becomes an AgtailError naming the database."""
-    path = os.path.abspath(os.fspath(db))
-    conn = connect_ro(path, busy_timeout=busy_timeout)
-    try:
-        conn.execute("BEGIN")
-        yield conn
-    except sqlite3.Error as exc:
-        raise _describe(path, exc) from exc
-    finally:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        conn.close()
+        check_database(db)
+        with reading(db, busy_timeout=busy_timeout) as conn:
+            return list(listing(conn))
+    except NotFound:
+        return []  # gone since it was named: nothing to keep
+    except AgtailError as exc:
+        reason = exc.message.removeprefix(f"{os.path.abspath(db)}: ").removeprefix(f"{os.fspath(db)}: ")
+        scan.unreadable(os.fspath(db), f"not read: {reason}")
+    except Exception as exc:  # an adapter's listing gone wrong: this database only
+        scan.unreadable(os.fspath(db), f"not read: its sessions could not be listed ({type(exc).__name__}: {exc})")
+    return None
 
 
 def table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -178,8 +148,10 @@ class SqliteSessionAdapter(Adapter):
 
     # -- to implement -------------------------------------------------------------------
     def databases(self, root: Path) -> list[Path]:
-        """The database files under ``root`` (by default: ``root`` itself if it is one)."""
-        return [root] if is_sqlite_file(root) else []
+        """The database files ``root`` means, as they stand (by default ``root`` itself when it
+        is not a directory): SQLite or not. The shared discovery opens only real databases and
+        reports whatever else stands at these names (:func:`database_at` tells what is there)."""
+        return [root] if database_at(root) else []
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
         raise NotImplementedError
@@ -201,20 +173,24 @@ class SqliteSessionAdapter(Adapter):
         return db_files(db)
 
     def discover(self, root: Path) -> Iterator[Unit]:
+        units, _unread = self.database_units(root)
+        yield from units
+
+    def database_units(self, root: Path) -> tuple[list[Unit], list[Path]]:
+        """(the units of the databases ``root`` means, the databases that could not be read —
+        recorded as unreadable stores: an adapter with other files that a database may
+        duplicate, such as sessions imported into it, lists none of those then)."""
+        units: list[Unit] = []
+        unread: list[Path] = []
         for db in self.databases(root):
-            try:
-                with reading(db, busy_timeout=self.busy_timeout) as conn:
-                    ids = self.list_sessions(conn, db)
-            except AgtailError as exc:
-                log.warning("%s: skipping %s: %s", self.id, db, exc.message)
-                continue
-            for session_id in ids:
-                yield Unit(
-                    agent=self.id,
-                    path=unit_path(db, session_id),
-                    files=self.unit_files(db, session_id),
-                    root=str(root),
-                )
+            ids = list_database(db, lambda conn, db=db: self.list_sessions(conn, db), busy_timeout=self.busy_timeout)
+            if ids is None:
+                unread.append(db)
+            units.extend(
+                Unit(agent=self.id, path=unit_path(db, sid), files=self.unit_files(db, sid), root=str(root))
+                for sid in ids or ()
+            )
+        return units, unread
 
     @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, reading
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, list_database
 from agtaild.adapters.opencode import db as opencode_db
 from agtaild.adapters.opencode import storage as opencode_storage
 from agtaild.adapters.opencode.parts import build
@@ -68,10 +69,10 @@ class OpenCodeAdapter(SqliteSessionAdapter):
 
     # -- the database ---------------------------------------------------------------------
     def databases(self, root: Path) -> list[Path]:
-        if root.is_file():
+        if database_at(root):
             return [root]
         if root.is_dir() and root.name != "storage":
-            return [p for p in sorted(root.glob("opencode*.db")) if p.is_file()]
+            return [p for p in sorted(root.glob("opencode*.db")) if database_at(p)]
         return []
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
@@ -110,20 +111,25 @@ class OpenCodeAdapter(SqliteSessionAdapter):
         yield from super().discover(root)
         for storage in self._storage_dirs(root):
             in_db = self._ids_in_databases(storage.parent)
+            if in_db is None:
+                # Which of these the database holds is unknown: none is listed, all are kept.
+                scan.unsure(str(storage), "not listed while the database beside it cannot be read")
+                continue
             for session_file in opencode_storage.session_files(storage):
                 if session_file.stem in in_db:
                     continue
                 files = opencode_storage.unit_files(storage, session_file)
                 yield Unit(agent=self.id, path=str(session_file), files=files, root=str(root))
 
-    def _ids_in_databases(self, data_dir: Path) -> set[str]:
+    def _ids_in_databases(self, data_dir: Path) -> set[str] | None:
+        """The session ids of the data dir's databases; None when one cannot be read."""
         ids: set[str] = set()
-        for db in self.databases(data_dir):
-            try:
-                with reading(db, busy_timeout=self.busy_timeout) as conn:
-                    ids.update(opencode_db.list_sessions(conn))
-            except AgtailError:
-                continue
+        with scan.collecting():  # the problem is recorded once, by the database's own listing
+            for db in self.databases(data_dir):
+                found = list_database(db, opencode_db.list_sessions, busy_timeout=self.busy_timeout)
+                if found is None:
+                    return None
+                ids.update(found)
         return ids
 
     @paused_read

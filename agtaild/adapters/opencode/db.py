@@ -12,26 +12,19 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import msgspec
-
 from agtaild.adapters.kit.sqlite_db import quote_ident, rows_as_dicts, table_columns
+from agtaild.adapters.kit.values import BadJson, json_value
 from agtaild.adapters.opencode.parts import Message, Row
-
-_decoder = msgspec.json.Decoder()
 
 
 def decode(data: Any) -> Any:
-    """A ``data`` column as a dict, or None when it is not a JSON object."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode()
-        except UnicodeDecodeError:
-            return None
-    if not isinstance(data, str):
+    """A ``data`` column as a dict, or None when it is not a JSON object (each row on its own:
+    agtaild.adapters.kit.values)."""
+    if not isinstance(data, bytes | str):
         return None
     try:
-        value = _decoder.decode(data)
-    except msgspec.DecodeError:
+        value = json_value(data)
+    except BadJson:
         return None
     return value if isinstance(value, dict) else None
 

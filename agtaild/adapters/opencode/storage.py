@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.jsondoc import Document, RecordBook, read_document
 from agtaild.adapters.kit.values import sub
 from agtaild.adapters.opencode.parts import Message, Row
@@ -118,7 +119,7 @@ def parent_call(storage: Path, parent_id: str, child_id: str) -> str | None:
     for message_file in message_files(storage, parent_id):
         for part_file in part_files(storage, message_file.stem):
             try:
-                data = part_file.read_bytes()
+                data = read_regular(part_file)
             except OSError:
                 continue
             if needle not in data:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agtaild.adapters.base import ResumeCommand, Unit, env_path
+from agtaild.adapters.kit.files import open_regular
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.adapters.kit.session_dir import SessionDir, SessionDirAdapter, json_bytes, json_document
@@ -192,21 +193,21 @@ def _read_with_mtime(path: str) -> tuple[bytes | None, float]:
     """A whole file and its mtime from one open; (None, 0.0) when it can't be read (a read
     error is a bad record, never a missing event)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fh = open_regular(path)  # a regular file only (agtaild.adapters.kit.files)
     except OSError:
         return None, 0.0
-    try:
-        st = os.fstat(fd)
-        want = max(st.st_size, 4096) + 1
-        chunks = [os.read(fd, want)]
-        # a regular file reads short only at its end; a full read means it grew meanwhile
-        while len(chunks[-1]) == want:
-            chunks.append(os.read(fd, want))
-        return b"".join(chunks), st.st_mtime
-    except OSError:
-        return None, 0.0
-    finally:
-        os.close(fd)
+    with fh:
+        try:
+            fd = fh.fileno()
+            st = os.fstat(fd)
+            want = max(st.st_size, 4096) + 1
+            chunks = [os.read(fd, want)]
+            # a regular file reads short only at its end; a full read means it grew meanwhile
+            while len(chunks[-1]) == want:
+                chunks.append(os.read(fd, want))
+            return b"".join(chunks), st.st_mtime
+        except OSError:
+            return None, 0.0
 
 
 def _subdirs(folder: Path) -> list[Path]:

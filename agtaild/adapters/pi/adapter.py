@@ -23,6 +23,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.files import open_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter
 from agtaild.adapters.pi.content import session_id_from_ref
@@ -41,7 +42,7 @@ class _PiContinuation(msgspec.Struct):
 def head_fingerprint(path: str) -> bytes | None:
     """A hash of the file's first line, or None while that line is not complete yet."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             data = fh.read(_HEAD_BYTES)
     except OSError:
         return None

@@ -26,7 +26,7 @@ import zstandard
 from agtaild.adapters.base import Unit, env_path
 from agtaild.adapters.kit.gc_pause import decode_document
 from agtaild.adapters.kit.jsondoc import RecordBook
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts, table_columns
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, rows_as_dicts, table_columns
 from agtaild.adapters.kit.stamps import norm_iso, widen
 from agtaild.adapters.kit.values import sub, title_from_prompt
 from agtaild.adapters.zed.thread import ThreadWalk, model_of, usage_records
@@ -75,7 +75,7 @@ class ZedAdapter(SqliteSessionAdapter):
 
     def databases(self, root: Path) -> list[Path]:
         for candidate in (root, root / "threads.db", root / "threads" / "threads.db"):
-            if candidate.is_file() and is_sqlite_file(candidate):
+            if database_at(candidate):
                 return [candidate]
         return []
 

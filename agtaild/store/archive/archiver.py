@@ -39,6 +39,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from agtaild.adapters.kit.files import open_regular
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive.blobs import STORE_DIR, ZStore
@@ -245,8 +246,8 @@ class Archiver:
         elif row is not None and (row.source != to_text(local.source) or row.unit != unit):
             self.store.set_source(local.path, to_text(local.source), unit)
         have = -1 if row is None or damaged else row.size
-        # Opened once: its head, its boundary, its bytes.
-        with contextlib.nullcontext(opened) if opened is not None else open(local.source, "rb") as src:
+        # Opened once (a regular file only, never a FIFO or a device): its head, its boundary, its bytes.
+        with contextlib.nullcontext(opened) if opened is not None else open_regular(local.source) as src:
             src.seek(0)
             sqlite = src.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
             if sqlite and opened is not None:  # not so when pinned: it was rewritten since

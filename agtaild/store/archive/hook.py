@@ -164,9 +164,15 @@ def before_discovery_hook(config: Any) -> Callable[..., None]:
     back the archived files whose native copy is gone (agtaild.store.archive.view), and start
     the finisher if files pinned by an earlier update still wait for it (a finisher killed
     midway: agtaild.store.archive.finish).
-    ``present``: native files the update's discovery just found (no need to look again)."""
+    ``present``: native files the update's discovery just found (no need to look again);
+    ``unreadable``: native session stores it could not read (their copies are written back)."""
 
-    def hook(roots: list[Any], errors: list[dict[str, str]], present: Collection[str] | None = None) -> None:
+    def hook(
+        roots: list[Any],
+        errors: list[dict[str, str]],
+        present: Collection[str] | None = None,
+        unreadable: Collection[str] = (),
+    ) -> None:
         if not any(r.kind == "archive" for r in roots) or not Path(config.archive_dir).is_dir():
             return
         try:
@@ -175,7 +181,12 @@ def before_discovery_hook(config: Any) -> Callable[..., None]:
             kick_finisher(Path(config.archive_dir) / STORE_DIR)
             agents = {r.agent for r in roots if r.kind == "archive"}
             prepare_view(
-                archiver_for(config), errors, convert=archive_enabled(config), agents=agents, present=present
+                archiver_for(config),
+                errors,
+                convert=archive_enabled(config),
+                agents=agents,
+                present=present,
+                unreadable=unreadable,
             )
         except Exception as exc:  # the update goes on; the archive says what went wrong
             log.warning("archive: %s", exc)

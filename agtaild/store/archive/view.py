@@ -165,11 +165,15 @@ def prepare_view(
     convert: bool = True,
     agents: set[str] | None = None,
     present: Collection[str] | None = None,
+    unreadable: Collection[str] = (),
 ) -> dict[str, int]:
-    """Write back the archived files whose native copy is gone; drop redundant view copies
-    (and first, with ``convert``, move the plain files of an older archive into the store).
-    ``agents``: only their files (an update scoped to some agents' roots). ``present``: native
-    files the update's discovery has just found (OS paths): known to be there.
+    """Write back the archived files whose native copy is gone — or is a session store the
+    update's discovery could not read (``unreadable``, OS paths: an agent's database locked or
+    damaged), which the index then reads from its archived copy where it keeps nothing of the
+    native one; drop redundant view copies (and first, with ``convert``, move the plain files
+    of an older archive into the store). ``agents``: only their files (an update scoped to
+    some agents' roots). ``present``: native files the update's discovery has just found (OS
+    paths): known to be there.
 
     A file pinned by an update and not yet archived by the finisher (agtaild.store.archive.pins)
     counts as archived: written back from its pin. The pins are listed before the catalog is
@@ -188,7 +192,11 @@ def prepare_view(
         if agents is not None:
             known = {k: v for k, v in known.items() if k.partition("/")[0] in agents}
         plain = _plain_files(archiver.root)
-        gone = {path for path, (source, unit) in known.items() if unit and _gone(source, present or ())}
+        gone = {
+            path
+            for path, (source, unit) in known.items()
+            if unit and ((source is not None and from_text(source) in unreadable) or _gone(source, present or ()))
+        }
         for path, (_source, unit) in known.items():
             if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
