@@ -201,7 +201,7 @@ class Updater:
         errors = self.errors
         again = self._run_once(only_paths=only_paths, progress=progress)
         again["read"] += report["read"]
-        again["changed"] = report["changed"] + again["changed"]
+        again["changed"] = fold_moves(report["changed"] + again["changed"])
         again["errors"] = errors + again["errors"]
         again["seconds"] = round(again["seconds"] + report["seconds"], 3)
         return again
@@ -329,9 +329,11 @@ class Updater:
         try:
             for path, file_id, agent in gone:
                 sid = db.execute("SELECT sid FROM sessions WHERE file_id = ?", (file_id,)).fetchone()
+                collection = db.execute("SELECT collection FROM files WHERE id = ?", (file_id,)).fetchone()
                 writer.remove(file_id)
                 changed.append(
-                    {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed"}
+                    {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed",
+                     "collection": collection[0] if collection else None}
                 )
             total = len(jobs)
             self.bytes_left = to_read
@@ -379,7 +381,7 @@ class Updater:
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
         report["read"] = len(jobs)
-        report["changed"] = changed
+        report["changed"] = fold_moves(changed)
         report["errors"] = self.errors
         return report
 
@@ -416,11 +418,14 @@ class Updater:
                         "id": sid[0] if sid else None,
                         "path": info.path,
                         "action": "removed",
+                        "collection": info.collection,
                     }
                 )
             return
         action = writer.apply(info, prep)
-        changed.append({"agent": info.agent, "id": prep.session.sid, "path": info.path, "action": action})
+        changed.append(
+            {"agent": info.agent, "id": prep.session.sid, "path": info.path, "action": action, "collection": info.collection}
+        )
 
     def _after_read(self, c: Candidate) -> None:
         for hook in self.after_native_read:
@@ -445,3 +450,28 @@ class Updater:
             except Exception as exc:
                 self.errors.append({"path": "", "agent": "", "error": f"after read: {exc}"})
 
+
+def fold_moves(changed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per session that moved within an update: a session removed at one path and
+    added at another (of the same agent, id and collection) is "updated" at its new path, with
+    ``from`` its old one — never "removed" then "added". That happens when an agent's store
+    could not be read and the archive's copy stood in for it (agtaild.store.archive.view), and
+    when it reads again; a consumer of the changes (the viewer, a script following
+    /api/v1/changes) would otherwise drop the session and add it back. Entries go out without
+    their collection (the change's document is agent, id, path, action)."""
+    def key(c: dict[str, Any]) -> tuple[Any, Any, Any]:
+        return c["agent"], c["id"], c.get("collection")
+
+    added = {key(c): c for c in changed if c["action"] == "added" and c["id"] is not None}
+    moved = {key(c) for c in changed if c["action"] == "removed" and key(c) in added}
+    out: list[dict[str, Any]] = []
+    for c in changed:
+        k = key(c)
+        entry = {f: v for f, v in c.items() if f != "collection"}
+        if k in moved and c["action"] == "removed":
+            continue
+        if k in moved and c["action"] == "added":
+            gone = next(r for r in changed if r["action"] == "removed" and key(r) == k)
+            entry.update(action="updated", **{"from": gone["path"]})
+        out.append(entry)
+    return out
