@@ -9,7 +9,8 @@ it) is appended ``--repeat`` times and each time ``Service.update_index(only_pat
 (the daemon's path) and ``Service.update_index()`` (the whole update of ``agtail index``) are
 timed in-process, and with ``--cli`` whole ``agtail --no-daemon index --json`` processes (wall,
 their CPU, the update's "seconds").
-``--fork`` first rewinds the session's first prompt (a second prompt under the same parent, as
+``--duplicate`` appends prompts that reuse the uuid of the file's last record (a record
+written again). ``--fork`` first rewinds the session's first prompt (a second prompt under the same parent, as
 Claude Code writes a rewind), so every later append goes to a forked session (the output says
 whether the session's state records a fork).
 
@@ -164,7 +165,10 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
         for i in range(args.repeat):
             for kind in ("paths", "update"):
                 uid = f"00000000-0000-4000-{'9' if kind == 'paths' else 'a'}000-{i:012d}"
-                append(big, prompt(uid, last_uuid(big), big.stem, f"one more appended line {i}"))
+                if args.duplicate:  # a prompt again with a uuid the session has (its last one)
+                    append(big, prompt(last_uuid(big) or uid, None, big.stem, f"one more appended line {i}"))
+                else:
+                    append(big, prompt(uid, last_uuid(big), big.stem, f"one more appended line {i}"))
                 call = (
                     (lambda: svc.update_index(only_paths=[str(big)])) if kind == "paths" else svc.update_index
                 )
@@ -313,6 +317,7 @@ def main() -> None:
     p1.add_argument("path")
     p1.add_argument("--repeat", type=int, default=7)
     p1.add_argument("--fork", action="store_true")
+    p1.add_argument("--duplicate", action="store_true", help="append prompts whose uuid the session already has")
     p1.add_argument("--profile")
     p1.add_argument("--cli", action="store_true")
     p1.add_argument("--no-archive", action="store_true")

@@ -267,3 +267,46 @@ def test_tree_frames_decode_to_the_tree_written(data: st.DataObject) -> None:
     assert (tree.uuids, tree.parents, tree.heads, tree.owner) == (ids, want_parents, heads, owners)
     again = claude_tree.Tree.decode(tree.encode())
     assert (again.uuids, again.parents, again.heads, again.owner) == (ids, want_parents, heads, owners)
+
+
+def test_a_record_written_again_keeps_every_stored_mark(tmp_path: Path, decodes: list[int]) -> None:
+    """A line whose uuid the session already has (Claude Code writes some records twice) is a
+    known node: no decode of the saved tree and no re-mark (it was a full recompute, 1.6-2 s on
+    a 48 MB session), and the marks still equal a read from the start (Session.read)."""
+    s = Session(tmp_path)
+    fork_at = s.leaf
+    s.append(s.turn("first try"))
+    s.append(s.turn("second try", parent=fork_at))
+    for i in range(5):
+        s.append(s.turn(f"continue {i}"))
+    last_prompt, last_answer = s.turn("the newest")
+    s.append([last_prompt, last_answer])
+    decodes.clear()
+    result = s.append([last_answer])  # the newest record, written again
+    assert not result.reset and not result.marks and decodes == []
+    result = s.append([dict(last_prompt), dict(last_answer)])  # a prompt and its answer again
+    assert not result.reset and not result.marks and decodes == []
+    # Then the session goes on the cheap way.
+    s.append(s.turn("go on"))
+    assert decodes == []
+
+
+def test_an_old_record_written_again_is_looked_up_and_marked_as_a_full_read_marks_it(
+    tmp_path: Path, decodes: list[int]
+) -> None:
+    """A duplicate of a record older than the recent ones: the saved tree is decoded to know
+    it (its CRC is there), and the marks equal a read from the start (Session.read)."""
+    s = Session(tmp_path)
+    fork_at = s.leaf
+    s.append(s.turn("first try"))
+    s.append(s.turn("second try", parent=fork_at))
+    old_record = prompt("the first try, once more", fork_at)
+    s.append([old_record, answer("once more", old_record["uuid"])])
+    for i in range(300):  # push the early records out of the recent ones
+        write_lines(s.path, s.turn(f"continue {i}"), append=True)
+    s.read()
+    decodes.clear()
+    stale = dict(prompt("x", fork_at), uuid=old_record["uuid"], parentUuid=fork_at)
+    result = s.append([stale, answer("after the stale one", s.leaf)])
+    assert decodes, "an old uuid must be looked up in the saved tree"
+    assert not result.reset

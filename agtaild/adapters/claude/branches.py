@@ -136,6 +136,8 @@ class BranchTracker:
         """Is ``uuid`` a record saved by an earlier read?"""
         if not self._saved():
             return False
+        if uuid in self.st.recent:  # a record written again (a duplicate line): no decode
+            return True
         if self.old is None:
             if self._hashes is None:
                 self._hashes = Hashes(self.st.hashes)
@@ -198,7 +200,9 @@ class BranchTracker:
         st = self.st
         if not st.forked or self.need_full_read:
             return
-        if self.old is not None or self.restructured or not self._append(output):
+        # The saved tree may have been decoded (to learn that a uuid is an old record's): that
+        # alone changes no mark, so the append still takes the cheap way when it can.
+        if self.restructured or not self._append(output):
             self._recompute(output)
         st.version = VERSION
         self.new, self.owner = {}, {}
