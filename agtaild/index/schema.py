@@ -331,6 +331,15 @@ def m010_tool_category(db: sqlite3.Connection) -> None:
     )
 
 
+def m011_event_quarters(db: sqlite3.Connection) -> None:
+    """``event_quarters``: events per (session, quarter hour), kept by the writer, so that
+    ``stats --by hour`` no longer scans every event (agtaild.index.quarters). An existing index
+    gets it filled from its events here, without a rebuild."""
+    from agtaild.index import quarters
+
+    quarters.create(db)
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -343,6 +352,7 @@ MIGRATIONS: list[Migration] = [
     m009_appendcost,
     m010_tool_category,
     m010_usage_session_time,
+    m011_event_quarters,
 ]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from agtaild.index import quarters
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
@@ -151,7 +152,7 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        derived = ("usage_rollup", "usage_daily", "usage_totals")
+        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters")
         for table in ("events", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         # Change numbers start again: a new index id tells followers to compare everything.
@@ -320,6 +321,7 @@ class Writer:
             (session_id,),
         )
         db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+        quarters.drop_session(db, session_id)
         if not self._recount_all:
             self.touched_keys.update(
                 db.execute("SELECT agent, key FROM usage WHERE session_id = ?", (session_id,))
@@ -345,6 +347,7 @@ class Writer:
                 args,
             )
             db.execute(f"DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE {where})", args)
+            quarters.drop_where(db, session_id, where, args)
             db.execute(f"DELETE FROM events WHERE {where}", args)
 
     def _insert_events(self, session_id: int, prep: Prepared) -> None:
@@ -364,6 +367,7 @@ class Writer:
             " VALUES (agtail_session(), ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?)",
             rows,
         )
+        quarters.add_rows(db, session_id, rows)
         self._cjk.extend((first + i, text, tool_input) for i, text, tool_input in prep.cjk)
         self._pending_chars += prep.chars
         if self._pending_chars >= FTS_BATCH_CHARS:

@@ -1,0 +1,107 @@
+"""``event_quarters`` (agtaild.index.quarters) stays equal to the events it counts through every
+kind of update the writer makes — a first index, appends, a rewrite, a removal, a reindex — and
+``stats --by hour`` answers the same from it as from a scan of the events."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agtaild.config import load_config
+from agtaild.index import quarters
+from agtaild.query.service import Service
+from tests.conftest import CORPUS
+
+CLAUDE = CORPUS / "real" / "claude-2.1.197" / "projects"
+CODEX = CORPUS / "real" / "codex-0.171.0" / "sessions"
+
+
+def _counted(db: sqlite3.Connection) -> dict[tuple[int, int], int]:
+    return {(s, q): n for s, q, n in db.execute("SELECT session_id, quarter, n FROM event_quarters")}
+
+
+def _from_events(db: sqlite3.Connection) -> dict[tuple[int, int], int]:
+    sql = (f"SELECT session_id, {quarters.QUARTER_SQL.format(col='epoch')}, count(*) FROM events"
+           " WHERE epoch IS NOT NULL GROUP BY 1, 2")  # fmt: skip
+    return {(s, q): n for s, q, n in db.execute(sql)}
+
+
+def _check(tmp_path: Path) -> dict[tuple[int, int], int]:
+    db = sqlite3.connect(tmp_path / "data" / "index.sqlite3")
+    try:
+        counted = _counted(db)
+        assert counted == _from_events(db)
+        return counted
+    finally:
+        db.close()
+
+
+def _append_claude(path: Path, text: str, epoch: float) -> None:
+    last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    line = {
+        "type": "user", "uuid": f"00000000-0000-4000-8000-{int(epoch) % 10**12:012d}", "parentUuid": last.get("uuid"),
+        "sessionId": last.get("sessionId"), "cwd": last.get("cwd"), "isSidechain": False, "userType": "external",
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(epoch)),
+        "message": {"role": "user", "content": text},
+    }  # fmt: skip
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n")
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Any:
+    shutil.copytree(CLAUDE, tmp_path / "claude")
+    shutil.copytree(CODEX, tmp_path / "codex")
+    config = load_config(data_dir=str(tmp_path / "data"), only_roots=True,
+                         root_options=[f"claude-code={tmp_path / 'claude'}", f"codex={tmp_path / 'codex'}"])  # fmt: skip
+    service = Service(config, workers=1)
+    yield service
+    service.close()
+
+
+def test_the_counts_follow_every_kind_of_update(svc: Any, tmp_path: Path) -> None:
+    svc.update_index()
+    first = _check(tmp_path)
+    assert sum(first.values()) > 50
+    files = sorted((tmp_path / "claude").rglob("*.jsonl"))
+    # Appends, in a new quarter and in one already counted.
+    _append_claude(files[0], "one more, much later", 1_900_000_000.0)
+    _append_claude(files[0], "and another in that quarter", 1_900_000_100.0)
+    svc.update_index()
+    assert _check(tmp_path) != first
+    # A rewrite: the file cut to its first half (read again from scratch).
+    lines = files[1].read_text(encoding="utf-8").splitlines(keepends=True)
+    files[1].write_text("".join(lines[: max(1, len(lines) // 2)]), encoding="utf-8")
+    svc.update_index()
+    _check(tmp_path)
+    # A removal.
+    files[2].unlink()
+    svc.update_index()
+    _check(tmp_path)
+    # A reindex starts over (new session ids) and counts the same per quarter.
+    def by_quarter(counted: dict[tuple[int, int], int]) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for (_session, q), n in counted.items():
+            out[q] = out.get(q, 0) + n
+        return out
+
+    before = by_quarter(_check(tmp_path))
+    svc.call("index.update", {"full": True})
+    assert by_quarter(_check(tmp_path)) == before
+
+
+def test_by_hour_from_the_counts_equals_a_scan_of_the_events(svc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    svc.update_index()
+    asks = [{}, {"agent": "codex"}, {"since": "2025-01-01"}, {"since": "2025-01-01", "until": "2027-01-01"}]
+    fast = [svc.call("stats", {"by": "hour", **p}) for p in asks]
+    monkeypatch.setattr(quarters, "answers", lambda _bounds: False)  # as for bounds off a quarter: a scan
+    monkeypatch.setattr(quarters, "counts", lambda *a, **k: pytest.fail("the scan path read the counts"))
+    for p, got in zip(asks, fast, strict=True):
+        assert got == svc.call("stats", {"by": "hour", **p}), p
+    assert fast[0]["totals"]["events"] > 50
