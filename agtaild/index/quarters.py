@@ -98,7 +98,8 @@ def counts(
     db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None
 ) -> list[tuple[int, int]]:
     """(quarter, events) over the sessions the filters keep; bounds must be :func:`aligned`."""
-    where, args = ["1"], []
+    where: list[str] = ["1"]
+    args: list[Any] = []
     join = ""
     if agent or project:
         join = " JOIN sessions s ON s.id = q.session_id"
