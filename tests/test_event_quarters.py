@@ -1,4 +1,5 @@
-"""``event_quarters`` (agtaild.index.quarters) stays equal to the events it counts through every
+"""``event_quarters`` and ``usage_quarters`` (agtaild.index.quarters) stay equal to the events and
+counted usage they sum through every
 kind of update the writer makes — a first index, appends, a rewrite, a removal, a reindex — and
 ``stats --by hour`` answers the same from it as from a scan of the events."""
 
@@ -32,11 +33,26 @@ def _from_events(db: sqlite3.Connection) -> dict[tuple[int, int], int]:
     return {(s, q): n for s, q, n in db.execute(sql)}
 
 
+def _usage(db: sqlite3.Connection, table: str) -> dict[tuple[Any, ...], tuple[int, ...]]:
+    if table == "usage_quarters":
+        sql = "SELECT session_id, quarter, model, long_ctx, input, output, cache_read, cache_write, reasoning FROM usage_quarters"
+    else:
+        sql = (f"SELECT session_id, {quarters.QUARTER_SQL.format(col='epoch')}, coalesce(model, ''), long_ctx,"
+               " input, output, cache_read, cache_write, reasoning FROM usage WHERE counted = 1 AND epoch IS NOT NULL")  # fmt: skip
+    out: dict[tuple[Any, ...], list[int]] = {}
+    for s, q, m, lc, *values in db.execute(sql):
+        acc = out.setdefault((s, q, m, lc), [0] * 5)
+        for i, v in enumerate(values):
+            acc[i] += v
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def _check(tmp_path: Path) -> dict[tuple[int, int], int]:
     db = sqlite3.connect(tmp_path / "data" / "index.sqlite3")
     try:
         counted = _counted(db)
         assert counted == _from_events(db)
+        assert _usage(db, "usage_quarters") == _usage(db, "usage")
         return counted
     finally:
         db.close()
@@ -78,6 +94,17 @@ def test_the_counts_follow_every_kind_of_update(svc: Any, tmp_path: Path) -> Non
     # A rewrite: the file cut to its first half (read again from scratch).
     lines = files[1].read_text(encoding="utf-8").splitlines(keepends=True)
     files[1].write_text("".join(lines[: max(1, len(lines) // 2)]), encoding="utf-8")
+    svc.update_index()
+    _check(tmp_path)
+    # A copy of a session under another name: its messages' usage is counted once, and when
+    # the original goes, the copy's rows become the counted ones.
+    twin = files[3].with_name("00000000-0000-4000-8000-0000000000aa.jsonl")
+    shutil.copy(files[3], twin)
+    svc.update_index()
+    _check(tmp_path)
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM usage WHERE counted = 0").fetchone()[0] > 0  # the copies
+    files[3].unlink()
     svc.update_index()
     _check(tmp_path)
     # A removal.

@@ -169,16 +169,23 @@ def by_hour(
     for quarter, n in per_quarter:
         wd, hour = when(quarter)
         cells.cell(_ISO_DAY.get(wd, 0), int(hour))["events"] += n
-    clause, args = _where(agent, project, since, until, "u.epoch")
     # Tokens are summed per (local weekday, hour, model, long-context flag) and each sum priced
     # once, in that order, as a GROUP BY on the local time would.
     groups: dict[tuple[str, str, str | None, int], list[int]] = {}
-    for quarter, model, long_ctx, inp, outp, cr, cw, rs in db.execute(
-        f"SELECT {bucket.format(col='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output),"
-        f" sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u{join.format(t='u')}"
-        f" WHERE u.counted = 1 AND {clause} GROUP BY 1, u.model, u.long_ctx",
-        args,
-    ):
+    if quarters.answers(bounds):
+        usage_rows = quarters.usage_counts(
+            db, agent=agent, project=project,
+            since=since.epoch if since is not None else None, until=until.epoch if until is not None else None,
+        )  # fmt: skip
+    else:
+        clause, args = _where(agent, project, since, until, "u.epoch")
+        usage_rows = db.execute(
+            f"SELECT {bucket.format(col='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output),"
+            f" sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u{join.format(t='u')}"
+            f" WHERE u.counted = 1 AND {clause} GROUP BY 1, u.model, u.long_ctx",
+            args,
+        ).fetchall()
+    for quarter, model, long_ctx, inp, outp, cr, cw, rs in usage_rows:
         wd, hour = when(quarter)
         acc = groups.setdefault((wd, hour, model, long_ctx), [0, 0, 0, 0, 0])
         for i, v in enumerate((inp, outp, cr, cw, rs)):

@@ -1,4 +1,5 @@
-"""``event_quarters``: how many events each session has in each quarter hour, kept by the writer.
+"""``event_quarters`` and ``usage_quarters``: each session's events and counted tokens per
+quarter hour, kept by the writer.
 
 ``stats --by hour`` counts events per local weekday × hour. Counting them meant a scan of every
 event (1.06 s at the 2 GB corpus, growing with the history); the counts per (session, quarter
@@ -6,9 +7,13 @@ hour) are far fewer rows — a session spans a few quarters — and answer the s
 UTC offset and every daylight-saving change falls on a quarter hour, so one quarter lies in one
 local hour whatever the time zone (agtaild.index.activity turns quarters into local hours).
 
-The writer keeps the table in the transaction that inserts or deletes the events
+The writer keeps ``event_quarters`` in the transaction that inserts or deletes the events
 (agtaild.index.writer): inserted rows add to their quarters, deleted ones subtract (a whole
-session's rows go at once); a quarter whose count falls to zero is removed. Events without a
+session's rows go at once); a quarter whose count falls to zero is removed. ``usage_quarters``
+(the counted usage per session, local day, quarter, model and long-context flag) is recomputed
+with ``usage_rollup``, for the same sessions and (session, day) groups
+(agtaild.index.usage.refresh_rollup): a usage row's ``counted`` flag moves when a copy of its
+message is found elsewhere, and the rollup already knows which groups that touches. Events without a
 time are in no quarter, as they are in no hour. Filters by agent or project join the session;
 a since/until bound that is not on a quarter hour cannot be answered from whole quarters, and
 the caller counts the events themselves then.
@@ -39,6 +44,29 @@ CREATE TABLE IF NOT EXISTS event_quarters (
 """
 
 
+USAGE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS usage_quarters (
+    session_id INTEGER NOT NULL,
+    day TEXT NOT NULL,              -- the usage rows' day: how usage_rollup's groups name them
+    quarter INTEGER NOT NULL,
+    model TEXT NOT NULL,            -- '' unknown
+    long_ctx INTEGER NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    reasoning INTEGER NOT NULL,
+    PRIMARY KEY (session_id, day, quarter, model, long_ctx)
+) WITHOUT ROWID;
+"""
+#: ``INSERT INTO usage_quarters`` the counted usage rows of a FROM clause naming them ``u``.
+USAGE_INSERT = (
+    "INSERT INTO usage_quarters SELECT u.session_id, u.day, " + QUARTER_SQL.format(col="u.epoch") + ","
+    " coalesce(u.model, ''), u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write),"
+    " sum(u.reasoning) {source} WHERE u.counted = 1 AND u.epoch IS NOT NULL {cond} GROUP BY 1, 2, 3, 4, 5"
+)
+
+
 def quarter_of(epoch: float) -> int:
     """As SQLite computes :data:`QUARTER_SQL` (a float division, then truncation)."""
     return int((epoch + SHIFT) / 900)
@@ -55,7 +83,11 @@ def answers(bounds: Iterable[float]) -> bool:
 
 
 def create(db: sqlite3.Connection) -> None:
-    """The table, filled from the stored events (an index of an older layout, no rebuild)."""
+    """The tables, filled from the stored events and usage (an index of an older layout, no
+    rebuild)."""
+    db.execute(USAGE_SCHEMA)
+    db.execute("DELETE FROM usage_quarters")
+    db.execute(USAGE_INSERT.format(source="FROM usage u", cond=""))
     db.execute(SCHEMA)
     db.execute("DELETE FROM event_quarters")
     db.execute(
@@ -98,6 +130,27 @@ def counts(
     db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None
 ) -> list[tuple[int, int]]:
     """(quarter, events) over the sessions the filters keep; bounds must be :func:`aligned`."""
+    where, args, join = _filters(agent, project, since, until)
+    sql = f"SELECT q.quarter, sum(q.n) FROM event_quarters q{join} WHERE {where} GROUP BY 1"
+    return [(int(q), int(n)) for q, n in db.execute(sql, args)]
+
+
+def usage_counts(
+    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None
+) -> list[tuple[Any, ...]]:
+    """(quarter, model or None, long_ctx, input, output, cache_read, cache_write, reasoning)
+    summed over the sessions the filters keep; bounds must be :func:`aligned`."""
+    where, args, join = _filters(agent, project, since, until)
+    sql = (
+        "SELECT q.quarter, nullif(q.model, ''), q.long_ctx, sum(q.input), sum(q.output), sum(q.cache_read),"
+        f" sum(q.cache_write), sum(q.reasoning) FROM usage_quarters q{join} WHERE {where} GROUP BY 1, 2, 3"
+    )
+    return db.execute(sql, args).fetchall()
+
+
+def _filters(
+    agent: str | None, project: str | None, since: float | None, until: float | None
+) -> tuple[str, list[Any], str]:
     where: list[str] = ["1"]
     args: list[Any] = []
     join = ""
@@ -115,5 +168,4 @@ def counts(
     if until is not None:
         where.append("q.quarter < ?")
         args.append(quarter_of(until))
-    sql = f"SELECT q.quarter, sum(q.n) FROM event_quarters q{join} WHERE {' AND '.join(where)} GROUP BY 1"
-    return [(int(q), int(n)) for q, n in db.execute(sql, args)]
+    return " AND ".join(where), args, join

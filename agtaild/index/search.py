@@ -7,6 +7,14 @@ over the table (agtaild/index/phrase_rank.py): it was half the cost of such a se
 only through the trigram table (queries made only of CJK / non-ASCII words) are ranked by
 its own bm25; regex hits and very short CJK queries, which are scans, come newest first.
 Pages are keyset: the cursor holds (score, event id) of the last hit.
+
+"Best first" is bounded: a ranked query scores the newest :data:`RANK_WINDOW` matching events
+(the highest event ids: the most recently indexed, which for a history indexed as it is
+written are the newest) and orders those by bm25. Below that many matches — every rare word,
+every phrase, most searches with a filter — this is exactly bm25's order over every match; a
+word found in more events is ranked within its newest matches, so its cost stops growing with
+the history (ranking a common word at 2 GB visited every one of its matches: 430 ms). The
+scores are still bm25's over the whole table (its IDF counts every row).
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ from agtaild.pricing import PriceTable
 
 #: bm25 column weights: text, tool input, tool result.
 WEIGHTS = (1.0, 0.6, 0.25)
+#: How many of the newest matches a ranked query scores (see the module's docstring).
+RANK_WINDOW = 20_000
 SNIPPET_TOKENS = 16
 
 
@@ -150,15 +160,19 @@ def search(
         joins += f" JOIN events e ON e.id = {rowid}"
     if uses_sessions:
         joins += " JOIN sessions s ON s.id = e.session_id"
+    page = ""
     if after is not None:
-        # The row id by its table: a bare ``id`` is ambiguous once sessions are joined.
-        where.append(f"(score > ? OR (score = ? AND {rowid} > ?))")
-        args += [after[0], after[0], after[1]]
-    sql = (
-        f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins}"
-        f" WHERE {' AND '.join(where) or '1'} ORDER BY score, id LIMIT ?"
-    )
-    args.append(limit + 1)
+        page = " WHERE (score > ? OR (score = ? AND id > ?))"
+        after_args = [after[0], after[0], after[1]]
+    else:
+        after_args = []
+    matches_sql = f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins} WHERE {' AND '.join(where) or '1'}"
+    if score.startswith("bm25("):
+        # Ranked: the newest RANK_WINDOW matches (an FTS5 walk in rowid order stops there), then
+        # bm25's order among them.
+        matches_sql += f" ORDER BY {rowid} DESC LIMIT {RANK_WINDOW}"
+    sql = f"SELECT id, score FROM ({matches_sql}){page} ORDER BY score, id LIMIT ?"
+    args += [*after_args, limit + 1]
     return _page(db, pricing, query, _run(db, sql, args), limit)
 
 

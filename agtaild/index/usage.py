@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 
+from agtaild.index import quarters
+
 #: Sessions per statement when the whole rollup is rebuilt (bounds the sort's memory).
 ROLLUP_CHUNK = 500
 #: Usage rows per statement when every key is re-counted (bounds the statement journal).
@@ -87,14 +89,20 @@ def refresh_rollup(
         " sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
     )
     group = " GROUP BY u.session_id, u.agent, u.day, u.model, u.long_ctx"
+    db.execute(quarters.USAGE_SCHEMA)  # an older index upgraded by a migration before m011's
     if sessions is None:
         # In ranges of session ids: one GROUP BY over every usage row sorts them all in memory
         # (temp_store is MEMORY), which made the end of a 2 GB cold index its peak (+50 MB).
         db.execute("DELETE FROM usage_rollup")
+        db.execute("DELETE FROM usage_quarters")
         for start, end in _id_ranges(db, "sessions", ROLLUP_CHUNK):
             db.execute(
                 f"INSERT INTO usage_rollup {columns} FROM usage u WHERE u.counted = 1"
                 f" AND u.session_id >= ? AND u.session_id < ?{group}",
+                (start, end),
+            )
+            db.execute(
+                quarters.USAGE_INSERT.format(source="FROM usage u", cond="AND u.session_id >= ? AND u.session_id < ?"),
                 (start, end),
             )
         rebuild_daily(db)
@@ -127,6 +135,15 @@ def refresh_rollup(
     db.execute(
         f"INSERT INTO usage_rollup {columns} FROM _rd d CROSS JOIN usage u ON u.session_id = d.session_id"
         f" AND u.day = d.day WHERE u.counted = 1{group}"
+    )
+    # The same groups per quarter hour (agtaild.index.quarters: stats by hour).
+    db.execute("DELETE FROM usage_quarters WHERE session_id IN (SELECT session_id FROM _rs)")
+    db.execute("DELETE FROM usage_quarters WHERE (session_id, day) IN (SELECT session_id, day FROM _rd)")
+    db.execute(quarters.USAGE_INSERT.format(source="FROM _rs r CROSS JOIN usage u ON u.session_id = r.session_id", cond=""))
+    db.execute(
+        quarters.USAGE_INSERT.format(
+            source="FROM _rd d CROSS JOIN usage u ON u.session_id = d.session_id AND u.day = d.day", cond=""
+        )
     )
     _add_daily(db, +1)
     for table in SUMMED:

@@ -152,7 +152,7 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters")
+        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters")
         for table in ("events", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         # Change numbers start again: a new index id tells followers to compare everything.
