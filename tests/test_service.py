@@ -228,10 +228,10 @@ def test_archive_copies_stay_hidden_while_the_native_file_exists(
     assert [(s["archived"], s["path"]) for s in copies] == [(False, str(native))]
     native.unlink()  # the agent pruned its transcript: the archive keeps it listed
     report = svc.update_index()
-    assert {(c["action"], c["path"]) for c in report["changed"]} == {
-        ("removed", str(native)),
-        ("added", str(archive)),
-    }
+    # One change: the session moved to its archived copy (not removed, then added).
+    assert [(c["action"], c["path"], c.get("from")) for c in report["changed"]] == [
+        ("updated", str(archive), str(native))
+    ]
     (s,) = [s for s in svc.call("sessions.list", {})["sessions"] if s["id"] == "xyz999"]
     assert s["archived"] is True and s["resumable"] is False
     assert svc.call("search", {"q": "omega"})["hits"]
