@@ -50,6 +50,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.crush:CrushAdapter",
     "agtaild.adapters.goose:GooseAdapter",
     "agtaild.adapters.openclaw:OpenClawAdapter",
+    "agtaild.adapters.gptme:GptmeAdapter",
 ]
 
 _extra: list[Adapter] = []
