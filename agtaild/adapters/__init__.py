@@ -51,6 +51,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.goose:GooseAdapter",
     "agtaild.adapters.openclaw:OpenClawAdapter",
     "agtaild.adapters.gptme:GptmeAdapter",
+    "agtaild.adapters.hermes:HermesAdapter",
 ]
 
 _extra: list[Adapter] = []
