@@ -52,6 +52,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.openclaw:OpenClawAdapter",
     "agtaild.adapters.gptme:GptmeAdapter",
     "agtaild.adapters.hermes:HermesAdapter",
+    "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
 ]
 
 _extra: list[Adapter] = []
