@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from datetime import datetime
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 

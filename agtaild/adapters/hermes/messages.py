@@ -112,7 +112,8 @@ class MessageReader:
             if not isinstance(call, dict):
                 book.emit(Event(seq=-1, kind="unknown", ts=ts, role="assistant", raw=call, source=source))
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            raw_fn = call.get("function")
+            fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
             args = fn.get("arguments")
             decoded = _json(args)
             call_id = _str(call.get("id")) or _str(call.get("call_id"))

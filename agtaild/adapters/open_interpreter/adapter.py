@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,7 +41,7 @@ def started_from_name(stem: str) -> str | None:
     if not m:
         return None
     try:
-        dt = datetime.strptime(m.group(1), "%B_%d_%Y_%H-%M-%S").replace(tzinfo=timezone.utc)
+        dt = datetime.strptime(m.group(1), "%B_%d_%Y_%H-%M-%S").replace(tzinfo=UTC)
     except ValueError:
         return None
     return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
