@@ -54,6 +54,9 @@ def test_subagent_and_endings() -> None:
     read = _read(REAL)
     child = read[CHILD].session
     assert child.parent is not None and child.parent.id == SUBAGENT and child.origin == "subagent"
+    assert child.parent.tool_use_id == "call_b331228a141945668c71"  # the delegate_task whose goal it got
+    spawn = next(e for e in read[SUBAGENT].events if e.tool == "delegate_task")
+    assert spawn.tool_use_id == child.parent.tool_use_id and spawn.extra["subagent"] == CHILD
     assert read[APIERROR].session.ending == "error"  # Hermes dumped the failed request
     assert read["20261201_210521_9448f3"].session.ending == "interrupted"  # SIGINT: only the prompt
     assert read["20261201_210553_44c289"].session.ending == "interrupted"  # SIGKILL during the call

@@ -6,6 +6,7 @@ same on macOS); ``hermes -p <name>`` runs a profile whose home is ``profiles/<na
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Mapping
@@ -61,7 +62,8 @@ class HermesAdapter(SqliteSessionAdapter):
             "SELECT count(*), max(id), max(timestamp), total(length(content)) FROM messages WHERE session_id = ?",
             (session_id,),
         ).fetchone()
-        return [str(v) for v in row if not isinstance(v, str) or len(v) < 200] + [str(v) for v in messages]
+        (children,) = conn.execute("SELECT count(*) FROM sessions WHERE parent_session_id = ?", (session_id,)).fetchone()
+        return [str(v) for v in row if not isinstance(v, str) or len(v) < 200] + [str(v) for v in messages] + [children]
 
     def read_session(
         self, conn: sqlite3.Connection, unit: Unit, session_id: str, book: RecordBook, *, now: float
@@ -85,6 +87,7 @@ class HermesAdapter(SqliteSessionAdapter):
             if record.model and record.model not in s.models:
                 s.models.append(record.model)
         self._summarize(s, srow)
+        self._link_delegations(conn, book, session_id)
         return self._ending(s, reader, Path(unit.path.rpartition("#")[0]), session_id, now)
 
     def _summarize(self, s: Session, row: dict[str, Any]) -> None:
@@ -111,6 +114,34 @@ class HermesAdapter(SqliteSessionAdapter):
         if row.get("archived") == 1:
             s.extra["hermes_archived"] = True
 
+    def _link_delegations(self, conn: sqlite3.Connection, book: RecordBook, session_id: str) -> None:
+        """``delegate_task`` runs a child session whose first prompt is one of the call's
+        ``goals`` (the result lists them): the child's ``parent.tool_use_id`` is that call, and
+        the call's ``extra.subagent`` names the child (``extra.subagents`` for a batch)."""
+        s = book.session
+        first = "SELECT content FROM messages m WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.id LIMIT 1"
+        children = {
+            prompt: child
+            for child, prompt in conn.execute(f"SELECT s.id, ({first}) FROM sessions s WHERE s.parent_session_id = ?", (session_id,))
+            if isinstance(prompt, str) and isinstance(child, str)
+        }
+        if children:
+            for ev in book.events:
+                goals = _goals(ev.result) if ev.kind == "tool_use" and ev.tool == "delegate_task" else []
+                found = [children[g] for g in goals if g in children]
+                if found:
+                    ev.extra["subagents" if len(found) > 1 else "subagent"] = found if len(found) > 1 else found[0]
+                    book.emit(ev)
+        if s.parent is not None and s.first_prompt:
+            rows = conn.execute(
+                "SELECT tool_call_id, content FROM messages WHERE session_id = ? AND role = 'tool' AND tool_name = 'delegate_task'",
+                (s.parent.id,),
+            )
+            for call_id, content in rows:
+                if isinstance(call_id, str) and s.first_prompt in _goals(content):
+                    s.parent.tool_use_id = call_id
+                    break
+
     def _ending(self, s: Session, reader: MessageReader, db: Path, session_id: str, now: float) -> float | None:
         """``error`` when Hermes dumped the session's failed request (``sessions/request_dump_<id>_…``);
         ``interrupted`` when it ends waiting on a prompt or a call and stayed quiet."""
@@ -136,6 +167,18 @@ class HermesAdapter(SqliteSessionAdapter):
         if session.parent is not None:
             return None
         return ResumeCommand(argv=["hermes", f"--resume={session.id}"], cwd=session.cwd)
+
+
+def _goals(result: object) -> list[str]:
+    """The ``goals`` of a ``delegate_task`` result (JSON text)."""
+    if not isinstance(result, str) or '"goals"' not in result:
+        return []
+    try:
+        doc = json.loads(result)
+    except (ValueError, RecursionError):
+        return []
+    goals = doc.get("goals") if isinstance(doc, dict) else None
+    return [g for g in goals if isinstance(g, str)] if isinstance(goals, list) else []
 
 
 def _epoch(iso: str | None) -> float | None:
