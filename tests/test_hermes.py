@@ -102,3 +102,23 @@ def test_profile_databases_are_found(tmp_path: Path) -> None:
     (root / "profiles" / "work").mkdir(parents=True)
     shutil.copy(REAL / "state.db", root / "profiles" / "work" / "state.db")
     assert HermesAdapter().databases(root) == [root / "profiles" / "work" / "state.db"]
+
+
+def test_older_session_files_are_read_unless_the_database_has_them(tmp_path: Path) -> None:
+    legacy = Path(__file__).parent / "corpus" / "hermes" / "agent-sessions"
+    read = _read(legacy)
+    assert sorted(read) == ["20260429_hermes_large", "20260429_hermes_schema_drift", "20260429_hermes_small"]
+    large = read["20260429_hermes_large"]
+    assert large.session.origin == "telegram" and large.session.models == ["gpt-5.2"]
+    assert [(e.tool, e.result) for e in large.events if e.kind == "tool_use"] == [("shell", "/Users/alexm/Repository/Codex-History")]
+    assert large.session.accounting.balanced() and large.session.accounting.metadata == 1  # the session_meta record
+    assert not large.session.resumable
+    root = tmp_path / "hermes"
+    shutil.copytree(REAL, root, symlinks=True)
+    shutil.copy(legacy / "sessions" / "session_20260429_hermes_small.json", root / "sessions")
+    shutil.copy(legacy / "sessions" / "session_20260429_hermes_small.json", root / "sessions" / f"session_{BASIC}.json")
+    ids = [u.path for u in HermesAdapter().discover(root)]
+    assert sum(p.endswith(".json") for p in ids) == 1 and len(ids) == 8  # the copy named like a database session is left out
+    (root / "sessions" / "session_torn.json").write_text('{"session_id": "torn", "messages": [')
+    torn = _read(root)["torn"].session
+    assert torn.bad_lines == 1 and torn.truncated

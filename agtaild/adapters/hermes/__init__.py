@@ -3,8 +3,9 @@
 ``$HERMES_HOME`` (default ``~/.hermes``) holds ``state.db``: a ``sessions`` row per session
 (source, cwd, model, parent, Hermes's own token counters) and a ``messages`` row per
 OpenAI-style message (``tool_calls`` as JSON, tool results as JSON text, reasoning in its own
-columns); each profile under ``profiles/<name>/`` has a ``state.db`` of its own. Modules:
-adapter (roots, databases, resume), messages (rows → events, usage).
+columns); each profile under ``profiles/<name>/`` has a ``state.db`` of its own. Releases before it wrote
+``sessions/session_<id>.json``. Modules: adapter (roots, databases, links, resume), messages
+(rows → events, usage), legacy (the older session files).
 """
 
 from agtaild.adapters.hermes.adapter import HermesAdapter

@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agtaild.adapters.base import ResumeCommand, Unit, env_path
+from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
+from agtaild.adapters.hermes.legacy import PREFIX, read_legacy, session_id_of
 from agtaild.adapters.hermes.messages import MessageReader, usage_records
 from agtaild.adapters.kit import scan
+from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, is_sqlite_file, rows_as_dicts, table_columns
 from agtaild.adapters.kit.stamps import from_epoch
@@ -33,8 +35,8 @@ class HermesAdapter(SqliteSessionAdapter):
     name: ClassVar[str] = "Hermes Agent"
     env_vars: ClassVar[tuple[str, ...]] = ("HERMES_HOME",)
     root_help: ClassVar[str] = "the Hermes home (~/.hermes), a profile's folder, or a state.db"
-    formats_tested: ClassVar[tuple[str, ...]] = ("hermes-agent 0.19.0 (state.db)",)
-    sample_roots: ClassVar[tuple[str, ...]] = ("real/hermes-0.19.0",)
+    formats_tested: ClassVar[tuple[str, ...]] = ("hermes-agent 0.19.0 (state.db)", "session JSON (peer fixtures)")
+    sample_roots: ClassVar[tuple[str, ...]] = ("real/hermes-0.19.0", "hermes/agent-sessions")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [env_path(env, "HERMES_HOME") or home / ".hermes"]
@@ -50,6 +52,34 @@ class HermesAdapter(SqliteSessionAdapter):
                 if scan.is_dir(entry) and is_sqlite_file(db):
                     found.append(db)
         return found
+
+    def discover(self, root: Path) -> Iterator[Unit]:
+        """The database's sessions, then the older ``sessions/session_<id>.json`` files whose
+        session the database does not hold."""
+        in_db: set[str] = set()
+        for unit in super().discover(root):
+            in_db.add(unit.path.rpartition("#")[2])
+            yield unit
+        folder = root / "sessions" if (root / "sessions").is_dir() else root if root.name == "sessions" else None
+        if folder is None or not folder.is_dir():
+            return
+        for entry in scan.entries(folder):
+            name = entry.name
+            if not (name.startswith(PREFIX) and name.endswith(".json")) or session_id_of(entry.path) in in_db:
+                continue
+            if scan.is_file(entry) and scan.size(entry) > 0:
+                yield Unit(agent=self.id, path=entry.path, files=[entry.path], root=str(root))
+
+    @paused_read
+    def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
+        if unit.path.endswith(".json") and "#" not in os.path.basename(unit.path):
+            return read_legacy(self.id, unit, now=now)
+        return super().read(unit, state, now=now)
+
+    def native_files(self, unit: Unit) -> list[str]:
+        if unit.path.endswith(".json") and "#" not in os.path.basename(unit.path):
+            return list(unit.files)
+        return super().native_files(unit)
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT id FROM sessions") if isinstance(r[0], str) and r[0] and "#" not in r[0]]

@@ -1,7 +1,7 @@
 """Hermes's ``messages`` rows → events; its usage counters → usage records.
 
 A row is ``{role: user|assistant|tool|system, content, tool_call_id, tool_calls (JSON text of
-OpenAI tool calls), tool_name, timestamp (epoch seconds), reasoning, reasoning_content,
+OpenAI tool calls; a list in the older session files), tool_name, timestamp (epoch seconds), reasoning, reasoning_content,
 finish_reason, active, compacted}``:
 
 * ``user`` → ``text``; ``system`` → ``system``;
@@ -107,7 +107,8 @@ class MessageReader:
             book.emit(Event(seq=-1, kind="text", ts=ts, role="assistant", text=content, model=model,
                             source=source, extra=dict(extra)))  # fmt: skip
             s.messages += 1
-        calls = _json(row.get("tool_calls"))
+        raw_calls = row.get("tool_calls")
+        calls = raw_calls if isinstance(raw_calls, list) else _json(raw_calls)
         for call in calls if isinstance(calls, list) else []:
             if not isinstance(call, dict):
                 book.emit(Event(seq=-1, kind="unknown", ts=ts, role="assistant", raw=call, source=source))
