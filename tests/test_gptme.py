@@ -68,6 +68,13 @@ def test_markdown_format_subagent_and_endings() -> None:
     assert tools[1].result == "Saved to notes.txt (overwritten)" and tools[1].input["path"] == "notes.txt"
     child = read["subagent-lister-48fp"].session
     assert child.parent is not None and child.parent.id == "subagent" and child.extra["subagent"]["agent_id"] == "lister"
+    assert child.parent.tool_use_id == "call_4d6f228bd6394d57bfcb"  # the ipython call that ran subagent()
+    spawn = next(e for e in read["subagent"].events if e.tool_use_id == child.parent.tool_use_id)
+    assert spawn.extra["subagent"] == "subagent-lister-48fp"
+    adapter = GptmeAdapter()
+    unit = next(u for u in adapter.discover(LOGS) if "lister" in u.path)
+    parent_log = str(LOGS / "subagent" / "conversation.jsonl")
+    assert parent_log in unit.files and parent_log not in adapter.native_files(unit)
     assert child.usage.input_tokens == 21101  # what the parent's subagent() reported
     assert read["apierror"].session.ending == "error"
     cut = [e for e in read["interrupted"].events if e.extra.get("interrupted")]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
-from agtaild.adapters.gptme.parser import GptmeParser
+from agtaild.adapters.gptme.parser import GptmeParser, read_meta
 from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter, LineParser
@@ -59,7 +59,17 @@ class GptmeAdapter(JsonlAdapter):
             except OSError:
                 continue
             files = [log] + [p for p in (os.path.join(entry.path, n) for n in SIDECARS) if os.path.isfile(p)]
-            yield Unit(agent=self.id, path=log, files=files, root=str(root))
+            hints: dict[str, Any] = {}
+            if files[-1].endswith("subagent-meta.json"):
+                parent = _parent_log(Path(entry.path))
+                if parent is not None:
+                    files.append(parent)  # its result names the call that ran this child
+                    hints["parent_log"] = parent
+            yield Unit(agent=self.id, path=log, files=files, root=str(root), hints=hints)
+
+    def native_files(self, unit: Unit) -> list[str]:
+        """The conversation's own files (a subagent's unit also watches its parent's log)."""
+        return [f for f in unit.files if f != unit.hints.get("parent_log")]
 
     @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
@@ -71,3 +81,12 @@ class GptmeAdapter(JsonlAdapter):
         """``gptme --resume --name=<id>`` (gptme 0.35.1 ``--help``: "-r, --resume  Load the most
         recent conversation in this workspace. Use --name ID to select one.")."""
         return ResumeCommand(argv=["gptme", "--resume", f"--name={session.id}"], cwd=session.cwd)
+
+
+def _parent_log(folder: Path) -> str | None:
+    """The parent conversation's log beside a subagent's folder, when it is there."""
+    parent = read_meta(folder).get("parent_logdir")
+    if not isinstance(parent, str) or not parent.strip("/"):
+        return None
+    log = folder.parent / os.path.basename(parent.rstrip("/")) / "conversation.jsonl"
+    return str(log) if log.is_file() else None

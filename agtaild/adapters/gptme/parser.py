@@ -37,6 +37,10 @@ from agtaild.model import Event, ParentRef, Session, Usage, UsageRecord, project
 MAX_PENDING = 200
 _VERSION = re.compile(r"You are gptme v(\d[\w.+-]*)")
 _INTERRUPTED = "^C Interrupted"
+#: How a subagent's result names the child's log folder ("Full log: <logs>/<child id>").
+_FULL_LOG = re.compile(r"Full log: (/[^\s'\"]+)")
+#: The most of a parent's log read to find the call that started a subagent.
+MAX_PARENT_SCAN = 64 * 1024 * 1024
 _WORKDIR = re.compile(r"^\*\*Working Directory:\*\* (/.*?)\s*$", re.M)
 
 
@@ -182,6 +186,9 @@ class GptmeParser(LineParser[GptmeState]):
                 call.extra["exit_code"] = code
             if ts:
                 call.extra["result_ts"] = ts
+            children = sorted({os.path.basename(m.rstrip("/")) for m in _FULL_LOG.findall(content)})
+            if children:
+                call.extra["subagent"] = children[0] if len(children) == 1 else children
             self.emit(call)
             return "merged"
         if s.version is None:
@@ -212,9 +219,33 @@ class GptmeParser(LineParser[GptmeState]):
         s.ending = self.st.last
         parent = meta.get("parent_logdir")
         if isinstance(parent, str) and parent.strip("/"):
-            s.parent = ParentRef(agent="gptme", id=os.path.basename(parent.rstrip("/")))
+            parent_id = os.path.basename(parent.rstrip("/"))
+            s.parent = ParentRef(agent="gptme", id=parent_id, tool_use_id=_spawning_call(folder, parent_id))
             s.extra["subagent"] = {k: meta[k] for k in ("agent_id", "execution_mode", "model") if k in meta}
         return s
+
+
+def _spawning_call(folder: Path, parent_id: str) -> str | None:
+    """The call of the parent (a sibling folder) whose result names this child's log folder."""
+    log = folder.parent / parent_id / "conversation.jsonl"
+    needle = f"/{folder.name}".encode()
+    try:
+        with open(log, "rb") as fh:
+            data = fh.read(MAX_PARENT_SCAN)
+    except OSError:
+        return None
+    for raw in data.splitlines():
+        if needle not in raw or b'"call_id"' not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        content = obj.get("content") if isinstance(obj, dict) else None
+        if isinstance(content, str) and any(os.path.basename(m.rstrip("/")) == folder.name for m in _FULL_LOG.findall(content)):
+            call_id = obj.get("call_id")
+            return call_id if isinstance(call_id, str) else None
+    return None
 
 
 def _workspace(folder: Path, chat: dict[str, Any], meta: dict[str, Any]) -> str | None:
