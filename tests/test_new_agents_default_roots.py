@@ -18,6 +18,7 @@ PLACES = {
     "gptme": ("gptme-0.35.1", ".local/share/gptme", 7),
     "hermes": ("hermes-0.19.0", ".hermes", 7),
     "open-interpreter": ("open-interpreter-0.4.3", ".config/open-interpreter", 3),
+    "codebuddy": ("codebuddy-2.163.0", ".codebuddy", 6),
 }
 
 

@@ -53,6 +53,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.gptme:GptmeAdapter",
     "agtaild.adapters.hermes:HermesAdapter",
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
+    "agtaild.adapters.codebuddy:CodeBuddyAdapter",
 ]
 
 _extra: list[Adapter] = []
