@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Read speed of the OpenClaw, gptme, Hermes Agent and Open Interpreter formats (issue 29),
+"""Read speed of the OpenClaw, gptme, Hermes Agent, Open Interpreter and CodeBuddy formats (issue 29),
 next to the Claude Code adapter on the same machine in the same run.
 
 Each format gets one synthetic session of about ``--mb`` MB made by repeating the records of
 its real recording (tests/corpus/real): gptme's ``basic`` conversation lines, Hermes's
 ``basic`` message rows (in a database holding only the ``sessions`` and ``messages`` tables, so
 its size is what is read, not Hermes's full-text indexes), OpenClaw's ``basic`` transcript rows
-(ids renumbered so the tree stays one chain), Open Interpreter's code-block conversation. It is
+(ids renumbered so the tree stays one chain), Open Interpreter's code-block conversation,
+CodeBuddy's basic session lines. It is
 read from scratch ``--repeat`` times; the best CPU time counts. Claude is measured the same way
 on a repeated real Claude Code 2.1.197 transcript (bench/adapters_c_read_speed.py's reference).
 Run from the repo: ``.venv/bin/python bench/adapters_d_read_speed.py --mb 8``.
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agtaild.adapters.base import Adapter
 from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
+from agtaild.adapters.codebuddy import CodeBuddyAdapter
 from agtaild.adapters.gptme import GptmeAdapter
 from agtaild.adapters.hermes import HermesAdapter
 from agtaild.adapters.open_interpreter import OpenInterpreterAdapter
@@ -106,6 +108,9 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     out["openclaw openclaw-agent.sqlite"] = (OpenClawAdapter(), work / "openclaw")
     oi_doc(work / "oi/big__December_01_2026_20-36-54.json", mb)
     out["open-interpreter conversation .json"] = (OpenInterpreterAdapter(), work / "oi")
+    cb = next((REAL / "codebuddy-2.163.0/projects").glob("*/01a233f8-aed1-72a0-83a8-800eccf3a709.jsonl"))
+    repeat_jsonl(cb, work / "codebuddy/p/big.jsonl", mb, head=0)
+    out["codebuddy session JSONL"] = (CodeBuddyAdapter(), work / "codebuddy")
     return out
 
 
