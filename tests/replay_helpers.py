@@ -76,7 +76,7 @@ def replay_growing_file(
 
 
 def copy_tree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
+    shutil.copytree(src, dst, symlinks=True)
     return dst
 
 

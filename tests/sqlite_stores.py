@@ -64,7 +64,7 @@ def copy_store(store: Store, dest: Path) -> tuple[Path, Path]:
         root = dest / src.name
         shutil.copy2(src, root)
         return root, root
-    shutil.copytree(src, dest)
+    shutil.copytree(src, dest, symlinks=True)  # recordings keep their (dangling) links as links
     return dest, dest / store.db
 
 

@@ -27,7 +27,7 @@ FOUNDATION = {
     "agtaild.model", "agtaild.errors", "agtaild.fsnames", "agtaild.textsafe", "agtaild.dirs", "agtaild.pricing", "agtaild.words",
 }
 #: Agent packages that may import another agent's package: their agent is a fork of that one.
-FORKS = {"kilo": {"cline", "opencode"}, "roo_code": {"cline"}, "qwen": {"gemini"}}
+FORKS = {"kilo": {"cline", "opencode"}, "roo_code": {"cline"}, "qwen": {"gemini"}, "openclaw": {"pi"}}
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -194,6 +194,7 @@ def damage_database(path: Path, draw: Callable[[Any], Any]) -> None:
             t
             for t in tables
             if not t.startswith("sqlite_")
+            and _has_rowid(conn, t)
             and conn.execute(f"SELECT count(*) FROM {quote_ident(t)}").fetchone()[0]
         ]
         for _ in range(draw(st.integers(1, 6))):
@@ -230,6 +231,15 @@ def damage_database(path: Path, draw: Callable[[Any], Any]) -> None:
         conn.close()
 
 
+def _has_rowid(conn: sqlite3.Connection, table: str) -> bool:
+    """False for WITHOUT ROWID tables (FTS5 keeps its config in one): cells are picked by rowid."""
+    try:
+        conn.execute(f"SELECT rowid FROM {quote_ident(table)} LIMIT 1").fetchall()
+    except sqlite3.Error:
+        return False
+    return True
+
+
 def damage(path: Path, draw: Callable[[Any], Any]) -> None:
     data = path.read_bytes()
     if is_sqlite_file(path):
@@ -252,11 +262,12 @@ def copy_samples(adapter: Adapter, corpus: Path, dst: Path) -> list[Path]:
         target = dst / str(i) / Path(rel).name
         target.parent.mkdir(parents=True)
         if src.is_dir():
-            shutil.copytree(src, target)
+            shutil.copytree(src, target, symlinks=True)  # recorded folders hold dangling links (gptme's workspace)
         else:
             shutil.copy(src, target)
         for f in [target, *target.rglob("*")] if target.is_dir() else [target]:
-            f.chmod(0o700 if f.is_dir() else 0o600)
+            if not f.is_symlink():
+                f.chmod(0o700 if f.is_dir() else 0o600)
         roots.append(target)
     return roots
 

@@ -3,7 +3,7 @@
 Layer rule: the adapters import nothing above the model (``agtaild.model``, ``errors``,
 ``fsnames``, ``textsafe``, ``dirs``); an agent package imports ``base``, ``kit`` and itself, and
 another agent's package only where its agent is a fork of that one (Kilo of Cline and
-OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI). tests/test_layers.py checks it.
+OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs). tests/test_layers.py checks it.
 
 A new agent is one package under ``agtaild/adapters/<agent>/`` (its ``__init__`` exposes the
 Adapter class) plus one line in ``BUILTIN`` (docs/adapters.md, "Adding an agent").
@@ -49,6 +49,11 @@ BUILTIN: list[str] = [
     "agtaild.adapters.aider:AiderAdapter",
     "agtaild.adapters.crush:CrushAdapter",
     "agtaild.adapters.goose:GooseAdapter",
+    "agtaild.adapters.openclaw:OpenClawAdapter",
+    "agtaild.adapters.gptme:GptmeAdapter",
+    "agtaild.adapters.hermes:HermesAdapter",
+    "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
+    "agtaild.adapters.codebuddy:CodeBuddyAdapter",
 ]
 
 _extra: list[Adapter] = []

@@ -86,7 +86,7 @@ TOOL_NAMES: dict[str, list[str]] = {
     "write": ["write_file", "write", "save", "create_file", "Write", "str_replace_based_edit_tool"],
     "edit": ["patch", "edit", "edit_file", "replace", "str_replace", "Edit", "apply_patch"],
     "subagent": ["delegate_task", "sessions_spawn", "subagent", "task", "Task", "spawn_agent",
-                 "agent"],
+                 "agent", "Agent"],
 }
 
 SYNONYMS: dict[str, list[str]] = {
