@@ -56,6 +56,7 @@ class PushReport:
     cursor: int = 0
     batches: int = 0
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
@@ -75,6 +76,7 @@ class PushReport:
             "cursor": self.cursor,
             "batches": self.batches,
             "seconds": round(self.seconds, 3),
+            **({"warnings": self.warnings} if self.warnings else {}),
         }
 
 
@@ -130,8 +132,19 @@ class Pusher:
 
     # -- the whole push ---------------------------------------------------------------------
     def run(self) -> PushReport:
+        import psycopg
+
+        try:
+            return self._run()
+        except psycopg.Error as err:
+            raise _stopped(err, self.report.cursor, self.report.batches) from None
+
+    def _run(self) -> PushReport:
+        from agtaild.pg.roles import require_identity
+
         started = time.monotonic()
         migrate(self.team)
+        require_identity(self.team, self.machine)
         cursor, full = self._cursor()
         self.report.full = full
         self.report.cursor = cursor
@@ -379,13 +392,57 @@ def _clean_doc(doc: str) -> str:
     return _json.encode(mask_json(value)).decode()
 
 
+def _stopped(err: Exception, cursor: int, batches: int) -> AgtailError:
+    """A push that PostgreSQL stopped: what happened, and that nothing of the failed batch is
+    there (each batch is one transaction with the cursor)."""
+    import psycopg
+
+    said = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    kept = (
+        f"{batches} whole batches went in before it, the cursor stays at {cursor}; the next push resumes there"
+        if batches
+        else "nothing was written, the cursor stays where it was"
+    )
+    if isinstance(err, psycopg.errors.InsufficientPrivilege):
+        return AgtailError(
+            f"the team database refused this push ({said}): these credentials were revoked, or are"
+            f" another machine's; {kept}"
+        )
+    if isinstance(err, psycopg.OperationalError):
+        return AgtailError(
+            f"the connection to the team database ended during the push ({said}) — its credentials"
+            f" removed, or the server restarted; {kept}"
+        )
+    return AgtailError(f"the push stopped: {said}; {kept}")
+
+
+def transport_warning(host: str | None, ssl_in_use: bool, sslmode: str | None) -> str | None:
+    """What to say about how a push reaches the team database: plain TCP to another host sends
+    every transcript readable on the way (a unix socket or loopback stays on this machine)."""
+    if ssl_in_use or not host or host.startswith("/") or host.startswith("@"):
+        return None
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return None
+    return (
+        f"pushing to {host} over plain TCP: transcripts cross the network unencrypted; add"
+        " sslmode=verify-full to the URL (and the server's CA as sslrootcert)"
+        + (f" — sslmode={sslmode} allowed this" if sslmode else "")
+    )
+
+
 def push(index_path: Path, url: str, machine: str) -> PushReport:
     """One push: everything that changed in the local index since this machine's last push."""
     local = open_local(index_path)
     try:
         team = connect_team(url)
         try:
-            return Pusher(local, team, machine).run()
+            said = transport_warning(
+                team.info.host, bool(team.pgconn.ssl_in_use), team.info.get_parameters().get("sslmode")
+            )
+            pusher = Pusher(local, team, machine)
+            if said:
+                pusher.report.warnings.append(said)
+            return pusher.run()
         finally:
             team.close()
     finally:
