@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agtaild.api.caller import CALLER, OPERATOR
 from agtaild.cli import main
 from agtaild.errors import AgtailError
 from tests.pg_cluster import pg_cluster, pg_url
@@ -259,11 +260,13 @@ def test_the_team_server_role_reads_everything_and_writes_nothing(
 
     server = cli(capsys, ["pg", "add-server", "hub", "--url", team["admin"]])
     svc = TeamService(server["url"], data_dir=tmp_path / "srv")
+    token = CALLER.set(OPERATOR)  # the team server's own token (readers: tests/test_pg_readers.py)
     try:
         listed = svc.call("sessions.list", {"limit": 500})["sessions"]
         assert {s["machine"] for s in listed} == {"laptop", "desktop"}
         assert {m["machine"] for m in svc.call("machines.list", {})["machines"]} == {"laptop", "desktop"}
     finally:
+        CALLER.reset(token)
         svc.close()
     for statement in (
         "DELETE FROM sessions",

@@ -33,6 +33,7 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from agtaild.api.caller import CALLER, OPERATOR
 from agtaild.api.guard import authenticated
 from agtaild.errors import Forbidden, Unauthorized, UsageError
 
@@ -108,8 +109,13 @@ def host_of(header: str) -> str:
 class Security:
     """The token, allowed hosts and one-time login codes of one daemon."""
 
-    def __init__(self, token: str, *, allow_hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self, token: str, *, allow_hosts: Iterable[str] = (), readers: Callable[[str], str | None] | None = None
+    ) -> None:
         self.token = token
+        #: A team server's reader tokens: token → the caller value its queries carry, or None
+        #: for a token that is not (or no longer) a reader's. Blocking: run on a thread.
+        self.readers = readers
         self.allowed_hosts = set(LOOPBACK_HOSTS) | {host_of(h) for h in allow_hosts if h}
         self.cookie_value = hmac.new(token.encode(), b"agtail-cookie-v1", hashlib.sha256).hexdigest()
         self._codes: dict[str, float] = {}
@@ -176,19 +182,35 @@ def is_trusted(request: web.Request, security: Security) -> bool:
     return is_unix(request) or security.authenticated(request)
 
 
+async def _reader(security: Security, request: web.Request) -> str | None:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not value.strip() or security.readers is None:
+        return None
+    import asyncio
+
+    return await asyncio.to_thread(security.readers, value.strip())
+
+
 def security_middleware(security: Security) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        CALLER.set(OPERATOR)
         if not is_unix(request):
             security.check_host(request)
             public = request.path in PUBLIC_PATHS or request.path in request.app.get(SHELL_PATHS, ())
+            reader = None
             if security.authenticated(request):
                 authenticated(request)  # its connection leaves the budget of strangers (guard.py)
+            elif security.readers is not None and (reader := await _reader(security, request)) is not None:
+                CALLER.set(reader)
+                authenticated(request)
             elif not public:
                 raise Unauthorized(
                     "this endpoint needs the token: send 'Authorization: Bearer <token>' (the token is in "
                     "<data dir>/token) or open the login link that `agtail open` prints"
                 )
+            else:
+                CALLER.set("")  # a stranger on a public path: nothing
         return await handler(request)
 
     return middleware

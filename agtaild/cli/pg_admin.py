@@ -1,5 +1,6 @@
-"""`agtail pg init / add-machine / add-server / remove-machine / remove-server / logins`: the
-team database's roles, run by its administrator (agtaild.pg.roles; docs/team.md).
+"""`agtail pg init / add-machine / add-server / remove-machine / remove-server / logins` and
+`add-reader / remove-reader / readers`: the team database's roles and readers, run by its
+administrator (agtaild.pg.roles, agtaild.pg.readers; docs/team.md).
 
 A new login's URL holds its password: it is printed (or written with ``--to``, mode 0600)
 this once and never stored in the clear anywhere.
@@ -64,6 +65,28 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     logins = sub.add_parser("logins", parents=[common], help="(administrator) the login roles, current and removed")
     _admin_url(logins)
     logins.set_defaults(func=run_logins)
+    reader = sub.add_parser(
+        "add-reader",
+        parents=[common],
+        help="(administrator) a personal token for the team server, with a privacy tier",
+        description="A reader's token (printed once; the database keeps its SHA-256). Tiers: aggregate (usage and "
+        "costs only), own (the sessions of --machines), project (the sessions of --projects), all.",
+    )
+    reader.add_argument("name", metavar="NAME")
+    reader.add_argument("--tier", required=True, choices=("aggregate", "own", "project", "all"))
+    reader.add_argument("--machines", default="", metavar="A,B", help="with --tier own: the reader's machines")
+    reader.add_argument("--projects", default="", metavar="P,Q", help="with --tier project: git roots or project names")
+    _admin_url(reader)
+    reader.add_argument("--to", metavar="FILE", help="write the token to FILE (mode 0600) instead of printing it")
+    reader.add_argument("--reuse", action="store_true", help="give an existing (or revoked) reader a new token")
+    reader.set_defaults(func=run_add_reader)
+    revoke = sub.add_parser("remove-reader", parents=[common], help="(administrator) revoke a reader's token at once")
+    revoke.add_argument("name", metavar="NAME")
+    _admin_url(revoke)
+    revoke.set_defaults(func=run_remove_reader)
+    listed = sub.add_parser("readers", parents=[common], help="(administrator) the readers and their tiers")
+    _admin_url(listed)
+    listed.set_defaults(func=run_readers)
 
 
 def _admin_url(parser: argparse.ArgumentParser) -> None:
@@ -187,4 +210,64 @@ def run_logins(ctx: Any) -> int:
     for row in rows:
         state = f"removed {row['removed'][:19]}" if row["removed"] else "active"
         print(f"{row['kind']:8} {row['name']:24} {row['role']:40} {row['created'][:19]}  {state}")
+    return 0
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def run_add_reader(ctx: Any) -> int:
+    from agtaild.pg.readers import add_reader
+
+    args = ctx.args
+    machines, projects = _names(args.machines), _names(args.projects)
+    made = _admin(
+        lambda conn: add_reader(conn, args.name, args.tier, machines=machines, projects=projects, reuse=args.reuse),
+        args.url,
+    )
+    if args.to:
+        _write_secret(os.path.abspath(args.to), made["token"] + "\n")
+        made = {k: v for k, v in made.items() if k != "token"} | {"to": os.path.abspath(args.to)}
+    if ctx.json:
+        ctx.out_json(made)
+        return 0
+    if not args.to:
+        print(made["token"])
+    if made.get("unknown_machines"):
+        ctx.err(f"warning: no machine has pushed as {', '.join(made['unknown_machines'])} yet")
+    ctx.err(
+        f"reader {args.name!r}, tier {args.tier}: token "
+        + (f"written to {made['to']} (mode 0600)" if args.to else "above (shown this once)")
+        + "; they use it as AGTAIL_TOKEN with AGTAIL_SERVER=<the team server>."
+    )
+    return 0
+
+
+def run_remove_reader(ctx: Any) -> int:
+    from agtaild.pg.readers import remove_reader
+
+    done = _admin(lambda conn: remove_reader(conn, ctx.args.name), ctx.args.url)
+    if ctx.json:
+        ctx.out_json(done)
+    else:
+        ctx.err(f"reader {ctx.args.name!r}: token revoked")
+    return 0
+
+
+def run_readers(ctx: Any) -> int:
+    from agtaild.pg.readers import list_readers
+    from agtaild.pg.roles import require_init
+
+    def listed(conn: Any) -> list[dict[str, Any]]:
+        require_init(conn)
+        return list_readers(conn)
+
+    rows = _admin(listed, ctx.args.url)
+    if ctx.json:
+        ctx.out_json({"readers": rows})
+        return 0
+    for row in rows:
+        scope = ",".join(row["machines"] or row["projects"]) or "-"
+        print(f"{row['reader']:24} {row['tier']:10} {scope:30} {'revoked' if row['revoked'] else 'active'}")
     return 0

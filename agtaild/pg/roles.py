@@ -10,7 +10,8 @@ because roles are shared by every database of a cluster:
   row-level security lets it see and touch only rows whose ``machine`` is the one its login
   role was made for (:data:`MINE`). No TRUNCATE, no DDL, no other machine's rows, not even to
   read them.
-* ``<db>_server``: the team server's; may read every row and write none.
+* ``<db>_server``: the team server's; writes nothing, and reads what the reader it asks for
+  may see (agtaild.pg.readers).
 
 ``agtail pg add-machine NAME`` (:func:`add_login`) makes a login role in the pushers' group,
 recorded in ``agtail_logins`` with the machine name its policies compare against, and returns
@@ -29,6 +30,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from agtaild.errors import AgtailError, NotFound, Refused, UsageError
+from agtaild.pg import readers
 from agtaild.pg.schema import managed, migrate
 
 #: The tables that hold machine data: each row's ``machine`` names its owner.
@@ -96,19 +98,26 @@ def init(conn: Any) -> dict[str, Any]:
             )"""
         )
         cur.execute("CREATE INDEX IF NOT EXISTS agtail_logins_name ON agtail_logins (kind, name)")
+        readers.create_table(cur)
         # Only the administrator creates objects (PostgreSQL < 15 lets everyone create in public,
         # and an object there could capture the administrator's own statements).
         cur.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         p, s = sql.Identifier(pushers), sql.Identifier(server)
         cur.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}, {}").format(p, s))
         cur.execute(sql.SQL("GRANT SELECT ON agtail_migrations, agtail_roles, agtail_logins TO {}, {}").format(p, s))
+        cur.execute(sql.SQL("GRANT SELECT ON agtail_readers TO {}").format(s))
         for table in (*MACHINE_TABLES, "agtail_logins"):
             t = sql.Identifier(table)
             cur.execute(sql.SQL("REVOKE ALL ON {} FROM PUBLIC").format(t))
             cur.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(t))
             for policy in ("agtail_own", "agtail_read"):
                 cur.execute(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(sql.Identifier(policy), t))
-            cur.execute(sql.SQL("CREATE POLICY agtail_read ON {} FOR SELECT TO {} USING (true)").format(t, s))
+            # The team server reads what the asking reader may see (agtaild.pg.readers).
+            cur.execute(
+                sql.SQL("CREATE POLICY agtail_read ON {} FOR SELECT TO {} USING ({})").format(
+                    t, s, sql.SQL(readers.POLICIES.get(table, "true"))
+                )
+            )
         cur.execute(
             sql.SQL("CREATE POLICY agtail_own ON agtail_logins FOR SELECT TO {} USING (role = current_user)").format(p)
         )
@@ -133,7 +142,7 @@ def init(conn: Any) -> dict[str, Any]:
     }
 
 
-def _require_init(conn: Any) -> None:
+def require_init(conn: Any) -> None:
     if not managed(conn):
         raise UsageError("this team database has no roles yet: run `agtail pg init ADMIN_URL` first")
 
@@ -154,7 +163,7 @@ def add_login(conn: Any, admin_url: str, kind: str, name: str, *, reuse: bool = 
     """A new login role: for machine ``name`` (kind ``machine``) or a team server (``server``).
     Returns the role and the URL to connect with (the only time its password is known)."""
     sql = _sql()
-    _require_init(conn)
+    require_init(conn)
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_ROLES_LOCK,))
         pushers, server = groups(cur)
@@ -197,7 +206,7 @@ def remove_login(conn: Any, kind: str, name: str, *, delete_history: bool = Fals
     """Drop the login roles of ``name`` and end their connections (a push under way stops at
     its current batch, which is rolled back). The name stays taken (see :func:`add_login`);
     ``delete_history`` also deletes the machine's rows."""
-    _require_init(conn)
+    require_init(conn)
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_ROLES_LOCK,))
         cur.execute(
@@ -244,7 +253,7 @@ def _end_sessions(conn: Any, dropped: list[tuple[str, int]]) -> None:
 
 
 def list_logins(conn: Any) -> list[dict[str, Any]]:
-    _require_init(conn)
+    require_init(conn)
     with conn.cursor() as cur:
         cur.execute(
             "SELECT kind, name, role, created, removed FROM agtail_logins ORDER BY kind, name, created"
@@ -301,4 +310,5 @@ __all__ = [
     "login_url",
     "remove_login",
     "require_identity",
+    "require_init",
 ]
