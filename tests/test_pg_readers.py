@@ -32,10 +32,12 @@ def marker(name: str) -> str:
 @pytest.fixture
 def team(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     cli(capsys, ["pg", "init", pg_url])
+    pushers = {}
     for name, roots in MACHINES.items():
         made = cli(capsys, ["pg", "add-machine", name, "--url", pg_url])
         args = machine(tmp_path, name, roots)
         cli(capsys, [*args, "pg", "push", "--url", made["url"], "--machine", name])
+        pushers[name] = (args, made["url"])
     with psycopg.connect(pg_url) as conn:
         # One event of each machine gets a word found nowhere else (as the administrator).
         for name in MACHINES:
@@ -69,7 +71,7 @@ def team(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> dic
         "all": {(m, a, s) for m, a, s, _p in keys},
     }
     return {"admin": pg_url, "server": server["url"], "tokens": tokens, "allowed": allowed, "marked": marked,
-            "project": project, "keys": keys}
+            "project": project, "keys": keys, "pushers": pushers}
 
 
 def as_caller(value: str, fn: Any, *args: Any) -> Any:
@@ -237,3 +239,45 @@ def test_reader_errors_are_clear(team: dict[str, Any], capsys: pytest.CaptureFix
 
         with psycopg.connect(team["admin"], autocommit=True) as conn:
             add_reader(conn, "p", "project", machines=[], projects=[])
+
+
+def test_a_users_share_label_opens_one_session_to_project_readers(
+    team: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agtaild.pg.service import TeamService
+
+    args, url = team["pushers"]["laptop"]
+    one = next(k for k in team["keys"] if k[0] == "laptop" and k[3] != team["project"])
+    ref = f"{one[1]}:{one[2]}"
+    svc = TeamService(team["server"], data_dir=tmp_path / "srv")
+    caller = svc.reader_token(team["tokens"]["project"]["token"])
+    lee = svc.reader_token(team["tokens"]["own"]["token"])
+    assert caller and lee
+
+    def seen(c: str = caller) -> set[tuple[str, str, str]]:
+        return keys_of(as_caller(c, svc.call, "sessions.list", {"limit": 1000})["sessions"])
+
+    try:
+        before = seen()
+        assert one[:3] not in before
+        cli(capsys, [*args, "label", ref, "share=team"])
+        pushed = cli(capsys, [*args, "pg", "push", "--url", url, "--machine", "laptop", "--no-update"])
+        assert pushed["shared"] == 1
+        assert seen() == before | {one[:3]}
+        events = as_caller(caller, svc.call, "events.list", {"agent": one[1], "id": one[2], "machine": "laptop"})
+        assert events["events"]
+        assert seen(lee) == team["allowed"]["own"]  # the own tier is about machines, not shares
+        cli(capsys, [*args, "label", ref, "share", "--remove"])
+        assert cli(capsys, [*args, "pg", "push", "--url", url, "--machine", "laptop", "--no-update"])["shared"] == 1
+        assert seen() == before
+        # An unreadable label store leaves the shares as they are (a read error never unshares).
+        cli(capsys, [*args, "label", ref, "share=team"])
+        cli(capsys, [*args, "pg", "push", "--url", url, "--machine", "laptop", "--no-update"])
+        state = Path(args[args.index("--data-dir") + 1]) / "state.sqlite3"
+        state.write_bytes(b"not a database at all" * 100)
+        for extra in ("-wal", "-shm"):
+            Path(str(state) + extra).unlink(missing_ok=True)
+        assert cli(capsys, [*args, "pg", "push", "--url", url, "--machine", "laptop", "--no-update"])["shared"] == 0
+        assert one[:3] in seen()
+    finally:
+        svc.close()

@@ -31,6 +31,7 @@ from agtaild.errors import AgtailError
 from agtaild.index.projects import project_root
 from agtaild.index.queries import event_doc
 from agtaild.pg.schema import migrate
+from agtaild.userstate.store import FILE as STATE_FILE
 
 #: Roughly how many event rows one transaction carries (whole sessions: a batch ends between
 #: two change numbers).
@@ -51,6 +52,7 @@ class PushReport:
     events: int = 0
     usage: int = 0
     deleted_events: int = 0
+    shared: int = 0
     full: bool = False
     seconds: float = 0.0
     cursor: int = 0
@@ -61,7 +63,7 @@ class PushReport:
     @property
     def rows(self) -> int:
         """Rows written to the team database (0 for an unchanged index)."""
-        return self.sessions + self.removed + self.events + self.usage + self.deleted_events
+        return self.sessions + self.removed + self.events + self.usage + self.deleted_events + self.shared
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +73,7 @@ class PushReport:
             "events": self.events,
             "usage": self.usage,
             "deleted_events": self.deleted_events,
+            "shared": self.shared,
             "rows": self.rows,
             "full": self.full,
             "cursor": self.cursor,
@@ -123,8 +126,9 @@ def connect_team(url: str) -> Any:
 class Pusher:
     """One push of one machine's index into the team database."""
 
-    def __init__(self, local: sqlite3.Connection, team: Any, machine: str) -> None:
+    def __init__(self, local: sqlite3.Connection, team: Any, machine: str, state: Path | None = None) -> None:
         self.local = local
+        self.state = state  # the user's labels (agtaild.userstate): share=team
         self.team = team
         self.report = PushReport(machine)
         self.machine = machine
@@ -164,6 +168,7 @@ class Pusher:
             if batch:
                 self._push_batch(batch)
             self._drop_stale()
+            self._share()
         finally:
             self.local.execute("ROLLBACK")
         self.report.seconds = time.monotonic() - started
@@ -368,6 +373,29 @@ class Pusher:
             )
         self.report.usage += len(rows)
 
+    def _share(self) -> None:
+        """Mark this machine's sessions shared or not as the user's labels say (labels live
+        apart from the index, so they are compared on every push: two statements)."""
+        shares = local_shares(self.state) if self.state is not None else None
+        if shares is None:
+            return
+        cols = [list(x) for x in zip(*shares, strict=True)] if shares else [[], [], []]
+        listed = "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(agent, sid, collection)"
+        with self.team.transaction(), self.team.cursor() as cur:
+            cur.execute(
+                f"UPDATE sessions s SET shared = true, pushed_at = now() FROM ({listed}) u WHERE s.machine = %s"
+                " AND s.agent = u.agent AND s.sid = u.sid AND s.collection = u.collection AND NOT s.shared",
+                (*cols, self.machine),
+            )
+            self.report.shared += cur.rowcount
+            cur.execute(
+                f"UPDATE sessions s SET shared = false, pushed_at = now() WHERE s.machine = %s AND s.shared"
+                f" AND NOT EXISTS (SELECT 1 FROM ({listed}) u WHERE s.agent = u.agent AND s.sid = u.sid"
+                " AND s.collection = u.collection)",
+                (self.machine, *cols),
+            )
+            self.report.shared += cur.rowcount
+
     def _drop_stale(self) -> None:
         """Rows of this machine from an earlier index that this one does not have."""
         with self.team.transaction(), self.team.cursor() as cur:
@@ -375,6 +403,24 @@ class Pusher:
                 "DELETE FROM sessions WHERE machine = %s AND index_id <> %s", (self.machine, self.index_id)
             )
             self.report.removed += cur.rowcount
+
+
+def local_shares(state: Path) -> list[tuple[str, str, str]] | None:
+    """The sessions the user labelled ``share=team`` (agent, id, collection); None when the
+    labels cannot be read (then the shares stay as they were: a read error never unshares)."""
+    if not state.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+        try:
+            rows = db.execute(
+                "SELECT agent, sid, collection FROM labels WHERE key = 'share' AND value = 'team' AND who = 'user'"
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return [(str(a), str(s), str(c or "")) for a, s, c in rows]
 
 
 def _clean_doc(doc: str) -> str:
@@ -439,7 +485,7 @@ def push(index_path: Path, url: str, machine: str) -> PushReport:
             said = transport_warning(
                 team.info.host, bool(team.pgconn.ssl_in_use), team.info.get_parameters().get("sslmode")
             )
-            pusher = Pusher(local, team, machine)
+            pusher = Pusher(local, team, machine, state=index_path.parent / STATE_FILE)
             if said:
                 pusher.report.warnings.append(said)
             return pusher.run()

@@ -13,7 +13,8 @@ Tiers:
   session, event, title, path or text row at all.
 * ``own``: the sessions and events of the machines named with ``--machines``, and aggregates.
 * ``project``: the sessions and events whose project (its git root, or name) is one named with
-  ``--projects``, and aggregates.
+  ``--projects``, those the user of their machine labelled ``share=team`` (``shared``, kept by
+  every push), and aggregates.
 * ``all``: everything (the team server's behaviour without readers).
 
 A revoked reader, or a token that matches nothing, sees nothing; so does a query that carries
@@ -27,6 +28,7 @@ import secrets
 from typing import Any
 
 from agtaild.errors import NotFound, Refused, UsageError
+from agtaild.pg.schema import require_init
 
 TIERS = ("aggregate", "own", "project", "all")
 
@@ -48,6 +50,7 @@ SESSION_POLICY = (
     f"{_OPERATOR} OR {_TIER} = 'all'"
     f" OR ({_TIER} = 'own' AND machine = ANY({_reader('machines')}::text[]))"
     f" OR ({_TIER} = 'project' AND (project_root = ANY({_reader('projects')}::text[]) OR project = ANY({_reader('projects')}::text[])))"
+    f" OR ({_TIER} = 'project' AND shared)"
 )
 #: Events of those sessions: the subquery on sessions is itself under the sessions policy.
 EVENT_POLICY = (
@@ -96,8 +99,6 @@ def add_reader(
         raise UsageError("--tier own needs --machines (the machines whose sessions this reader reads)")
     if tier == "project" and not projects:
         raise UsageError("--tier project needs --projects (the projects shared with this reader)")
-    from agtaild.pg.roles import require_init
-
     require_init(conn)
     token = "agtr_" + secrets.token_urlsafe(32)
     with conn.transaction(), conn.cursor() as cur:
@@ -122,8 +123,6 @@ def add_reader(
 
 def remove_reader(conn: Any, name: str) -> dict[str, Any]:
     """Revoke a reader: its token answers nothing from the next query on."""
-    from agtaild.pg.roles import require_init
-
     require_init(conn)
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("UPDATE agtail_readers SET revoked = now() WHERE name = %s AND revoked IS NULL", (name,))

@@ -31,7 +31,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from agtaild.errors import AgtailError, NotFound, Refused, UsageError
 from agtaild.pg import readers
-from agtaild.pg.schema import managed, migrate
+from agtaild.pg.schema import managed, migrate, require_init
 
 #: The tables that hold machine data: each row's ``machine`` names its owner.
 MACHINE_TABLES = ("machines", "sessions", "events", "usage", "usage_daily")
@@ -140,11 +140,6 @@ def init(conn: Any) -> dict[str, Any]:
         "created": created,
         "logins": logins,
     }
-
-
-def require_init(conn: Any) -> None:
-    if not managed(conn):
-        raise UsageError("this team database has no roles yet: run `agtail pg init ADMIN_URL` first")
 
 
 def login_url(admin_url: str, role: str, password: str) -> str:

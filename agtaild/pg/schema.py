@@ -192,7 +192,14 @@ def m003_stats(cur: Any) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats]
+def m004_shared(cur: Any) -> None:
+    """``shared``: the user of the pushing machine labelled the session ``share=team``, which
+    lets ``project`` readers read it whatever its project (agtaild.pg.readers)."""
+    cur.execute("ALTER TABLE sessions ADD COLUMN shared boolean NOT NULL DEFAULT false")
+    cur.execute("CREATE INDEX sessions_shared ON sessions (machine) WHERE shared")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.
@@ -220,6 +227,14 @@ def managed(conn: Any) -> bool:
         found = bool(cur.fetchone()[0])
     conn.commit()
     return found
+
+
+def require_init(conn: Any) -> None:
+    """Stop unless ``agtail pg init`` set this database up (the administrator's commands)."""
+    if not managed(conn):
+        from agtaild.errors import UsageError
+
+        raise UsageError("this team database has no roles yet: run `agtail pg init ADMIN_URL` first")
 
 
 def migrate(conn: Any, *, admin: bool = False) -> None:
