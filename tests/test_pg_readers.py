@@ -196,6 +196,16 @@ def test_the_team_server_answers_readers_by_their_tier_over_http(
             _mcp_search(server.url, made["token"], marker("laptop"), expect=tier in ("all", "own"))
         with pytest.raises(Exception, match=r"(?i)unauthori|401|token"):
             Client(url=server.url, token="agtr_not-a-reader", timeout=30).get("/sessions", {"limit": 1})
+        # The viewer: a reader's login link sets a signed cookie that carries their tier.
+        cookie = _login(server.url, team["tokens"]["own"]["token"])
+        assert cookie.startswith("r.")
+        assert keys_of(_get(server.url, "/api/v1/sessions?limit=1000", cookie)[1]["sessions"]) == team["allowed"]["own"]
+        _caller, _, mac = cookie[2:].rpartition(".")
+        forged = f"r.{'0' * 64}.{mac}"  # another caller under this cookie's signature
+        assert _get(server.url, "/api/v1/sessions?limit=5", forged)[0] == 401
+        assert _get(server.url, "/api/v1/sessions?limit=5", cookie[:-1] + ("0" if cookie[-1] != "0" else "1"))[0] == 401
+        with pytest.raises(AssertionError):
+            _login(server.url, "agtr_not-a-reader")
         # The change feed: a reader of laptop's sessions hears of laptop's pushes only.
         own = SseCollector(Client(url=server.url, token=team["tokens"]["own"]["token"], timeout=30), "/changes")
         everyone = SseCollector(server.tcp(), "/changes")
@@ -210,6 +220,33 @@ def test_the_team_server_answers_readers_by_their_tier_over_http(
         everyone.close()
     finally:
         server.cleanup()
+
+
+def _login(url: str, token: str) -> str:
+    """GET /login?token=…: the cookie it sets (an AssertionError when it refuses)."""
+    import http.client
+    from urllib.parse import quote, urlsplit
+
+    where = urlsplit(url)
+    conn = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=30)
+    conn.request("GET", f"/login?token={quote(token)}", headers={"Host": where.netloc})
+    resp = conn.getresponse()
+    resp.read()
+    assert resp.status == 303, resp.status
+    cookie = resp.getheader("Set-Cookie") or ""
+    return cookie.split(";", 1)[0].partition("=")[2]
+
+
+def _get(url: str, path: str, cookie: str) -> tuple[int, Any]:
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    conn = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=30)
+    conn.request("GET", path, headers={"Host": where.netloc, "Cookie": f"agtail_session={cookie}"})
+    resp = conn.getresponse()
+    return resp.status, json.loads(resp.read() or b"null")
 
 
 def _mcp_search(url: str, token: str, word: str, *, expect: bool) -> None:
