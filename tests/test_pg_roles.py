@@ -368,7 +368,7 @@ def test_admin_commands_need_init_and_a_url(
     ],
 )
 def test_plain_tcp_to_another_host_warns(host: str, ssl: bool, warned: bool) -> None:
-    from agtaild.pg.push import transport_warning
+    from agtaild.pg.connection import transport_warning
 
     said = transport_warning(host, ssl, "prefer")
     assert (said is not None) == warned

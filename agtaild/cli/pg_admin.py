@@ -96,7 +96,7 @@ def _admin_url(parser: argparse.ArgumentParser) -> None:
 def _connect(url: str | None) -> Any:
     if not url:
         raise UsageError(f"give the administrator's postgresql://… URL (--url, or {_ADMIN_ENV})")
-    from agtaild.pg.push import connect_team
+    from agtaild.pg.connection import connect_team
 
     conn = connect_team(url)
     conn.autocommit = True

@@ -11,7 +11,11 @@ moment leaves the database as it was after some whole batch, and the next push c
 there. Within a session only event rows newer than the last pushed one are sent (the writer
 gives a replaced or appended event a new row id); seqs that vanished locally are deleted.
 A rebuilt local index has a new ``index_id``: then every session is sent again and, once the
-push has finished, rows of this machine that the new index no longer has are deleted.
+push has finished, rows of this machine that the new index no longer has are deleted. Last,
+the sessions the user labelled ``share=team`` are marked (agtaild.pg.shares).
+
+Under roles (agtaild.pg.roles) the push checks first that its credentials are this machine's;
+PostgreSQL's row-level security keeps every statement inside the machine's rows regardless.
 
 The local index is opened read-only; nothing here writes to it.
 """
@@ -30,7 +34,9 @@ import msgspec
 from agtaild.errors import AgtailError
 from agtaild.index.projects import project_root
 from agtaild.index.queries import event_doc
+from agtaild.pg.connection import connect_team, stopped, transport_warning
 from agtaild.pg.schema import migrate
+from agtaild.pg.shares import sync_shares
 from agtaild.userstate.store import FILE as STATE_FILE
 
 #: Roughly how many event rows one transaction carries (whole sessions: a batch ends between
@@ -112,17 +118,6 @@ def open_local(index_path: Path) -> sqlite3.Connection:
     return db
 
 
-def connect_team(url: str) -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise AgtailError("PostgreSQL support needs psycopg: pip install 'psycopg[binary]'") from None
-    try:
-        return psycopg.connect(url, connect_timeout=10)
-    except psycopg.Error as err:
-        raise AgtailError(f"cannot connect to the team database: {str(err).strip()}") from None
-
-
 class Pusher:
     """One push of one machine's index into the team database."""
 
@@ -141,7 +136,7 @@ class Pusher:
         try:
             return self._run()
         except psycopg.Error as err:
-            raise _stopped(err, self.report.cursor, self.report.batches) from None
+            raise stopped(err, self.report.cursor, self.report.batches) from None
 
     def _run(self) -> PushReport:
         from agtaild.pg.roles import require_identity
@@ -374,27 +369,8 @@ class Pusher:
         self.report.usage += len(rows)
 
     def _share(self) -> None:
-        """Mark this machine's sessions shared or not as the user's labels say (labels live
-        apart from the index, so they are compared on every push: two statements)."""
-        shares = local_shares(self.state) if self.state is not None else None
-        if shares is None:
-            return
-        cols = [list(x) for x in zip(*shares, strict=True)] if shares else [[], [], []]
-        listed = "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(agent, sid, collection)"
-        with self.team.transaction(), self.team.cursor() as cur:
-            cur.execute(
-                f"UPDATE sessions s SET shared = true, pushed_at = now() FROM ({listed}) u WHERE s.machine = %s"
-                " AND s.agent = u.agent AND s.sid = u.sid AND s.collection = u.collection AND NOT s.shared",
-                (*cols, self.machine),
-            )
-            self.report.shared += cur.rowcount
-            cur.execute(
-                f"UPDATE sessions s SET shared = false, pushed_at = now() WHERE s.machine = %s AND s.shared"
-                f" AND NOT EXISTS (SELECT 1 FROM ({listed}) u WHERE s.agent = u.agent AND s.sid = u.sid"
-                " AND s.collection = u.collection)",
-                (self.machine, *cols),
-            )
-            self.report.shared += cur.rowcount
+        if self.state is not None:
+            self.report.shared += sync_shares(self.team, self.machine, self.state)
 
     def _drop_stale(self) -> None:
         """Rows of this machine from an earlier index that this one does not have."""
@@ -403,24 +379,6 @@ class Pusher:
                 "DELETE FROM sessions WHERE machine = %s AND index_id <> %s", (self.machine, self.index_id)
             )
             self.report.removed += cur.rowcount
-
-
-def local_shares(state: Path) -> list[tuple[str, str, str]] | None:
-    """The sessions the user labelled ``share=team`` (agent, id, collection); None when the
-    labels cannot be read (then the shares stay as they were: a read error never unshares)."""
-    if not state.is_file():
-        return []
-    try:
-        db = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
-        try:
-            rows = db.execute(
-                "SELECT agent, sid, collection FROM labels WHERE key = 'share' AND value = 'team' AND who = 'user'"
-            ).fetchall()
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return None
-    return [(str(a), str(s), str(c or "")) for a, s, c in rows]
 
 
 def _clean_doc(doc: str) -> str:
@@ -436,44 +394,6 @@ def _clean_doc(doc: str) -> str:
 
         return mask(doc)  # not JSON after all: masked as text
     return _json.encode(mask_json(value)).decode()
-
-
-def _stopped(err: Exception, cursor: int, batches: int) -> AgtailError:
-    """A push that PostgreSQL stopped: what happened, and that nothing of the failed batch is
-    there (each batch is one transaction with the cursor)."""
-    import psycopg
-
-    said = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    kept = (
-        f"{batches} whole batches went in before it, the cursor stays at {cursor}; the next push resumes there"
-        if batches
-        else "nothing was written, the cursor stays where it was"
-    )
-    if isinstance(err, psycopg.errors.InsufficientPrivilege):
-        return AgtailError(
-            f"the team database refused this push ({said}): these credentials were revoked, or are"
-            f" another machine's; {kept}"
-        )
-    if isinstance(err, psycopg.OperationalError):
-        return AgtailError(
-            f"the connection to the team database ended during the push ({said}) — its credentials"
-            f" removed, or the server restarted; {kept}"
-        )
-    return AgtailError(f"the push stopped: {said}; {kept}")
-
-
-def transport_warning(host: str | None, ssl_in_use: bool, sslmode: str | None) -> str | None:
-    """What to say about how a push reaches the team database: plain TCP to another host sends
-    every transcript readable on the way (a unix socket or loopback stays on this machine)."""
-    if ssl_in_use or not host or host.startswith("/") or host.startswith("@"):
-        return None
-    if host in ("localhost", "::1") or host.startswith("127."):
-        return None
-    return (
-        f"pushing to {host} over plain TCP: transcripts cross the network unencrypted; add"
-        " sslmode=verify-full to the URL (and the server's CA as sslrootcert)"
-        + (f" — sslmode={sslmode} allowed this" if sslmode else "")
-    )
 
 
 def push(index_path: Path, url: str, machine: str) -> PushReport:
