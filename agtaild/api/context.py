@@ -9,6 +9,7 @@ to the one writer task (see agtaild/daemon/scheduler.py).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
@@ -58,7 +59,8 @@ class ApiContext:
         """One service call on a reader thread → its result document."""
         self._check_method(method)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, self.service.call, method, params)
+        # The caller's context goes along (agtaild.api.caller: the team server answers by it).
+        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, self.service.call, method, params)
 
     async def call_encoded(
         self, method: str, params: dict[str, Any], *, ok: bool = True, fresh: bool = False
@@ -84,11 +86,11 @@ class ApiContext:
             return body
 
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, run)
+        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, run)
 
     async def run(self, fn: Callable[[], Any]) -> Any:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, fn)
+        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, fn)
 
     def _check_method(self, method: str) -> None:
         if method not in self.methods:

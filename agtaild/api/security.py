@@ -33,6 +33,7 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from agtaild.api.caller import CALLER, OPERATOR
 from agtaild.api.guard import authenticated
 from agtaild.errors import Forbidden, Unauthorized, UsageError
 
@@ -108,8 +109,13 @@ def host_of(header: str) -> str:
 class Security:
     """The token, allowed hosts and one-time login codes of one daemon."""
 
-    def __init__(self, token: str, *, allow_hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self, token: str, *, allow_hosts: Iterable[str] = (), readers: Callable[[str], str | None] | None = None
+    ) -> None:
         self.token = token
+        #: A team server's reader tokens: token → the caller value its queries carry, or None
+        #: for a token that is not (or no longer) a reader's. Blocking: run on a thread.
+        self.readers = readers
         self.allowed_hosts = set(LOOPBACK_HOSTS) | {host_of(h) for h in allow_hosts if h}
         self.cookie_value = hmac.new(token.encode(), b"agtail-cookie-v1", hashlib.sha256).hexdigest()
         self._codes: dict[str, float] = {}
@@ -147,19 +153,35 @@ class Security:
         cookie = request.cookies.get(COOKIE_NAME)
         return cookie is not None and hmac.compare_digest(cookie.encode(), self.cookie_value.encode())
 
-    def login(self, request: web.Request) -> web.Response:
-        """GET /login?token=… or ?code=…: set the viewer's cookie and go to /."""
+    def reader_cookie(self, caller: str) -> str:
+        """The viewer's cookie for a team server's reader: their caller value, signed."""
+        mac = hmac.new(self.token.encode(), b"agtail-reader-v1:" + caller.encode(), hashlib.sha256).hexdigest()
+        return f"r.{caller}.{mac}"
+
+    def cookie_reader(self, request: web.Request) -> str | None:
+        """The reader a signed reader cookie names (None: no such cookie, or a forged one).
+        A revoked reader's cookie still verifies; the database then shows it nothing."""
+        cookie = request.cookies.get(COOKIE_NAME, "")
+        if self.readers is None or not cookie.startswith("r."):
+            return None
+        caller = cookie[2:].rpartition(".")[0]
+        return caller if caller and hmac.compare_digest(cookie.encode(), self.reader_cookie(caller).encode()) else None
+
+    def login(self, request: web.Request, *, reader: str | None = None) -> web.Response:
+        """GET /login?token=… or ?code=…: set the viewer's cookie and go to /. ``reader``: the
+        token was a team server reader's (checked by the caller), whose cookie names them."""
         token = request.query.get("token")
         code = request.query.get("code")
         if token is None and code is None:
             raise UsageError("GET /login needs ?token=… or a one-time ?code=…")
-        ok = (token is not None and hmac.compare_digest(token.encode(), self.token.encode())) or (
+        ok = reader is not None or (token is not None and hmac.compare_digest(token.encode(), self.token.encode())) or (
             code is not None and self.take_login_code(code)
         )
         if not ok:
             raise Unauthorized("this login link is wrong or was already used; ask `agtail open` for a new one")
         resp = web.Response(status=303, headers={"Location": "/"})
-        resp.set_cookie(COOKIE_NAME, self.cookie_value, httponly=True, samesite="Strict", path="/")
+        value = self.reader_cookie(reader) if reader is not None else self.cookie_value
+        resp.set_cookie(COOKIE_NAME, value, httponly=True, samesite="Strict", path="/")
         resp.headers["Cache-Control"] = "no-store"
         resp.headers["Referrer-Policy"] = "no-referrer"
         return resp
@@ -176,19 +198,37 @@ def is_trusted(request: web.Request, security: Security) -> bool:
     return is_unix(request) or security.authenticated(request)
 
 
+async def _reader(security: Security, request: web.Request) -> str | None:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not value.strip() or security.readers is None:
+        return None
+    import asyncio
+
+    return await asyncio.to_thread(security.readers, value.strip())
+
+
 def security_middleware(security: Security) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        CALLER.set(OPERATOR)
         if not is_unix(request):
             security.check_host(request)
             public = request.path in PUBLIC_PATHS or request.path in request.app.get(SHELL_PATHS, ())
+            reader = None
             if security.authenticated(request):
                 authenticated(request)  # its connection leaves the budget of strangers (guard.py)
+            elif (reader := security.cookie_reader(request)) is not None or (
+                security.readers is not None and (reader := await _reader(security, request)) is not None
+            ):
+                CALLER.set(reader)
+                authenticated(request)
             elif not public:
                 raise Unauthorized(
                     "this endpoint needs the token: send 'Authorization: Bearer <token>' (the token is in "
                     "<data dir>/token) or open the login link that `agtail open` prints"
                 )
+            else:
+                CALLER.set("")  # a stranger on a public path: nothing
         return await handler(request)
 
     return middleware

@@ -178,6 +178,7 @@ async def changes(request: web.Request) -> web.StreamResponse:
     hub = ctx.hub
     header = request.headers.get("Last-Event-ID")
     pos = hub.parse_event_id(header)
+    visible = getattr(ctx.service, "visible", None)
     resp = await _open(request)
     hub.subscribers += 1
     try:
@@ -190,7 +191,10 @@ async def changes(request: web.Request) -> web.StreamResponse:
             if lost:
                 await resp.write(_frame("reset", {"reason": "missed changes cannot be replayed"}, f"{hub.boot}-{hub.last}"))
                 missed = []
-            for c in missed:
+            shown = missed
+            if missed and visible is not None:  # a team server's reader: only sessions it may see
+                shown = await ctx.run(lambda m=missed: visible(m))  # type: ignore[misc]
+            for c in shown:
                 if agent is None or c.agent == agent:
                     await resp.write(_frame("change", c.as_json(), c.event_id(hub.boot)))
             pos = max(pos, hub.last if lost else (missed[-1].n if missed else pos))

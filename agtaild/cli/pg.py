@@ -1,4 +1,5 @@
-"""`agtail pg push`: this machine's index into a team's PostgreSQL database (agtaild.pg)."""
+"""`agtail pg push`: this machine's index into a team's PostgreSQL database (agtaild.pg); the
+administrator's commands (init, add-machine, …) are in agtaild.cli.pg_admin."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agtaild.errors import UsageError
+from agtaild.cli import pg_admin
+from agtaild.errors import AgtailError, UsageError
 from agtaild.pg.machine import machine_name
 from agtaild.words import count
-
-#: What a machine name may be: it labels every row the machine pushes, and shows in lists.
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -34,6 +34,12 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--url", default=os.environ.get("AGTAIL_PG_URL"), help="postgresql://… (env: AGTAIL_PG_URL)"
     )
     push.add_argument(
+        "--url-file",
+        default=os.environ.get("AGTAIL_PG_URL_FILE"),
+        metavar="FILE",
+        help="read the URL from FILE, e.g. the one `agtail pg add-machine --to` wrote (env: AGTAIL_PG_URL_FILE)",
+    )
+    push.add_argument(
         "--machine",
         help="this machine's name in the team database (default: stored in the data dir, first the host name)",
     )
@@ -49,14 +55,28 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--no-update", action="store_true", help="push the index as it is, without reading the files first"
     )
     push.set_defaults(func=run_push)
+    pg_admin.register(sub, common)
+
+
+def _url(args: argparse.Namespace) -> str:
+    if args.url_file:  # before --url: that may come from AGTAIL_PG_URL
+        try:
+            url = Path(args.url_file).read_text().strip()
+        except OSError as err:
+            raise AgtailError(f"cannot read --url-file {args.url_file}: {err.strerror}") from None
+        if not url:
+            raise UsageError(f"--url-file {args.url_file} is empty")
+        return url
+    if not args.url:
+        raise UsageError("agtail pg push needs --url postgresql://… (or AGTAIL_PG_URL, or --url-file)")
+    return str(args.url)
 
 
 def run_push(ctx: Any) -> int:
     from agtaild.pg.push import push
 
     args = ctx.args
-    if not args.url:
-        raise UsageError("agtail pg push needs --url postgresql://… (or AGTAIL_PG_URL)")
+    url = _url(args)
     if args.watch and args.interval <= 0:
         raise UsageError("--interval must be positive")
     config = ctx.config
@@ -68,7 +88,9 @@ def run_push(ctx: Any) -> int:
                 backend.call("index.update", {})
             finally:
                 backend.close()
-        report = push(Path(config.index_path), args.url, machine)
+        report = push(Path(config.index_path), url, machine)
+        for said in report.warnings:
+            ctx.err(f"warning: {said}")
         if ctx.json:
             ctx.out_json(report.as_json())
         elif report.rows or not args.watch:

@@ -383,6 +383,7 @@ async def serve(args: argparse.Namespace) -> int:
         from agtaild.pg.server import team_parts
 
         service, methods, update, health, background = await team_parts(args, config, hub, state)
+        security.readers = service.reader_token  # readers' tokens (agtail pg add-reader), checked in SQL
     else:
         service, methods, update, health, background = await local_parts(args, config, hub, state, serving)
     app = create_app(service, methods=methods, security=security, hub=hub, update=update, health=health)

@@ -15,6 +15,7 @@ its task group lives in a task of its own and is closed when the app shuts down.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from typing import Any
 
@@ -66,7 +67,9 @@ class McpEndpoint:
                 ready.set()
                 raise
 
-        self._task = asyncio.create_task(hold(), name="agtaild-mcp")
+        # A context of its own: the first request's (its caller, agtaild.api.caller) must not be
+        # inherited by the tasks the SDK starts for later requests; each request's own is.
+        self._task = asyncio.create_task(hold(), name="agtaild-mcp", context=contextvars.Context())
         await ready.wait()
         if failed:
             raise RuntimeError(f"the MCP endpoint did not start: {failed[0]!r}")

@@ -11,7 +11,11 @@ moment leaves the database as it was after some whole batch, and the next push c
 there. Within a session only event rows newer than the last pushed one are sent (the writer
 gives a replaced or appended event a new row id); seqs that vanished locally are deleted.
 A rebuilt local index has a new ``index_id``: then every session is sent again and, once the
-push has finished, rows of this machine that the new index no longer has are deleted.
+push has finished, rows of this machine that the new index no longer has are deleted. Last,
+the sessions the user labelled ``share=team`` are marked (agtaild.pg.shares).
+
+Under roles (agtaild.pg.roles) the push checks first that its credentials are this machine's;
+PostgreSQL's row-level security keeps every statement inside the machine's rows regardless.
 
 The local index is opened read-only; nothing here writes to it.
 """
@@ -30,7 +34,10 @@ import msgspec
 from agtaild.errors import AgtailError
 from agtaild.index.projects import project_root
 from agtaild.index.queries import event_doc
+from agtaild.pg.connection import connect_team, stopped, transport_warning
 from agtaild.pg.schema import migrate
+from agtaild.pg.shares import sync_shares
+from agtaild.userstate.store import FILE as STATE_FILE
 
 #: Roughly how many event rows one transaction carries (whole sessions: a batch ends between
 #: two change numbers).
@@ -51,16 +58,18 @@ class PushReport:
     events: int = 0
     usage: int = 0
     deleted_events: int = 0
+    shared: int = 0
     full: bool = False
     seconds: float = 0.0
     cursor: int = 0
     batches: int = 0
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
         """Rows written to the team database (0 for an unchanged index)."""
-        return self.sessions + self.removed + self.events + self.usage + self.deleted_events
+        return self.sessions + self.removed + self.events + self.usage + self.deleted_events + self.shared
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -70,11 +79,13 @@ class PushReport:
             "events": self.events,
             "usage": self.usage,
             "deleted_events": self.deleted_events,
+            "shared": self.shared,
             "rows": self.rows,
             "full": self.full,
             "cursor": self.cursor,
             "batches": self.batches,
             "seconds": round(self.seconds, 3),
+            **({"warnings": self.warnings} if self.warnings else {}),
         }
 
 
@@ -107,22 +118,12 @@ def open_local(index_path: Path) -> sqlite3.Connection:
     return db
 
 
-def connect_team(url: str) -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise AgtailError("PostgreSQL support needs psycopg: pip install 'psycopg[binary]'") from None
-    try:
-        return psycopg.connect(url, connect_timeout=10)
-    except psycopg.Error as err:
-        raise AgtailError(f"cannot connect to the team database: {str(err).strip()}") from None
-
-
 class Pusher:
     """One push of one machine's index into the team database."""
 
-    def __init__(self, local: sqlite3.Connection, team: Any, machine: str) -> None:
+    def __init__(self, local: sqlite3.Connection, team: Any, machine: str, state: Path | None = None) -> None:
         self.local = local
+        self.state = state  # the user's labels (agtaild.userstate): share=team
         self.team = team
         self.report = PushReport(machine)
         self.machine = machine
@@ -130,8 +131,19 @@ class Pusher:
 
     # -- the whole push ---------------------------------------------------------------------
     def run(self) -> PushReport:
+        import psycopg
+
+        try:
+            return self._run()
+        except psycopg.Error as err:
+            raise stopped(err, self.report.cursor, self.report.batches) from None
+
+    def _run(self) -> PushReport:
+        from agtaild.pg.roles import require_identity
+
         started = time.monotonic()
         migrate(self.team)
+        require_identity(self.team, self.machine)
         cursor, full = self._cursor()
         self.report.full = full
         self.report.cursor = cursor
@@ -151,6 +163,7 @@ class Pusher:
             if batch:
                 self._push_batch(batch)
             self._drop_stale()
+            self._share()
         finally:
             self.local.execute("ROLLBACK")
         self.report.seconds = time.monotonic() - started
@@ -355,6 +368,10 @@ class Pusher:
             )
         self.report.usage += len(rows)
 
+    def _share(self) -> None:
+        if self.state is not None:
+            self.report.shared += sync_shares(self.team, self.machine, self.state)
+
     def _drop_stale(self) -> None:
         """Rows of this machine from an earlier index that this one does not have."""
         with self.team.transaction(), self.team.cursor() as cur:
@@ -385,7 +402,13 @@ def push(index_path: Path, url: str, machine: str) -> PushReport:
     try:
         team = connect_team(url)
         try:
-            return Pusher(local, team, machine).run()
+            said = transport_warning(
+                team.info.host, bool(team.pgconn.ssl_in_use), team.info.get_parameters().get("sslmode")
+            )
+            pusher = Pusher(local, team, machine, state=index_path.parent / STATE_FILE)
+            if said:
+                pusher.report.warnings.append(said)
+            return pusher.run()
         finally:
             team.close()
     finally:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agtaild.errors import AgtailError
+
 #: The schema as named steps, each applied once and recorded in agtail_migrations.
 Migration = Callable[[Any], None]
 
@@ -190,15 +192,66 @@ def m003_stats(cur: Any) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats]
+def m004_shared(cur: Any) -> None:
+    """``shared``: the user of the pushing machine labelled the session ``share=team``, which
+    lets ``project`` readers read it whatever its project (agtaild.pg.readers)."""
+    cur.execute("ALTER TABLE sessions ADD COLUMN shared boolean NOT NULL DEFAULT false")
+    cur.execute("CREATE INDEX sessions_shared ON sessions (machine) WHERE shared")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.
 _MIGRATION_LOCK = 0x61677461696C  # "agtail"
 
 
-def migrate(conn: Any) -> None:
-    """Bring the team database up to date (in one transaction, under an advisory lock)."""
+def pending(conn: Any) -> list[str]:
+    """The names of the migrations this database has not had yet (every one for a new database)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass('agtail_migrations') IS NOT NULL")
+        if not cur.fetchone()[0]:
+            done: set[str] = set()
+        else:
+            cur.execute("SELECT name FROM agtail_migrations")
+            done = {row[0] for row in cur.fetchall()}
+    conn.commit()
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
+
+
+def managed(conn: Any) -> bool:
+    """Whether ``agtail pg init`` set this database up with roles (agtaild.pg.roles): then only
+    its administrator migrates, never a pusher or the team server."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass('agtail_logins') IS NOT NULL")
+        found = bool(cur.fetchone()[0])
+    conn.commit()
+    return found
+
+
+def require_init(conn: Any) -> None:
+    """Stop unless ``agtail pg init`` set this database up (the administrator's commands)."""
+    if not managed(conn):
+        from agtaild.errors import UsageError
+
+        raise UsageError("this team database has no roles yet: run `agtail pg init ADMIN_URL` first")
+
+
+def migrate(conn: Any, *, admin: bool = False) -> None:
+    """Bring the team database up to date (in one transaction, under an advisory lock).
+
+    A database under roles (``agtail pg init``) is migrated only by its administrator
+    (``admin``, from ``agtail pg init``): a pusher or the team server that finds a migration
+    missing stops with an error that says so, instead of trying (it has no right to, and must
+    not have it)."""
+    missing = pending(conn)
+    if not missing:
+        return
+    if not admin and managed(conn):
+        raise AgtailError(
+            f"the team database needs schema migrations ({', '.join(missing)}) that only its administrator"
+            " may run: ask them to run `agtail pg init ADMIN_URL` with this version of agtail"
+        )
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         cur.execute(

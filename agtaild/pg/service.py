@@ -14,14 +14,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from agtaild.api.caller import CALLER, OPERATOR
 from agtaild.errors import AgtailError, NotFound, Refused, bad_param, unknown_agent
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
 from agtaild.pg.queries import TeamFilter
-from agtaild.pg.schema import migrate
+from agtaild.pg.schema import managed, migrate
 from agtaild.query.methods import SESSION_FILTERS, session_filter_fields
 
 Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
@@ -39,6 +40,10 @@ class TeamService:
         try:
             with psycopg.connect(url, connect_timeout=10) as conn:
                 migrate(conn)
+                self.managed = managed(conn)
+                #: Whether PostgreSQL filters this server's rows by reader: it connects as the
+                #: team server's role (not the owner, who bypasses row-level security).
+                self.enforced = self.managed and _is_server_role(conn)
         except psycopg.Error as err:
             raise AgtailError(f"cannot open the team database: {str(err).strip()}") from None
         self.pool = ConnectionPool(
@@ -63,9 +68,38 @@ class TeamService:
             raise NotFound(f"no method {method!r} on the team server; methods: {', '.join(sorted(METHODS))}")
         return handler(self, dict(params or {}))
 
-    def run(self, fn: Callable[[Any], Any]) -> Any:
+    def run(self, fn: Callable[[Any], Any], *, caller: str | None = None) -> Any:
+        """``fn(cursor)`` on a pooled connection that tells PostgreSQL who asks (the request's
+        caller, agtaild.api.caller): row-level security answers by it (agtaild.pg.readers)."""
         with self.pool.connection() as conn, conn.cursor() as cur:
+            if self.managed:
+                cur.execute("SELECT set_config('agtail.reader', %s, false)", (CALLER.get() if caller is None else caller,))
             return fn(cur)
+
+    def reader_token(self, token: str) -> str | None:
+        """A reader's token → the caller value its requests carry (None: not an active reader,
+        or this server connects as a role that row-level security would not restrict)."""
+        if not self.enforced:
+            return None
+        from agtaild.pg.readers import check_token
+
+        return cast("str | None", self.run(lambda cur: check_token(cur, token), caller=""))
+
+    def visible(self, changes: list[Any]) -> list[Any]:
+        """The changes (of the change feed) whose session the caller may see."""
+        if not changes or not self.managed or CALLER.get() == OPERATOR:
+            return changes
+
+        def read(cur: Any) -> set[str]:
+            cur.execute(
+                "SELECT machine || ':' || agent || ':' || sid FROM sessions"
+                " WHERE machine || ':' || agent || ':' || sid = ANY(%s)",
+                ([c.path for c in changes],),
+            )
+            return {r[0] for r in cur.fetchall()}
+
+        seen = self.run(read)
+        return [c for c in changes if c.path in seen]
 
     def changes_since(self, stamp: Any) -> tuple[Any, list[dict[str, Any]]]:
         """Sessions pushed after ``stamp`` (None: only learn the current stamp): the change feed."""
@@ -84,10 +118,21 @@ class TeamService:
                 {"agent": a, "id": s, "path": f"{m}:{a}:{s}", "action": "updated"} for m, a, s, _ in rows
             ]
 
-        return self.run(read)
+        return self.run(read, caller=OPERATOR)  # the feed itself; each stream filters (visible)
 
     def close(self) -> None:
         self.pool.close()
+
+
+def _is_server_role(conn: Any) -> bool:
+    """The connected role is in the team server's group and cannot bypass row-level security."""
+    row = conn.execute(
+        "SELECT pg_has_role(current_user, (SELECT role FROM agtail_roles WHERE kind = 'server'), 'MEMBER'),"
+        " r.rolsuper OR r.rolbypassrls, pg_has_role(current_user, c.relowner, 'MEMBER')"
+        " FROM pg_roles r, pg_class c WHERE r.rolname = current_user AND c.oid = 'sessions'::regclass"
+    ).fetchone()
+    conn.commit()
+    return bool(row and row[0] and not row[1] and not row[2])
 
 
 # -- methods ------------------------------------------------------------------------------

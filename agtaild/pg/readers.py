@@ -1,0 +1,152 @@
+"""Readers of the team server and what each may see, decided by PostgreSQL.
+
+A reader is a person with a personal token (``agtail pg add-reader``); the database keeps only
+its SHA-256. The team server connects with its own role (``<db>_server``, agtaild.pg.roles) and
+sends, with every query, who is asking (``agtail.reader``: ``operator`` for the server's own
+token, a reader token's digest, or nothing). The row-level security policies below compare it
+with ``agtail_readers``, so a bug in the server's Python cannot widen a reader's view: the rows
+are not there for the query.
+
+Tiers:
+
+* ``aggregate``: usage (tokens and costs by day, model, agent, machine) and the machines; no
+  session, event, title, path or text row at all.
+* ``own``: the sessions and events of the machines named with ``--machines``, and aggregates.
+* ``project``: the sessions and events whose project (its git root, or name) is one named with
+  ``--projects``, those the user of their machine labelled ``share=team`` (``shared``, kept by
+  every push), and aggregates.
+* ``all``: everything (the team server's behaviour without readers).
+
+A revoked reader, or a token that matches nothing, sees nothing; so does a query that carries
+no caller at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from agtaild.errors import NotFound, Refused, UsageError
+from agtaild.pg.schema import require_init
+
+TIERS = ("aggregate", "own", "project", "all")
+
+_SETTING = "current_setting('agtail.reader', true)"
+_OPERATOR = f"({_SETTING} = 'operator')"
+
+
+def _reader(column: str) -> str:
+    """One column of the asking reader's row: an uncorrelated subquery (computed once per
+    statement), NULL for anyone who is not an active reader."""
+    return (
+        f"(SELECT r.{column} FROM agtail_readers r WHERE r.token_hash = {_SETTING} AND r.revoked IS NULL)"
+    )
+
+
+_TIER = _reader("tier")
+#: Sessions whose content the caller may read.
+SESSION_POLICY = (
+    f"{_OPERATOR} OR {_TIER} = 'all'"
+    f" OR ({_TIER} = 'own' AND machine = ANY({_reader('machines')}::text[]))"
+    f" OR ({_TIER} = 'project' AND (project_root = ANY({_reader('projects')}::text[]) OR project = ANY({_reader('projects')}::text[])))"
+    f" OR ({_TIER} = 'project' AND shared)"
+)
+#: Events of those sessions: the subquery on sessions is itself under the sessions policy.
+EVENT_POLICY = (
+    f"{_OPERATOR} OR {_TIER} = 'all' OR EXISTS (SELECT 1 FROM sessions s WHERE s.machine = events.machine"
+    " AND s.agent = events.agent AND s.sid = events.sid AND s.collection = events.collection)"
+)
+#: Usage, the daily rollup and the machines: figures without text, for every reader.
+AGGREGATE_POLICY = f"{_OPERATOR} OR {_TIER} IS NOT NULL"
+
+POLICIES = {
+    "sessions": SESSION_POLICY,
+    "events": EVENT_POLICY,
+    "usage": AGGREGATE_POLICY,
+    "usage_daily": AGGREGATE_POLICY,
+    "machines": AGGREGATE_POLICY,
+}
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_table(cur: Any) -> None:
+    cur.execute(
+        """CREATE TABLE IF NOT EXISTS agtail_readers (
+            name text PRIMARY KEY,
+            tier text NOT NULL CHECK (tier IN ('aggregate', 'own', 'project', 'all')),
+            machines text[] NOT NULL DEFAULT '{}',
+            projects text[] NOT NULL DEFAULT '{}',
+            token_hash text NOT NULL UNIQUE,   -- SHA-256 of the token; the token itself is nowhere
+            created timestamptz NOT NULL DEFAULT now(),
+            revoked timestamptz
+        )"""
+    )
+    cur.execute("REVOKE ALL ON agtail_readers FROM PUBLIC")
+
+
+def add_reader(
+    conn: Any, name: str, tier: str, *, machines: list[str], projects: list[str], reuse: bool = False
+) -> dict[str, Any]:
+    """A reader and its token (returned this once). An existing name is refused unless
+    ``reuse`` (then its old token stops working)."""
+    if tier not in TIERS:
+        raise UsageError(f"--tier {tier!r}: one of {', '.join(TIERS)}")
+    if tier == "own" and not machines:
+        raise UsageError("--tier own needs --machines (the machines whose sessions this reader reads)")
+    if tier == "project" and not projects:
+        raise UsageError("--tier project needs --projects (the projects shared with this reader)")
+    require_init(conn)
+    token = "agtr_" + secrets.token_urlsafe(32)
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("SELECT revoked FROM agtail_readers WHERE name = %s FOR UPDATE", (name,))
+        found = cur.fetchone()
+        if found is not None and not reuse:
+            state = "was revoked" if found[0] else "exists"
+            raise Refused(f"reader {name!r} {state}: choose another name, or --reuse to give it a new token")
+        unknown = []
+        if machines:
+            cur.execute("SELECT m FROM unnest(%s::text[]) m WHERE m NOT IN (SELECT machine FROM machines)", (machines,))
+            unknown = [m for (m,) in cur.fetchall()]
+        cur.execute(
+            "INSERT INTO agtail_readers (name, tier, machines, projects, token_hash) VALUES (%s, %s, %s, %s, %s)"
+            " ON CONFLICT (name) DO UPDATE SET tier = excluded.tier, machines = excluded.machines,"
+            " projects = excluded.projects, token_hash = excluded.token_hash, created = now(), revoked = NULL",
+            (name, tier, machines, projects, token_hash(token)),
+        )
+    return {"reader": name, "tier": tier, "token": token, "machines": machines, "projects": projects,
+            **({"unknown_machines": unknown} if unknown else {})}
+
+
+def remove_reader(conn: Any, name: str) -> dict[str, Any]:
+    """Revoke a reader: its token answers nothing from the next query on."""
+    require_init(conn)
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("UPDATE agtail_readers SET revoked = now() WHERE name = %s AND revoked IS NULL", (name,))
+        if not cur.rowcount:
+            cur.execute("SELECT 1 FROM agtail_readers WHERE name = %s", (name,))
+            if cur.fetchone() is None:
+                raise NotFound(f"no reader named {name!r}")
+    return {"reader": name, "revoked": True}
+
+
+def list_readers(conn: Any) -> list[dict[str, Any]]:
+    with conn.cursor() as cur:
+        cur.execute("SELECT name, tier, machines, projects, created, revoked FROM agtail_readers ORDER BY name")
+        rows = cur.fetchall()
+    conn.commit()
+    return [
+        {"reader": n, "tier": t, "machines": m, "projects": p, "created": c.isoformat(),
+         "revoked": r.isoformat() if r else None}
+        for n, t, m, p, c, r in rows
+    ]
+
+
+def check_token(cur: Any, token: str) -> str | None:
+    """The caller value of an active reader's token, or None."""
+    digest = token_hash(token)
+    cur.execute("SELECT 1 FROM agtail_readers WHERE token_hash = %s AND revoked IS NULL", (digest,))
+    return digest if cur.fetchone() is not None else None
