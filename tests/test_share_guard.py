@@ -48,13 +48,43 @@ def _toy_session(root: Path, cwd: Path, sid: str) -> None:
     ])  # fmt: skip
 
 
+def _claude_session(projects: Path, cwd: Path) -> None:
+    """A Claude Code session whose Edit writes the key into a file (a diff holds it)."""
+    base = {"sessionId": "1eaf0000-0000-4000-8000-000000000001", "cwd": str(cwd), "version": "2.1.197", "isSidechain": False}
+    line = lambda **doc: json.dumps({**doc, **base})  # noqa: E731
+    lines = [
+        line(type="user", uuid="u1", parentUuid=None, timestamp="2026-11-30T10:00:00.000Z",
+             message={"role": "user", "content": "Put the token in config.py"}),
+        line(type="assistant", uuid="a1", parentUuid="u1", timestamp="2026-11-30T10:00:01.000Z",
+             message={"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 1, "output_tokens": 1},
+                      "content": [{"type": "tool_use", "id": "toolu_1", "name": "Edit",
+                                   "input": {"file_path": f"{cwd}/config.py", "old_string": "TOKEN = None", "new_string": f"TOKEN = '{GITHUB}'"}}]}),
+        line(type="user", uuid="u2", parentUuid="a1", timestamp="2026-11-30T10:00:02.000Z",
+             message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "The file was updated."}]}),
+        line(type="assistant", uuid="a2", parentUuid="u2", timestamp="2026-11-30T10:00:03.000Z",
+             message={"id": "msg_2", "role": "assistant", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 1, "output_tokens": 1},
+                      "content": [{"type": "text", "text": "Done."}]}),
+    ]  # fmt: skip
+    folder = projects / "-leaky"
+    folder.mkdir(parents=True)
+    (folder / f"{base['sessionId']}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 @pytest.fixture
 def planted(tmp_path: Path, toy_registry: ToyAdapter) -> Service:  # noqa: F811 (the fixture)
     _toy_session(tmp_path / "root", tmp_path, "leaky")
-    svc = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(tmp_path / "root"))], archive=False))
+    _claude_session(tmp_path / "claude", tmp_path)
+    svc = Service(Config(data_dir=str(tmp_path / "data"), archive=False,
+                         roots=[RootSpec("toy", str(tmp_path / "root")), RootSpec("claude-code", str(tmp_path / "claude"))]))
     svc.update_index()
     yield svc
     svc.close()
+
+
+def reading_call(svc: Service) -> Any:
+    from agtaild.share.gather import reading
+
+    return reading(svc)
 
 
 def assert_masked(text: str) -> None:
@@ -71,7 +101,7 @@ def test_every_format_and_the_brief_mask_a_planted_key(planted: Service) -> None
 
     raw = json.dumps(revealed("events.list", {"agent": "toy", "id": "leaky", "limit": 100}))
     assert GITHUB in raw and ANTHROPIC in raw
-    for call in (planted.call, revealed):
+    for call in (planted.call, revealed, reading_call(planted)):
         for fmt in FORMATS:
             out = io.StringIO()
             report = export(call, "toy", "leaky", fmt, out)
@@ -83,6 +113,16 @@ def test_every_format_and_the_brief_mask_a_planted_key(planted: Service) -> None
             assert_masked(out.getvalue())
         assert_masked(brief.build(open_session(call, "toy", "leaky"), target="Codex CLI"))
         assert_masked(brief.build(open_session(call, "toy", "leaky"), max_tokens=200))
+        # an edit's diff holds the key (the brief's "last change to each file", the documents' diffs)
+        assert GITHUB in json.dumps(revealed("events.list", {"agent": "claude-code", "id": "1eaf0000", "limit": 10}))
+        texts = [brief.build(open_session(call, "claude-code", "1eaf0000"))]
+        for fmt in FORMATS:
+            out = io.StringIO()
+            export(call, "claude-code", "1eaf0000", fmt, out)
+            texts.append(out.getvalue())
+        for text in texts:
+            assert "«secret:github-pat" in text and GITHUB[4:-4] not in text
+        assert "```diff" in texts[0] and "+TOKEN = '«secret:github-pat" in texts[0]
     text, is_error = run_tool(planted.call, "handoff_brief", {"id": "toy:leaky", "to": "codex"}, None)
     assert not is_error
     assert_masked(text)
