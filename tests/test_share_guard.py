@@ -182,3 +182,15 @@ def test_an_imported_session_is_briefed_but_not_launched(tmp_path: Path, monkeyp
     assert not (bin_dir / "codex.ran").exists()
     assert main([*argv, "handoff", f"claude-code:{TASKS[:8]}", "--to", "codex", "--print"]) == 0
     assert "- [x] Add tests" in capsys.readouterr().out
+
+
+def test_the_header_carries_the_users_labels_and_star(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = _cli(tmp_path / "data", f"claude-code={CLAUDE}")
+    assert main([*argv, "label", "claude-code:cd61be5e", "bug-report", "team=web"]) == 0
+    assert main([*argv, "star", "claude-code:cd61be5e"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "export", "claude-code:cd61be5e", "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    assert "| Labels | bug-report, team=web |" in text and "| Starred | yes |" in text
+    assert main([*argv, "export", "claude-code:cd61be5e", "--format", "html"]) == 0
+    assert "<tr><td>Labels</td><td>bug-report, team=web</td></tr>" in capsys.readouterr().out
