@@ -6,7 +6,7 @@
 // origin). "Hide home and user name" adds redact_paths to every link.
 
 import { apiUrl, sessionPath } from '../api.js';
-import { h } from '../dom.js';
+import { clear, h } from '../dom.js';
 
 export const EXPORT_FORMATS = [
   ['md', 'Markdown'],
@@ -23,12 +23,14 @@ export function exportUrl(session, format, redactPaths) {
 }
 
 export function exportBox(session) {
-  const links = EXPORT_FORMATS.map(([format, label]) =>
-    h('a', { class: 'export-link', dataset: { format }, download: true, title: 'Download as ' + label + ' (secrets masked)', text: label }),
-  );
   const redact = h('input', { type: 'checkbox', class: 'export-redact' });
+  const links = h('span', { class: 'export-links' });
+  // The links are made anew (through dom.js) when the option changes: only dom.js sets hrefs.
   const update = () => {
-    for (const link of links) link.href = exportUrl(session, link.dataset.format, redact.checked);
+    clear(links);
+    for (const [format, label] of EXPORT_FORMATS) {
+      links.append(h('a', { class: 'export-link', href: exportUrl(session, format, redact.checked), dataset: { format }, download: true, title: 'Download as ' + label + ' (secrets masked)', text: label }));
+    }
   };
   redact.addEventListener('change', update);
   update();
