@@ -24,7 +24,7 @@ from agtaild.mcp.tools import BY_NAME, ToolArgumentError, check_arguments
 from tests.daemon_proc import CLAUDE_REAL, CODEX_REAL, DaemonProc
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = {"search_sessions", "list_sessions", "sessions_here", "read_session", "usage_summary"}
+TOOLS = {"search_sessions", "list_sessions", "sessions_here", "read_session", "usage_summary", "handoff_brief"}
 #: The subagent of the Claude "sub" scenario: its answer is the needle.
 NEEDLE = "wc -l reports 6"
 NEEDLE_SESSION = "claude-code:agent-abeadf394adf045da"
@@ -98,6 +98,22 @@ async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, s
     result = await client.call_tool(name, args)
     text = "".join(getattr(c, "text", "") for c in result.content)
     return bool(result.is_error), text
+
+
+def expected_brief(tmp_path: Path, roots: dict[str, Path], agent: str, ident: str, to: str) -> str:
+    """The brief `agtail handoff --print` makes of the same roots, in-process."""
+    from agtaild.adapters import get_adapter
+    from agtaild.config import Config, RootSpec
+    from agtaild.query.service import Service
+    from agtaild.share.brief import build
+    from agtaild.share.gather import open_session
+
+    svc = Service(Config(data_dir=str(tmp_path / "expected"), roots=[RootSpec(a, str(p)) for a, p in roots.items()], archive=False))
+    try:
+        svc.update_index()
+        return build(open_session(svc.call, agent, ident), target=get_adapter(to).name)
+    finally:
+        svc.close()
 
 
 # -- pure parts ------------------------------------------------------------------------------
@@ -210,8 +226,18 @@ def test_stdio_server_answers_every_tool_from_the_corpus(tmp_path: Path, roots: 
             assert text.startswith("Usage since 2026-01-01: ")
             assert "- claude-code: " in text and "- codex: " in text
 
+            # The handoff brief: the one `agtail handoff --print` makes, here for the asking agent.
+            err, text = await call(client, "handoff_brief", {"id": "claude-code:c17426d0", "to": "codex"})
+            assert not err, text
+            assert text == expected_brief(tmp_path, roots, "claude-code", "c17426d0", "codex")
+            assert text.startswith("# Handoff") and "Continue it in Codex CLI" in text
+            assert "- [x] Add tests" in text
+
             # Bad arguments and unknown sessions are tool errors; the connection lives on.
             for name, args, message in (
+                ("handoff_brief", {"id": "claude-code:c17426d0", "to": "nosuchagent"}, "argument 'to': unknown agent"),
+                ("handoff_brief", {"id": "claude-code:c17426d0", "max_tokens": 10}, "between 200 and"),
+                ("handoff_brief", {"id": "claude-code:ffffffff"}, "no claude-code session"),
                 ("read_session", {}, "'id' is required"),
                 ("read_session", {"id": "no-colon"}, "no session 'no-colon'"),  # an id of any agent
                 ("read_session", {"id": "claude-code:"}, "must be AGENT:ID"),
@@ -294,6 +320,8 @@ def test_daemon_serves_mcp_over_http_with_the_token(daemon: DaemonProc) -> None:
             assert not err and f"claude-code:{HOSTILE_SID}" in text
             err, text = await call(client, "read_session", {"id": "claude-code:"})
             assert err and "AGENT:ID" in text
+            err, text = await call(client, "handoff_brief", {"id": f"claude-code:{HOSTILE_SID}", "to": "gemini"})
+            assert not err and text.startswith("# Handoff") and "Continue it in Gemini" in text
 
         # The unix socket needs no token.
         transport = httpx2.AsyncHTTPTransport(uds=str(daemon.socket))

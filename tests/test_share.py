@@ -302,8 +302,15 @@ def doc_examples(data_dir: Path | None = None) -> dict[str, str]:
         try:
             svc.update_index()
             md = render(svc, "claude-code", BASIC, "md")
+            page = render(svc, "claude-code", BASIC, "html")
+            edit = page.index('<details class="tool"><summary>Edit')
+            doc = render(svc, "claude-code", BASIC, "json")
+            first = doc.index('\n{"seq": 0,') + 1
             return {
                 "md": md[md.index("**Edit**") : md.index("**Bash**", md.index("**Edit**"))].strip(),
+                "html": page[edit : page.index("</details>", edit) + len("</details>")],
+                "json": '{"session": {"agent": "claude-code", "id": "' + BASIC + '", …}, "secrets_masked": '
+                + json.dumps(json.loads(doc)["secrets_masked"]) + ', "events": [\n' + doc[first : doc.index("\n", first)] + "\n…",
                 "brief": brief.build(open_session(svc.call, "claude-code", TASKS), target="Codex CLI").strip(),
             }
         finally:
@@ -314,7 +321,8 @@ def _doc_with(text: str, examples: dict[str, str]) -> str:
     for name, body in examples.items():
         start, end = f"<!-- example:{name} -->\n", f"\n<!-- /example:{name} -->"
         i, j = text.index(start) + len(start), text.index(end)
-        text = text[:i] + "````markdown\n" + body + "\n````" + text[j:]
+        lang = {"html": "html", "json": "json"}.get(name, "markdown")
+        text = text[:i] + f"````{lang}\n" + body + "\n````" + text[j:]
     return text
 
 

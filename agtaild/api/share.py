@@ -31,6 +31,7 @@ def _flag(query: Any, name: str) -> bool:
 
 async def export_session(request: web.Request) -> web.StreamResponse:
     from agtaild.share.export import FORMATS, MEDIA_TYPES, export
+    from agtaild.share.gather import reading
 
     query = request.query
     unknown = sorted(set(query) - set(_PARAMS))
@@ -48,7 +49,7 @@ async def export_session(request: web.Request) -> web.StreamResponse:
 
     def run() -> tuple[str, dict[str, Any]]:
         out = io.StringIO()
-        report = export(ctx.service.call, agent, ident, fmt, out, branches=_flag(query, "branches"),
+        report = export(reading(ctx.service), agent, ident, fmt, out, branches=_flag(query, "branches"),
                         depth=int(depth_text), redact_paths=_flag(query, "redact_paths"),
                         collection=query.get("collection") or None)  # fmt: skip
         return out.getvalue(), report

@@ -62,6 +62,15 @@ def add_export_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _reading(backend: Any) -> Any:
+    """The service's own call in this process (events read once, masked by the writer:
+    agtaild.share.gather.reading), else the daemon's answers."""
+    from agtaild.share.gather import reading
+
+    service = getattr(backend, "service", None)
+    return reading(service) if service is not None else backend.call
+
+
 def cmd_export_document(ctx: Any) -> int:
     from agtaild.cli.refs import ref_params
     from agtaild.share.export import export
@@ -75,9 +84,10 @@ def cmd_export_document(ctx: Any) -> int:
     agent, sid = ref.get("agent", ""), ref["id"]
     target = args.to or "-"
     backend = open_backend(ctx)
+    call = _reading(backend)
     try:
         if target == "-":
-            report = export(backend.call, agent, sid, args.format, sys.stdout, branches=args.branches,
+            report = export(call, agent, sid, args.format, sys.stdout, branches=args.branches,
                             depth=args.depth, redact_paths=args.redact_paths)  # fmt: skip
             sys.stdout.flush()
             return 0
@@ -87,7 +97,7 @@ def cmd_export_document(ctx: Any) -> int:
         tmp = f"{path}.agtail-partial"
         try:
             with open(tmp, "w", encoding="utf-8") as out:
-                report = export(backend.call, agent, sid, args.format, out, branches=args.branches,
+                report = export(call, agent, sid, args.format, out, branches=args.branches,
                                 depth=args.depth, redact_paths=args.redact_paths)  # fmt: skip
             os.replace(tmp, path)
         except BaseException:
@@ -125,7 +135,7 @@ def cmd_handoff(ctx: Any) -> int:
         raise UsageError("--max-tokens must be at least 200")
     backend = open_backend(ctx)
     try:
-        shared = open_session(backend.call, agent, sid)
+        shared = open_session(_reading(backend), agent, sid)
         brief = build(shared, target=target.name if target else None, max_tokens=args.max_tokens,
                       redact=Redactor(paths=args.redact_paths))  # fmt: skip
     finally:

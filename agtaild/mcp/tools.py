@@ -15,6 +15,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError, worded
 from agtaild.mcp import render
+from agtaild.mcp.handoff import handoff_brief
 
 Call = Callable[[str, dict[str, Any]], Any]
 
@@ -304,6 +305,24 @@ TOOLS: list[Tool] = [
             }
         ),
         usage_summary,
+    ),
+    Tool(
+        "handoff_brief",
+        "Brief to continue another agent's session",
+        "A brief of a session, made from its recorded events (no model call), to continue its work here: "
+        "the task as the user stated it, the files changed with their last diffs, the commands run and "
+        "how the tests last ended, where it stopped, the open todo list, and how to read more "
+        "(read_session with after_seq). Secrets are masked. The same brief as `agtail handoff --print`.",
+        _object(
+            {
+                "id": _string("the session to continue, AGENT:ID (e.g. claude-code:2c4d36d7)"),
+                "collection": _string("the copy imported into this collection (the listings name it)"),
+                "to": _string("the agent that continues it (an agent id: codex, gemini, …), named in the brief"),
+                "max_tokens": _integer("the brief's budget, at about 4 characters a token", 8000, 200, 200_000),
+            },
+            ("id",),
+        ),
+        handoff_brief,
     ),
 ]
 

@@ -102,7 +102,7 @@ def collect(shared: SharedSession, redact: Redactor) -> _Facts:
             if not done:
                 f.unfinished.append((r(str(ev.get("tool") or "tool")), seq))
     if cwd:
-        f.files = {_relative(p, cwd): v for p, v in f.files.items()}
+        f.files = {_relative(p, r(cwd)): v for p, v in f.files.items()}
     return f
 
 
@@ -166,7 +166,7 @@ def build(shared: SharedSession, *, target: str | None = None, max_tokens: int =
         (0, 8, 800),
         (0, 4, 300),
     ):
-        text = _render(shared, facts, target, diff_lines, commands, prompt_chars)
+        text = _render(shared, facts, target, diff_lines, commands, prompt_chars, redact)
         if len(text) <= budget:
             return text
     # Still too long: cut what comes before the closing section, and say so there.
@@ -177,7 +177,8 @@ def build(shared: SharedSession, *, target: str | None = None, max_tokens: int =
 
 
 def _render(
-    shared: SharedSession, f: _Facts, target: str | None, diff_lines: int, n_commands: int, prompt_chars: int
+    shared: SharedSession, f: _Facts, target: str | None, diff_lines: int, n_commands: int, prompt_chars: int,
+    redact: Redactor,
 ) -> str:
     s = shared.session
     ref = f"{s['agent']}:{s['id']}"
@@ -187,7 +188,7 @@ def _render(
     out.append("# Handoff: continue a task started in another agent\n")
     out.append(
         f"This task was worked on in {s['agent']} (session `{ref}`"
-        + (f", in `{s['cwd']}`" if s.get("cwd") else "")
+        + (f", in `{redact.text(s['cwd'])}`" if s.get("cwd") else "")
         + f"). Continue it {who}. Everything below comes from that session's transcript; "
         f"run `agtail show {ref}` for the whole of it.\n"
     )
@@ -227,7 +228,7 @@ def _render(
             for path, entry in f.files.items():
                 if not entry["edits"]:
                     continue
-                lines = diffs.unified(entry["edits"][-1], s.get("cwd")).split("\n")
+                lines = redact.text(diffs.unified(entry["edits"][-1], s.get("cwd"))).split("\n")
                 if len(lines) > diff_lines:
                     cut.append(f"the diff of {path}")
                     lines = [*lines[:diff_lines], f"… (agtail show {ref} --around {entry['seq']})"]

@@ -24,11 +24,11 @@ MEDIA_TYPES = {
 def write_json(shared: SharedSession, out: TextIO, *, redact: Redactor) -> None:
     """``{"session": Session, "events": [Event…], "secrets_masked": bool}``, as the API gives them."""
     out.write('{"session": ')
-    out.write(json.dumps(redact.value(shared.session), ensure_ascii=False))
+    out.write(json.dumps(redact.document(shared.session), ensure_ascii=False))
     out.write(', "secrets_masked": ' + ("true" if redact.secrets_masked else "false"))
     out.write(', "events": [')
     for i, ev in enumerate(shared.events()):
-        out.write((",\n" if i else "\n") + json.dumps(redact.value(ev), ensure_ascii=False))
+        out.write((",\n" if i else "\n") + json.dumps(redact.document(ev), ensure_ascii=False))
     out.write("\n]}\n")
 
 

@@ -7,8 +7,9 @@ names this one (found as the viewer finds them: sessions in the same cwd since i
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 
@@ -70,6 +71,27 @@ class SharedSession:
 
     def child(self, session: dict[str, Any]) -> SharedSession:
         return SharedSession(self.call, session, branches=self.branches)
+
+
+def reading(service: Any) -> Call:
+    """The call the writers read through when the service runs in this process (the CLI without
+    a daemon, the daemon's own export endpoint): events come unmasked, everything else as the
+    service answers. Masking a page of events walks all of it through the scanner, five times
+    the cost of writing it (bench/RESULTS.md); every writer masks what it writes itself
+    (agtaild.share.redact), so a secret is masked once, on the way out, and never twice.
+    Where the service takes no ``reveal`` (the team server), its answers as they are."""
+    call = service.call
+    try:
+        takes_reveal = "reveal" in inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        takes_reveal = False
+    if not takes_reveal:
+        return cast(Call, call)
+
+    def read(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return cast(dict[str, Any], call(method, params, reveal=method == "events.list"))
+
+    return read
 
 
 def open_session(

@@ -145,7 +145,7 @@ def _tool(
     )
     if diff:
         out.write("<pre>")
-        for line in r(diff).split("\n"):
+        for line in r(diff).rstrip("\n").split("\n"):
             kind = (
                 "add"
                 if line.startswith("+") and not line.startswith("+++")

@@ -52,6 +52,10 @@ def header_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]  # fmt: skip
     if s.get("ending"):
         facts.append(("Ended by", str(s["ending"])))
-    if s.get("labels"):
-        facts.append(("Labels", ", ".join(f"{k}={v}" if v else k for k, v in dict(s["labels"]).items())))
+    state = s.get("state") or {}  # the user's own marks (agtaild.userstate): labels, the star
+    labels = state.get("labels") or s.get("labels") or {}
+    if labels:
+        facts.append(("Labels", ", ".join(f"{k}={v}" if v else str(k) for k, v in sorted(dict(labels).items()))))
+    if state.get("starred"):
+        facts.append(("Starred", "yes"))
     return facts

@@ -24,11 +24,21 @@ def _secret_masker() -> Callable[[str], str] | None:
     return mask
 
 
+def _json_masker() -> Callable[[Any], Any] | None:
+    try:
+        from agtaild.secrets import mask_json
+    except ImportError:
+        return None
+    return mask_json
+
+
 class Redactor:
-    """Applied to every string a document writes (``text``) and to every JSON value (``value``)."""
+    """Applied to every string a document writes (``text``), to every JSON value (``value``) and
+    to every JSON document written whole (``document``)."""
 
     def __init__(self, *, paths: bool = False, home: str | None = None, user: str | None = None) -> None:
         self._mask = _secret_masker()
+        self._mask_json = _json_masker()
         self.secrets_masked = self._mask is not None
         self._subs: list[tuple[re.Pattern[str], str]] = []
         if paths:
@@ -44,6 +54,25 @@ class Redactor:
             value = self._mask(value)
         for pattern, repl in self._subs:
             value = pattern.sub(repl, value)
+        return value
+
+    def document(self, value: Any) -> Any:
+        """A JSON document (a session, an event) masked as the service masks its answers (the
+        scanner walks the whole document, so a key named in one field and given in another is
+        found too), then the path substitutions."""
+        if self._mask_json is not None:
+            value = self._mask_json(value)
+        return self._paths(value) if self._subs else value
+
+    def _paths(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for pattern, repl in self._subs:
+                value = pattern.sub(repl, value)
+            return value
+        if isinstance(value, list):
+            return [self._paths(v) for v in value]
+        if isinstance(value, dict):
+            return {self._paths(k) if isinstance(k, str) else k: self._paths(v) for k, v in value.items()}
         return value
 
     def value(self, value: Any) -> Any:

@@ -2,8 +2,9 @@
 
 Real agents write their transcripts only when they talk to a model. This server speaks the
 OpenAI Chat Completions API (``/v1/chat/completions``, streamed or not), the OpenAI Responses
-API (``/v1/responses``, streamed) and the Anthropic Messages API (``/v1/messages``, streamed or
-not) on 127.0.0.1 and answers from a script instead of a model. The script is picked by the
+API (``/v1/responses``, streamed), the Anthropic Messages API (``/v1/messages``, streamed or
+not) and Gemini's ``generateContent``/``streamGenerateContent`` (Gemini CLI) on 127.0.0.1, and
+answers from a script instead of a model. The script is picked by the
 tag ``[[S:agent/scenario]]`` that every recorded prompt carries on its first line; the step is
 the number of assistant turns since the last tagged message, so tool round trips advance it.
 
@@ -135,6 +136,13 @@ class Handler(BaseHTTPRequestHandler):
         elif path.endswith("/responses"):
             api = "responses"
             messages = [m for m in body.get("input") or [] if isinstance(m, dict)]
+        elif path.endswith((":generateContent", ":streamGenerateContent")):
+            api = "gemini"
+            messages = _gemini_messages(body)
+            if body.get("tools"):  # functionDeclarations, named as the other APIs name tools
+                body = {**body, "tools": [d for t in body["tools"] if isinstance(t, dict)
+                                          for d in t.get("functionDeclarations") or []]}
+            body["stream"] = path.endswith(":streamGenerateContent")
         else:
             self._send_json(404, {"error": {"message": f"no route {path}"}})
             return
@@ -153,7 +161,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, {"error": {
                 "message": reply.text, "type": "invalid_request_error", "code": reply.status}})
             return
-        if api == "openai":
+        if api == "gemini":
+            self._gemini(body, reply)
+        elif api == "openai":
             self._openai(body, reply)
         elif api == "anthropic":
             self._anthropic(body, reply)
@@ -301,6 +311,46 @@ class Handler(BaseHTTPRequestHandler):
             self._sse({"type": "response.completed", "response": resp}, "response.completed")
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+    # ---- Gemini generateContent (Gemini CLI, through GOOGLE_GEMINI_BASE_URL) ------------
+    def _gemini(self, body: dict[str, Any], reply: Reply) -> None:
+        p, c = _usage(body, reply)
+        parts: list[dict[str, Any]] = []
+        if reply.reasoning:
+            parts.append({"text": reply.reasoning, "thought": True})
+        if reply.text:
+            parts.append({"text": reply.text})
+        if reply.tool:
+            parts.append({"functionCall": {"name": reply.tool, "args": reply.tool_args}})
+        doc = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+               "usageMetadata": {"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c},
+               "modelVersion": MODEL}
+        if not body.get("stream"):
+            self._send_json(200, doc)
+            return
+        self._start_sse()
+        try:
+            self._sse(doc)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def _gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gemini ``contents`` as the other APIs' messages: role user/assistant, text content."""
+    out: list[dict[str, Any]] = []
+    for item in body.get("contents") or []:
+        if not isinstance(item, dict):
+            continue
+        parts = [x for x in item.get("parts") or [] if isinstance(x, dict)]
+        text = "\n".join(str(x["text"]) for x in parts if "text" in x)
+        if any("functionCall" in x for x in parts):
+            out.append({"role": "assistant", "type": "function_call", "content": text})
+        elif any("functionResponse" in x for x in parts):
+            out.append({"role": "tool", "content": json.dumps([x["functionResponse"] for x in parts if "functionResponse" in x])})
+        else:
+            out.append({"role": "assistant" if item.get("role") == "model" else "user", "content": text})
+    return out
 
 
 def _pieces(text: str, size: int = 6) -> list[str]:

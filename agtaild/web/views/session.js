@@ -13,6 +13,7 @@ import { banner, handleError } from '../ui.js';
 import { agentBadge, sessionTags, tag, usageCards } from '../widgets.js';
 import { branches, forkTable } from './branches.js';
 import { childLink } from './events.js';
+import { exportBox } from './share.js';
 import { EVENT_PAGE, WINDOW_BEFORE, transcript } from './transcript.js';
 
 export const sessionView = {
@@ -171,6 +172,7 @@ export const sessionView = {
       parentBox,
       h('dl', { class: 'facts' }, facts),
       usageCards(s.usage),
+      exportBox(s),
       this.resumeBox,
       this.childBox,
     );
