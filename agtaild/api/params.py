@@ -349,6 +349,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _IMPORTED,
                 _COLLECTION,
                 _MACHINE,
+                *_STATE,
                 Param(
                     "limit",
                     "integer",
@@ -360,7 +361,7 @@ METHOD_TABLE: dict[str, Method] = {
         Method(
             "projects.list",
             "Projects (git root, else working directory) with their sessions, agents and usage",
-            (_AGENT, _SINCE, _IMPORTED, _MACHINE),
+            (_AGENT, _SINCE, _IMPORTED, _MACHINE, *_STATE),
         ),
         Method("agents.list", "Known agents, their roots and session counts"),
         Method(

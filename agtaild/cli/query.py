@@ -157,6 +157,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="only the first N rows (most tokens first, e.g. the top sessions; by day the earliest"
         " days); the totals still count everything",
     )
+    _state_options(p)
     _no_update(p)
     p.set_defaults(func=cmd_stats)
 
@@ -497,7 +498,9 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) 
 
 
 def cmd_stats(ctx: Any) -> int:
-    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit"))
+    params = _common_params(
+        ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit", "label", "starred", "hidden")
+    )
     doc = call_once(ctx, "stats", params)
     if ctx.json:
         ctx.out_json(doc)

@@ -21,6 +21,7 @@ import msgspec
 from agtaild.index.codec import EVENT_FIELDS
 from agtaild.index.params import TimeBound
 from agtaild.index.queries import add_usage, empty_usage
+from agtaild.index.selection import Picked, id_conditions
 from agtaild.pricing import PriceTable
 
 _TOOL_AT = EVENT_FIELDS.index("tool")
@@ -36,10 +37,14 @@ _SHIFT = 900 * 2**22
 
 
 def _where(
-    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str
+    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str,
+    picked: Picked = (None, None),
 ) -> tuple[str, list[Any]]:
     where = [f"{col} IS NOT NULL"]
     args: list[Any] = []
+    more, more_args = id_conditions(col.split(".")[0] + ".session_id", *picked)
+    where += more
+    args += more_args
     if agent:
         where.append("s.agent = ?")
         args.append(agent)
@@ -63,10 +68,11 @@ def by_tool(
     since: TimeBound | None = None,
     until: TimeBound | None = None,
     by: str = "tool",
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     """Tool calls by tool name (``by="tool"``: each row names its ``category``) or by category
     (``by="tool-category"``: each row lists its ``tools``)."""
-    clause, args = _where(agent, project, since, until, "e.epoch")
+    clause, args = _where(agent, project, since, until, "e.epoch", picked)
     if since is None and until is None:
         clause = clause.replace("e.epoch IS NOT NULL", "1")
     groups = db.execute(
@@ -133,6 +139,7 @@ def by_hour(
     project: str | None = None,
     since: TimeBound | None = None,
     until: TimeBound | None = None,
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     cells = HourCells()
 
@@ -152,7 +159,7 @@ def by_hour(
             got = local[quarter] = (str((t.tm_wday + 1) % 7), f"{t.tm_hour:02d}")
         return got
 
-    clause, args = _where(agent, project, since, until, "e.epoch")
+    clause, args = _where(agent, project, since, until, "e.epoch", picked)
     for quarter, n in db.execute(
         f"SELECT {bucket.format(col='e.epoch')}, count(*) FROM events e{join.format(t='e')}"
         f" WHERE {clause} GROUP BY 1",
@@ -160,7 +167,7 @@ def by_hour(
     ):
         wd, hour = when(quarter)
         cells.cell(_ISO_DAY.get(wd, 0), int(hour))["events"] += n
-    clause, args = _where(agent, project, since, until, "u.epoch")
+    clause, args = _where(agent, project, since, until, "u.epoch", picked)
     # Tokens are summed per (local weekday, hour, model, long-context flag) and each sum priced
     # once, in that order, as a GROUP BY on the local time would.
     groups: dict[tuple[str, str, str | None, int], list[int]] = {}
