@@ -373,6 +373,22 @@ METHOD_TABLE: dict[str, Method] = {
                 _s("from_machine", "team server: the machine the caller runs on (only its sessions resume)"),
             ),
         ),
+        Method(
+            "state.change",
+            "Label, star, hide or title one session (the user's own state; docs/organize.md)",
+            (
+                _PATH_AGENT,
+                _PATH_ID,
+                *_WHICH[:2],
+                Param("who", "enum", "who asks: the user (default) or an agent (a user's change wins)", choices=("user", "agent")),
+                _s("label", "set this label: KEY or KEY=VALUE"),
+                _s("unlabel", "remove the label with this key"),
+                Param("star", "boolean", "star (true) or unstar (false)"),
+                Param("hide", "boolean", "hide (true) or unhide (false); nothing native is touched"),
+                _s("title", "a title of the user's (the agent's own stays as agent_title)"),
+                Param("clear_title", "boolean", "remove the title set before"),
+            ),
+        ),
         Method("machines.list", "Team server: the machines that push into it"),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
     )

@@ -307,6 +307,12 @@ def _resume_command(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     return resume_command(svc, params)
 
 
+def _state_change(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.query.writes import state_change
+
+    return state_change(svc, params)
+
+
 METHODS: dict[str, Method] = {
     "sessions.list": sessions_list,
     "sessions.get": sessions_get,
@@ -317,4 +323,5 @@ METHODS: dict[str, Method] = {
     "agents.list": agents_list,
     "index.update": index_update,
     "resume.command": _resume_command,
+    "state.change": _state_change,
 }
