@@ -290,6 +290,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("programmatic", "boolean", "only SDK-driven (true) or only interactive (false)"),
                 Param("archived", "boolean", "only sessions whose native file is gone (true) or not"),
                 _s("q", "only sessions with an event matching this text"),
+                _s("where", "only sessions this filter holds for: FIELD OP VALUE terms, e.g. messages<2 cwd:~/work/** (docs/organize.md)"),
                 _MACHINE,
                 Param("total", "boolean", "also count every matching session, on all pages (the answer's total)"),
                 *_STATE,

@@ -50,6 +50,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=50, metavar="N", help="how many sessions (default 50, at most 1000)"
     )
     p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
+    p.add_argument("--where", metavar="FILTER", help="only sessions this filter holds for, e.g. 'messages<2' (docs/organize.md)")
     _no_update(p)
     _state_options(p)
     p.set_defaults(func=cmd_list)
@@ -373,6 +374,7 @@ def cmd_list(ctx: Any) -> int:
             "label",
             "starred",
             "hidden",
+            "where",
         ),
     )
     params["limit"] = _limit(ctx.args)

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from agtaild.errors import UsageError
 from agtaild.mcp import render
 
 #: How recently a session must have been active to be named as one's own by argument.
@@ -31,8 +32,8 @@ LIVE_SECONDS = 15 * 60
 ENV_SESSION: tuple[tuple[str, str | None], ...] = (("AGTAIL_SESSION", None), ("CLAUDE_CODE_SESSION_ID", "claude-code"))
 
 
-class NotYours(ValueError):
-    """The session named is not the caller's own."""
+class NotYours(UsageError):
+    """The session named is not the caller's own (a tool error with this message)."""
 
 
 def _env_ref(env: Mapping[str, str]) -> tuple[dict[str, str], str] | None:
@@ -118,12 +119,7 @@ def own_session(call: Any, args: dict[str, Any], here: str | None, env: Mapping[
 
 
 def _change(call: Any, args: dict[str, Any], here: str | None, change: dict[str, Any], what: str) -> str:
-    try:
-        session, how = own_session(call, args, here)
-    except NotYours as err:
-        from agtaild.mcp.tools import ToolArgumentError
-
-        raise ToolArgumentError(str(err)) from None
+    session, how = own_session(call, args, here)
     doc = call("state.change", {"agent": session["agent"], "id": session["id"], "path": session["path"],
                                 "who": "agent", **change})  # fmt: skip
     (done,) = doc["changes"]

@@ -81,10 +81,16 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "q", "total", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "where", "q", "total", "limit", "cursor"))
     flt = _session_filter(svc, p)
     store = getattr(svc, "state", None)
     flt.only_refs, flt.without_refs = state_refs(store, p)
+    where = p.text("where", max_len=2000)
+    if where is not None:
+        from agtaild.index.where import parse
+
+        held = parse(where, what="parameter 'where'").refs(svc._reader())
+        flt.only_refs = held if flt.only_refs is None else sorted(set(held) & set(flt.only_refs))
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
     q = p.text("q")
