@@ -398,3 +398,16 @@ def test_agtails_own_wheel_carries_the_client_and_the_service_templates(tmp_path
     assert {"agtail_client/__init__.py", "agtail_client/wire.py", "agtail_client/py.typed", "agtaild/adapters/claude/parser.py",
             "agtaild/data/service/agtaild.service.in", "agtaild/data/service/dev.agtail.agtaild.plist.in"} <= names
     assert not any(n.startswith(("clients/", "examples/")) for n in names)
+
+
+def test_change_state_and_the_state_filters(client: Client) -> None:
+    sid = "2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6"
+    doc = client.change_state("claude-code", sid[:8], label="client=acme", star=True)
+    assert [c["accepted"] for c in doc["changes"]] == [True, True] and doc["session"]["state"]["starred"] is True
+    assert [s["id"] for s in client.sessions(label="client=acme")] == [sid]
+    assert [s["id"] for s in client.sessions(starred=True)] == [sid]
+    with pytest.raises(BadRequest):
+        client.change_state("claude-code", sid, label="bad key", hide=True)
+    assert list(client.sessions(hidden="only")) == []
+    client.change_state("claude-code", sid, unlabel="client", star=False)
+    assert list(client.sessions(label="client")) == [] and list(client.sessions(starred=True)) == []

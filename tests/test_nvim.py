@@ -378,4 +378,47 @@ def test_the_help_file_has_valid_unique_tags(tmp_path: Path) -> None:
                           capture_output=True, timeout=60)
     assert proc.returncode == 0 and b"E154" not in proc.stderr, proc.stderr.decode()
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
-    assert {"agtail.txt", ":Agtail", ":AgtailSearch", ":AgtailFollow", ":AgtailResume", ":AgtailStats"} <= tags
+    assert {"agtail.txt", ":Agtail", ":AgtailSearch", ":AgtailFollow", ":AgtailResume", ":AgtailStats", ":AgtailLabel",
+            ":AgtailUnlabel", ":AgtailStar", ":AgtailUnstar", ":AgtailHide", ":AgtailUnhide", ":AgtailTitle"} <= tags
+
+
+def test_label_star_title_and_hide_from_a_transcript_buffer(nv: Env) -> None:
+    doc = nv.run("""
+  local messages = {}
+  vim.notify = function(msg, level) table.insert(messages, msg) end
+  vim.cmd("Agtail " .. vim.env.PARENT)
+  vim.cmd("AgtailLabel client=acme wip")
+  vim.cmd("AgtailStar")
+  vim.cmd("AgtailTitle Counting lines")
+  out.header = vim.api.nvim_buf_get_lines(0, 0, 5, false)
+  vim.cmd("AgtailUnlabel wip")
+  vim.cmd("AgtailHide")
+  out.after = vim.api.nvim_buf_get_lines(0, 0, 5, false)
+  vim.cmd("AgtailTitle")
+  out.cleared = vim.api.nvim_buf_get_lines(0, 0, 1, false)
+  vim.cmd("AgtailLabel bad\\\\ key")
+  -- the picker shows the state too; outside a buffer a session is named first
+  vim.cmd("enew")
+  vim.cmd("AgtailUnhide " .. vim.env.PARENT)
+  vim.cmd("AgtailStar")
+  local seen
+  vim.ui.select = function(items, opts, on_choice) seen = vim.tbl_map(opts.format_item, items) end
+  vim.cmd("Agtail")
+  out.items = seen
+  out.messages = messages
+""", PARENT=SUB_PARENT)
+    assert doc["header"][0] == "# Counting lines"
+    assert "# ★ starred  ·  labels: client=acme wip" in doc["header"]
+    assert "# ★ starred  ·  labels: client=acme  ·  hidden" in doc["after"]
+    assert doc["cleared"] == ["# Use a subagent to count the lines in hello.py. [[S:claude/sub]]"]
+    messages = doc["messages"]
+    assert f"agtail: {SUB_PARENT}: label client set, label wip set" in messages
+    assert f"agtail: {SUB_PARENT}: star set" in messages and f"agtail: {SUB_PARENT}: hide set" in messages
+    assert any("label key" in m for m in messages)  # the CLI's refusal, as a message
+    assert any(m.endswith(":AgtailStar needs AGENT:ID outside a transcript buffer") for m in messages)
+    row = next(i for i in doc["items"] if "[[S:claude/sub]]" in i and "count the lines" in i)
+    assert row.endswith("[★ starred  ·  labels: client=acme]")
+    listed = json.loads(subprocess.run([str(Path(sys.executable).parent / "agtail"), "--data-dir", str(nv.daemon.data_dir),
+                                        "list", "--label", "client=acme", "--json"], capture_output=True, check=True,
+                                       env=nv.env(nv.tmp / "x.json", {})).stdout)  # fmt: skip
+    assert [s["id"] for s in listed["sessions"]] == [SUB_PARENT.split(":")[1]]

@@ -8,4 +8,4 @@ both read the list from here, so neither imports the other.
 
 from __future__ import annotations
 
-ROUTE_MODULES: list[str] = ["agtaild.sync.server", "agtaild.mcp.http", "agtaild.api.share"]
+ROUTE_MODULES: list[str] = ["agtaild.sync.server", "agtaild.mcp.http", "agtaild.api.share", "agtaild.api.organize"]

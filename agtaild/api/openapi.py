@@ -51,6 +51,10 @@ def _with(schema: dict[str, Any], name: str, prop: dict[str, Any]) -> dict[str, 
 
 def schemas() -> dict[str, Any]:
     _, comps = msgspec.json.schema_components([Session, Event, Usage], ref_template=REF)
+    from agtaild.api import organize  # the user's own state (docs/organize.md)
+
+    comps["Session"]["properties"].update(organize.session_properties())
+    comps.update(organize.components())
     usage_row = {
         "allOf": [
             _ref("Usage"),

@@ -290,6 +290,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("programmatic", "boolean", "only SDK-driven (true) or only interactive (false)"),
                 Param("archived", "boolean", "only sessions whose native file is gone (true) or not"),
                 _s("q", "only sessions with an event matching this text"),
+                _s("where", "only sessions this filter holds for: FIELD OP VALUE terms, e.g. messages<2 cwd:~/work/** (docs/organize.md)"),
                 _MACHINE,
                 Param("total", "boolean", "also count every matching session, on all pages (the answer's total)"),
                 *_STATE,
@@ -349,6 +350,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _IMPORTED,
                 _COLLECTION,
                 _MACHINE,
+                *_STATE,
                 Param(
                     "limit",
                     "integer",
@@ -360,7 +362,7 @@ METHOD_TABLE: dict[str, Method] = {
         Method(
             "projects.list",
             "Projects (git root, else working directory) with their sessions, agents and usage",
-            (_AGENT, _SINCE, _IMPORTED, _MACHINE),
+            (_AGENT, _SINCE, _IMPORTED, _MACHINE, *_STATE),
         ),
         Method("agents.list", "Known agents, their roots and session counts"),
         Method(
@@ -370,6 +372,22 @@ METHOD_TABLE: dict[str, Method] = {
                 _PATH_AGENT,
                 _PATH_ID,
                 _s("from_machine", "team server: the machine the caller runs on (only its sessions resume)"),
+            ),
+        ),
+        Method(
+            "state.change",
+            "Label, star, hide or title one session (the user's own state; docs/organize.md)",
+            (
+                _PATH_AGENT,
+                _PATH_ID,
+                *_WHICH[:2],
+                Param("who", "enum", "who asks: the user (default) or an agent (a user's change wins)", choices=("user", "agent")),
+                _s("label", "set this label: KEY or KEY=VALUE"),
+                _s("unlabel", "remove the label with this key"),
+                Param("star", "boolean", "star (true) or unstar (false)"),
+                Param("hide", "boolean", "hide (true) or unhide (false); nothing native is touched"),
+                _s("title", "a title of the user's (the agent's own stays as agent_title)"),
+                Param("clear_title", "boolean", "remove the title set before"),
             ),
         ),
         Method("machines.list", "Team server: the machines that push into it"),

@@ -54,7 +54,7 @@ COMMANDS: dict[str, str] = {
     "pick": "agtaild.cli.resume",
     **dict.fromkeys(("export", "sync", "collections"), "agtaild.cli.sync"),
     "handoff": "agtaild.cli.share",
-    **dict.fromkeys(("label", "star", "unstar", "title", "hide", "unhide"), "agtaild.cli.organize"),
+    **dict.fromkeys(("label", "star", "unstar", "title", "hide", "unhide", "rules"), "agtaild.cli.organize"),
     "doctor": "agtaild.cli.doctor",
     "service": "agtaild.cli.service",
     "pg": "agtaild.cli.pg",

@@ -28,6 +28,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--imported", dest="imported", action="store_const", const=True, help="only imported sessions"
     )
     g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
+    from agtaild.cli.query import _state_options
+
+    _state_options(p)
     p.add_argument(
         "--no-update",
         action="store_true",
@@ -39,7 +42,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_projects(ctx: Any) -> int:
     from agtaild.cli.query import _common_params, call_once
 
-    params = _common_params(ctx.args, ("agent", "since", "imported"))
+    params = _common_params(ctx.args, ("agent", "since", "imported", "label", "starred", "hidden"))
     doc = call_once(ctx, "projects.list", params)
     if ctx.json:
         ctx.out_json(doc)

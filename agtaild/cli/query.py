@@ -50,6 +50,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=50, metavar="N", help="how many sessions (default 50, at most 1000)"
     )
     p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
+    p.add_argument("--where", metavar="FILTER", help="only sessions this filter holds for, e.g. 'messages<2' (docs/organize.md)")
     _no_update(p)
     _state_options(p)
     p.set_defaults(func=cmd_list)
@@ -157,6 +158,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="only the first N rows (most tokens first, e.g. the top sessions; by day the earliest"
         " days); the totals still count everything",
     )
+    _state_options(p)
     _no_update(p)
     p.set_defaults(func=cmd_stats)
 
@@ -372,6 +374,7 @@ def cmd_list(ctx: Any) -> int:
             "label",
             "starred",
             "hidden",
+            "where",
         ),
     )
     params["limit"] = _limit(ctx.args)
@@ -497,7 +500,9 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) 
 
 
 def cmd_stats(ctx: Any) -> int:
-    params = _common_params(ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit"))
+    params = _common_params(
+        ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit", "label", "starred", "hidden")
+    )
     doc = call_once(ctx, "stats", params)
     if ctx.json:
         ctx.out_json(doc)

@@ -22,6 +22,7 @@ from agtaild.index import quarters
 from agtaild.index.codec import EVENT_FIELDS
 from agtaild.index.params import TimeBound
 from agtaild.index.queries import add_usage, empty_usage
+from agtaild.index.selection import Picked, id_conditions
 from agtaild.pricing import PriceTable
 
 _TOOL_AT = EVENT_FIELDS.index("tool")
@@ -35,10 +36,14 @@ _SHIFT = quarters.SHIFT
 
 
 def _where(
-    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str
+    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str,
+    picked: Picked = (None, None),
 ) -> tuple[str, list[Any]]:
     where = [f"{col} IS NOT NULL"]
     args: list[Any] = []
+    more, more_args = id_conditions(col.split(".")[0] + ".session_id", *picked)
+    where += more
+    args += more_args
     if agent:
         where.append("s.agent = ?")
         args.append(agent)
@@ -62,10 +67,11 @@ def by_tool(
     since: TimeBound | None = None,
     until: TimeBound | None = None,
     by: str = "tool",
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     """Tool calls by tool name (``by="tool"``: each row names its ``category``) or by category
     (``by="tool-category"``: each row lists its ``tools``)."""
-    clause, args = _where(agent, project, since, until, "e.epoch")
+    clause, args = _where(agent, project, since, until, "e.epoch", picked)
     if since is None and until is None:
         clause = clause.replace("e.epoch IS NOT NULL", "1")
     groups = db.execute(
@@ -132,6 +138,7 @@ def by_hour(
     project: str | None = None,
     since: TimeBound | None = None,
     until: TimeBound | None = None,
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     cells = HourCells()
 
@@ -156,11 +163,11 @@ def by_hour(
     bounds = [b.epoch for b in (since, until) if b is not None]
     if quarters.answers(bounds):
         per_quarter = quarters.counts(
-            db, agent=agent, project=project,
+            db, agent=agent, project=project, picked=picked,
             since=since.epoch if since is not None else None, until=until.epoch if until is not None else None,
         )  # fmt: skip
     else:
-        clause, args = _where(agent, project, since, until, "e.epoch")
+        clause, args = _where(agent, project, since, until, "e.epoch", picked)
         per_quarter = db.execute(
             f"SELECT {bucket.format(col='e.epoch')}, count(*) FROM events e{join.format(t='e')}"
             f" WHERE {clause} GROUP BY 1",
@@ -174,11 +181,11 @@ def by_hour(
     groups: dict[tuple[str, str, str | None, int], list[int]] = {}
     if quarters.answers(bounds):
         usage_rows = quarters.usage_counts(
-            db, agent=agent, project=project,
+            db, agent=agent, project=project, picked=picked,
             since=since.epoch if since is not None else None, until=until.epoch if until is not None else None,
         )  # fmt: skip
     else:
-        clause, args = _where(agent, project, since, until, "u.epoch")
+        clause, args = _where(agent, project, since, until, "u.epoch", picked)
         usage_rows = db.execute(
             f"SELECT {bucket.format(col='u.epoch')}, u.model, u.long_ctx, sum(u.input), sum(u.output),"
             f" sum(u.cache_read), sum(u.cache_write), sum(u.reasoning) FROM usage u{join.format(t='u')}"

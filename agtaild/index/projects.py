@@ -19,6 +19,7 @@ import sqlite3
 from typing import Any
 
 from agtaild.index.queries import add_usage, empty_usage
+from agtaild.index.selection import Picked, id_conditions
 from agtaild.pricing import PriceTable
 
 #: Path parts after which a directory is a worktree of the repository before them.
@@ -86,6 +87,7 @@ def projects(
     agent: str | None = None,
     since: float | None = None,
     imported: bool | None = None,
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     """``{"projects": [{project, root, sessions, agents, last_active, cwds, …Usage}]}``, most
     recently active first. Sessions without a working directory are left out."""
@@ -99,6 +101,9 @@ def projects(
         args.append(since)
     if imported is not None:
         where.append(f"s.kind {'=' if imported else '!='} 'imported'")
+    more, more_args = id_conditions("s.id", *picked)  # the user's state (hidden: left out)
+    where += more
+    args += more_args
     clause = " AND ".join(where)
     groups: dict[str, dict[str, Any]] = {}
 

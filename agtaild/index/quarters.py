@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agtaild.index.selection import Picked, id_conditions
+
 #: Added to epochs before they are cut into quarter hours, so that the integer division floors
 #: (times before 1970 too): a whole number of quarters, about 119 years.
 SHIFT = 900 * 2**22
@@ -127,20 +129,22 @@ def drop_where(db: sqlite3.Connection, session_id: int, where: str, args: Sequen
 
 
 def counts(
-    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None
+    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None,
+    picked: Picked = (None, None),
 ) -> list[tuple[int, int]]:
     """(quarter, events) over the sessions the filters keep; bounds must be :func:`aligned`."""
-    where, args, join = _filters(agent, project, since, until)
+    where, args, join = _filters(agent, project, since, until, picked)
     sql = f"SELECT q.quarter, sum(q.n) FROM event_quarters q{join} WHERE {where} GROUP BY 1"
     return [(int(q), int(n)) for q, n in db.execute(sql, args)]
 
 
 def usage_counts(
-    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None
+    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None,
+    picked: Picked = (None, None),
 ) -> list[tuple[Any, ...]]:
     """(quarter, model or None, long_ctx, input, output, cache_read, cache_write, reasoning)
     summed over the sessions the filters keep; bounds must be :func:`aligned`."""
-    where, args, join = _filters(agent, project, since, until)
+    where, args, join = _filters(agent, project, since, until, picked)
     sql = (
         "SELECT q.quarter, nullif(q.model, ''), q.long_ctx, sum(q.input), sum(q.output), sum(q.cache_read),"
         f" sum(q.cache_write), sum(q.reasoning) FROM usage_quarters q{join} WHERE {where} GROUP BY 1, 2, 3"
@@ -149,10 +153,12 @@ def usage_counts(
 
 
 def _filters(
-    agent: str | None, project: str | None, since: float | None, until: float | None
+    agent: str | None, project: str | None, since: float | None, until: float | None, picked: Picked
 ) -> tuple[str, list[Any], str]:
-    where: list[str] = ["1"]
-    args: list[Any] = []
+    """The conditions on ``q`` (a quarters table): the session filters, the user's own state's
+    selection (agtaild.index.selection: hidden sessions out, labels, stars), the bounds."""
+    where, args = id_conditions("q.session_id", *picked)
+    where = ["1", *where]
     join = ""
     if agent or project:
         join = " JOIN sessions s ON s.id = q.session_id"

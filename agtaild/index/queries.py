@@ -16,6 +16,7 @@ from agtaild.errors import NotFound
 from agtaild.index.codec import decode_event
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.refs import chosen
+from agtaild.index.selection import id_conditions
 from agtaild.pricing import PriceTable
 
 _decode = msgspec.json.decode
@@ -39,18 +40,8 @@ class SessionFilter(msgspec.Struct):
     without_refs: list[tuple[str, str, str]] | None = None
 
     def sql(self, alias: str = "s") -> tuple[list[str], list[Any]]:
-        where: list[str] = []
-        args: list[Any] = []
         a = alias
-        for refs, op in ((self.only_refs, "IN"), (self.without_refs, "NOT IN")):
-            if refs is None or (op == "NOT IN" and not refs):
-                continue
-            if not refs:
-                where.append("0")
-                continue
-            where.append(f"(coalesce({a}.collection, ''), {a}.agent, {a}.sid) {op} (VALUES {', '.join(['(?, ?, ?)'] * len(refs))})")
-            for ref in refs:
-                args.extend(ref)
+        where, args = id_conditions(f"{a}.id", self.only_refs, self.without_refs)
         if self.agent:
             where.append(f"{a}.agent = ?")
             args.append(self.agent)

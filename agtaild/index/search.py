@@ -30,6 +30,7 @@ from agtaild.index import phrase_rank
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
 from agtaild.index.regex import compile_regex, matches
+from agtaild.index.selection import id_conditions
 from agtaild.index.text import (
     ELLIPSIS,
     MARK_END,
@@ -70,6 +71,10 @@ class SearchScope(SessionFilter):
             archived=self.archived,
         ).sql("s")
         uses_sessions = bool(where)
+        # the user's state selects sessions by id: no join needed
+        picked, picked_args = id_conditions("e.session_id", self.only_refs, self.without_refs)
+        where += picked
+        args += picked_args
         if self.kind:
             where.append("e.kind = ?")
             args.append(self.kind)
@@ -154,6 +159,7 @@ def search(
         where = [m for m, _ in match] + where
         args = [v for _, v in match] + args
         joined = bool(scope.kind or scope.session_id is not None or scope.event_since or scope.event_until)
+        joined = joined or scope.only_refs is not None or bool(scope.without_refs)
         joined = joined or uses_sessions
     joins = ""
     if joined and table != "events e":

@@ -16,6 +16,7 @@ from typing import Any
 
 from agtaild.index.params import TimeBound
 from agtaild.index.queries import usage_doc
+from agtaild.index.selection import Picked, id_conditions
 from agtaild.index.stats_session import by_session
 from agtaild.pricing import PriceTable
 
@@ -48,17 +49,23 @@ def stats(
     imported: bool | None = None,
     collection: str | None = None,
     limit: int | None = None,
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     """``limit``: only the first rows (by tokens, largest first; by day, the earliest days);
     the totals still count everything in scope.
 
     Usage whose record has no time is dated by its session's (agtaild.index.prepare); what has
     no time at all — nor has its session — is on no day, so a date bound leaves it out: the
-    answer then says how much, as ``undated`` (a Usage, present only when there is some)."""
+    answer then says how much, as ``undated`` (a Usage, present only when there is some).
+
+    ``picked``: (only these sessions, never these), what the user's own state selects (hidden
+    sessions are left out by default); the per-day tables do not know sessions, so a selection
+    is answered from the per-session rollup."""
     doc = _stats(db, pricing, by=by, agent=agent, project=project, since=since, until=until,
-                 imported=imported, collection=collection, limit=limit)
+                 imported=imported, collection=collection, limit=limit, picked=picked)
     if since is not None or until is not None:
-        undated = undated_usage(db, pricing, agent=agent, project=project, imported=imported, collection=collection)
+        undated = undated_usage(db, pricing, agent=agent, project=project, imported=imported,
+                                collection=collection, picked=picked)
         if undated is not None:
             doc["undated"] = undated
     return doc
@@ -72,9 +79,11 @@ def undated_usage(
     project: str | None = None,
     imported: bool | None = None,
     collection: str | None = None,
+    picked: Picked = (None, None),
 ) -> dict[str, Any] | None:
     """The counted usage in scope that has no time at all (None when there is none)."""
-    where, args = ["u.day = ''"], []
+    where, args = id_conditions("u.session_id", *picked)
+    where.insert(0, "u.day = ''")
     if agent:
         where.append("u.agent = ?")
         args.append(agent)
@@ -109,17 +118,19 @@ def _stats(
     imported: bool | None = None,
     collection: str | None = None,
     limit: int | None = None,
+    picked: Picked = (None, None),
 ) -> dict[str, Any]:
     # The rollups (counted usage per day and model; per session, day and model) answer
     # everything but bounds finer than a day, which need the individual responses.
     precise = (since is not None and since.day is None) or (until is not None and until.day is None)
     needs_session = by in ("project", "session") or project or imported is not None or collection
-    daily = not precise and not needs_session and by in _DAILY_BY
+    chosen = picked[0] is not None or bool(picked[1])
+    daily = not precise and not needs_session and not chosen and by in _DAILY_BY
     table = "usage u" if precise else "usage_daily u" if daily else "usage_rollup u"
     if daily and by != "day" and since is None and until is None:
         table = "usage_totals u"  # no dates: the sums over all days
-    where = ["u.counted = 1"] if precise else ["1"]
-    args: list[Any] = []
+    where, args = id_conditions("u.session_id", *picked)
+    where.insert(0, "u.counted = 1" if precise else "1")
     if agent:
         where.append("u.agent = ?")
         args.append(agent)
@@ -151,7 +162,7 @@ def _stats(
     scope = f"FROM {table}{join} WHERE {' AND '.join(where)}"
     if by == "session":
         # Without a filter on the sessions, the rollup (or the responses) alone: no join.
-        session_filter = project or imported is not None or collection
+        session_filter = project or imported is not None or collection or chosen
         own_scope = scope if session_filter else f"FROM {table} WHERE {' AND '.join(where)}"
         if limit is not None:
             # The totals come from the per-day tables (as by model) when nothing needs the sessions.

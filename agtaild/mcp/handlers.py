@@ -21,10 +21,18 @@ INSTRUCTIONS = (
     "agtail indexes the session transcripts of every AI coding agent on this machine (Claude Code, "
     "Codex, Gemini CLI, opencode, …). Use search_sessions to find where something was discussed or "
     "done before, sessions_here for earlier work in this directory, read_session to read one "
-    "(ids are AGENT:ID), usage_summary for tokens and cost."
+    "(ids are AGENT:ID), usage_summary for tokens and cost; set_title, add_label and remove_label "
+    "name and label the session you are working in."
 )
 
-#: Every tool only reads this machine's index.
+#: The reading tools only read this machine's index; the writing ones (set_title, add_label,
+#: remove_label) change only the caller's own session's labels and title.
+WRITE_ANNOTATIONS: dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
 ANNOTATIONS: dict[str, bool] = {
     "readOnlyHint": True,
     "destructiveHint": False,
@@ -62,7 +70,7 @@ def tool_list() -> list[dict[str, Any]]:
             "title": t.title,
             "description": t.description,
             "inputSchema": t.schema,
-            "annotations": dict(ANNOTATIONS),
+            "annotations": dict(WRITE_ANNOTATIONS if t.writes else ANNOTATIONS),
         }
         for t in TOOLS
     ]

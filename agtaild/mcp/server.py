@@ -40,12 +40,15 @@ def build_server(call: Call, *, here: str | None, run_sync: RunSync | None = Non
     annotations = types.ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
+    writing = types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
                 types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.schema,
-                           annotations=annotations)
+                           annotations=writing if t.writes else annotations)
                 for t in TOOLS
             ]
         )

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agtaild.errors import AgtailError, worded
-from agtaild.mcp import render
+from agtaild.mcp import own, render
 from agtaild.mcp.handoff import handoff_brief
 
 Call = Callable[[str, dict[str, Any]], Any]
@@ -28,12 +28,14 @@ class Tool:
     """A tool: its name, title, description, JSON Schema and function. (A plain class, not a
     dataclass: `agtail mcp` answers the handshake before importing more than it must.)"""
 
-    __slots__ = ("description", "name", "run", "schema", "title")
+    __slots__ = ("description", "name", "run", "schema", "title", "writes")
 
     def __init__(
         self, name: str, title: str, description: str, schema: dict[str, Any],
-        run: Callable[[Call, dict[str, Any], str | None], str],
+        run: Callable[[Call, dict[str, Any], str | None], str], *, writes: bool = False,
     ) -> None:
+        #: Whether it changes something (the user's state of the caller's own session).
+        self.writes = writes
         self.name = name
         self.title = title
         self.description = description
@@ -323,6 +325,48 @@ TOOLS: list[Tool] = [
             ("id",),
         ),
         handoff_brief,
+    ),
+]
+
+_OWN = _string(
+    "your own session, AGENT:ID; default: the one your environment names (AGTAIL_SESSION, Claude Code's "
+    "CLAUDE_CODE_SESSION_ID), else the newest session in this server's directory. Another session is refused"
+)
+
+TOOLS += [
+    Tool(
+        "set_title",
+        "Name your own session",
+        "Give the session you are working in a title, shown by agtail's listings, viewer and pickers "
+        "(recorded as the agent's; a title the user gave is never overwritten). Only your own session.",
+        _object({"title": _string("the title: one line, up to 300 characters"), "session": _OWN}, ("title",)),
+        own.set_title,
+        writes=True,
+    ),
+    Tool(
+        "add_label",
+        "Label your own session",
+        "Put a label (KEY, or KEY=VALUE) on the session you are working in, e.g. topic=auth or wip; "
+        "agtail's listings filter by it. A label of the user's with that key is never overwritten. Only your own session.",
+        _object(
+            {
+                "key": _string("up to 64 letters, digits, '.', '_', '-', '/' or ':', starting with a letter or digit"),
+                "value": _string("the value (up to 256 printable characters; empty: a bare key)"),
+                "session": _OWN,
+            },
+            ("key",),
+        ),
+        own.add_label,
+        writes=True,
+    ),
+    Tool(
+        "remove_label",
+        "Remove a label from your own session",
+        "Take a label you put on the session you are working in off again (a label the user set stays). "
+        "Only your own session.",
+        _object({"key": _string("the label's key"), "session": _OWN}, ("key",)),
+        own.remove_label,
+        writes=True,
     ),
 ]
 

@@ -18,7 +18,7 @@ from agtaild.config import Config
 from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
-from agtaild.query.organize import STATE_FILTERS, annotate, ref_of, state_refs
+from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
 
 
 class Reading(Protocol):
@@ -81,10 +81,16 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "q", "total", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "where", "q", "total", "limit", "cursor"))
     flt = _session_filter(svc, p)
     store = getattr(svc, "state", None)
     flt.only_refs, flt.without_refs = state_refs(store, p)
+    where = p.text("where", max_len=2000)
+    if where is not None:
+        from agtaild.index.where import parse
+
+        held = parse(where, what="parameter 'where'").refs(svc._reader())
+        flt.only_refs = held if flt.only_refs is None else sorted(set(held) & set(flt.only_refs))
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
     q = p.text("q")
@@ -197,14 +203,15 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
         event_since=p.when("since"),
         event_until=p.when("until", end=True),
     )
+    store = getattr(svc, "state", None)
+    # the user's state selects in SQL, before the index pages: a page is never cut short
+    scope.only_refs, scope.without_refs = state_refs(store, p)
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
     after = p.number_cursor("search", 2)
     from agtaild.index.budget import time_budget
 
     query = compile_query(q, mode)
     db = svc._reader()
-    store = getattr(svc, "state", None)
-    only, without = state_refs(store, p)
     with time_budget(db):
         doc = run_search(
             db,
@@ -214,10 +221,6 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             limit=limit,
             after=(float(after[0]), int(after[1])) if after else None,
         )
-    if only is not None or without:
-        # the user's state is applied to the page the index ranked: a page may hold fewer hits
-        keep, drop = (None if only is None else set(only)), set(without or ())
-        doc["hits"] = [h for h in doc["hits"] if (keep is None or ref_of(h["session"]) in keep) and ref_of(h["session"]) not in drop]
     annotate(store, [h["session"] for h in doc["hits"]])
     return doc
 
@@ -226,19 +229,25 @@ def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.stats import ACTIVITY_BY, BY
     from agtaild.index.stats import stats as run_stats
 
-    p = Params("stats", params, ("by", "agent", "project", "since", "until", "imported", "collection", "limit"))
+    p = Params(
+        "stats", params, ("by", "agent", "project", "since", "until", "imported", "collection", "limit", *STATE_FILTERS)
+    )
     by = p.choice("by", BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
+    # hidden sessions are left out of the counts too, unless asked for (docs/organize.md)
+    picked = state_refs(getattr(svc, "state", None), p)
     if by in ACTIVITY_BY:
         from agtaild.index import activity
 
         agent = svc.check_agent("stats", p.text("agent"))
         project, since, until = p.text("project"), p.when("since"), p.when("until", end=True)
         if by != "hour":
-            doc = activity.by_tool(svc._reader(), agent=agent, project=project, since=since, until=until, by=by)
+            doc = activity.by_tool(
+                svc._reader(), agent=agent, project=project, since=since, until=until, by=by, picked=picked
+            )
         else:
             doc = activity.by_hour(
-                svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until
+                svc._reader(), svc.pricing(), agent=agent, project=project, since=since, until=until, picked=picked
             )
         if limit is not None:
             del doc["rows"][limit:]
@@ -254,13 +263,14 @@ def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
         imported=p.flag("imported"),
         collection=p.text("collection"),
         limit=limit,
+        picked=picked,
     )
 
 
 def projects_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.projects import projects
 
-    p = Params("projects.list", params, ("agent", "since", "imported"))
+    p = Params("projects.list", params, ("agent", "since", "imported", *STATE_FILTERS))
     since = p.when("since")
     return projects(
         svc._reader(),
@@ -268,6 +278,7 @@ def projects_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
         agent=svc.check_agent("projects.list", p.text("agent")),
         since=since.epoch if since is not None else None,
         imported=p.flag("imported"),
+        picked=state_refs(getattr(svc, "state", None), p),
     )
 
 
@@ -302,6 +313,12 @@ def _resume_command(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     return resume_command(svc, params)
 
 
+def _state_change(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.query.writes import state_change
+
+    return state_change(svc, params)
+
+
 METHODS: dict[str, Method] = {
     "sessions.list": sessions_list,
     "sessions.get": sessions_get,
@@ -312,4 +329,5 @@ METHODS: dict[str, Method] = {
     "agents.list": agents_list,
     "index.update": index_update,
     "resume.command": _resume_command,
+    "state.change": _state_change,
 }

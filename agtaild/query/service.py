@@ -158,10 +158,18 @@ class Service:
     ) -> dict[str, Any]:
         """Bring the index up to date with the native files (see agtaild.index.update and,
         for a read-only, vanished or damaged index, agtaild.index.upkeep). ``progress`` is
-        called with the update's agtaild.index.progress.IndexProgress as it goes."""
+        called with the update's agtaild.index.progress.IndexProgress as it goes. The user's
+        rules then label the sessions it brought (agtaild.query.rules)."""
         from agtaild.index import upkeep
 
-        return upkeep.update(self, full=full, only_paths=only_paths, progress=progress)
+        report = upkeep.update(self, full=full, only_paths=only_paths, progress=progress)
+        if report.get("changed"):
+            from agtaild.query.rules import apply_rules
+
+            labelled = apply_rules(self)
+            if labelled:
+                report["labelled_by_rules"] = labelled
+        return report
 
     def interrupt_reads(self) -> None:
         """Stop every read in flight (at shutdown: a long search must not hold it up)."""

@@ -17,6 +17,10 @@ export function tag(text, cls, title) {
 
 export function sessionTags(s) {
   const tags = [];
+  const own = s.state;
+  if (own && own.starred) tags.push(tag('\u2605', 'starred', 'Starred'));
+  if (own && own.hidden) tags.push(tag('hidden', 'muted', 'Hidden from lists, search and stats'));
+  if (own && own.labels) for (const k of Object.keys(own.labels).sort()) tags.push(tag(own.labels[k] ? k + '=' + own.labels[k] : k, 'label'));
   if (s.parent) tags.push(tag('subagent', 'sub'));
   if (s.machine) tags.push(tag('on ' + s.machine, 'machine', 'Pushed by this machine to the team server'));
   if (s.imported) tags.push(tag(s.collection ? 'imported · ' + s.collection : 'imported', 'imported', 'Imported from another machine; not resumable here'));

@@ -11,6 +11,7 @@ import { sessionHash } from '../router.js';
 import { state } from '../state.js';
 import { banner, handleError } from '../ui.js';
 import { agentBadge, sessionTags, tag, usageCards } from '../widgets.js';
+import { stateBar } from '../organize.js';
 import { branches, forkTable } from './branches.js';
 import { childLink } from './events.js';
 import { exportBox } from './share.js';
@@ -169,6 +170,7 @@ export const sessionView = {
       { class: 'session-head' },
       h('h1', { class: 'session-title', text: sessionTitle(s) }),
       h('div', { class: 'session-tags' }, agentBadge(s.agent), h('span', { class: 'sid', text: s.id, title: 'Session id' }), sessionTags(s)),
+      s.machine ? null : stateBar(s, (now) => this.stateChanged(now)),
       parentBox,
       h('dl', { class: 'facts' }, facts),
       usageCards(s.usage),
@@ -178,6 +180,16 @@ export const sessionView = {
     );
   },
 
+
+  // The user's labels, star, title or hide changed (organize.js): the title line follows.
+  stateChanged(now) {
+    const s = this.session;
+    s.state = now.state || null;
+    s.title = now.title;
+    s.agent_title = now.agent_title;
+    const title = this.head && this.head.querySelector('.session-title');
+    if (title) title.textContent = sessionTitle(s);
+  },
 
   async loadChildren(gen) {
     // Subagent sessions spawned from this one, so that their tool calls link to them.

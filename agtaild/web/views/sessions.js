@@ -6,6 +6,7 @@ import { dayLabel, fmtInt, sessionDate } from '../format.js';
 import { queryHash, setHash } from '../router.js';
 import { handleError } from '../ui.js';
 import { agentSelect, machineSelect, sessionRow } from '../widgets.js';
+import { listFilters } from '../organize.js';
 
 const SESSION_PAGE = 60;
 
@@ -47,10 +48,11 @@ export const listView = {
     );
     this.source.addEventListener('change', () => setHash(queryHash('#/', Object.assign({}, this.params, { source: this.source.value }))));
     this.count = h('span', { class: 'count' });
+    this.stateBox = h('span');
     this.list = h('div', { class: 'slist', role: 'list' });
     this.moreBox = h('div', { class: 'more-box' });
     add(this.root, [
-      h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.machineBox, this.source, this.q, this.count),
+      h('div', { class: 'toolbar' }, h('h1', { text: 'Sessions' }), this.agentBox, this.machineBox, this.source, this.q, this.stateBox, this.count),
       this.list,
       this.moreBox,
     ]);
@@ -59,7 +61,9 @@ export const listView = {
   show(params) {
     if (!this.root) this.build();
     const src = params.get('source') || '';
-    const p = { agent: params.get('agent') || '', machine: params.get('machine') || '', q: params.get('q') || '', source: SOURCES[src] ? src : '' };
+    const hidden = params.get('hidden') || '';
+    const p = { agent: params.get('agent') || '', machine: params.get('machine') || '', q: params.get('q') || '', source: SOURCES[src] ? src : '',
+                label: params.get('label') || '', starred: params.get('starred') === 'true' ? 'true' : '', hidden: hidden === 'include' || hidden === 'only' ? hidden : '' };
     this.params = p;
     clear(this.agentBox).append(agentSelect(p.agent, (v) => setHash(queryHash('#/', Object.assign({}, p, { agent: v })))));
     const machines = machineSelect(p.machine, (v) => setHash(queryHash('#/', Object.assign({}, p, { machine: v }))));
@@ -78,7 +82,8 @@ export const listView = {
 
   // The first page also asks how many sessions match in all (the header's count).
   apiParams(cursor) {
-    return Object.assign({ agent: this.params.agent, machine: this.params.machine || undefined, q: this.params.q, limit: SESSION_PAGE, cursor, total: cursor ? undefined : 'true' }, SOURCES[this.params.source].params);
+    const own = { label: this.params.label || undefined, starred: this.params.starred || undefined, hidden: this.params.hidden || undefined };
+    return Object.assign({ agent: this.params.agent, machine: this.params.machine || undefined, q: this.params.q, limit: SESSION_PAGE, cursor, total: cursor ? undefined : 'true' }, own, SOURCES[this.params.source].params);
   },
 
   async reload() {
@@ -97,8 +102,9 @@ export const listView = {
       this.append(body.sessions || []);
       this.next = body.next || null;
       this.renderMore();
+      this.drawStateFilters();
       if (!this.items.length) {
-        this.list.append(h('div', { class: 'empty' }, this.params.q || this.params.agent || this.params.source ? 'No session matches these filters.' : 'No sessions yet. agtaild lists every session it finds in the agents\u2019 session folders.'));
+        this.list.append(h('div', { class: 'empty' }, this.params.q || this.params.agent || this.params.source || this.params.label || this.params.starred ? 'No session matches these filters.' : 'No sessions yet. agtaild lists every session it finds in the agents\u2019 session folders.'));
       }
     } catch (err) {
       handleError(err, 'Sessions');
@@ -109,6 +115,13 @@ export const listView = {
         this.updateCount();
       }
     }
+  },
+
+  // Star, hidden and label filters (organize.js): the labels of the sessions shown.
+  drawStateFilters() {
+    if (this.params.machine) return clear(this.stateBox); // a team server keeps no user state
+    const p = this.params;
+    clear(this.stateBox).append(listFilters(p, this.items, (change) => setHash(queryHash('#/', Object.assign({}, p, change)))));
   },
 
   async loadMore() {

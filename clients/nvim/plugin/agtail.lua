@@ -29,6 +29,28 @@ vim.api.nvim_create_user_command("AgtailStats", function(o)
   agtail().stats(o.args ~= "" and o.args or nil)
 end, { nargs = "?", desc = "agtail: today's tokens and cost (or since DATE/AGE)" })
 
+local function organize()
+  return require("agtail.organize")
+end
+
+vim.api.nvim_create_user_command("AgtailLabel", function(o)
+  organize().label(o.fargs, false)
+end, { nargs = "+", desc = "agtail: label this session (or AGENT:ID first): KEY or KEY=VALUE" })
+
+vim.api.nvim_create_user_command("AgtailUnlabel", function(o)
+  organize().label(o.fargs, true)
+end, { nargs = "+", desc = "agtail: take labels off this session (or AGENT:ID first)" })
+
+for _, command in ipairs({ "star", "unstar", "hide", "unhide" }) do
+  vim.api.nvim_create_user_command("Agtail" .. command:sub(1, 1):upper() .. command:sub(2), function(o)
+    organize().mark(command, o.fargs)
+  end, { nargs = "?", desc = "agtail: " .. command .. " this session (or AGENT:ID)" })
+end
+
+vim.api.nvim_create_user_command("AgtailTitle", function(o)
+  organize().title(o.args)
+end, { nargs = "?", desc = "agtail: your title for this session (none: the agent's again)" })
+
 local group = vim.api.nvim_create_augroup("agtail", { clear = true })
 vim.api.nvim_create_autocmd("BufReadCmd", {
   group = group,

@@ -43,13 +43,20 @@ class Client(Transport):
         programmatic: bool | None = None,
         archived: bool | None = None,
         q: str | None = None,
+        label: str | None = None,
+        starred: bool | None = None,
+        hidden: str | None = None,
+        where: str | None = None,
         limit: int | None = None,
         page_size: int = 200,
     ) -> Iterator[dict[str, Any]]:
         """Sessions, newest first (``sessions.list``). ``since``/``until`` take a date, a
-        date-time or an age (``7d``); ``q`` keeps sessions with an event matching it."""
+        date-time or an age (``7d``); ``q`` keeps sessions with an event matching it. The
+        user's own state: ``label`` (KEY or KEY=VALUE), ``starred``, ``hidden`` (exclude, the
+        default, only, include), ``where`` (a filter such as ``messages<2``: docs/organize.md)."""
         params = {"agent": agent, "cwd": cwd, "project": project, "since": since, "until": until, "imported": imported,
-                  "collection": collection, "programmatic": programmatic, "archived": archived, "q": q}
+                  "collection": collection, "programmatic": programmatic, "archived": archived, "q": q,
+                  "label": label, "starred": starred, "hidden": hidden, "where": where}
         return self._pages("sessions.list", "sessions", params, limit, page_size)
 
     def search(
@@ -120,6 +127,27 @@ class Client(Transport):
         params = {"agent": agent, "id": session_id, "collection": collection, "path": path}
         doc = self.call("sessions.get", {k: v for k, v in params.items() if v is not None})
         return doc.get("session", doc) if isinstance(doc, dict) else doc
+
+    def change_state(
+        self,
+        agent: str,
+        session_id: str,
+        *,
+        label: str | None = None,
+        unlabel: str | None = None,
+        star: bool | None = None,
+        hide: bool | None = None,
+        title: str | None = None,
+        clear_title: bool | None = None,
+        collection: str | None = None,
+        path: str | None = None,
+    ) -> dict[str, Any]:
+        """Label (``KEY`` or ``KEY=VALUE``), unlabel, star, hide or title one session as the
+        user (``state.change``): ``{"session", "changes": [{"what", "key", "value", "who",
+        "accepted"}]}``. A bad value raises BadRequest and nothing of the call is written."""
+        params = {"agent": agent, "id": session_id, "label": label, "unlabel": unlabel, "star": star, "hide": hide,
+                  "title": title, "clear_title": clear_title, "collection": collection, "path": path}
+        return dict(self.call("state.change", {k: v for k, v in params.items() if v is not None}))
 
     def stats(
         self,

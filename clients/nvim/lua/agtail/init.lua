@@ -39,6 +39,10 @@ function M.format_session(s)
   if s.imported then
     line = line .. "  [imported: " .. tostring(s.collection) .. "]"
   end
+  local own = render.state_text(s)
+  if own then
+    line = line .. "  [" .. own .. "]"
+  end
   return line
 end
 

@@ -89,6 +89,32 @@ local function cost(usage)
 end
 M.cost = cost
 
+--- The user's own state in one line ("★ starred  ·  labels: client=acme  ·  hidden"), or nil.
+function M.state_text(session)
+  local st = session.state
+  if type(st) ~= "table" then
+    return nil
+  end
+  local parts = {}
+  if st.starred == true then
+    table.insert(parts, "★ starred")
+  end
+  local keys = vim.tbl_keys(type(st.labels) == "table" and st.labels or {})
+  table.sort(keys)
+  local labels = {}
+  for _, k in ipairs(keys) do
+    local v = st.labels[k]
+    table.insert(labels, (v == "" or v == vim.NIL) and k or (k .. "=" .. tostring(v)))
+  end
+  if #labels > 0 then
+    table.insert(parts, "labels: " .. one_line(table.concat(labels, " "), 200))
+  end
+  if st.hidden == true then
+    table.insert(parts, "hidden")
+  end
+  return #parts > 0 and table.concat(parts, "  ·  ") or nil
+end
+
 function M.header(session)
   local lines = { "# " .. one_line(str(session.title) or str(session.first_prompt) or "(untitled)", 200) }
   local where = { M.ref(session) }
@@ -111,6 +137,10 @@ function M.header(session)
   end
   if type(session.parent) == "table" then
     table.insert(lines, "# [subagent of " .. session.parent.agent .. ":" .. session.parent.id .. "]")
+  end
+  local own = M.state_text(session)
+  if own then
+    table.insert(lines, "# " .. own)
   end
   table.insert(lines, "")
   return lines
