@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agtaild.config import Config
-from agtaild.errors import UsageError, bad_param
+from agtaild.errors import NotFound, UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query.organize import STATE_FILTERS, annotate, ref_of, state_refs
@@ -257,6 +257,32 @@ def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def usage_live(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.live import live_usage, session_usage
+
+    p = Params("usage.live", params, ("agent", "active", "session", "sessions"))
+    agent = svc.check_agent("usage.live", p.text("agent"))
+    active = p.integer("active", minimum=1) or 30
+    if active > 24 * 60:
+        raise bad_param("active", "must be at most 1440 (minutes)")
+    db = svc._reader()
+    doc = live_usage(db, svc.pricing(), active_minutes=active, agent=agent, sessions=p.flag("sessions") is not False)
+    ref = p.text("session")
+    if ref:
+        from agtaild.index.queries import resolve_session
+
+        named, _, ident = ref.partition(":") if ":" in ref else (None, "", ref)
+        if named is not None and named not in svc.known_agents():
+            named, ident = None, ref  # a colon inside an id
+        try:
+            rid = resolve_session(db, named, ident)
+        except NotFound:
+            doc["session"] = None  # not indexed (yet): a session that just started
+        else:
+            doc["session"] = session_usage(db, svc.pricing(), rid, doc["now_epoch"])
+    return doc
+
+
 def projects_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.projects import projects
 
@@ -308,6 +334,7 @@ METHODS: dict[str, Method] = {
     "events.list": events_list,
     "search": search,
     "stats": stats,
+    "usage.live": usage_live,
     "projects.list": projects_list,
     "agents.list": agents_list,
     "index.update": index_update,
