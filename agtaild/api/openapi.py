@@ -165,6 +165,28 @@ def schemas() -> dict[str, Any]:
                 },
                 ["projects"],
             ),
+            "LiveUsage": _ok(
+                {
+                    "now": {"type": "string"},
+                    "now_epoch": {"type": "number"},
+                    "active_minutes": {"type": "integer"},
+                    "sessions": {
+                        "type": "array",
+                        "description": "sessions active in the last active_minutes, the fastest burn first",
+                        "items": {"type": "object", "required": ["agent", "id", "usage", "burn", "window"]},
+                    },
+                    "windows": {
+                        "type": "array",
+                        "description": "limit windows: `source` recorded (as the agent wrote them, with their"
+                        " age; fields this version does not know under `unknown`) or computed (Claude's 5-hour"
+                        " blocks as ccusage computes them, and the last 7 days); `projection` is one",
+                        "items": {"type": "object", "required": ["agent", "kind", "source"]},
+                    },
+                    "today": {"type": "object", "required": ["day", "usage", "agents"]},
+                    "session": _nullable({"type": "object", "description": "the session named by `session` (null: not indexed)"}),
+                },
+                ["now", "active_minutes", "sessions", "windows", "today"],
+            ),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
             "MachineList": _ok({"machines": {"type": "array", "items": {"type": "object"}}}, ["machines"]),
             "ResumeCommand": _ok(
@@ -190,6 +212,7 @@ RESULT_SCHEMA = {
     "resume.command": "ResumeCommand",
     "search": "SearchResult",
     "stats": "Stats",
+    "usage.live": "LiveUsage",
     "machines.list": "MachineList",
     "projects.list": "ProjectList",
 }
