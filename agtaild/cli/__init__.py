@@ -43,6 +43,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.mcp",
     "agtaild.cli.projects",
     "agtaild.cli.top",
+    "agtaild.cli.statusline",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -62,6 +63,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "agtaild.cli.mcp",
     "projects": "agtaild.cli.projects",
     "top": "agtaild.cli.top",
+    "statusline": "agtaild.cli.statusline",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give
