@@ -187,6 +187,21 @@ def schemas() -> dict[str, Any]:
                 },
                 ["now", "active_minutes", "sessions", "windows", "today"],
             ),
+            "Report": _ok(
+                {
+                    "since": _nullable({"type": "string"}),
+                    "until": _nullable({"type": "string"}),
+                    "sessions": {"type": "integer"},
+                    "usage": _ref("Usage"),
+                    "projects": {
+                        "type": "array",
+                        "description": "per project (sorted by name): its sessions (prompts, files_edited,"
+                        " failed_then_passed, usage), the files edited and the usage of them all",
+                        "items": {"type": "object", "required": ["project", "sessions", "files_edited", "usage"]},
+                    },
+                },
+                ["since", "until", "sessions", "usage", "projects"],
+            ),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
             "MachineList": _ok({"machines": {"type": "array", "items": {"type": "object"}}}, ["machines"]),
             "ResumeCommand": _ok(
@@ -213,6 +228,7 @@ RESULT_SCHEMA = {
     "search": "SearchResult",
     "stats": "Stats",
     "usage.live": "LiveUsage",
+    "report": "Report",
     "machines.list": "MachineList",
     "projects.list": "ProjectList",
 }

@@ -368,6 +368,16 @@ METHOD_TABLE: dict[str, Method] = {
             ),
         ),
         Method(
+            "report",
+            "A stand-up report: per project, the sessions of a range, their prompts, files edited, commands that failed then passed, tokens and cost",
+            (
+                Param("since", "date", "from this date, time or age on (default: today)"),
+                _UNTIL,
+                _AGENT,
+                _PROJECT,
+            ),
+        ),
+        Method(
             "projects.list",
             "Projects (git root, else working directory) with their sessions, agents and usage",
             (_AGENT, _SINCE, _IMPORTED, _MACHINE),

@@ -44,6 +44,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.projects",
     "agtaild.cli.top",
     "agtaild.cli.statusline",
+    "agtaild.cli.report",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -64,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "projects": "agtaild.cli.projects",
     "top": "agtaild.cli.top",
     "statusline": "agtaild.cli.statusline",
+    "report": "agtaild.cli.report",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from datetime import date
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -283,6 +284,23 @@ def usage_live(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def report(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.params import parse_bound
+    from agtaild.index.report import report as run_report
+
+    p = Params("report", params, ("since", "until", "agent", "project"))
+    since = p.when("since") or parse_bound(date.today().isoformat())  # default: today, from local midnight
+    until = p.when("until", end=True)
+    return run_report(
+        svc._reader(),
+        svc.pricing(),
+        since=since.epoch if since is not None else None,
+        until=until.epoch if until is not None else None,
+        agent=svc.check_agent("report", p.text("agent")),
+        project=p.text("project"),
+    )
+
+
 def projects_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.projects import projects
 
@@ -335,6 +353,7 @@ METHODS: dict[str, Method] = {
     "search": search,
     "stats": stats,
     "usage.live": usage_live,
+    "report": report,
     "projects.list": projects_list,
     "agents.list": agents_list,
     "index.update": index_update,
