@@ -37,6 +37,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         " and cost, the 5-hour window and today's total. Prints nothing (and exits 0) when anything fails."
         " Set it up in ~/.claude/settings.json: {\"statusLine\": {\"type\": \"command\", \"command\": \"agtail statusline\"}}.",
     )
+    p.add_argument(
+        "--agent",
+        default="claude-code",
+        metavar="A",
+        help="whose status bar (default claude-code; qwen for Qwen Code's Claude-shaped statusLine)",
+    )
     p.set_defaults(func=cmd_statusline)
 
 
@@ -72,7 +78,9 @@ def _recorded_windows(given: dict[str, Any], now: float) -> list[str]:
     if isinstance(limits, dict):
         for key, name in (("five_hour", "5h"), ("seven_day", "7d")):
             w = limits.get(key)
-            used = _number(w.get("used_percentage")) if isinstance(w, dict) else None
+            if not isinstance(w, dict):
+                continue
+            used = _number(w.get("used_percentage"))
             if used is None:
                 continue
             resets = _number(w.get("resets_at"))
@@ -110,7 +118,8 @@ def line(given: dict[str, Any], doc: dict[str, Any]) -> str:
 
 
 def _answer(ctx: Any, given: dict[str, Any]) -> dict[str, Any]:
-    params = {"session": f"claude-code:{given['session_id']}", "sessions": False}
+    agent = getattr(ctx.args, "agent", None) or "claude-code"
+    params = {"session": f"{agent}:{given['session_id']}", "sessions": False}
     if not ctx.no_daemon:
         from agtaild.query.backend import daemon_backend, server_backend
 
@@ -148,6 +157,6 @@ def cmd_statusline(ctx: Any) -> int:
         if text:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
-    except BaseException:  # noqa: BLE001 — a status bar never shows a traceback, nor a half line
+    except BaseException:
         return 0
     return 0

@@ -102,7 +102,7 @@ def _open_session(ctx: Any, session: dict[str, Any]) -> None:
         pager = os.environ.get("PAGER") or ("less -R" if shutil.which("less") else "")
         if pager:
             producer = subprocess.Popen(show, stdout=subprocess.PIPE)
-            subprocess.run(pager, shell=True, stdin=producer.stdout, check=False)  # noqa: S602 (the user's own $PAGER)
+            subprocess.run(pager, shell=True, stdin=producer.stdout, check=False)
             if producer.stdout is not None:
                 producer.stdout.close()
             producer.wait()

@@ -270,7 +270,7 @@ def live_usage(
 
     now = time.time() if now is None else now
     since = now - active_minutes * 60
-    where, args = ["s.activity >= ?"], [since]
+    where, args = ["s.activity >= ?"], list[Any]([since])
     if agent:
         where.append("s.agent = ?")
         args.append(agent)

@@ -84,7 +84,7 @@ def relative(path: str, cwd: str | None) -> str:
 def _session_detail(
     db: sqlite3.Connection, rid: int, cwd: str | None, since: float | None, until: float | None
 ) -> dict[str, Any]:
-    where, args = ["session_id = ?"], [rid]
+    where, args = ["session_id = ?"], list[Any]([rid])
     if since is not None:
         where.append("epoch >= ?")
         args.append(since)
@@ -124,7 +124,7 @@ def _session_detail(
 
 
 def _usage(db: sqlite3.Connection, pricing: PriceTable, rid: int, since: float | None, until: float | None) -> dict[str, Any]:
-    where, args = ["session_id = ?", "counted = 1"], [rid]
+    where, args = ["session_id = ?", "counted = 1"], list[Any]([rid])
     if since is not None:
         where.append("epoch >= ?")
         args.append(since)
@@ -154,7 +154,8 @@ def report(
     """The report of the sessions active in [since, until)."""
     from agtaild.index.live import iso
 
-    where, args = ["1"], []
+    where: list[str] = ["1"]
+    args: list[Any] = []
     if since is not None:
         where.append("s.activity >= ?")
         args.append(since)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from datetime import date
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 

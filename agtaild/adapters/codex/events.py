@@ -13,7 +13,14 @@ from typing import Any
 
 from agtaild.adapters.codex.emit import CodexParserBase, Line
 from agtaild.adapters.codex.items import compaction, emit_thinking, output_result, reasoning_parts
-from agtaild.adapters.codex.text import IMAGE_PLACEHOLDER, as_dict, as_str, content_text, is_injected, msgpack_safe
+from agtaild.adapters.codex.text import (
+    IMAGE_PLACEHOLDER,
+    as_dict,
+    as_str,
+    content_text,
+    is_injected,
+    msgpack_safe,
+)
 from agtaild.adapters.codex.usage import token_count_rows
 from agtaild.adapters.kit.jsonl import Category
 
