@@ -58,6 +58,7 @@ def test_active_sessions_sorted_by_burn_with_their_rates(svc: Service) -> None:
     assert fast["burn"]["5m"]["tokens_per_minute"] == 880.0
     assert fast["burn"]["30m"]["tokens_per_minute"] == pytest.approx(4400 / 30, abs=0.1)
     assert fast["usage"]["total_tokens"] == 4400
+    assert fast["minutes"][-5:] == [1100, 1100, 1100, 1100, 0]  # 4, 3, 2 and 1 minute ago
     assert fast["burn"]["5m"]["usd_per_hour"] > 0
     assert fast["model"] == "claude-opus-4-8"
     assert fast["window"] == "claude-code block 2026-03-01T11:00:00Z"

@@ -14,6 +14,7 @@ from agtaild.index.windows import (
     burn,
     chain_starts_at,
     floor_hour,
+    per_minute,
     projection,
     rates,
 )
@@ -117,3 +118,10 @@ def test_projection_holds_the_rate_until_the_end_and_says_it_is_one() -> None:
     assert doc == {"label": "projection", "from_rate": "30m", "remaining_minutes": 60, "total_tokens": 2200, "cost_usd": 2.6}
     assert projection(1000, None, rate, now, now + H)["cost_usd"] is None
     assert projection(1000, 2.0, rate, now, now - H)["total_tokens"] == 1000  # the end passed: nothing more
+
+
+def test_the_per_minute_series_ends_with_the_minute_ending_now() -> None:
+    now = at("2026-03-01T12:00:00")
+    series = per_minute([entry(now - 10, 5), entry(now - 70, 7), entry(now - 29 * 60 - 1, 3), entry(now - 1800, 99), entry(now + 5, 1)], now)
+    assert len(series) == 30
+    assert (series[-1], series[-2], series[0]) == (5, 7, 3) and sum(series) == 15

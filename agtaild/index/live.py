@@ -35,6 +35,7 @@ from agtaild.index.windows import (
     billing_blocks,
     burn,
     chain_starts_at,
+    per_minute,
     projection,
     rates,
 )
@@ -322,7 +323,7 @@ def live_usage(
             "agent": agent_id, "id": sid, "title": title, "cwd": cwd, "project": project,
             "model": models.get(rid), "last_activity": iso(activity),
             "idle_seconds": max(0, round(now - activity)), "usage": totals[rid],
-            "burn": rates(recent[rid], now), "window": counts_against,
+            "burn": rates(recent[rid], now), "minutes": per_minute(recent[rid], now), "window": counts_against,
         })  # fmt: skip
         if ahead(recent[rid], now):
             docs[-1]["ahead"] = ahead(recent[rid], now)

@@ -163,3 +163,14 @@ def projection(used_tokens: int, used_cost: float | None, rate: Rate, now: float
         "total_tokens": round(tokens),
         "cost_usd": None if cost is None else round(cost, 4),
     }
+
+
+def per_minute(entries: Iterable[Entry], now: float, minutes: int = 30) -> list[int]:
+    """Tokens per minute over the last ``minutes`` minutes, oldest first (the last item is the
+    minute ending now): the series of a session's small chart."""
+    out = [0] * minutes
+    for e in entries:
+        ago = now - e.epoch
+        if 0 <= ago < minutes * 60:
+            out[minutes - 1 - int(ago // 60)] += e.tokens
+    return out
