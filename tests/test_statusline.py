@@ -110,7 +110,7 @@ def test_through_a_daemon_the_same_line(home: dict[str, Any]) -> None:
         assert through.stdout.split(b"resets")[0] == in_process.split(b"resets")[0]
         assert b"this session" in through.stdout
     finally:
-        daemon.stop()
+        daemon.cleanup()
     # The daemon is gone but its agtaild.json may linger: the line comes from the index all the same.
     after = statusline(home, sample(home, limits=False))
     assert after.returncode == 0 and b"this session" in after.stdout

@@ -123,3 +123,26 @@ def test_full_screen_keys_sort_filter_and_open(home: dict[str, Any], tmux: list[
             break
         time.sleep(0.2)
     assert not alive  # q ended top, and with it the tmux session
+
+
+def test_full_screen_through_a_daemon_follows_its_stream(home: dict[str, Any], tmux: list[str]) -> None:
+    from tests.daemon_proc import DaemonProc
+
+    tmp = home["tmp"]
+    daemon = DaemonProc(tmp, {"claude-code": tmp / "claude" / "projects", "codex": tmp / "codex" / "sessions"}, extra=["--no-archive"])
+    daemon.data_dir = tmp / "daemon-data"
+    daemon.start()
+    try:
+        env = {**home["env"], "TERM": "xterm-256color"}
+        argv = [sys.executable, "-c", MAIN, "--data-dir", str(daemon.data_dir), "top", "--interval", "300"]
+        exports = " ".join(f"{k}='{v}'" for k, v in env.items() if k in ("HOME", "XDG_DATA_HOME", "PYTHONPATH", "TZ", "TERM"))
+        command = " ".join(f"'{a}'" for a in argv)
+        subprocess.run([*tmux, "new-session", "-d", "-s", "top", "-x", "150", "-y", "30", f"env {exports} {command}"], check=True)
+        _wait_for(tmux, "fast-111")
+        # A session written now reaches the screen through the daemon's stream (no polling:
+        # --interval 300 would take five minutes).
+        claude_session(tmp / "claude" / "projects", "newer-333", "/w/new", [time.time() - 5])
+        _wait_for(tmux, "newer-33")
+        subprocess.run([*tmux, "send-keys", "-t", "top", "q"], check=True)
+    finally:
+        daemon.cleanup()
