@@ -104,9 +104,9 @@ def line(given: dict[str, Any], doc: dict[str, Any]) -> str:
     else:
         block = next((w for w in doc.get("windows") or [] if w.get("kind") == "block"), None)
         if block is not None:
-            from agtaild.cli.format import local_time
+            import time
 
-            resets = local_time(block["end"])[11:16]
+            resets = time.strftime("%H:%M", time.localtime(now + block["resets_in_seconds"]))  # the block's end
             parts.append(
                 f"block {cost_cell(block['usage'])} ({tokens(block['usage']['total_tokens'])}),"
                 f" resets {resets} ({_until(block['resets_in_seconds'])})"
