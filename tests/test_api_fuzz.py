@@ -23,8 +23,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 pytestmark = pytest.mark.slow
 
 MAX_EXAMPLES = 150
-#: Never-ending SSE streams cannot be fuzzed request by request (tests/test_sse.py covers them).
-STREAMS = ["followSession", "changes"]
+#: Never-ending SSE streams cannot be fuzzed request by request (tests/test_sse.py and
+#: tests/test_live_api.py cover them).
+STREAMS = ["followSession", "changes", "streamLiveUsage"]
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 

@@ -318,8 +318,33 @@ class FakeService:
         totals["cost_usd"] = None if any(r["cost_usd"] is None for r in rows) else sum(r["cost_usd"] for r in rows)
         return {"totals": totals, "rows": rows}
 
+    def usage_live(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The shape of agtaild.index.live.live_usage's answer (tests/test_live_usage.py checks
+        the real one), with a hostile title."""
+        rate = {"minutes": 5, "tokens": 4400, "responses": 4, "tokens_per_minute": 880.0, "usd_per_hour": 0.36}
+        slow = {"minutes": 30, "tokens": 550, "responses": 1, "tokens_per_minute": 18.3, "usd_per_hour": None,
+                "usd_per_hour_known": 0.01}  # fmt: skip
+        session = {"agent": "claude-code", "id": "fast-1111", "title": XSS_TITLE, "cwd": "/w/app", "project": "app",
+                   "model": "claude-opus-4-8", "last_activity": "2026-03-01T11:59:00Z", "idle_seconds": 60,
+                   "usage": dict(USAGE), "burn": {"5m": rate, "30m": rate}, "minutes": [0] * 25 + [1100] * 4 + [0],
+                   "window": "claude-code block 2026-03-01T11:00:00Z"}  # fmt: skip
+        other = {**session, "agent": "codex", "id": "01aa0000-0001", "title": "fix the build", "model": "gpt-5.5",
+                 "burn": {"5m": {**slow, "minutes": 5, "tokens": 0, "tokens_per_minute": 0.0}, "30m": slow},
+                 "minutes": [0] * 20 + [550] + [0] * 9, "window": None}  # fmt: skip
+        block = {"agent": "claude-code", "kind": "block", "source": "computed", "start": "2026-03-01T11:00:00Z",
+                 "end": "2026-03-01T16:00:00Z", "active": True, "resets_in_seconds": 14400, "usage": dict(USAGE),
+                 "projection": {"label": "projection", "from_rate": "30m", "remaining_minutes": 240,
+                                "total_tokens": 900000, "cost_usd": 1.5}}  # fmt: skip
+        primary = {"agent": "codex", "kind": "primary", "source": "recorded", "used_percent": 42.5, "window_minutes": 300,
+                   "resets_at": "2026-03-01T14:00:00Z", "resets_in_seconds": 7200, "recorded_at": "2026-03-01T11:50:00Z",
+                   "age_seconds": 600, "unknown": {XSS_IMG: 1}}  # fmt: skip
+        return {"now": "2026-03-01T12:00:00Z", "now_epoch": 1772366400.0, "active_minutes": 30,
+                "sessions": [session, other], "windows": [block, primary],
+                "today": {"day": "2026-03-01", "usage": dict(USAGE), "agents": []}}  # fmt: skip
 
-METHODS = ["agents.list", "sessions.list", "sessions.get", "events.list", "resume.command", "search", "stats", "projects.list"]
+
+METHODS = ["agents.list", "sessions.list", "sessions.get", "events.list", "resume.command", "search", "stats", "projects.list",
+           "usage.live"]  # fmt: skip
 
 
 class Site:
@@ -667,6 +692,25 @@ async def test_stats_view(site: Site, browser: Browser, shots: Path) -> None:
     assert by == {"day", "model", "agent", "tool", "hour"}
     assert all("since" in c[1] for c in site.service.calls if c[0] == "stats")
     await browser.screenshot(shots / "stats.png")
+    assert browser.errors == []
+
+
+async def test_live_usage_view(site: Site, browser: Browser, shots: Path) -> None:
+    await login(browser, site, "#/live")
+    await browser.wait_for("document.querySelectorAll('#view-live tr.live-session').length === 2", what="live sessions")
+    bars = await browser.eval("[...document.querySelectorAll('#view-live .burn-chart')].map((c) => c.children.length)")
+    assert bars == [30, 30]
+    heights = await browser.eval("[...document.querySelectorAll('#view-live tr.live-session')[0].querySelectorAll('.burn-bar')].map((b) => b.style.height)")
+    assert heights[-5:] == ["100%", "100%", "100%", "100%", "0%"]
+    text = await browser.text("#view-live")
+    assert "5-hour block 11:00–16:00 UTC" in text and "projection" in text and "resets in 4h00m" in text
+    assert "primary (300 min): 42.5% used, resets in 2h00m (recorded 10m ago)" in text
+    assert "880/min · $0.36/h" in text and "18/min · $0.01+?/h" in text  # an unknown price is not $0
+    assert XSS_TITLE in text  # shown as text
+    await assert_inert(browser)
+    link = await browser.eval("document.querySelector('#view-live tr.live-session a').getAttribute('href')")
+    assert link == "#/session/claude-code/fast-1111"
+    await browser.screenshot(shots / "live.png")
     assert browser.errors == []
 
 

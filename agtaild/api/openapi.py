@@ -169,6 +169,43 @@ def schemas() -> dict[str, Any]:
                 },
                 ["projects"],
             ),
+            "LiveUsage": _ok(
+                {
+                    "now": {"type": "string"},
+                    "now_epoch": {"type": "number"},
+                    "active_minutes": {"type": "integer"},
+                    "sessions": {
+                        "type": "array",
+                        "description": "sessions active in the last active_minutes, the fastest burn first",
+                        "items": {"type": "object", "required": ["agent", "id", "usage", "burn", "window"]},
+                    },
+                    "windows": {
+                        "type": "array",
+                        "description": "limit windows: `source` recorded (as the agent wrote them, with their"
+                        " age; fields this version does not know under `unknown`) or computed (Claude's 5-hour"
+                        " blocks as ccusage computes them, and the last 7 days); `projection` is one",
+                        "items": {"type": "object", "required": ["agent", "kind", "source"]},
+                    },
+                    "today": {"type": "object", "required": ["day", "usage", "agents"]},
+                    "session": _nullable({"type": "object", "description": "the session named by `session` (null: not indexed)"}),
+                },
+                ["now", "active_minutes", "sessions", "windows", "today"],
+            ),
+            "Report": _ok(
+                {
+                    "since": _nullable({"type": "string"}),
+                    "until": _nullable({"type": "string"}),
+                    "sessions": {"type": "integer"},
+                    "usage": _ref("Usage"),
+                    "projects": {
+                        "type": "array",
+                        "description": "per project (sorted by name): its sessions (prompts, files_edited,"
+                        " failed_then_passed, usage), the files edited and the usage of them all",
+                        "items": {"type": "object", "required": ["project", "sessions", "files_edited", "usage"]},
+                    },
+                },
+                ["since", "until", "sessions", "usage", "projects"],
+            ),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
             "MachineList": _ok({"machines": {"type": "array", "items": {"type": "object"}}}, ["machines"]),
             "ResumeCommand": _ok(
@@ -194,6 +231,8 @@ RESULT_SCHEMA = {
     "resume.command": "ResumeCommand",
     "search": "SearchResult",
     "stats": "Stats",
+    "usage.live": "LiveUsage",
+    "report": "Report",
     "machines.list": "MachineList",
     "projects.list": "ProjectList",
 }

@@ -360,6 +360,26 @@ METHOD_TABLE: dict[str, Method] = {
             ),
         ),
         Method(
+            "usage.live",
+            "Live usage: active sessions with their burn rates, and the limit windows of each agent",
+            (
+                _AGENT,
+                Param("active", "integer", "a session is active when it did something in the last N minutes (default 30)", minimum=1, maximum=1440),
+                _s("session", "also this session's totals (AGENT:ID or ID; active or not)"),
+                Param("sessions", "boolean", "list the active sessions (default true; false: windows and totals only)"),
+            ),
+        ),
+        Method(
+            "report",
+            "A stand-up report: per project, the sessions of a range, their prompts, files edited, commands that failed then passed, tokens and cost",
+            (
+                Param("since", "date", "from this date, time or age on (default: today)"),
+                _UNTIL,
+                _AGENT,
+                _PROJECT,
+            ),
+        ),
+        Method(
             "projects.list",
             "Projects (git root, else working directory) with their sessions, agents and usage",
             (_AGENT, _SINCE, _IMPORTED, _MACHINE, *_STATE),

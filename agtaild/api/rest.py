@@ -36,6 +36,8 @@ ROUTES: tuple[Route, ...] = (
     Route(f"{API}/sessions/{{agent}}/{{id}}/resume", "resume.command", "getResumeCommand"),
     Route(f"{API}/search", "search", "search"),
     Route(f"{API}/stats", "stats", "getStats"),
+    Route(f"{API}/usage/live", "usage.live", "getLiveUsage"),
+    Route(f"{API}/report", "report", "getReport"),
     Route(f"{API}/machines", "machines.list", "listMachines"),  # a team server's; 404 elsewhere
     Route(f"{API}/projects", "projects.list", "listProjects"),
 )

@@ -66,15 +66,15 @@ async def _open(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-async def _wait(request: web.Request, hub: ChangeHub, pos: int) -> bool | None:
+async def _wait(request: web.Request, hub: ChangeHub, pos: int, timeout: float = KEEPALIVE) -> bool | None:
     """Wait for the hub: True when something was published after ``pos``, False after
-    KEEPALIVE seconds of quiet, None when the client's connection is gone."""
+    ``timeout`` seconds of quiet, None when the client's connection is gone."""
     gone = getattr(request.protocol, "gone", None)  # only the daemon's guarded connections have it
     if not isinstance(gone, asyncio.Future):
-        return await hub.wait(pos, KEEPALIVE)
+        return await hub.wait(pos, timeout)
     if gone.done():
         return None
-    waiter = asyncio.ensure_future(hub.wait(pos, KEEPALIVE))
+    waiter = asyncio.ensure_future(hub.wait(pos, timeout))
     await asyncio.wait((waiter, gone), return_when=asyncio.FIRST_COMPLETED)
     if waiter.done():
         return waiter.result()

@@ -42,6 +42,9 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.pg",
     "agtaild.cli.mcp",
     "agtaild.cli.projects",
+    "agtaild.cli.top",
+    "agtaild.cli.statusline",
+    "agtaild.cli.report",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -60,6 +63,9 @@ COMMANDS: dict[str, str] = {
     "pg": "agtaild.cli.pg",
     "mcp": "agtaild.cli.mcp",
     "projects": "agtaild.cli.projects",
+    "top": "agtaild.cli.top",
+    "statusline": "agtaild.cli.statusline",
+    "report": "agtaild.cli.report",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

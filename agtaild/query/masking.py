@@ -13,7 +13,10 @@ from typing import Any
 
 #: Methods whose answers hold text from transcripts (titles, prompts, tool input and output,
 #: snippets, paths).
-TEXT_METHODS = frozenset({"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "state.change"})
+TEXT_METHODS = frozenset(
+    {"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "state.change",
+     "usage.live", "report"}
+)
 
 
 def mask_answer(method: str, answer: dict[str, Any]) -> dict[str, Any]:

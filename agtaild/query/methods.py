@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
 from agtaild.config import Config
-from agtaild.errors import UsageError, bad_param
+from agtaild.errors import NotFound, UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
@@ -267,6 +268,49 @@ def stats(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def usage_live(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.live import live_usage, session_usage
+
+    p = Params("usage.live", params, ("agent", "active", "session", "sessions"))
+    agent = svc.check_agent("usage.live", p.text("agent"))
+    active = p.integer("active", minimum=1) or 30
+    if active > 24 * 60:
+        raise bad_param("active", "must be at most 1440 (minutes)")
+    db = svc._reader()
+    doc = live_usage(db, svc.pricing(), active_minutes=active, agent=agent, sessions=p.flag("sessions") is not False)
+    ref = p.text("session")
+    if ref:
+        from agtaild.index.queries import resolve_session
+
+        named, _, ident = ref.partition(":") if ":" in ref else (None, "", ref)
+        if named is not None and named not in svc.known_agents():
+            named, ident = None, ref  # a colon inside an id
+        try:
+            rid = resolve_session(db, named, ident)
+        except NotFound:
+            doc["session"] = None  # not indexed (yet): a session that just started
+        else:
+            doc["session"] = session_usage(db, svc.pricing(), rid, doc["now_epoch"])
+    return doc
+
+
+def report(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    from agtaild.index.params import parse_bound
+    from agtaild.index.report import report as run_report
+
+    p = Params("report", params, ("since", "until", "agent", "project"))
+    since = p.when("since") or parse_bound(date.today().isoformat())  # default: today, from local midnight
+    until = p.when("until", end=True)
+    return run_report(
+        svc._reader(),
+        svc.pricing(),
+        since=since.epoch if since is not None else None,
+        until=until.epoch if until is not None else None,
+        agent=svc.check_agent("report", p.text("agent")),
+        project=p.text("project"),
+    )
+
+
 def projects_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.projects import projects
 
@@ -325,6 +369,8 @@ METHODS: dict[str, Method] = {
     "events.list": events_list,
     "search": search,
     "stats": stats,
+    "usage.live": usage_live,
+    "report": report,
     "projects.list": projects_list,
     "agents.list": agents_list,
     "index.update": index_update,

@@ -16,6 +16,7 @@ import { searchView } from './views/search.js';
 import { sessionView } from './views/session.js';
 import { listView } from './views/sessions.js';
 import { statsView } from './views/stats.js';
+import { usageView } from './views/usage.js';
 
 async function start() {
   $('#live-toggle').addEventListener('click', toggleLive);
@@ -53,6 +54,7 @@ async function start() {
     search: { title: 'Search · agtail', show: (r) => searchView.show(r.params), leave: () => searchView.leave() },
     stats: { title: 'Usage · agtail', show: (r) => statsView.show(r.params) },
     projects: { title: 'Projects · agtail', show: (r) => projectsView.show(r.params) },
+    live: { title: 'Live usage · agtail', show: () => usageView.show(), leave: () => usageView.leave() },
   });
   changes.start();
   indexProgress.start();

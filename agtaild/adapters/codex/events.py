@@ -13,7 +13,14 @@ from typing import Any
 
 from agtaild.adapters.codex.emit import CodexParserBase, Line
 from agtaild.adapters.codex.items import compaction, emit_thinking, output_result, reasoning_parts
-from agtaild.adapters.codex.text import IMAGE_PLACEHOLDER, as_dict, as_str, content_text, is_injected
+from agtaild.adapters.codex.text import (
+    IMAGE_PLACEHOLDER,
+    as_dict,
+    as_str,
+    content_text,
+    is_injected,
+    msgpack_safe,
+)
 from agtaild.adapters.codex.usage import token_count_rows
 from agtaild.adapters.kit.jsonl import Category
 
@@ -168,6 +175,12 @@ def _settings(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Catego
 
 
 def _token_count(p: CodexParserBase, line: Line, payload: dict[str, Any]) -> Category:
+    limits = payload.get("rate_limits")
+    if type(limits) is dict and not line.copied:
+        # The newest rate-limit snapshot, as recorded (every field kept, known or not: a later
+        # CLI adds some), with the line's time: `agtail top` shows it with its age. A copied
+        # line is the parent thread's snapshot under a new time, so it is not this one's.
+        p.st.session.extra["rate_limits"] = {"recorded_at": line.ts, "snapshot": msgpack_safe(limits)}
     total, last, model = token_count_rows(payload)
     return p.count_usage(line, total, last, model)
 

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Live usage figures on a generated corpus: ``usage.live`` in-process and over HTTP, and
+`agtail statusline` as a whole process through a running daemon.
+
+Usage: bench/bench_live.py CORPUS [--data-dir DIR] [--runs 20] [--json]
+
+CORPUS is a bench/gen_corpus.py output (``CORPUS/claude/projects``, ``CORPUS/codex/sessions``).
+The index is built in ``--data-dir`` (default: a temporary one) unless it is there already.
+
+* in-process: the service's ``usage.live`` (what the daemon does per request), best and median
+  of 7, wall and CPU; once at the real clock (the corpus' sessions are months old: nothing is
+  active) and once at the corpus' last activity (its last sessions active, the Claude block
+  open: the heavy case; ``live_usage(now=…)``);
+* HTTP: ``GET /api/v1/usage/live`` and ``…?session=…&sessions=false`` (the statusline's
+  request) to an idle agtaild, best and median of 7;
+* the statusline: ``agtail --data-dir DIR statusline`` with a Claude session's statusline JSON on
+  stdin, through the daemon, alternating with ``python -c pass`` and ``agtail stats`` (the CLI
+  start-up figure of bench/RESULTS.md), ``--runs`` each; medians of wall time and of the
+  child's CPU (wait4), the way bench/bench_first_minute.py measures the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "clients" / "python")]
+MAIN = "import sys; from agtaild.cli import main; sys.exit(main())"
+
+
+def run_rusage(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[int, bytes, float, float]:
+    """(exit code, stdout, wall seconds, CPU seconds of the child alone: reaped with wait4)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None and proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    out = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    return os.waitstatus_to_exitcode(status), out, wall, usage.ru_utime + usage.ru_stime
+
+
+def timed(call: Any, repeat: int = 7) -> dict[str, float]:
+    call()  # warm: a running daemon has served requests before
+    walls, cpus = [], []
+    for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time()
+        call()
+        cpus.append(time.process_time() - c)
+        walls.append(time.perf_counter() - w)
+    return {
+        "wall_best_ms": round(min(walls) * 1e3, 2),
+        "wall_median_ms": round(statistics.median(walls) * 1e3, 2),
+        "cpu_median_ms": round(statistics.median(cpus) * 1e3, 2),
+    }
+
+
+def roots(corpus: Path) -> dict[str, Path]:
+    return {"claude-code": corpus / "claude" / "projects", "codex": corpus / "codex" / "sessions"}
+
+
+def build_index(corpus: Path, data: Path, env: dict[str, str]) -> float:
+    argv = [sys.executable, "-c", MAIN, "--data-dir", str(data), "--no-daemon", "--only-roots"]
+    for agent, path in roots(corpus).items():
+        argv += ["--root", f"{agent}={path}"]
+    t = time.perf_counter()
+    subprocess.run([*argv, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def in_process(corpus: Path, data: Path) -> dict[str, Any]:
+    from agtaild.config import Config, RootSpec
+    from agtaild.index.live import live_usage
+    from agtaild.query.service import Service
+
+    svc = Service(Config(data_dir=str(data), roots=[RootSpec(a, str(p)) for a, p in roots(corpus).items()], archive=False))
+    try:
+        db = svc._reader()
+        last = float(db.execute("SELECT max(activity) FROM sessions").fetchone()[0])
+        heavy = live_usage(db, svc.pricing(), now=last)
+        return {
+            "sessions_in_index": db.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            "real_clock": timed(lambda: svc.call("usage.live", {})),
+            "at_last_activity": {
+                "active_sessions": len(heavy["sessions"]),
+                "block_responses": next((w["usage"]["responses"] for w in heavy["windows"] if w["kind"] == "block"), 0),
+                **timed(lambda: live_usage(db, svc.pricing(), now=last)),
+            },
+        }
+    finally:
+        svc.close()
+
+
+def latest_claude(data: Path) -> tuple[str, str]:
+    db = sqlite3.connect(f"file:{data / 'index.sqlite3'}?mode=ro", uri=True)
+    try:
+        sid, path = db.execute(
+            "SELECT s.sid, f.path FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.agent = 'claude-code'"
+            " ORDER BY s.activity DESC LIMIT 1"
+        ).fetchone()
+        return str(sid), str(path)
+    finally:
+        db.close()
+
+
+def through_daemon(corpus: Path, data: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
+    from tests.daemon_proc import DaemonProc
+
+    base = Path(tempfile.mkdtemp(prefix="agtail-bench-live-"))
+    (base / "data").symlink_to(data.resolve())
+    daemon = DaemonProc(base, roots(corpus), extra=["--no-archive"])
+    daemon.start(timeout=1800)
+    try:
+        client = daemon.tcp()
+        deadline = time.monotonic() + 600
+        idle_since = None
+        while time.monotonic() < deadline:  # measure an idle daemon, its start-up rescan done
+            busy = client.get("/health").get("progress") is not None
+            idle_since = None if busy else idle_since or time.monotonic()
+            if idle_since is not None and time.monotonic() - idle_since >= 5:
+                break
+            time.sleep(0.5)
+        sid, path = latest_claude(data)
+        http = {
+            "live": timed(lambda: client.get("/usage/live", {})),
+            "statusline_request": timed(lambda: client.get("/usage/live", {"session": f"claude-code:{sid}", "sessions": "false"})),
+        }
+        client.close()
+        stdin = json.dumps({"session_id": sid, "transcript_path": path, "cwd": "/", "model": {"id": "x", "display_name": "X"}}).encode()
+        agtail = [sys.executable, "-c", MAIN, "--data-dir", str(base / "data")]
+        commands = {
+            "python -c pass": ([sys.executable, "-c", "pass"], b""),
+            "stats": ([*agtail, "stats"], b""),
+            "statusline": ([*agtail, "statusline"], stdin),
+        }
+        line = b""
+        for name, (argv, given) in commands.items():  # warm the page cache once
+            code, out, _w, _c = run_rusage(argv, env, given)
+            if code != 0:
+                raise RuntimeError(f"{name} failed with {code}")
+            if name == "statusline":
+                line = out
+        if not line.strip():
+            raise RuntimeError("the statusline printed nothing")
+        walls: dict[str, list[float]] = {k: [] for k in commands}
+        cpus: dict[str, list[float]] = {k: [] for k in commands}
+        for _ in range(runs):
+            for name, (argv, given) in commands.items():  # alternating: load hits every command alike
+                _code, _out, wall, cpu = run_rusage(argv, env, given)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+        processes = {
+            name: {"wall_median_ms": round(statistics.median(walls[name]) * 1e3, 1),
+                   "wall_best_ms": round(min(walls[name]) * 1e3, 1),
+                   "cpu_median_ms": round(statistics.median(cpus[name]) * 1e3, 1)}
+            for name in commands
+        }  # fmt: skip
+        return {"http": http, "processes": processes, "line": line.decode().strip()}
+    finally:
+        daemon.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--data-dir", type=Path)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="agtail-live-"))
+    data = args.data_dir or work / "data"
+    env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": f"{REPO}:{REPO / 'clients' / 'python'}", "AGTAIL_ARCHIVE": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("AGTAIL_DATA_DIR", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "agtaild"), str(REPO / "clients" / "python")], check=True)
+    result: dict[str, Any] = {"load": os.getloadavg()[0]}
+    if not (data / "index.sqlite3").exists():
+        result["index_seconds"] = round(build_index(args.corpus, data, env), 1)
+    result["in_process"] = in_process(args.corpus, data)
+    result["daemon"] = through_daemon(args.corpus, data, env, args.runs)
+    result["load_after"] = os.getloadavg()[0]
+    print(json.dumps(result, indent=None if args.json else 1))
+    if args.data_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
