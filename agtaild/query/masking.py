@@ -11,25 +11,32 @@ repeated search) and almost none holds a secret:
 
 * An answer is a tree of *items* (the answer itself, each event, session, hit, project, a
   hit's session). An item's scalar fields that are ids, timestamps or enums by construction
-  (:data:`PLAIN`) are not scanned; every other field is, with its name as context.
+  (agtaild.secrets.items.PLAIN) are not scanned; every other field is, with its name as
+  context.
 * The whole answer is encoded once (msgspec, in C) and digested: the same answer again (a page
   read again) costs that and one lookup.
 * Each item's scanned fields are encoded once (msgspec, in C) and digested: a verdict cache
   maps the digest to "clean" or to the masked fields, so an item seen before costs one encode
   and one lookup. The verdict holds for the same bytes under the same rules only (one cache
   per scanner), so it never hides a secret.
-* The fields of every item not in the cache are scanned in one batch (one keyword-set pass
+* An item not in that cache may be in the index's: the index pipeline scans every event as it
+  is stored and records the digests of the clean ones (agtaild.index.findings); the service
+  asks for all of an answer's unknown digests in one query, so a page read first costs about
+  as little as a page read again.
+* The fields of every item in neither are scanned in one batch (one keyword-set pass
   over all of them before any rule runs, agtaild.secrets.scanner), and only the items that
   hold a secret are rebuilt: a clean item is sent as the very object the query made.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
+
+from agtaild.secrets.items import PLAIN, digest, fields_to_scan
 
 #: Methods whose answers hold text from transcripts (titles, prompts, tool input and output,
 #: snippets, paths).
@@ -37,22 +44,7 @@ TEXT_METHODS = frozenset(
     {"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "secrets.list"}
 )
 
-#: Item fields whose scalar values are ids, timestamps, enums or flags by construction: never
-#: transcript text. A field of this name holding a list or dict is scanned all the same.
-PLAIN = frozenset(
-    {
-        "seq", "kind", "ts", "role", "uuid", "parent_uuid", "tool_use_id", "subtype", "is_error",
-        "sidechain", "agent", "id", "short_id", "started", "ended", "mtime", "messages",
-        "programmatic", "imported", "archived", "bad_lines", "truncated", "compactions",
-        "resumable", "session_id", "event_seq", "first_seen", "last_seen", "rule", "fingerprint",
-        "confidence", "last_active", "cwd_exists", "rank", "score",
-    }
-)  # fmt: skip
-#: Fields whose list of dicts, or dict, are items of their own (own cache entries, own PLAIN).
-ITEM_LISTS = frozenset({"events", "sessions", "hits", "projects", "secrets", "places"})
-ITEM_DICTS = frozenset({"session", "event"})
-ITEM_KEYS = ITEM_LISTS | ITEM_DICTS
-_SCALARS = frozenset({bool, int, float})
+__all__ = ["PLAIN", "TEXT_METHODS", "AnswerMasker", "mask_answer", "masker_for"]
 
 #: Verdicts kept per scanner (oldest dropped first); ~100 bytes each when clean.
 MAX_VERDICTS = 200_000
@@ -68,23 +60,40 @@ class AnswerMasker:
         self._verdicts: dict[bytes, bytes] = {}
         self._lock = threading.Lock()
 
-    def mask(self, answer: dict[str, Any]) -> dict[str, Any]:
+    def mask(
+        self, answer: dict[str, Any], known_clean: Callable[[list[bytes]], set[bytes]] | None = None
+    ) -> dict[str, Any]:
+        """``answer`` with every secret masked; ``known_clean``: which of these item digests
+        the index recorded as scanned clean under this scanner's rules."""
         from agtaild.secrets import jsonwalk
 
-        whole = _digest(answer)
+        whole = digest(answer)
         if whole is not None:
             verdict = self._verdicts.get(whole)
             if verdict is not None:
                 return msgspec.json.decode(verdict) if verdict else answer
+        unknown: list[tuple[_Item, bytes | None, dict[str, Any]]] = []
+        root = self._collect(answer, unknown)
+        if unknown and known_clean is not None:  # verdicts the index recorded (agtaild.index.findings)
+            keys = [k for _, k, _ in unknown if k is not None]
+            clean = known_clean(keys) if keys else set()
+            if clean:
+                for known in clean:
+                    self._remember(known, _CLEAN)
+                unknown = [u for u in unknown if u[1] not in clean]
         pending: list[tuple[_Item, bytes | None, dict[str, Any], int, int]] = []
         texts: list[str] = []
-        root = self._collect(answer, pending, texts, jsonwalk)
+        for item, key, scanned in unknown:
+            lo = len(texts)
+            for name, v in scanned.items():
+                jsonwalk.texts_of(v, texts, name)
+            pending.append((item, key, scanned, lo, len(texts)))
         if pending:
             results = self.scanner.results(texts)
-            for item, digest, scanned, lo, hi in pending:
+            for item, key, scanned, lo, hi in pending:
                 if not any(r.spans or r.scanned is not None for r in results[lo:hi]):
-                    if digest is not None:
-                        self._remember(digest, _CLEAN)
+                    if key is not None:
+                        self._remember(key, _CLEAN)
                     continue
                 # A secret in this item (rare): now its plan, to rebuild it masked.
                 planned: list[str] = []
@@ -92,9 +101,9 @@ class AnswerMasker:
                 scans = self.scanner.results(planned)
                 masked = {k: jsonwalk.masked_value(plan, scans, self.scanner) for k, plan in plans}
                 item.masked = masked
-                if digest is not None:
+                if key is not None:
                     try:
-                        self._remember(digest, msgspec.json.encode(masked))
+                        self._remember(key, msgspec.json.encode(masked))
                     except (TypeError, ValueError, OverflowError):
                         pass
         out: dict[str, Any] = root.build()
@@ -107,34 +116,25 @@ class AnswerMasker:
 
     # -- the tree of items ------------------------------------------------------------------
 
-    def _collect(self, value: dict[str, Any], pending: list[Any], texts: list[str], jsonwalk: Any) -> _Item:
+    def _collect(self, value: dict[str, Any], unknown: list[Any]) -> _Item:
         item = _Item(value)
-        scanned = {
-            k: v
-            for k, v in value.items()
-            if v is not None and v.__class__ not in _SCALARS and not (k in PLAIN and v.__class__ is str)
-        }
-        for k in ITEM_KEYS.intersection(scanned):
-            v = scanned[k]
-            if k in ITEM_DICTS and isinstance(v, dict):
-                item.dicts[k] = self._collect(v, pending, texts, jsonwalk)
-                del scanned[k]
-            elif k in ITEM_LISTS and isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-                item.lists[k] = [self._collect(x, pending, texts, jsonwalk) for x in v]
-                del scanned[k]
+        scanned, subs = fields_to_scan(value)
+        for k in subs:
+            v = value[k]
+            if isinstance(v, dict):
+                item.dicts[k] = self._collect(v, unknown)
+            else:
+                item.lists[k] = [self._collect(x, unknown) for x in v]
         if not scanned:
             return item
-        digest = _digest(scanned)
-        if digest is not None:
-            verdict = self._verdicts.get(digest)
+        key = digest(scanned)
+        if key is not None:
+            verdict = self._verdicts.get(key)
             if verdict is not None:
                 if verdict:
                     item.masked = msgspec.json.decode(verdict)
                 return item
-        lo = len(texts)
-        for k, v in scanned.items():
-            jsonwalk.texts_of(v, texts, k)
-        pending.append((item, digest, scanned, lo, len(texts)))
+        unknown.append((item, key, scanned))
         return item
 
     def _remember(self, digest: bytes, verdict: bytes) -> None:
@@ -143,15 +143,6 @@ class AnswerMasker:
             verdicts[digest] = verdict
             while len(verdicts) > self.max_verdicts:
                 del verdicts[next(iter(verdicts))]
-
-
-def _digest(value: Any) -> bytes | None:
-    """What a verdict is kept under: a digest of the value's JSON bytes (None: not JSON, so
-    scanned every time)."""
-    try:
-        return hashlib.sha256(msgspec.json.encode(value)).digest()  # sha256: the fastest here (CPU SHA extensions)
-    except (TypeError, ValueError, OverflowError):
-        return None
 
 
 class _Item:
@@ -196,11 +187,19 @@ def masker_for(scanner: Any) -> AnswerMasker:
         return masker
 
 
-def mask_answer(method: str, answer: dict[str, Any], scanner: Any = None) -> dict[str, Any]:
+def mask_answer(
+    method: str,
+    answer: dict[str, Any],
+    scanner: Any = None,
+    known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = None,
+) -> dict[str, Any]:
+    """``known_clean(scanner, digests)``: the digests the index recorded as clean under that
+    scanner's rules (agtaild.index.findings.known_clean)."""
     if method not in TEXT_METHODS:
         return answer
     if scanner is None:
         from agtaild.secrets import default_scanner
 
         scanner = default_scanner()
-    return masker_for(scanner).mask(answer)
+    lookup = None if known_clean is None else (lambda keys: known_clean(scanner, keys))
+    return masker_for(scanner).mask(answer, lookup)

@@ -19,6 +19,7 @@ from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query.organize import STATE_FILTERS, annotate, ref_of, state_refs
+from agtaild.query.secrets import apply_has_secret, secrets_allow, secrets_list, secrets_unallow
 
 
 class Reading(Protocol):
@@ -81,8 +82,9 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "q", "total", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "has_secret", "q", "total", "limit", "cursor"))
     flt = _session_filter(svc, p)
+    apply_has_secret(svc, p, flt)
     store = getattr(svc, "state", None)
     flt.only_refs, flt.without_refs = state_refs(store, p)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
@@ -169,6 +171,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             "cursor",
             "imported",
             "collection",
+            "has_secret",
             *STATE_FILTERS,
         ),
     )
@@ -197,6 +200,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
         event_since=p.when("since"),
         event_until=p.when("until", end=True),
     )
+    apply_has_secret(svc, p, scope)
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
     after = p.number_cursor("search", 2)
     from agtaild.index.budget import time_budget
@@ -312,4 +316,7 @@ METHODS: dict[str, Method] = {
     "agents.list": agents_list,
     "index.update": index_update,
     "resume.command": _resume_command,
+    "secrets.list": secrets_list,
+    "secrets.allow": secrets_allow,
+    "secrets.unallow": secrets_unallow,
 }

@@ -230,10 +230,11 @@ def masked_value(plan: Any, results: list[TextScan], scanner: Scanner) -> Any:
     return _masked(plan, results, scanner)
 
 
-def scan_value(scanner: Scanner, value: Any, field: str = "") -> list[Finding]:
-    """Every secret in the strings of ``value``, each with its ``field`` (see above)."""
+def scan_value(scanner: Scanner, value: Any, field: str = "", key: str | None = None) -> list[Finding]:
+    """Every secret in the strings of ``value``, each with its ``field`` (see above);
+    ``key``: the name the value is written under (read before it, as masking reads it)."""
     texts: list[str] = []
-    plan = _plan(value, "", texts, 0, 0)
+    plan = _plan(value, "", texts, 0, 0, key)
     return _findings(plan, scanner.results(texts), field)
 
 
