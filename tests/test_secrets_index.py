@@ -168,3 +168,28 @@ def test_other_rules_start_the_pass_again(svc: Service) -> None:
     findings.scan_pass(db, other, max_chars=None)
     assert {r[0] for r in db.execute("SELECT rule FROM secret_findings")} == {"url-password"}
     assert findings.known_clean(db, default_scanner(), [b"x" * 16]) == set()
+
+
+async def test_the_daemons_writer_finishes_the_pass_in_the_background(tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    import asyncio
+
+    from agtaild.api.hub import ChangeHub
+    from agtaild.daemon.scheduler import IndexWriter
+
+    root = tmp_path / "big"
+    for i in range(5):
+        write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
+    monkeypatch.setattr(findings, "INLINE_BUDGET_CHARS", 1)
+    monkeypatch.setattr(findings, "BATCH_EVENTS", 2)
+    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False))
+    writer = IndexWriter(service, ChangeHub())
+    try:
+        writer.start()
+        async with asyncio.timeout(30):
+            while writer.secrets is None or writer.secrets.get("pending") != 0:
+                await asyncio.sleep(0.02)
+        assert writer.status()["secrets"]["pending"] == 0 and writer.secrets["findings"] >= 1
+        assert len(rows(service, "SELECT DISTINCT session_id FROM secret_findings")) == 5
+    finally:
+        await writer.stop()
+        service.close()
