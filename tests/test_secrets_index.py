@@ -153,6 +153,7 @@ def test_a_first_index_does_not_wait_and_the_rest_runs_later(tmp_path: Path, toy
         assert report["secrets"]["pending"] > 0  # the update did not scan everything
         # masked all the same, scan or no scan
         assert GITHUB not in json.dumps(service.call("events.list", {"agent": "toy", "id": "s5"}))
+        assert service.call("secrets.list", {})["pending"] > 0  # a request does not run the pass
         assert service.scan_secrets()["pending"] == 0
         assert service.call("secrets.list", {})["secrets"][0]["session_count"] == 6
     finally:

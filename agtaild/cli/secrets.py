@@ -62,7 +62,7 @@ def cmd_secrets(ctx: Any) -> int:
     if args.fingerprint:
         raise UsageError("agtail secrets: a FINGERPRINT goes with allow or unallow")
     params = _common_params(args, ("session", "agent", "allowlisted", "places"))
-    doc = call_once(ctx, "secrets.list", params)
+    doc = _listed(ctx, params)
     if ctx.json:
         ctx.out_json(doc)
         return 0
@@ -74,6 +74,23 @@ def cmd_secrets(ctx: Any) -> int:
         return 0
     print(secrets_text(doc["secrets"]))
     return 0
+
+
+def _listed(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``secrets.list``; in-process, after finishing the index's secrets pass (a daemon runs it
+    in the background instead)."""
+    from agtaild.cli.query import _local_service, open_backend
+    from agtaild.query.secrets import FINISH_SECONDS
+
+    backend = open_backend(ctx)
+    try:
+        service = _local_service(backend)
+        if service is not None and hasattr(service, "scan_secrets"):
+            service.scan_secrets(max_seconds=FINISH_SECONDS)
+        doc: dict[str, Any] = backend.call("secrets.list", params)
+        return doc
+    finally:
+        backend.close()
 
 
 def secrets_text(secrets: list[dict[str, Any]]) -> str:

@@ -2,9 +2,10 @@
 "what to rotate" view), the ``has_secret`` filter of sessions.list and search, and the user's
 allowlist (``secrets.allow``/``secrets.unallow``, kept in agtaild.userstate, not the index).
 
-``secrets.list`` finishes the pass first when the service can write the index (an in-process
-CLI), so the list is whole; through a daemon whose pass is still running, the answer says how
-many events are ``pending``. Its answer is masked like every other (agtaild.query.masking):
+``secrets.list`` answers from the findings as they are, with how many events are ``pending``
+(a daemon's pass still running); ``agtail secrets`` in-process finishes the pass first
+(:data:`FINISH_SECONDS` at most), so its list is whole. A request never runs the pass: it
+would hold the index's write lock. Its answer is masked like every other (agtaild.query.masking):
 it carries fingerprints and masks, never a secret.
 """
 
@@ -42,9 +43,6 @@ def secrets_list(svc: Any, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.queries import resolve_session
 
     p = Params("secrets.list", params, ("agent", "session", "allowlisted", "places", "limit"))
-    finish = getattr(svc, "scan_secrets", None)
-    if finish is not None and not getattr(svc.index, "read_only", True):
-        finish(max_seconds=FINISH_SECONDS)
     agent = svc.check_agent("secrets.list", p.text("agent"))
     session_id = None
     ref = p.text("session", max_len=1000)
