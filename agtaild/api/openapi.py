@@ -217,6 +217,33 @@ def schemas() -> dict[str, Any]:
                 },
                 ["agent", "cwd", "cwd_exists", "argv"],
             ),
+            "SecretList": _ok(
+                {
+                    "secrets": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "fingerprint": {"type": "string"},
+                                "rule": {"type": "string"},
+                                "confidence": {"type": "string"},
+                                "masked": {"type": "string"},
+                                "session_count": {"type": "integer"},
+                                "place_count": {"type": "integer"},
+                                "first_seen": _nullable({"type": "string"}),
+                                "last_seen": _nullable({"type": "string"}),
+                                "allowlisted": {"type": "boolean"},
+                                "places": {"type": "array", "items": {"type": "object"}},
+                            },
+                            "required": ["fingerprint", "rule", "masked", "session_count", "place_count", "places"],
+                        },
+                    },
+                    "total": {"type": "integer"},
+                    "allowlisted_hidden": {"type": "integer"},
+                    "pending": _nullable({"type": "integer"}),
+                },
+                ["secrets", "total", "pending"],
+            ),
             "LoginLink": _ok({"path": {"type": "string"}, "expires_in": {"type": "integer"}}, ["path", "expires_in"]),
         }
     )
@@ -235,6 +262,7 @@ RESULT_SCHEMA = {
     "report": "Report",
     "machines.list": "MachineList",
     "projects.list": "ProjectList",
+    "secrets.list": "SecretList",
 }
 
 

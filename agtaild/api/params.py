@@ -267,6 +267,10 @@ _STATE = (
     Param("starred", "boolean", "only starred sessions"),
     Param("hidden", "enum", "hidden sessions: left out (exclude, the default), only them, or included", choices=("exclude", "only", "include")),
 )
+_HAS_SECRET = Param(
+    "has_secret", "boolean", "only sessions holding a secret the index found, not allowlisted (true), or none (false)"
+)
+_FINGERPRINT = _s("fingerprint", "a secret's fingerprint (sha256 hex, as secrets.list shows)", required=True)
 _WHICH = (
     _s("collection", "the import collection, when the id exists in several"),
     _s("path", "the session's source path, to tell copies apart"),
@@ -293,6 +297,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _s("where", "only sessions this filter holds for: FIELD OP VALUE terms, e.g. messages<2 cwd:~/work/** (docs/organize.md)"),
                 _MACHINE,
                 Param("total", "boolean", "also count every matching session, on all pages (the answer's total)"),
+                _HAS_SECRET,
                 *_STATE,
                 _LIMIT,
                 _CURSOR,
@@ -332,6 +337,7 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("mode", "enum", "how q matches (default phrase)", choices=_search_modes()),
                 _IMPORTED,
                 _COLLECTION,
+                _HAS_SECRET,
                 *_STATE,
                 _MACHINE,
                 _LIMIT,
@@ -410,6 +416,23 @@ METHOD_TABLE: dict[str, Method] = {
                 Param("clear_title", "boolean", "remove the title set before"),
             ),
         ),
+        Method(
+            "secrets.list",
+            "Secrets the index found, one per distinct secret, newest first (masked: what to rotate)",
+            (
+                _AGENT,
+                _s("session", "only in this session, AGENT:ID"),
+                Param("allowlisted", "boolean", "include the secrets the user allowlisted"),
+                Param("places", "integer", "places listed per secret (default 20)", minimum=0, maximum=1000),
+                Param("limit", "integer", "secrets listed (default 200)", minimum=1, maximum=10_000),
+            ),
+        ),
+        Method(
+            "secrets.allow",
+            "Allowlist a secret (a false positive, or a key already revoked): left out of the lists, still masked",
+            (_FINGERPRINT, _s("reason", "why, for the record")),
+        ),
+        Method("secrets.unallow", "Take a secret off the allowlist", (_FINGERPRINT,)),
         Method("machines.list", "Team server: the machines that push into it"),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
     )

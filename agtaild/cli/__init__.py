@@ -45,6 +45,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.top",
     "agtaild.cli.statusline",
     "agtaild.cli.report",
+    "agtaild.cli.secrets",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -66,6 +67,7 @@ COMMANDS: dict[str, str] = {
     "top": "agtaild.cli.top",
     "statusline": "agtaild.cli.statusline",
     "report": "agtaild.cli.report",
+    "secrets": "agtaild.cli.secrets",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

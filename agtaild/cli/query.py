@@ -331,7 +331,14 @@ def cmd_index(ctx: Any) -> int:
 
 
 def _state_options(p: argparse.ArgumentParser) -> None:
-    """The user's own state as filters (docs/organize.md)."""
+    """The user's own state as filters (docs/organize.md), and ``--has-secret`` (docs/secrets.md)."""
+    p.add_argument(
+        "--has-secret",
+        dest="has_secret",
+        action="store_true",
+        default=None,
+        help="only sessions holding a secret the index found (not allowlisted; `agtail secrets` lists them)",
+    )
     p.add_argument("--label", metavar="KEY[=VALUE]", help="only sessions with this label")
     p.add_argument("--starred", action="store_true", default=None, help="only starred sessions")
     seen = p.add_mutually_exclusive_group()
@@ -375,6 +382,7 @@ def cmd_list(ctx: Any) -> int:
             "starred",
             "hidden",
             "where",
+            "has_secret",
         ),
     )
     params["limit"] = _limit(ctx.args)
@@ -402,7 +410,7 @@ def cmd_list(ctx: Any) -> int:
 def cmd_search(ctx: Any) -> int:
     params = _common_params(
         ctx.args,
-        ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine", "label", "starred", "hidden"),
+        ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine", "label", "starred", "hidden", "has_secret"),
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)

@@ -13,6 +13,10 @@ While an update runs, :meth:`IndexWriter.progress` is its progress (units and by
 left, rate, ETA, phase: agtaild.index.progress), which /health reports; None when idle.
 On shutdown the update in flight is finished, so what it wrote is committed, and nothing
 new starts.
+
+When the writer is idle and the last update left events its secrets pass did not reach (a
+first index: agtaild.index.findings), it runs the pass in short steps, each after any due
+update; /health reports the pass (``index.secrets``: scanned, findings, pending).
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ log = logging.getLogger("agtaild.daemon.scheduler")
 
 MAX_EXPANDED = 200_000
 RETRY_AFTER_ERROR = 30.0
+#: Seconds of one step of the background secrets pass (agtaild.index.findings): between steps
+#: the writer looks at what the watcher noted first, so a first index's scan never holds up
+#: an append.
+SECRETS_STEP_SECONDS = 0.5
 
 
 class Indexer(Protocol):
@@ -80,6 +88,8 @@ class IndexWriter:
         self.last_scan: float | None = None
         self.last_report: dict[str, Any] | None = None
         self._progress: Any = None  # the running update's IndexProgress (set on its thread)
+        #: The secrets pass as the last update or step left it ({scanned, findings, pending}).
+        self.secrets: dict[str, Any] | None = None
 
     # -- inputs (event loop only) ---------------------------------------------------------
     def note(self, paths: Iterable[str], gone_dirs: Iterable[str] = ()) -> None:
@@ -162,6 +172,9 @@ class IndexWriter:
                 if await self._update(full=False, paths=due) is None:
                     next_full = min(next_full, time.monotonic() + RETRY_AFTER_ERROR)
                 continue
+            if self._secrets_due():
+                await self._secrets_step()
+                continue
             wake_at = min(next_full, next_tick if self.on_tick else next_full)
             for first, last in self._pending.values():
                 wake_at = min(wake_at, first + self.max_delay, last + self.debounce)
@@ -170,6 +183,31 @@ class IndexWriter:
                 await asyncio.wait_for(self._wake.wait(), max(0.0, wake_at - time.monotonic()))
             except TimeoutError:
                 pass
+
+    def _secrets_due(self) -> bool:
+        s = self.secrets
+        return bool(s and s.get("pending")) and hasattr(self.service, "scan_secrets") and not self._stopping
+
+    async def _secrets_step(self) -> None:
+        """One step of the background secrets pass on the writer thread."""
+        self.busy = "secrets"
+        loop = asyncio.get_running_loop()
+        scan = self.service.scan_secrets  # type: ignore[attr-defined]
+        try:
+            step = await loop.run_in_executor(self._pool, lambda: scan(max_seconds=SECRETS_STEP_SECONDS))
+        except Exception as err:
+            self.last_error = f"secrets pass: {type(err).__name__}: {err}"
+            log.exception("secrets pass failed")
+            self.secrets = None  # tried again after the next update
+            return
+        finally:
+            self.busy = None
+        total = self.secrets or {}
+        self.secrets = {
+            "scanned": int(total.get("scanned") or 0) + int(step.get("scanned") or 0),
+            "findings": int(total.get("findings") or 0) + int(step.get("findings") or 0),
+            "pending": step.get("pending"),
+        }
 
     async def _log_first_scan(self, report: dict[str, Any]) -> None:
         """One line when the daemon's first scan is done: until then a new install's lists are
@@ -219,6 +257,8 @@ class IndexWriter:
         self.last_update = time.time()
         if paths is None:
             self.last_scan = self.last_update
+        if isinstance(report.get("secrets"), dict):
+            self.secrets = report["secrets"]
         changed = report.get("changed") or []
         self.last_report = {k: v for k, v in report.items() if k != "changed"} | {"changed": len(changed)}
         await self.hub.publish(changed)
@@ -253,6 +293,7 @@ class IndexWriter:
             "last_scan": self.last_scan,
             "rescan_interval": self.rescan_interval,
             "last_report": self.last_report,
+            "secrets": self.secrets,
         }
 
 

@@ -24,6 +24,18 @@ _decode = msgspec.json.decode
 KIND_PREFERENCE = {"native": 0, "archive": 1, "imported": 2}
 
 
+def has_secret_sql(alias: str, present: bool, allowed: list[str]) -> tuple[str, list[Any]]:
+    """The condition "session ``alias`` holds a secret (not allowlisted)", or its negation
+    (the findings of agtaild.index.findings)."""
+    sql = f"EXISTS (SELECT 1 FROM secret_findings f WHERE f.session_id = {alias}.id"
+    args: list[Any] = []
+    if allowed:
+        sql += f" AND f.fingerprint NOT IN ({', '.join('?' * len(allowed))})"
+        args += allowed
+    sql += ")"
+    return (sql if present else f"NOT {sql}"), args
+
+
 class SessionFilter(msgspec.Struct):
     agent: str | None = None
     cwd: str | None = None
@@ -38,10 +50,18 @@ class SessionFilter(msgspec.Struct):
     #: state selects (labels, stars, hides: agtaild.userstate), which the index does not hold.
     only_refs: list[tuple[str, str, str]] | None = None
     without_refs: list[tuple[str, str, str]] | None = None
+    #: Only sessions that hold a secret the index's pass found (True), or none (False);
+    #: ``secret_allowed``: fingerprints the user allowlisted, which do not count.
+    has_secret: bool | None = None
+    secret_allowed: list[str] | None = None
 
     def sql(self, alias: str = "s") -> tuple[list[str], list[Any]]:
         a = alias
         where, args = id_conditions(f"{a}.id", self.only_refs, self.without_refs)
+        if self.has_secret is not None:
+            sql, extra = has_secret_sql(a, self.has_secret, self.secret_allowed or [])
+            where.append(sql)
+            args += extra
         if self.agent:
             where.append(f"{a}.agent = ?")
             args.append(self.agent)

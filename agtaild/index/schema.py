@@ -331,7 +331,21 @@ def m010_tool_category(db: sqlite3.Connection) -> None:
     )
 
 
-def m011_event_quarters(db: sqlite3.Connection) -> None:
+def m011_secret_findings(db: sqlite3.Connection) -> None:
+    """Secrets found by the index pipeline (agtaild.index.findings)."""
+    db.execute(
+        "CREATE TABLE secret_findings (id INTEGER PRIMARY KEY, event_id INTEGER NOT NULL,"
+        " session_id INTEGER NOT NULL, seq INTEGER NOT NULL, field TEXT NOT NULL, rule TEXT NOT NULL,"
+        ' start INTEGER NOT NULL, "end" INTEGER NOT NULL, fingerprint TEXT NOT NULL,'
+        " confidence TEXT NOT NULL, tail TEXT NOT NULL, epoch REAL)"
+    )
+    db.execute("CREATE INDEX secret_findings_session ON secret_findings(session_id, seq)")
+    db.execute("CREATE INDEX secret_findings_fingerprint ON secret_findings(fingerprint)")
+    db.execute("CREATE TABLE secret_clean (digest BLOB PRIMARY KEY) WITHOUT ROWID")
+    db.execute("CREATE TABLE secret_pending (event_id INTEGER PRIMARY KEY)")
+
+
+def m012_event_quarters(db: sqlite3.Connection) -> None:
     """``event_quarters``: events per (session, quarter hour), kept by the writer, so that
     ``stats --by hour`` no longer scans every event (agtaild.index.quarters). An existing index
     gets it filled from its events here, without a rebuild."""
@@ -352,7 +366,8 @@ MIGRATIONS: list[Migration] = [
     m009_appendcost,
     m010_tool_category,
     m010_usage_session_time,
-    m011_event_quarters,
+    m011_secret_findings,
+    m012_event_quarters,
 ]
 
 

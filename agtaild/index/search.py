@@ -69,6 +69,8 @@ class SearchScope(SessionFilter):
             collection=self.collection,
             programmatic=self.programmatic,
             archived=self.archived,
+            has_secret=self.has_secret,
+            secret_allowed=self.secret_allowed,
         ).sql("s")
         uses_sessions = bool(where)
         # the user's state selects sessions by id: no join needed

@@ -81,11 +81,26 @@ def run(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Pro
         message = disk_full_message(Path(svc.config.data_dir), updater.bytes_left + _size(svc.config.index_path) // 4)
         keeper.state, keeper.message = "disk_full", message
         raise DiskFull(message) from None
+    report["secrets"] = scan_secrets_inline(svc)
     if keeper.state == "disk_full":
         keeper.state, keeper.message = "ok", "space was freed; the index is up to date again"
     elif keeper.state == "rebuilding":
         keeper.state = "ok"
     return report
+
+
+def scan_secrets_inline(svc: Any) -> dict[str, Any]:
+    """The secrets pass after an update, within its inline budget (agtaild.index.findings):
+    an append is scanned whole; a first index leaves the rest for later passes."""
+    from agtaild.index import findings
+    from agtaild.secrets import default_scanner
+
+    try:
+        return findings.scan_pass(svc._db, default_scanner(), max_chars=findings.INLINE_BUDGET_CHARS)
+    except sqlite3.OperationalError as exc:
+        if problem_of(exc) != "full":
+            raise
+        return {"scanned": 0, "findings": 0, "pending": None, "error": "the disk is full"}
 
 
 def not_updated(svc: Any) -> dict[str, Any]:

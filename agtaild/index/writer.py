@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.index import quarters
+from agtaild.index import findings, quarters
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
@@ -155,6 +155,7 @@ class Writer:
         derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters")
         for table in ("events", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
+        findings.forget_all(db)
         # Change numbers start again: a new index id tells followers to compare everything.
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
         self._change = None
@@ -282,6 +283,7 @@ class Writer:
             ).fetchone()
             if row is not None:
                 db.execute("UPDATE events SET data = ? WHERE id = ?", (patch_extra(row[1], patch), row[0]))
+                findings.requeue(db, [row[0]])
 
     def note_read(self, info: UnitInfo, state: bytes | None) -> None:
         """Remember a read that produced nothing new (e.g. a settled tail re-check)."""
@@ -322,6 +324,7 @@ class Writer:
         )
         db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
         quarters.drop_session(db, session_id)
+        db.execute("DELETE FROM secret_findings WHERE session_id = ?", (session_id,))
         if not self._recount_all:
             self.touched_keys.update(
                 db.execute("SELECT agent, key FROM usage WHERE session_id = ?", (session_id,))
@@ -349,6 +352,7 @@ class Writer:
             db.execute(f"DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE {where})", args)
             quarters.drop_where(db, session_id, where, args)
             db.execute(f"DELETE FROM events WHERE {where}", args)
+            db.execute(f"DELETE FROM secret_findings WHERE {where}", args)
 
     def _insert_events(self, session_id: int, prep: Prepared) -> None:
         rows = prep.rows
@@ -368,6 +372,7 @@ class Writer:
             rows,
         )
         quarters.add_rows(db, session_id, rows)
+        findings.queue_reused(db, first, len(rows))
         self._cjk.extend((first + i, text, tool_input) for i, text, tool_input in prep.cjk)
         self._pending_chars += prep.chars
         if self._pending_chars >= FTS_BATCH_CHARS:

@@ -20,6 +20,7 @@ from agtaild.errors import NotFound, UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
+from agtaild.query.secrets import apply_has_secret, secrets_allow, secrets_list, secrets_unallow
 
 
 class Reading(Protocol):
@@ -82,8 +83,9 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.search import matching_session_ids
     from agtaild.index.text import compile_query
 
-    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "where", "q", "total", "limit", "cursor"))
+    p = Params("sessions.list", params, (*SESSION_FILTERS, *STATE_FILTERS, "where", "has_secret", "q", "total", "limit", "cursor"))
     flt = _session_filter(svc, p)
+    apply_has_secret(svc, p, flt)
     store = getattr(svc, "state", None)
     flt.only_refs, flt.without_refs = state_refs(store, p)
     where = p.text("where", max_len=2000)
@@ -176,6 +178,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             "cursor",
             "imported",
             "collection",
+            "has_secret",
             *STATE_FILTERS,
         ),
     )
@@ -207,6 +210,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     store = getattr(svc, "state", None)
     # the user's state selects in SQL, before the index pages: a page is never cut short
     scope.only_refs, scope.without_refs = state_refs(store, p)
+    apply_has_secret(svc, p, scope)
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
     after = p.number_cursor("search", 2)
     from agtaild.index.budget import time_budget
@@ -376,4 +380,7 @@ METHODS: dict[str, Method] = {
     "index.update": index_update,
     "resume.command": _resume_command,
     "state.change": _state_change,
+    "secrets.list": secrets_list,
+    "secrets.allow": secrets_allow,
+    "secrets.unallow": secrets_unallow,
 }

@@ -111,7 +111,27 @@ class Service:
         """The answer to ``method``, with every secret in its text masked (agtaild.query.masking)
         unless ``reveal``, which only an in-process caller can ask for: no API parameter sets it."""
         answer = self._answer(method, params)
-        return answer if reveal else mask_answer(method, answer)
+        return answer if reveal else mask_answer(method, answer, known_clean=self._known_clean)
+
+    def _known_clean(self, scanner: Any, keys: list[bytes]) -> set[bytes]:
+        """Item digests the index's secrets pass recorded as clean (agtaild.index.findings)."""
+        from agtaild.index.findings import known_clean
+
+        try:
+            return known_clean(self._reader(), scanner, keys)
+        except sqlite3.Error:
+            return set()
+
+    def scan_secrets(self, *, max_seconds: float | None = None, max_chars: int | None = None) -> dict[str, Any]:
+        """Run the index's secrets pass (agtaild.index.findings) under the write lock, within a
+        budget (None: until every event is scanned). The daemon's writer calls it when idle."""
+        from agtaild.index.findings import scan_pass
+        from agtaild.secrets import default_scanner
+
+        if self.index.read_only:
+            return {"scanned": 0, "findings": 0, "pending": None}
+        with self._write_lock:
+            return scan_pass(self._db, default_scanner(), max_chars=max_chars, max_seconds=max_seconds)
 
     def _answer(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         handler = METHODS.get(method)

@@ -31,6 +31,7 @@ MAX_LEVELS = 3
 MAX_EMBEDDED_CHARS = 8 << 20
 #: A key longer than this is not written before its value.
 MAX_CONTEXT_KEY = 64
+_OPENERS = ("{", "[")
 
 
 @dataclass
@@ -65,33 +66,40 @@ def _pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _plan(value: Any, path: str, texts: list[str], depth: int, levels: int, key: str | None = None) -> Any:
+def _plan(value: Any, path: str | None, texts: list[str], depth: int, levels: int, key: str | None = None) -> Any:
+    """The value as nodes, its strings appended to ``texts``. ``path`` None: no JSON Pointers
+    are built (masking needs none, and building them is most of a walk's cost)."""
     if depth > MAX_DEPTH:
         raise ValueError(f"the value is nested more than {MAX_DEPTH} levels deep: not scanned")
     if isinstance(value, str):
         prefix = f'"{key}": "' if key is not None and len(key) <= MAX_CONTEXT_KEY else ""
-        node = _Str(value, path, len(texts), len(prefix))
+        node = _Str(value, path or "", len(texts), len(prefix))
         texts.append(prefix + value if prefix else value)
-        stripped = value.lstrip()[:1]
-        if levels < MAX_LEVELS and stripped in ("{", "[") and len(value) <= MAX_EMBEDDED_CHARS:
+        first = value[:1]
+        if first.isspace():
+            first = value.lstrip()[:1]
+        if levels < MAX_LEVELS and first in _OPENERS and len(value) <= MAX_EMBEDDED_CHARS:
             try:
                 inner = json.loads(value)
             except (ValueError, RecursionError):
                 inner = None
             if isinstance(inner, dict | list):
-                node.inner = _plan(inner, path + "#json", texts, depth + 1, levels + 1)
+                node.inner = _plan(inner, None if path is None else path + "#json", texts, depth + 1, levels + 1)
                 node.inner_value = inner
         return node
     if isinstance(value, dict):
         plan = _Dict()
         for k, v in value.items():
-            knode = _plan(k, f"{path}/{_pointer(k)}#key", texts, depth + 1, levels) if isinstance(k, str) else k
-            child = f"{path}/{_pointer(k) if isinstance(k, str) else k}"
+            if path is None:
+                knode, child = (_plan(k, None, texts, depth + 1, levels) if isinstance(k, str) else k), None
+            else:
+                knode = _plan(k, f"{path}/{_pointer(k)}#key", texts, depth + 1, levels) if isinstance(k, str) else k
+                child = f"{path}/{_pointer(k) if isinstance(k, str) else k}"
             plan.items.append((knode, _plan(v, child, texts, depth + 1, levels, k if isinstance(k, str) else None)))
         return plan
     if isinstance(value, list | tuple):
         return _List(
-            [_plan(v, f"{path}/{i}", texts, depth + 1, levels) for i, v in enumerate(value)],
+            [_plan(v, None if path is None else f"{path}/{i}", texts, depth + 1, levels) for i, v in enumerate(value)],
             isinstance(value, tuple),
         )
     return _Other(value)
@@ -141,7 +149,7 @@ def _separators(text: str) -> tuple[str, str]:
 
 def _masked(plan: Any, results: list[TextScan], scanner: Scanner) -> Any:
     if isinstance(plan, _Str):
-        if plan.inner is not None and _findings(plan.inner, results, ""):
+        if plan.inner is not None and dirty(plan.inner, results):
             redone = json.dumps(
                 _masked(plan.inner, results, scanner),
                 ensure_ascii=plan.text.isascii() and "\\u" in plan.text,
@@ -166,10 +174,67 @@ def _masked(plan: Any, results: list[TextScan], scanner: Scanner) -> Any:
     return plan.value
 
 
-def scan_value(scanner: Scanner, value: Any, field: str = "") -> list[Finding]:
-    """Every secret in the strings of ``value``, each with its ``field`` (see above)."""
+def dirty(plan: Any, results: list[TextScan]) -> bool:
+    """Whether masking changes anything in the planned value: a secret in one of its strings
+    (its key context aside), or a string whose scan stopped early."""
+    if isinstance(plan, _Str):
+        scan = _shift(results[plan.index], plan.prefix)
+        return bool(scan.spans) or scan.scanned is not None or (plan.inner is not None and dirty(plan.inner, results))
+    if isinstance(plan, _Dict):
+        return any((isinstance(k, _Str) and dirty(k, results)) or dirty(v, results) for k, v in plan.items)
+    if isinstance(plan, _List):
+        return any(dirty(item, results) for item in plan.items)
+    return False
+
+
+def plan_value(value: Any, texts: list[str], key: str | None = None) -> Any:
+    """The plan of ``value`` for :func:`masked_value`, its strings appended to ``texts`` (so
+    that many values are scanned in one batch); ``key``: the name it is written under."""
+    return _plan(value, None, texts, 0, 0, key)
+
+
+def texts_of(value: Any, texts: list[str], key: str | None = None, depth: int = 0, levels: int = 0) -> None:
+    """Append to ``texts`` exactly the strings :func:`plan_value` would, in the same order,
+    without building its nodes: the cheap first pass of masking (most values are clean, and
+    only a value with a secret needs its plan). Kept in step with ``_plan``; a test compares
+    the two on every shape."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the value is nested more than {MAX_DEPTH} levels deep: not scanned")
+    cls = value.__class__
+    if cls is str or isinstance(value, str):
+        texts.append(f'"{key}": "{value}' if key is not None and len(key) <= MAX_CONTEXT_KEY else value)
+        first = value[:1]
+        if first.isspace():
+            first = value.lstrip()[:1]
+        if levels < MAX_LEVELS and first in _OPENERS and len(value) <= MAX_EMBEDDED_CHARS:
+            try:
+                inner = json.loads(value)
+            except (ValueError, RecursionError):
+                return
+            if isinstance(inner, dict | list):
+                texts_of(inner, texts, None, depth + 1, levels + 1)
+    elif cls is dict or isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str):
+                texts_of(k, texts, None, depth + 1, levels)
+                texts_of(v, texts, k, depth + 1, levels)
+            else:
+                texts_of(v, texts, None, depth + 1, levels)
+    elif cls is list or cls is tuple or isinstance(value, list | tuple):
+        for v in value:
+            texts_of(v, texts, None, depth + 1, levels)
+
+
+def masked_value(plan: Any, results: list[TextScan], scanner: Scanner) -> Any:
+    """The planned value masked, given the scans of ``texts``."""
+    return _masked(plan, results, scanner)
+
+
+def scan_value(scanner: Scanner, value: Any, field: str = "", key: str | None = None) -> list[Finding]:
+    """Every secret in the strings of ``value``, each with its ``field`` (see above);
+    ``key``: the name the value is written under (read before it, as masking reads it)."""
     texts: list[str] = []
-    plan = _plan(value, "", texts, 0, 0)
+    plan = _plan(value, "", texts, 0, 0, key)
     return _findings(plan, scanner.results(texts), field)
 
 
@@ -177,5 +242,5 @@ def mask_value(scanner: Scanner, value: Any) -> Any:
     """A copy of ``value`` with every string masked (dict keys too); numbers, booleans and
     None unchanged. The copy is as valid JSON as ``value`` was."""
     texts: list[str] = []
-    plan = _plan(value, "", texts, 0, 0)
+    plan = _plan(value, None, texts, 0, 0)
     return _masked(plan, scanner.results(texts), scanner)

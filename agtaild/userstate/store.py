@@ -26,6 +26,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError, UsageError
 from agtaild.userstate import checks
+from agtaild.userstate.allowlist import m002_secret_allowlist
 
 FILE = "state.sqlite3"
 MARKS = ("star", "hide", "title")
@@ -64,7 +65,7 @@ def _m001_base(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_base]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_base, m002_secret_allowlist]
 
 
 class UserState:
