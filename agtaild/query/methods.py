@@ -302,6 +302,19 @@ def _resume_command(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     return resume_command(svc, params)
 
 
+def files_history(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    """Every recorded change of a file or folder (agtaild.provenance.history)."""
+    from agtaild.provenance.history import MAX_RECORDS, file_history
+
+    p = Params("files.history", params, ("path", "limit", "replay"))
+    path = p.text("path", required=True, max_len=4096)
+    assert path is not None
+    if "\x00" in path:
+        raise bad_param("path", "must not contain NUL characters")
+    limit = p.integer("limit", 200, minimum=1, maximum=MAX_RECORDS) or 200
+    return file_history(svc._reader(), path, limit=limit, replay=bool(p.flag("replay")))
+
+
 METHODS: dict[str, Method] = {
     "sessions.list": sessions_list,
     "sessions.get": sessions_get,
@@ -312,4 +325,5 @@ METHODS: dict[str, Method] = {
     "agents.list": agents_list,
     "index.update": index_update,
     "resume.command": _resume_command,
+    "files.history": files_history,
 }
