@@ -31,7 +31,7 @@ def read_text(path: str) -> str:
     if os.path.isdir(path):
         raise UsageError(f"{path} is a folder: blame takes a file (`agtail history` takes folders)")
     if size > MAX_BYTES:
-        raise UsageError(f"{path}: {size / 1e6:.1f} MB is too large to blame (the limit is {MAX_BYTES / 1e6:.0f} MB)")
+        raise UsageError(f"{path}: {size / 2**20:.1f} MB is too large to blame (the limit is {MAX_BYTES // 2**20} MB)")
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + 1)
@@ -46,11 +46,16 @@ def text_of(data: bytes, name: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def changes_of(records: list[dict[str, Any]]) -> list[Change]:
+    """``files.history`` records (asked with ``replay``, oldest first) as replay changes."""
+    return [Change(kind=str(r.get("kind")), ops=list(r.get("ops") or []), failed=bool(r.get("failed"))) for r in records]
+
+
 def blame_doc(history: dict[str, Any], text: str, *, start: int = 1, end: int | None = None) -> dict[str, Any]:
     """Each line of ``text`` (lines ``start``..``end``, 1-based, inclusive) with the record that
     last wrote it, from a ``files.history`` answer asked with ``replay``."""
     records = list(reversed(history.get("records") or []))  # oldest first
-    changes = [Change(kind=str(r.get("kind")), ops=list(r.get("ops") or []), failed=bool(r.get("failed"))) for r in records]
+    changes = changes_of(records)
     lines = text.splitlines()
     result = blame(changes, lines)
     last = len(lines) if end is None else min(end, len(lines))

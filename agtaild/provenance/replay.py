@@ -344,6 +344,27 @@ def _find(lines: list[Any], old: list[str], *, loose: bool = False) -> list[tupl
 
 def blame(changes: Sequence[Change], current: list[str]) -> Blame:
     """Replay ``changes`` (oldest first) and attribute each line of ``current``."""
+    model, outcomes = _replay(changes)
+    origins = [UNKNOWN] * len(current)
+    ambiguous = [False] * len(current)
+    matched = _matches(model.lines, current)
+    matched.update(_moved(model, current, matched))
+    for j, i in matched.items():
+        origins[j] = model.origin[i]
+        ambiguous[j] = model.origin[i] in model.inexact or j in model.moved
+    return Blame(origins=origins, ambiguous=ambiguous, outcomes=outcomes)
+
+
+def reconstruct(changes: Sequence[Change]) -> list[str] | None:
+    """The file's text after ``changes``, when the record holds all of it (a whole-file write
+    and exact edits after it); None when part of it was never recorded."""
+    model, _ = _replay(changes)
+    if any(line is GAP for line in model.lines):
+        return None
+    return [str(x) for x in model.lines]
+
+
+def _replay(changes: Sequence[Change]) -> tuple[Model, list[Outcome]]:
     model = Model()
     outcomes: list[Outcome] = []
     for index, change in enumerate(changes):
@@ -367,14 +388,7 @@ def blame(changes: Sequence[Change], current: list[str]) -> Blame:
         if change.kind == "command":
             outcome = Outcome(note="a command: its changes are not recorded")
         outcomes.append(outcome)
-    origins = [UNKNOWN] * len(current)
-    ambiguous = [False] * len(current)
-    matched = _matches(model.lines, current)
-    matched.update(_moved(model, current, matched))
-    for j, i in matched.items():
-        origins[j] = model.origin[i]
-        ambiguous[j] = model.origin[i] in model.inexact or j in model.moved
-    return Blame(origins=origins, ambiguous=ambiguous, outcomes=outcomes)
+    return model, outcomes
 
 
 def _distinct(line: str) -> bool:
