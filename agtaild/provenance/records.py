@@ -56,12 +56,17 @@ def rows(events: Iterable[Event], cwd: str | None, time_of: Callable[[str | None
     return out
 
 
+#: Tool categories (agtaild.adapters.kit.tool_categories) whose calls may change a file.
+_CHANGING = frozenset({"write", "edit", "shell"})
+
+
 def _rows_of(ev: Event, cwd: str | None, time_of: Callable[[str | None], float | None]) -> list[EditRow]:
     extra = ev.extra if isinstance(ev.extra, dict) else {}
     edit = extra.get("edit")
+    if edit is None and (ev.kind != "tool_use" or extra.get("tool_category") not in _CHANGING):
+        return []  # most events: nothing to look at (this runs for every event indexed)
     inp = ev.input if isinstance(ev.input, dict) else {}
     failed = int(ev.is_error is True)
-    epoch = time_of(ev.ts)
     tool = str(ev.tool) if ev.tool else None
     found: list[EditRow] = []
 
@@ -71,7 +76,7 @@ def _rows_of(ev: Event, cwd: str | None, time_of: Callable[[str | None], float |
             return
         source = paths.normalize(from_path, cwd) if from_path is not None else None
         doc = {"tool": tool, **doc}
-        found.append((ev.seq, epoch, full, paths.name_of(full), kind, failed, source, _pack.encode(doc)))
+        found.append((ev.seq, time_of(ev.ts), full, paths.name_of(full), kind, failed, source, _pack.encode(doc)))
 
     files = edit.get("files") if isinstance(edit, dict) else None
     if isinstance(files, list) and files:

@@ -325,20 +325,21 @@ def _find(lines: list[Any], old: list[str], *, loose: bool = False) -> list[tupl
         have = [canonical(x) if isinstance(x, str) else x for x in lines]
     else:
         want, have = list(old), lines
-    first, n = want[0], len(want)
+    n = len(want)
+    pivot = max(range(n), key=lambda k: len(want[k]))  # the longest line: the fewest false starts
+    key = want[pivot]
     spots: list[tuple[int, int]] = []
-    i = 0
-    limit = len(have) - n
+    i = pivot
+    limit = len(have) - n + pivot
     while i <= limit:
         try:
-            i = have.index(first, i, limit + 1)
+            i = have.index(key, i, limit + 1)
         except ValueError:
             break
-        if have[i : i + n] == want:
-            spots.append((i, i + n))
-            i += n
-        else:
-            i += 1
+        start = i - pivot
+        if have[start : start + n] == want and (not spots or start >= spots[-1][1]):
+            spots.append((start, start + n))
+        i += 1
     return spots
 
 
@@ -347,7 +348,7 @@ def blame(changes: Sequence[Change], current: list[str]) -> Blame:
     model, outcomes = _replay(changes)
     origins = [UNKNOWN] * len(current)
     ambiguous = [False] * len(current)
-    matched = _matches(model.lines, current)
+    matched = _kept(model.lines, current)  # the same start and end one to one, then difflib between
     matched.update(_moved(model, current, matched))
     for j, i in matched.items():
         origins[j] = model.origin[i]

@@ -21,6 +21,12 @@ _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 _REDIRECT = re.compile(r"(?:^|[\s\d])>>?\s*([^\s;&|<>()]+)")
 _FORMATTERS = {"black", "gofmt", "rustfmt", "autopep8", "yapf", "isort", "clang-format", "shfmt"}
 _GLOB = set("*?[]{}$`")
+#: A command naming none of these tools is not split into words (shlex is slow on the long
+#: commands agents run; this check runs for every shell call indexed).
+_TOOLS = re.compile(
+    r"(?:^|[\s;&|(/])(?:sed|perl|tee|touch|rm|mv|ruff|prettier|black|gofmt|rustfmt|autopep8|yapf|isort"
+    r"|clang-format|shfmt)(?=\s)"
+)
 
 
 def _words(part: str) -> list[str]:
@@ -52,7 +58,11 @@ def touched(command: object) -> list[Touch]:
         target = m.group(1).strip("'\"")
         if _plain(target) and not target.startswith("&"):
             found.append((target, None, "command"))
+    if not _TOOLS.search(command):
+        return found
     for part in _SPLIT.split(command):
+        if not _TOOLS.search(part):
+            continue
         words = _words(part)
         while words and (words[0] in ("sudo", "env") or ("=" in words[0] and not words[0].startswith("-"))):
             words = words[1:]
