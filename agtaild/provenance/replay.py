@@ -25,13 +25,15 @@ matched in several places with nothing to choose by).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from itertools import accumulate
 from typing import Any
+
+from agtaild.provenance.lines import canonical, find, matches
+from agtaild.provenance.lines import kept as kept_lines
 
 UNKNOWN = -1
 #: How alike (difflib's ratio) a retouched line must be to the recorded one to place an edit by it.
@@ -92,7 +94,7 @@ class Model:
 
     # -- whole texts --------------------------------------------------------------------
     def write(self, index: int, new: list[str], added: Sequence[int] | None) -> Outcome:
-        known = _matches(self.lines, new)
+        known = matches(self.lines, new)
         origin = []
         added_set = set(added) if added is not None else None
         for j in range(len(new)):
@@ -116,12 +118,12 @@ class Model:
     def replace(self, index: int, old: list[str], new: list[str], hint: int, every: bool) -> Outcome:
         if not old:
             return self._insert(index, new, hint)
-        spots = _find(self.lines, old)
+        spots = find(self.lines, old)
         exact = remap = True
         if spots:
             remap = False
         else:
-            spots = _find(self.lines, old, loose=True)  # retouched by a formatter: kept lines are matched by text
+            spots = find(self.lines, old, loose=True)  # retouched by a formatter: kept lines are matched by text
         if not spots:
             region = self._best_region(old)
             if region is None:
@@ -175,8 +177,8 @@ class Model:
         lines there are not exactly ``old``: a kept line keeps its origin only where its text
         is the model's.)"""
         here = self.lines[start:end]
-        to_model = _matches(here, old) if remap or not exact else {k: k for k in range(len(old))}
-        kept = _kept(old, new)
+        to_model = matches(here, old) if remap or not exact else {k: k for k in range(len(old))}
+        kept = kept_lines(old, new)
         origin = []
         for j in range(len(new)):
             k = kept.get(j)
@@ -205,7 +207,7 @@ class Model:
         """``old`` is nowhere in the model: it was in a part the replay never saw (or was
         changed outside the record). ``new`` goes there, between gaps; its lines that ``old``
         had are unknown (not written by this change)."""
-        kept = _matches(old, new)
+        kept = matches(old, new)
         origin = [UNKNOWN if j in kept else index for j in range(len(new))]
         gaps = [i for i, line in enumerate(self.lines) if line is GAP]
         if hint > 0:
@@ -283,72 +285,12 @@ class Model:
         return anchors
 
 
-_SPACE = re.compile(r"\s+")
-
-
-def canonical(line: str) -> str:
-    """A line as a formatter leaves its meaning: without white space, one kind of quote."""
-    return _SPACE.sub("", line).replace("'", '"')
-
-
-def _kept(old: list[str], new: list[str]) -> dict[int, int]:
-    """Index in ``new`` → index in ``old`` of the lines an edit kept: its context (the lines
-    both begin and end with) one to one, then the lines in common in between."""
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    kept = {j: j for j in range(head)}
-    kept.update({len(new) - 1 - t: len(old) - 1 - t for t in range(tail)})
-    middle = _matches(old[head : len(old) - tail], new[head : len(new) - tail])
-    kept.update({head + j: head + k for j, k in middle.items()})
-    return kept
-
-
-def _matches(a: Sequence[Any], b: Sequence[Any]) -> dict[int, int]:
-    """Index in ``b`` → index in ``a`` of the lines the two have in common, in order."""
-    found: dict[int, int] = {}
-    if not a or not b:
-        return found
-    for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
-        for k in range(block.size):
-            found[block.b + k] = block.a + k
-    return found
-
-
-def _find(lines: list[Any], old: list[str], *, loose: bool = False) -> list[tuple[int, int]]:
-    """Every place ``old`` runs in ``lines`` (non-overlapping), as (start, end)."""
-    if loose:
-        want = [canonical(x) for x in old]
-        have = [canonical(x) if isinstance(x, str) else x for x in lines]
-    else:
-        want, have = list(old), lines
-    n = len(want)
-    pivot = max(range(n), key=lambda k: len(want[k]))  # the longest line: the fewest false starts
-    key = want[pivot]
-    spots: list[tuple[int, int]] = []
-    i = pivot
-    limit = len(have) - n + pivot
-    while i <= limit:
-        try:
-            i = have.index(key, i, limit + 1)
-        except ValueError:
-            break
-        start = i - pivot
-        if have[start : start + n] == want and (not spots or start >= spots[-1][1]):
-            spots.append((start, start + n))
-        i += 1
-    return spots
-
-
 def blame(changes: Sequence[Change], current: list[str]) -> Blame:
     """Replay ``changes`` (oldest first) and attribute each line of ``current``."""
     model, outcomes = _replay(changes)
     origins = [UNKNOWN] * len(current)
     ambiguous = [False] * len(current)
-    matched = _kept(model.lines, current)  # the same start and end one to one, then difflib between
+    matched = kept_lines(model.lines, current)  # the same start and end one to one, then difflib between
     matched.update(_moved(model, current, matched))
     for j, i in matched.items():
         origins[j] = model.origin[i]
