@@ -9,9 +9,8 @@ Modules, in the order data flows through them:
   the replay operations of one file change (agtaild.index.prepare calls it).
 * ``history`` — at query time: a file's recorded changes, newest first, with the prompt that
   led to each (the ``files.history`` method).
-* ``replay``  — blame: the recorded changes replayed over the file's known states (``lines``:
-  how lines are compared), matched line
-  by line against the file as it is now.
+* ``replay``  — blame: the recorded changes replayed over the file's known states, matched
+  line by line against the file as it is now (``lines``: how lines are compared).
 * ``gitrev``  — the file as of a commit, and a commit's hunks (``--rev``, ``--commit``).
 
 Layer rule: ``paths``, ``shell`` and ``records`` import only the foundation (the index imports
