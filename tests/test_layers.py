@@ -6,7 +6,9 @@ under ``TYPE_CHECKING``), so a lazy import cannot hide a cycle. The layers, lowe
 
 1. the foundation: ``model``, ``errors``, ``fsnames``, ``textsafe``, ``dirs``, ``pricing``, ``words``
 2. the adapters (``agtaild.adapters``): nothing above the model
-3. the index and the stores (``index``, ``store``, ``sync``)
+3. the index and the stores (``index``, ``store``, ``sync``); provenance (``provenance``): its
+   index-time half (``paths``, ``shell``, ``records``) imports only the foundation, since the
+   index imports it; its query-time half reads the index
 4. the query layer (``query``), the team database (``pg``)
 5. the API (``api``), MCP (``mcp``), sharing (``share``: documents made through the query layer's methods)
 6. the daemon (``daemon``) and the CLI (``cli``), which nothing imports
@@ -26,6 +28,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agtaild"
 FOUNDATION = {
     "agtaild.model", "agtaild.errors", "agtaild.fsnames", "agtaild.textsafe", "agtaild.dirs", "agtaild.pricing", "agtaild.words",
 }
+#: The modules of agtaild.provenance the index writer runs (they see only the foundation).
+PROVENANCE_AT_INDEX = {"agtaild.provenance", "agtaild.provenance.paths", "agtaild.provenance.shell", "agtaild.provenance.records"}
 #: Agent packages that may import another agent's package: their agent is a fork of that one.
 FORKS = {"kilo": {"cline", "opencode"}, "roo_code": {"cline"}, "qwen": {"gemini"}, "openclaw": {"pi"}}
 
@@ -143,6 +147,14 @@ def forbidden(importer: str, imported: str) -> str | None:
         imported, "agtaild.query", "agtaild.pg", "agtaild.mcp", "agtaild.daemon", "agtaild.cli"
     ):
         return "the index and the stores never import the query layer or anything above it"
+    if importer in PROVENANCE_AT_INDEX and not (imported in FOUNDATION or imported in PROVENANCE_AT_INDEX):
+        return "provenance's index-time modules import only the foundation (the index imports them)"
+    if under(importer, "agtaild.index") and under(imported, "agtaild.provenance") and imported not in PROVENANCE_AT_INDEX:
+        return "the index imports only provenance's index-time modules"
+    if under(importer, "agtaild.provenance") and under(
+        imported, "agtaild.query", "agtaild.api", "agtaild.mcp", "agtaild.daemon", "agtaild.cli", "agtaild.pg"
+    ):
+        return "provenance never imports the query layer or anything above it"
     if under(importer, "agtaild.userstate") and not (under(imported, "agtaild.userstate") or imported in FOUNDATION):
         return "the user's state imports only the foundation"
     if under(importer, "agtaild.index") and under(imported, "agtaild.userstate"):
@@ -197,6 +209,9 @@ def test_no_arrow_crosses_a_layer_the_wrong_way() -> None:
         ("agtaild.model", "agtaild.adapters.base"),
         ("agtaild.pg.server", "agtaild.cli.pg"),
         ("agtaild.share.markdown", "agtaild.index.queries"),
+        ("agtaild.provenance.records", "agtaild.index.codec"),
+        ("agtaild.index.prepare", "agtaild.provenance.history"),
+        ("agtaild.provenance.history", "agtaild.query.methods"),
     ],
 )
 def test_the_rules_catch_wrong_arrows(importer: str, imported: str) -> None:
@@ -217,7 +232,7 @@ def test_forks_are_allowed_and_cycles_are_found(tmp_path: Path) -> None:
 
 
 def test_every_package_states_its_layer_rule() -> None:
-    for pkg in ("adapters", "adapters.kit", "api", "autostart", "daemon", "index", "query", "share", "store.archive", "userstate"):
+    for pkg in ("adapters", "adapters.kit", "api", "autostart", "daemon", "index", "provenance", "query", "share", "store.archive", "userstate"):
         doc = ast.get_docstring(ast.parse((PACKAGE / pkg.replace(".", "/") / "__init__.py").read_text())) or ""
         assert "Layer rule" in doc, pkg
 

@@ -379,7 +379,8 @@ def test_the_help_file_has_valid_unique_tags(tmp_path: Path) -> None:
     assert proc.returncode == 0 and b"E154" not in proc.stderr, proc.stderr.decode()
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
     assert {"agtail.txt", ":Agtail", ":AgtailSearch", ":AgtailFollow", ":AgtailResume", ":AgtailStats", ":AgtailLabel",
-            ":AgtailUnlabel", ":AgtailStar", ":AgtailUnstar", ":AgtailHide", ":AgtailUnhide", ":AgtailTitle"} <= tags
+            ":AgtailUnlabel", ":AgtailStar", ":AgtailUnstar", ":AgtailHide", ":AgtailUnhide", ":AgtailTitle",
+            ":AgtailBlame", ":AgtailHistory"} <= tags
 
 
 def test_label_star_title_and_hide_from_a_transcript_buffer(nv: Env) -> None:
@@ -422,3 +423,86 @@ def test_label_star_title_and_hide_from_a_transcript_buffer(nv: Env) -> None:
                                         "list", "--label", "client=acme", "--json"], capture_output=True, check=True,
                                        env=nv.env(nv.tmp / "x.json", {})).stdout)  # fmt: skip
     assert [s["id"] for s in listed["sessions"]] == [SUB_PARENT.split(":")[1]]
+
+
+def _edit_session(cwd: Path) -> str:
+    """A Claude Code session that writes app.py in ``cwd`` and then edits its second line."""
+    base = {"sessionId": "7a7a7a7a-1111-4222-8333-444455556666", "cwd": str(cwd), "version": "2.1.197",
+            "isSidechain": False}  # fmt: skip
+    app = str(cwd / "app.py")
+    first = "def main():\n    print('hello')\n\nmain()\n"
+    lines = [
+        _line(type="user", uuid="p1", parentUuid=None, timestamp="2026-12-01T10:00:00.000Z",
+              message={"role": "user", "content": "Write app.py that greets. [[prov]]"}, **base),
+        _line(type="assistant", uuid="w1", parentUuid="p1", timestamp="2026-12-01T10:00:01.000Z",
+              message={"id": "msg_w", "role": "assistant", "model": "claude-sonnet-4-5",
+                       "content": [{"type": "tool_use", "id": "toolu_w", "name": "Write",
+                                    "input": {"file_path": app, "content": first}}],
+                       "usage": {"input_tokens": 1, "output_tokens": 1}}, **base),
+        _line(type="user", uuid="r1", parentUuid="w1", timestamp="2026-12-01T10:00:02.000Z",
+              message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_w", "content": "ok"}]},
+              **base),
+        _line(type="user", uuid="p2", parentUuid="r1", timestamp="2026-12-01T10:01:00.000Z",
+              message={"role": "user", "content": "Greet the world instead. [[prov2]]"}, **base),
+        _line(type="assistant", uuid="e1", parentUuid="p2", timestamp="2026-12-01T10:01:01.000Z",
+              message={"id": "msg_e", "role": "assistant", "model": "claude-sonnet-4-5",
+                       "content": [{"type": "tool_use", "id": "toolu_e", "name": "Edit",
+                                    "input": {"file_path": app, "old_string": "print('hello')",
+                                              "new_string": "print('hello, world')"}}],
+                       "usage": {"input_tokens": 1, "output_tokens": 1}}, **base),
+        _line(type="user", uuid="r2", parentUuid="e1", timestamp="2026-12-01T10:01:02.000Z",
+              message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_e", "content": "ok"}]},
+              **base),
+    ]  # fmt: skip
+    return "".join(lines)
+
+
+def test_blame_and_history_of_the_current_buffer(tmp_path: Path) -> None:
+    env = Env(tmp_path)
+    work = tmp_path / "work" / "prov-app"
+    work.mkdir(parents=True)
+    (work / "app.py").write_text("# by hand\ndef main():\n    print('hello, world')\n\nmain()\n")
+    folder = env.projects / "-work-prov-app"
+    folder.mkdir()
+    (folder / "7a7a7a7a-1111-4222-8333-444455556666.jsonl").write_text(_edit_session(work))
+    env.daemon.start()
+    try:
+        doc = env.run("""
+  vim.cmd("edit " .. vim.fn.fnameescape(vim.env.APP))
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  local shown = require("agtail.provenance").blame()
+  out.blame = shown.lines
+  out.float = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(shown.win), 0, -1, false)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  out.hand = require("agtail.provenance").blame().lines
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  require("agtail.provenance").blame()
+  vim.cmd("normal gs")
+  out.opened = vim.api.nvim_buf_get_name(0)
+  out.at = vim.api.nvim_get_current_line()
+  vim.cmd("edit " .. vim.fn.fnameescape(vim.env.APP))
+  vim.cmd("AgtailHistory")
+  out.history = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  out.history_name = vim.api.nvim_buf_get_name(0)
+  vim.cmd("normal G")
+  vim.cmd("normal \\r")
+  out.from_history = vim.api.nvim_buf_get_name(0)
+  vim.cmd("enew")
+  local messages = {}
+  vim.notify = function(msg) table.insert(messages, msg) end
+  require("agtail.provenance").blame()
+  out.scratch = messages
+""", name="prov", APP=str(work / "app.py"))
+    finally:
+        env.daemon.cleanup()
+    assert doc["blame"][0] == "2026-12-01 10:01  claude-code:7a7a7a7a  #3  edit"
+    assert doc["blame"][1] == "> Greet the world instead. [[prov2]]" and doc["float"] == doc["blame"]
+    assert doc["hand"] == ["line 1: not from a recorded session"]
+    assert doc["opened"] == "agtail://claude-code:7a7a7a7a-1111-4222-8333-444455556666"
+    assert "[3]" in doc["at"]  # the cursor on the Edit event
+    history = doc["history"]
+    assert doc["history_name"].startswith("agtail-history://") and history[0] == doc["blame"][0]
+    assert history[1] == "> Greet the world instead. [[prov2]]"
+    assert any("#1  create" in x for x in history) and "  +def main():" in history
+    assert doc["from_history"].startswith("agtail://claude-code:7a7a7a7a")
+    assert doc["scratch"] == ["agtail: :AgtailBlame works on a file's buffer"]

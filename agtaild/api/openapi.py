@@ -206,6 +206,45 @@ def schemas() -> dict[str, Any]:
                 },
                 ["since", "until", "sessions", "usage", "projects"],
             ),
+            "FileHistory": _ok(
+                {
+                    "path": {"type": "string", "description": "the path asked for, absolute"},
+                    "real_path": _nullable({"type": "string", "description": "its symlinks resolved, when that differs"}),
+                    "directory": {"type": "boolean"},
+                    "exists": {"type": "boolean"},
+                    "git": _nullable({"type": "object", "properties": {"root": {"type": "string"}, "rel": {"type": "string"}}}),
+                    "records": {
+                        "type": "array",
+                        "description": "newest first",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "edit_id": {"type": "integer"},
+                                "session": {"type": "object"},
+                                "seq": {"type": "integer"},
+                                "time": _nullable({"type": "string"}),
+                                "kind": {"type": "string", "enum": ["create", "edit", "patch", "delete", "command", "rename"]},
+                                "failed": {"type": "boolean"},
+                                "path": {"type": "string"},
+                                "from_path": _nullable({"type": "string"}),
+                                "match": {"type": "string", "enum": ["same", "symlink", "case", "renamed"]},
+                                "tool": _nullable({"type": "string"}),
+                                "prompt": _nullable({"type": "object"}),
+                                "hunks": {"type": "array", "items": {"type": "object"}},
+                                "numbered": {"type": "boolean"},
+                                "cut": {"type": "integer"},
+                                "command": {"type": "string"},
+                                "ops": {"type": "array", "description": "with replay=true: the replay operations"},
+                            },
+                            "required": ["edit_id", "session", "seq", "time", "kind", "failed", "path", "match", "hunks"],
+                        },
+                    },
+                    "total": {"type": "integer"},
+                    "truncated": {"type": "boolean"},
+                    "other_case": {"type": "array", "items": {"type": "string"}},
+                },
+                ["path", "directory", "exists", "records", "total", "truncated"],
+            ),
             "AgentList": _ok({"agents": {"type": "array", "items": {"type": "object"}}}, ["agents"]),
             "MachineList": _ok({"machines": {"type": "array", "items": {"type": "object"}}}, ["machines"]),
             "ResumeCommand": _ok(
@@ -263,6 +302,7 @@ RESULT_SCHEMA = {
     "machines.list": "MachineList",
     "projects.list": "ProjectList",
     "secrets.list": "SecretList",
+    "files.history": "FileHistory",
 }
 
 

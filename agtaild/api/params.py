@@ -433,6 +433,15 @@ METHOD_TABLE: dict[str, Method] = {
             (_FINGERPRINT, _s("reason", "why, for the record")),
         ),
         Method("secrets.unallow", "Take a secret off the allowlist", (_FINGERPRINT,)),
+        Method(
+            "files.history",
+            "Every recorded change of a file (or of the files under a folder), newest first",
+            (
+                _s("path", "the file or folder: an absolute path (symlinks and case variants are matched)", required=True),
+                Param("limit", "integer", "changes returned (default 200)", minimum=1, maximum=20_000),
+                Param("replay", "boolean", "every change, each with its replay operations (what blame needs)"),
+            ),
+        ),
         Method("machines.list", "Team server: the machines that push into it"),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
     )

@@ -41,6 +41,7 @@ ROUTES: tuple[Route, ...] = (
     Route(f"{API}/machines", "machines.list", "listMachines"),  # a team server's; 404 elsewhere
     Route(f"{API}/projects", "projects.list", "listProjects"),
     Route(f"{API}/secrets", "secrets.list", "listSecrets"),
+    Route(f"{API}/files/history", "files.history", "getFileHistory"),
 )
 
 

@@ -46,6 +46,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.statusline",
     "agtaild.cli.report",
     "agtaild.cli.secrets",
+    "agtaild.cli.provenance",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -68,6 +69,7 @@ COMMANDS: dict[str, str] = {
     "statusline": "agtaild.cli.statusline",
     "report": "agtaild.cli.report",
     "secrets": "agtaild.cli.secrets",
+    **dict.fromkeys(("history", "blame"), "agtaild.cli.provenance"),
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

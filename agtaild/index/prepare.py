@@ -23,6 +23,7 @@ from agtaild.index import statepack
 from agtaild.index.codec import encode_event
 from agtaild.index.text import event_columns, wide_words
 from agtaild.model import Event, Session, UsageRecord, project_of
+from agtaild.provenance import records
 
 #: A request whose input side (input + cache read + cache write) is above this is priced at
 #: the long-context rate by models that have one.
@@ -85,6 +86,8 @@ class Prepared(msgspec.Struct):
     wire_events: list[WireEventRow] = msgspec.field(default_factory=list)
     cjk: list[CjkRow] = msgspec.field(default_factory=list)
     usage: list[UsageRow] = msgspec.field(default_factory=list)
+    #: ``edits`` rows (agtaild.provenance.records.EditRow): the file changes of these events.
+    edits: list[records.EditRow] = msgspec.field(default_factory=list)
     #: Stored events to re-mark: seq → ``extra`` keys (see agtaild.adapters.base, ``marks``).
     marks: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
     chars: int = 0  # characters of text to index (the writer batches full-text inserts by it)
@@ -238,6 +241,8 @@ def prepare(job: Job) -> Prepared:
                     e.extra["edit"] = edit
             # Every call's kind beside its own name, from the one mapping (kit/tool_categories).
             e.extra["tool_category"] = category_of(e.tool, e.input, has_edit="edit" in e.extra)
+        # Before event_row: it moves the texts out of the events.
+        edits = records.rows(result.events, session.cwd, parse_time)
         events = [event_row(e) for e in result.events]
         return Prepared(
             path=path,
@@ -248,6 +253,7 @@ def prepare(job: Job) -> Prepared:
             events=events,
             cjk=cjk_rows(events),
             usage=[usage_row(r, session_time(session)) for r in result.usage],
+            edits=edits,
             marks=result.marks,
             chars=sum(len(e[3] or "") + len(e[4] or "") + len(e[5] or "") for e in events),
             seconds=time.perf_counter() - started,

@@ -15,7 +15,7 @@ marks the one copy of each response that stats count), ``usage_rollup`` (the cou
 summed per session, day and model, kept current by the writer: stats read a few thousand rows
 instead of every response), ``usage_daily`` (the same summed over sessions: stats by day, model
 or agent read a table that grows with the calendar, not with the sessions), ``usage_totals``
-(the same over all days) and ``meta``.
+(the same over all days), ``edits`` (every recorded file change: agtaild.index.edits) and ``meta``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agtaild.index.codec import event_layout
+from agtaild.index.edits import m011_edits
 from agtaild.index.totals import m005_totals
 from agtaild.index.usage import m010_usage_session_time
 
@@ -33,7 +34,8 @@ from agtaild.index.usage import m010_usage_session_time
 #: (A change of the Event fields rebuilds the index by itself: see agtaild.index.codec.)
 #: 8: Codex exec output without its wrapper (extra.metadata), apply_patch new files numbered and
 #: hunk sections, Aider's SEARCH/REPLACE edits, tool categories (extra.tool_category, events.tool_category).
-INDEX_VERSION = 8  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
+#: 9: the edits table (agtaild.index.edits), filled from every stored event: a rebuild fills it.
+INDEX_VERSION = 9  # 7: extra.edit on edit tools, Claude branch marks (and the parser state behind them)
 
 #: unicode61 over every word; emoji and other symbols (So) count as token characters so an
 #: emoji can be searched for. Words in other scripts are also kept, whole, in ``events_cjk``.
@@ -368,6 +370,7 @@ MIGRATIONS: list[Migration] = [
     m010_usage_session_time,
     m011_secret_findings,
     m012_event_quarters,
+    m011_edits,
 ]
 
 

@@ -3,6 +3,7 @@
 * ``reset`` → the unit's events and usage are dropped first;
 * events are upserts keyed by ``seq`` (a re-emitted seq replaces the stored event);
 * usage records are upserts keyed by ``key``;
+* file changes (``edits``) come and go with the events of their seqs;
 * the session row is replaced by the new summary; the file row gets the new state.
 
 All of a unit's changes, its new continuation state included, go in the same transaction, so
@@ -23,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.index import findings, quarters
+from agtaild.index import edits, findings, quarters
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
@@ -153,7 +154,7 @@ class Writer:
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
         derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters")
-        for table in ("events", "usage", *derived, "sessions", "file_parts", "files", "removed"):
+        for table in ("events", "edits", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         findings.forget_all(db)
         # Change numbers start again: a new index id tells followers to compare everything.
@@ -269,6 +270,7 @@ class Writer:
         else:
             self._drop_events_by_seq(session_id, [e[0] for e in prep.rows])
         self._insert_events(session_id, prep)
+        edits.insert(db, session_id, prep.edits)
         if prep.marks and not prep.reset:
             self._mark_events(session_id, prep.marks)
         self._upsert_usage(session_id, info.agent, prep)
@@ -325,6 +327,7 @@ class Writer:
         db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
         quarters.drop_session(db, session_id)
         db.execute("DELETE FROM secret_findings WHERE session_id = ?", (session_id,))
+        edits.drop_session(db, session_id)
         if not self._recount_all:
             self.touched_keys.update(
                 db.execute("SELECT agent, key FROM usage WHERE session_id = ?", (session_id,))
@@ -353,6 +356,7 @@ class Writer:
             quarters.drop_where(db, session_id, where, args)
             db.execute(f"DELETE FROM events WHERE {where}", args)
             db.execute(f"DELETE FROM secret_findings WHERE {where}", args)
+            edits.drop_seqs(db, session_id, list(part))  # type: ignore[arg-type]
 
     def _insert_events(self, session_id: int, prep: Prepared) -> None:
         rows = prep.rows

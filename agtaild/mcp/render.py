@@ -223,3 +223,34 @@ def usage_report(doc: dict[str, Any], *, by: str, scope: str) -> str:
                      "records nor their sessions say when), so outside any date range.")
     lines.append("Costs are estimates from list prices; 'cost unknown' means a model has no price.")
     return "\n".join(lines)
+
+
+def file_history(doc: dict[str, Any], *, diff_lines: int) -> str:
+    """A file's recorded changes (``files.history``), newest first, each with its session,
+    prompt and the first ``diff_lines`` lines of its diff."""
+    records = doc.get("records") or []
+    path = clean(doc.get("path"))
+    if not records:
+        gone = "" if doc.get("exists") else " (the file does not exist)"
+        return f"No recorded agent session changed {path}{gone}."
+    shown = f"{len(records)} of {doc.get('total')}" if doc.get("truncated") else str(len(records))
+    out = [f"History of {path}: {shown} recorded changes, newest first"]
+    for r in records:
+        s = r.get("session") or {}
+        head = f"- {when(r.get('time'))} {clean(s.get('agent'))}:{clean(s.get('short_id') or s.get('id'))} seq {r.get('seq')} {clean(r.get('kind'))}"
+        if r.get("failed"):
+            head += " (failed)"
+        if r.get("match") and r.get("match") != "same":
+            head += f" [{clean(r['match'])}: {clean(r.get('path'))}]"
+        out.append(head)
+        prompt = (r.get("prompt") or {}).get("text")
+        if prompt:
+            out.append(f"  prompt: {one_line(prompt, 300)}")
+        if r.get("command"):
+            out.append(f"  command: {one_line(r['command'], 300)}")
+        lines = [x for h in r.get("hunks") or [] for x in h.get("lines") or [] if isinstance(x, str)]
+        for x in lines[:diff_lines]:
+            out.append("    " + clean(x))
+        if len(lines) > diff_lines:
+            out.append(f"    … {len(lines) - diff_lines} more diff lines")
+    return "\n".join(out)

@@ -209,6 +209,18 @@ def usage_summary(call: Call, args: dict[str, Any], here: str | None) -> str:
     return render.usage_report(doc, by=args["by"], scope=scope)
 
 
+def file_history(call: Call, args: dict[str, Any], here: str | None) -> str:
+    import os
+
+    path = args["path"].strip()
+    if not os.path.isabs(path):
+        if here is None:
+            raise ToolArgumentError("file_history: argument 'path' must be absolute here")
+        path = os.path.join(here, path)
+    doc = call("files.history", {"path": path, "limit": args["limit"]})
+    return render.file_history(doc, diff_lines=args["diff_lines"])
+
+
 _KINDS = ["text", "thinking", "tool_use", "tool_result", "hook", "summary", "system", "unknown"]
 
 TOOLS: list[Tool] = [
@@ -367,6 +379,23 @@ TOOLS += [
         _object({"key": _string("the label's key"), "session": _OWN}, ("key",)),
         own.remove_label,
         writes=True,
+    ),
+    Tool(
+        "file_history",
+        "Which sessions changed a file",
+        "Every recorded change of a file (or of the files under a folder) by any agent session on this "
+        "machine, newest first: the session (AGENT:ID), the event's seq, the prompt that led to it and "
+        "its diff. Follows renames; paths recorded through symlinks or with another case are matched "
+        "and marked. Read the session around a change with read_session.",
+        _object(
+            {
+                "path": _string("the file or folder: absolute, or relative to the server's working directory"),
+                "limit": _integer("how many changes", 20, 1, 200),
+                "diff_lines": _integer("diff lines shown per change", 30, 0, 2000),
+            },
+            ("path",),
+        ),
+        file_history,
     ),
 ]
 

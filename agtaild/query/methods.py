@@ -365,6 +365,17 @@ def _state_change(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.query.writes import state_change
 
     return state_change(svc, params)
+def files_history(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
+    """Every recorded change of a file or folder (agtaild.provenance.history)."""
+    from agtaild.provenance.history import MAX_RECORDS, file_history
+
+    p = Params("files.history", params, ("path", "limit", "replay"))
+    path = p.text("path", required=True, max_len=4096)
+    assert path is not None
+    if "\x00" in path:
+        raise bad_param("path", "must not contain NUL characters")
+    limit = p.integer("limit", 200, minimum=1, maximum=MAX_RECORDS) or 200
+    return file_history(svc._reader(), path, limit=limit, replay=bool(p.flag("replay")))
 
 
 METHODS: dict[str, Method] = {
@@ -383,4 +394,5 @@ METHODS: dict[str, Method] = {
     "secrets.list": secrets_list,
     "secrets.allow": secrets_allow,
     "secrets.unallow": secrets_unallow,
+    "files.history": files_history,
 }

@@ -12,6 +12,7 @@ import { queryHash, setHash, startRouter } from './router.js';
 import { loadAgents, loadMachines, state } from './state.js';
 import { handleError } from './ui.js';
 import { projectsView } from './views/projects.js';
+import { fileView } from './views/file.js';
 import { searchView } from './views/search.js';
 import { sessionView } from './views/session.js';
 import { listView } from './views/sessions.js';
@@ -55,6 +56,7 @@ async function start() {
     stats: { title: 'Usage · agtail', show: (r) => statsView.show(r.params) },
     projects: { title: 'Projects · agtail', show: (r) => projectsView.show(r.params) },
     live: { title: 'Live usage · agtail', show: () => usageView.show(), leave: () => usageView.leave() },
+    file: { title: 'File history · agtail', show: (r) => fileView.show(r.params) },
   });
   changes.start();
   indexProgress.start();

@@ -39,7 +39,14 @@ export function diffView(edit, limit) {
   for (const f of edit.files) {
     if (!f || typeof f !== 'object') continue;
     const op = f.op === 'create' ? ' (new file)' : f.op === 'delete' ? ' (deleted)' : '';
-    box.append(h('div', { class: 'diff-file mono', text: String(f.path || '?') + op }));
+    const name = String(f.path || '?');
+    // An absolute path (not a move "a → b") links to its history: #/file?path=…
+    const link = /^(\/|[A-Za-z]:\\)/.test(name) && !name.includes(' \u2192 ');
+    box.append(
+      link
+        ? h('div', { class: 'diff-file mono' }, h('a', { href: '#/file?path=' + encodeURIComponent(name), title: 'Every recorded change of this file', text: name }), op)
+        : h('div', { class: 'diff-file mono', text: name + op }),
+    );
     for (const hk of Array.isArray(f.hunks) ? f.hunks : []) {
         let oldNo = Math.max(Number(hk.old_start) || 1, 1);
         let newNo = Math.max(Number(hk.new_start) || 1, 1);

@@ -59,3 +59,11 @@ vim.api.nvim_create_autocmd("BufReadCmd", {
     agtail().load_buffer(ev.buf, ev.match)
   end,
 })
+
+vim.api.nvim_create_user_command("AgtailBlame", function()
+  require("agtail.provenance").blame()
+end, { desc = "agtail: the session and prompt that last wrote the line under the cursor (gs opens it)" })
+
+vim.api.nvim_create_user_command("AgtailHistory", function(o)
+  require("agtail.provenance").history(o.args ~= "" and tonumber(o.args) or nil)
+end, { nargs = "?", desc = "agtail: every recorded change of this file, newest first" })
