@@ -38,6 +38,7 @@ ROUTES: tuple[Route, ...] = (
     Route(f"{API}/stats", "stats", "getStats"),
     Route(f"{API}/machines", "machines.list", "listMachines"),  # a team server's; 404 elsewhere
     Route(f"{API}/projects", "projects.list", "listProjects"),
+    Route(f"{API}/embeddings", "embeddings.status", "getEmbeddingsStatus"),
 )
 
 

@@ -42,6 +42,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.pg",
     "agtaild.cli.mcp",
     "agtaild.cli.projects",
+    "agtaild.cli.embeddings",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -60,6 +61,7 @@ COMMANDS: dict[str, str] = {
     "pg": "agtaild.cli.pg",
     "mcp": "agtaild.cli.mcp",
     "projects": "agtaild.cli.projects",
+    "embeddings": "agtaild.cli.embeddings",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

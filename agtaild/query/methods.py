@@ -18,6 +18,7 @@ from agtaild.config import Config
 from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
+from agtaild.query import semantic
 from agtaild.query.organize import STATE_FILTERS, annotate, ref_of, state_refs
 
 
@@ -174,7 +175,10 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     )
     q = p.text("q", required=True, allow_empty=True)
     assert q is not None
-    mode = p.choice("mode", MODES, "phrase") or "phrase"
+    mode = p.choice("mode", (*MODES, *semantic.MODES))
+    note = None
+    if mode is None:
+        mode, note = semantic.default_mode(svc)
     kind = p.choice("kind", EVENT_KINDS)
     session_id = None
     ref = p.text("session", max_len=1000)
@@ -198,22 +202,27 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
         event_until=p.when("until", end=True),
     )
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
-    after = p.number_cursor("search", 2)
-    from agtaild.index.budget import time_budget
-
-    query = compile_query(q, mode)
-    db = svc._reader()
     store = getattr(svc, "state", None)
     only, without = state_refs(store, p)
-    with time_budget(db):
-        doc = run_search(
-            db,
-            svc.pricing(),
-            query,
-            scope,
-            limit=limit,
-            after=(float(after[0]), int(after[1])) if after else None,
-        )
+    if mode in semantic.MODES:
+        doc = semantic.search(svc, q, mode, scope, limit=limit, cursor=p.number_cursor(semantic.CURSOR_TAG, 1))
+    else:
+        from agtaild.index.budget import time_budget
+
+        after = p.number_cursor("search", 2)
+        query = compile_query(q, mode)
+        db = svc._reader()
+        with time_budget(db):
+            doc = run_search(
+                db,
+                svc.pricing(),
+                query,
+                scope,
+                limit=limit,
+                after=(float(after[0]), int(after[1])) if after else None,
+            )
+    if note:
+        doc["note"] = note
     if only is not None or without:
         # the user's state is applied to the page the index ranked: a page may hold fewer hits
         keep, drop = (None if only is None else set(only)), set(without or ())
@@ -312,4 +321,6 @@ METHODS: dict[str, Method] = {
     "agents.list": agents_list,
     "index.update": index_update,
     "resume.command": _resume_command,
+    "embeddings.status": semantic.status,
+    "embeddings.build": semantic.build,
 }
