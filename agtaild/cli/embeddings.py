@@ -88,7 +88,7 @@ def cmd_install(ctx: Any) -> int:
     import shutil
     from pathlib import Path
 
-    from agtaild.semantic.embedders import default_model_dir
+    from agtaild.semantic.backends import default_model_dir
     from agtaild.semantic.settings import settings_path
     from agtaild.semantic.static import read_manifest, verify
 

@@ -6,7 +6,8 @@ by the modules that compute (the ``semantic`` extra), and the index never import
 A missing model, a failing endpoint or a half-built store leaves full-text search as it was.
 
     settings.py   what the user configured (backend, model, endpoint), read from semantic.json
-    embedders.py  the Embedder interface, and opening the configured one
+    embedders.py  the Embedder interface and the checks of every answer
+    backends.py   opening the configured embedder
     endpoint.py   an OpenAI-compatible /v1/embeddings client (batching, timeouts, checks)
     static.py     the local static model (model2vec layout: tokenizer.json + int8 embeddings)
     texts.py      what of an event is embedded (prompts, answers, tool-call summaries), masked, chunked

@@ -1,4 +1,4 @@
-"""The Embedder interface, and opening the one the settings name.
+"""The Embedder interface, its error, and the checks every backend's answer passes.
 
 An embedder turns texts into unit vectors of one fixed dimension. ``model_id`` names the
 model exactly (backend, model, dimension, and for a local model its digest): the vector store
@@ -9,11 +9,9 @@ Every failure of a backend is an :class:`EmbedError` with one sentence for /heal
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 from agtaild.errors import Refused
-from agtaild.semantic.settings import Settings
 
 
 class EmbedError(Refused):
@@ -57,20 +55,3 @@ def checked(vectors: Any, count: int, dimension: int | None, source: str) -> Any
     if (norms == 0).any():
         raise EmbedError(f"{source} answered a zero vector")
     return arr / norms
-
-
-def default_model_dir(data_dir: str | Path) -> Path:
-    return Path(data_dir) / "models" / "static"
-
-
-def open_embedder(settings: Settings, data_dir: str | Path) -> Embedder:
-    """The configured embedder (an EmbedError when it cannot be had)."""
-    if settings.backend == "openai":
-        from agtaild.semantic.endpoint import EndpointEmbedder
-
-        return EndpointEmbedder(settings)
-    if settings.backend == "static":
-        from agtaild.semantic.static import StaticModel
-
-        return StaticModel.load(Path(settings.model_dir or default_model_dir(data_dir)).expanduser())
-    raise EmbedError("search by meaning is off (no backend configured)")
