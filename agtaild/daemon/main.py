@@ -318,6 +318,7 @@ async def local_parts(
         # Search by meaning's embedder: its own thread, lowest priority, idle unless configured.
         service.embedder = Background(lambda: service.semantic)
         service.embedder.start()
+        writer.after_update.append(service.embedder.nudge)
         if pusher:
             pusher.start()
         yield

@@ -173,6 +173,8 @@ class Engine:
         except EmbedError as exc:
             self._failed(exc)
             raise
+        if self.error is not None and self.state != "building":
+            self.error, self._status_cache = None, None  # it answers again
         return vec[0]
 
     def nearest(self, text: str, want: int) -> list[tuple[int, float]]:
