@@ -59,10 +59,38 @@ def read_safetensors(path: Path) -> dict[str, Any]:
         dtype = _DTYPES.get(info.get("dtype"))
         if dtype is None:
             raise EmbedError(f"{path.name}: tensor {name} has dtype {info.get('dtype')}, not one of {', '.join(_DTYPES)}")
-        start, end = info["data_offsets"]
-        arr = np.frombuffer(raw[base + start : base + end], dtype=dtype)
-        out[name] = arr.reshape(info["shape"])
+        try:
+            start, end = info["data_offsets"]
+            arr = np.frombuffer(raw[base + start : base + end], dtype=dtype)
+            out[name] = arr.reshape(info["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise EmbedError(f"{path.name}: tensor {name} does not fit its header (truncated or damaged)") from None
     return out
+
+
+def write_safetensors(path: Path, tensors: dict[str, Any]) -> None:
+    """Write numpy arrays as a safetensors file (the layout ``read_safetensors`` reads)."""
+    names = {"int8": "I8", "float32": "F32", "float16": "F16"}
+    header: dict[str, Any] = {}
+    blobs: list[bytes] = []
+    offset = 0
+    for name in sorted(tensors):
+        arr = tensors[name]
+        data = arr.tobytes(order="C")
+        header[name] = {"dtype": names[str(arr.dtype)], "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    raw = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
+
+
+def write_manifest(directory: Path, name: str, dimension: int, extra: dict[str, Any] | None = None) -> None:
+    """``agtail-model.json`` naming every other file of ``directory`` with its sha256."""
+    files = {p.name: sha256_of(p) for p in sorted(directory.iterdir()) if p.is_file() and p.name != MANIFEST}
+    doc = {"name": name, "dimension": dimension, "files": files, **(extra or {})}
+    (directory / MANIFEST).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 class StaticModel:
