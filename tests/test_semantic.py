@@ -177,7 +177,7 @@ def test_another_model_empties_the_store_and_rebuilds(tmp_path: Path, toy_regist
 
 
 def test_events_the_index_dropped_are_forgotten(tmp_path: Path, toy_registry: Any) -> None:
-    svc, emb = _service(tmp_path)
+    svc, _ = _service(tmp_path)
     try:
         svc.call("embeddings.build", {})
         (tmp_path / "root" / "chart.jsonl").unlink()
@@ -325,3 +325,19 @@ def test_the_index_is_attached_read_only(tmp_path: Path, toy_registry: Any) -> N
             db.execute("DELETE FROM idx.events")
     finally:
         svc.close()
+
+
+def test_without_settings_search_imports_nothing_of_it(tmp_path: Path, corpus: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from agtaild.cli import main; rc = main(sys.argv[1:]);"
+        "bad = sorted(m for m in sys.modules if m == 'numpy' or m.startswith(('agtaild.semantic', 'tokenizers')));"
+        "print(bad); sys.exit(rc)"
+    )
+    root = f"claude-code={corpus / 'claude-code' / 'spotter' / 'projects'}"
+    out = subprocess.run([sys.executable, "-c", code, "--data-dir", str(tmp_path / "d"), "--no-daemon", "--only-roots",
+                          "--root", root, "search", "test"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -71,7 +71,7 @@ def test_a_hanging_endpoint_times_out(endpoint: FakeEndpoint) -> None:
     emb = _embedder(endpoint, timeout=0.3)
     endpoint.behaviour = "hang"
     started = time.monotonic()
-    with pytest.raises(EmbedError, match="did not answer within 0.3 s"):
+    with pytest.raises(EmbedError, match=r"did not answer within 0\.3 s"):
         emb.embed(["x"])
     assert time.monotonic() - started < 5 and len(endpoint.requests) == 3
 
@@ -118,3 +118,33 @@ def test_end_to_end_through_the_service(endpoint: FakeEndpoint, tmp_path: Path, 
         endpoint.release.set()
     finally:
         svc.close()
+
+
+@pytest.mark.parametrize(("behaviour", "status", "why"), [
+    ("ok", "ok", "1 of 1 events embedded"),
+    ("error500", "warn", "HTTP 500"),
+    ("wrong_dimension", "warn", "dimension 63, expected 64"),
+    ("nan", "warn", "NaN"),
+    ("stopped", "warn", "unreachable"),
+])
+def test_doctor_says_what_is_wrong(endpoint: FakeEndpoint, tmp_path: Path, toy_registry: Any, behaviour: str,
+                                   status: str, why: str) -> None:
+    from agtaild.cli.doctor_semantic import semantic_check
+
+    root = tmp_path / "root"
+    write_session(root / "a.jsonl", [toy_line(t="meta", id="a", cwd="/p"),
+                                     toy_line(t="msg", role="user", text="hello there", ts="2024-01-01T00:00:00Z")])
+    cfg = toy_config(tmp_path, root)
+    assert semantic_check(cfg)["status"] == "info"
+    svc = Service(cfg)
+    svc.update_index()
+    Path(cfg.data_dir, "semantic.json").write_text(json.dumps(
+        {"backend": "openai", "url": endpoint.url, "model": "fake", "dimension": 64, "timeout": 0.5}))
+    svc.call("embeddings.build", {})
+    svc.close()
+    if behaviour == "stopped":
+        endpoint.stop()
+    else:
+        endpoint.behaviour = behaviour
+    check = semantic_check(cfg)
+    assert check["status"] == status and why in check["message"], check

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agtaild.semantic.embedders import EmbedError, Embedder
+from agtaild.semantic.embedders import Embedder, EmbedError
 from agtaild.semantic.settings import Settings
 
 

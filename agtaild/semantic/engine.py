@@ -23,7 +23,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.semantic.backends import open_embedder
-from agtaild.semantic.embedders import EmbedError, Embedder
+from agtaild.semantic.embedders import Embedder, EmbedError
 from agtaild.semantic.knn import Matrix
 from agtaild.semantic.settings import Settings, load_settings, settings_path
 from agtaild.semantic.store import FILE_NAME, VectorStore

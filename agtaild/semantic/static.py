@@ -29,7 +29,7 @@ from agtaild.semantic.embedders import EmbedError, need_numpy
 MANIFEST = "agtail-model.json"
 REQUIRED = ("tokenizer.json", "model.safetensors")
 MAX_TOKENS = 512
-_DTYPES = {"I8": "int8", "F32": "float32", "F16": "float16"}
+_DTYPES = {"I8": "int8", "F32": "float32", "F16": "float16", "I64": "int64"}
 
 
 def sha256_of(path: Path) -> str:

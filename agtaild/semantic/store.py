@@ -149,13 +149,15 @@ class VectorStore:
 
     def add(self, seen: Sequence[tuple[int, int, int]], chunks: Sequence[tuple[int, int]], vectors: Any) -> None:
         """Record events looked at, and the vectors of their chunks ((event id, chunk no) each)."""
-        q, scale = quantize(vectors) if len(chunks) else (None, None)
+        rows: list[tuple[int, int, float, bytes]] = []
+        if chunks:
+            q, scale = quantize(vectors)
+            rows = [(eid, n, float(scale[i]), q[i].tobytes()) for i, (eid, n) in enumerate(chunks)]
         with self.lock, self._write():
             self.db.executemany("INSERT OR REPLACE INTO seen (event_id, session_id, seq) VALUES (?, ?, ?)", seen)
-            if chunks:
+            if rows:
                 self.db.executemany(
-                    "INSERT INTO chunks (event_id, chunk, scale, vec) VALUES (?, ?, ?, ?)",
-                    [(eid, n, float(scale[i]), q[i].tobytes()) for i, (eid, n) in enumerate(chunks)],
+                    "INSERT INTO chunks (event_id, chunk, scale, vec) VALUES (?, ?, ?, ?)", rows
                 )
 
     # -- counts ---------------------------------------------------------------------------
