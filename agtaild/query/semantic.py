@@ -48,13 +48,24 @@ def default_mode(svc: Any) -> tuple[str, str | None]:
     return "phrase", f"{why}: full-text ranking"
 
 
+#: Words too common to rank by: in an any-of-the-words query they match nearly every event,
+#: and their noise outweighed the vector ranking in the fusion (bench/RESULTS.md).
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have how i in into is it its "
+    "me my no not of on or our so that the their them then there these they this to too us was we were "
+    "what when where which while who why will with would you your".split()
+)
+
+
 def _or_query(q: str) -> Any:
-    """The query as full-text words, any of them (the full-text side of hybrid)."""
+    """The query as full-text words, any of them, common words left out (the full-text side
+    of hybrid); the query as it is when it has nothing else."""
     import msgspec
 
     from agtaild.index.text import compile_query
 
-    base = compile_query(q, "words")
+    kept = [w for w in q.split() if w.lower().strip(".,;:!?'\"()") not in STOPWORDS]
+    base = compile_query(" ".join(kept) or q, "words")
     if not base.words:
         return base
     return msgspec.structs.replace(base, words=" OR ".join(base.words.split(" AND ")), wide=[])
