@@ -51,9 +51,7 @@ def default_mode(svc: Any) -> tuple[str, str | None]:
 #: Words too common to rank by: in an any-of-the-words query they match nearly every event,
 #: and their noise outweighed the vector ranking in the fusion (bench/RESULTS.md).
 STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have how i in into is it its "
-    "me my no not of on or our so that the their them then there these they this to too us was we were "
-    "what when where which while who why will with would you your".split()
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your"]
 )
 
 
