@@ -325,7 +325,7 @@ def paths() -> dict[str, Any]:
             if has_path or route.method in ("resume.command", "machines.list")
             else (400, 401, 403)
         )
-        if route.method == "resume.command":
+        if route.method in ("resume.command", "search"):  # search: semantic mode, no model (docs/semantic.md)
             errors = (*errors, 409)
         op = _json_op(route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors)
         op["description"] = f"JSON-RPC method `{route.method}`."
