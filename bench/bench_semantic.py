@@ -7,7 +7,7 @@
 queries, the matrix already in memory, as in a running daemon), the store's size per 100k
 chunks, and with ``--model`` the local model's embedding throughput on sample texts.
 
-``quality``: tests/corpus/semantic/queries.json — a synthetic index of sessions, each with a
+``quality``: bench/semantic_queries.json — a synthetic index of sessions, each with a
 paraphrased query written without the session's distinctive words — indexed in a temporary data
 dir; recall@5 (the target session among the first five sessions found) for full-text (phrase,
 and words), semantic and hybrid search. Temporary HOME and data dir; no agent directory is read.
@@ -28,7 +28,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-QUERIES = REPO / "tests" / "corpus" / "semantic" / "queries.json"
+#: Written for agtail (issue #31): no real transcript. Beside the bench, not in tests/corpus,
+#: whose every file the adapters' corpus tests read.
+QUERIES = REPO / "bench" / "semantic_queries.json"
 
 
 def cost(rows: int, model_dir: Path | None) -> dict[str, Any]:
