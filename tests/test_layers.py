@@ -171,6 +171,12 @@ def forbidden(importer: str, imported: str) -> str | None:
         return "nothing imports the CLI"
     if under(imported, "agtaild.daemon") and not under(importer, "agtaild.daemon"):
         return "nothing imports the daemon"
+    if under(importer, "agtaild.index", "agtaild.store") and under(imported, "agtaild.semantic"):
+        return "the full-text index never waits on search by meaning: it never imports it"
+    if under(importer, "agtaild.semantic") and under(
+        imported, "agtaild.query", "agtaild.pg", "agtaild.api", "agtaild.mcp", "agtaild.share", "agtaild.daemon", "agtaild.cli"
+    ):
+        return "search by meaning sits beside the index: it never imports the query layer or above"
     if under(importer, "agtaild.autostart") and not (under(imported, "agtaild.autostart", "agtaild.config") or imported in FOUNDATION):
         return "the service installers import only the foundation"
     return None
@@ -212,6 +218,8 @@ def test_no_arrow_crosses_a_layer_the_wrong_way() -> None:
         ("agtaild.provenance.records", "agtaild.index.codec"),
         ("agtaild.index.prepare", "agtaild.provenance.history"),
         ("agtaild.provenance.history", "agtaild.query.methods"),
+        ("agtaild.index.update", "agtaild.semantic.engine"),
+        ("agtaild.semantic.engine", "agtaild.query.service"),
     ],
 )
 def test_the_rules_catch_wrong_arrows(importer: str, imported: str) -> None:
@@ -232,7 +240,7 @@ def test_forks_are_allowed_and_cycles_are_found(tmp_path: Path) -> None:
 
 
 def test_every_package_states_its_layer_rule() -> None:
-    for pkg in ("adapters", "adapters.kit", "api", "autostart", "daemon", "index", "provenance", "query", "share", "store.archive", "userstate"):
+    for pkg in ("adapters", "adapters.kit", "api", "autostart", "daemon", "index", "provenance", "query", "semantic", "share", "store.archive", "userstate"):
         doc = ast.get_docstring(ast.parse((PACKAGE / pkg.replace(".", "/") / "__init__.py").read_text())) or ""
         assert "Layer rule" in doc, pkg
 

@@ -128,10 +128,47 @@ def schemas() -> dict[str, Any]:
             ),
             "SearchHit": {
                 "type": "object",
-                "properties": {"session": _ref("Session"), "event": _ref("Event"), "snippet": {"type": "string"}},
+                "properties": {
+                    "session": _ref("Session"),
+                    "event": _ref("Event"),
+                    "snippet": {"type": "string"},
+                    "found_by": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["full-text", "semantic"]},
+                        "description": "semantic / hybrid modes: the rankings that found this hit",
+                    },
+                },
                 "required": ["session", "event", "snippet"],
             },
-            "SearchResult": _page("hits", _ref("SearchHit")),
+            "SearchResult": _with(
+                _with(
+                    _page("hits", _ref("SearchHit")),
+                    "mode",
+                    {"type": "string", "description": "semantic / hybrid: the mode the hits were ranked in"},
+                ),
+                "note",
+                {"type": "string", "description": "one line: why the ranking is not the one asked or expected"},
+            ),
+            "EmbeddingsStatus": _ok(
+                {
+                    "enabled": {"type": "boolean"},
+                    "backend": {"type": "string", "enum": ["off", "static", "openai"]},
+                    "state": {"type": "string", "enum": ["off", "idle", "building", "error"]},
+                    "error": _nullable({"type": "string"}),
+                    "model": _nullable({"type": "string"}),
+                    "dimension": _nullable({"type": "integer"}),
+                    "events": {"type": "integer"},
+                    "events_embedded": {"type": "integer"},
+                    "coverage": {"type": "number", "minimum": 0, "maximum": 1},
+                    "chunks": {"type": "integer"},
+                    "rate": _nullable({"type": "number", "description": "texts per second of the last build"}),
+                    "store_bytes": {"type": "integer"},
+                    "healthy": {"type": "boolean"},
+                    "ready": {"type": "boolean", "description": "healthy and every event embedded: hybrid is the default"},
+                    "retry_in": {"type": "integer", "description": "seconds until the embedder tries again"},
+                },
+                ["enabled", "backend", "state", "healthy", "ready"],
+            ),
             "Stats": _ok(
                 {
                     "totals": _ref("Usage"),
@@ -303,6 +340,7 @@ RESULT_SCHEMA = {
     "projects.list": "ProjectList",
     "secrets.list": "SecretList",
     "files.history": "FileHistory",
+    "embeddings.status": "EmbeddingsStatus",
 }
 
 
@@ -398,7 +436,7 @@ def paths() -> dict[str, Any]:
             if has_path or route.method in ("resume.command", "machines.list")
             else (400, 401, 403)
         )
-        if route.method == "resume.command":
+        if route.method in ("resume.command", "search"):  # search: semantic mode, no model (docs/semantic.md)
             errors = (*errors, 409)
         op = _json_op(route.operation_id, method.summary, RESULT_SCHEMA[route.method], _parameters(method), errors)
         op["description"] = f"JSON-RPC method `{route.method}`."

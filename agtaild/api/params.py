@@ -235,8 +235,9 @@ def _s(name: str, description: str, **kw: Any) -> Param:
 
 def _search_modes() -> tuple[str, ...]:
     from agtaild.index.text import MODES
+    from agtaild.query.semantic import MODES as MEANING
 
-    return tuple(MODES)
+    return (*MODES, *MEANING)
 
 
 def _stats_groupings() -> tuple[str, ...]:
@@ -334,7 +335,13 @@ METHOD_TABLE: dict[str, Method] = {
                 _PROJECT,
                 _SINCE,
                 _UNTIL,
-                Param("mode", "enum", "how q matches (default phrase)", choices=_search_modes()),
+                Param(
+                    "mode",
+                    "enum",
+                    "how q matches: full-text modes, or semantic / hybrid (by meaning; docs/semantic.md). "
+                    "Default phrase, or hybrid once the vectors cover the whole index",
+                    choices=_search_modes(),
+                ),
                 _IMPORTED,
                 _COLLECTION,
                 _HAS_SECRET,
@@ -444,6 +451,12 @@ METHOD_TABLE: dict[str, Method] = {
         ),
         Method("machines.list", "Team server: the machines that push into it"),
         Method("index.update", "Bring the index up to date now", (Param("full", "boolean", "re-read everything"),)),
+        Method("embeddings.status", "Search by meaning: backend, model, coverage, speed and health"),
+        Method(
+            "embeddings.build",
+            "Embed what is not embedded yet (a daemon wakes its embedder; wait: build in this request)",
+            (Param("wait", "boolean", "build now, in this request, and answer when done"),),
+        ),
     )
 }
 

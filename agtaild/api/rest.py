@@ -42,6 +42,7 @@ ROUTES: tuple[Route, ...] = (
     Route(f"{API}/projects", "projects.list", "listProjects"),
     Route(f"{API}/secrets", "secrets.list", "listSecrets"),
     Route(f"{API}/files/history", "files.history", "getFileHistory"),
+    Route(f"{API}/embeddings", "embeddings.status", "getEmbeddingsStatus"),
 )
 
 

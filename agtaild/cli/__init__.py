@@ -47,6 +47,7 @@ COMMAND_MODULES: list[str] = [
     "agtaild.cli.report",
     "agtaild.cli.secrets",
     "agtaild.cli.provenance",
+    "agtaild.cli.embeddings",
 ]
 
 #: The module that registers each command, so that a command line naming one builds only
@@ -70,6 +71,7 @@ COMMANDS: dict[str, str] = {
     "report": "agtaild.cli.report",
     "secrets": "agtaild.cli.secrets",
     **dict.fromkeys(("history", "blame"), "agtaild.cli.provenance"),
+    "embeddings": "agtaild.cli.embeddings",
 }
 
 #: Global options that take a value (and the flags that do not), as the command line may give

@@ -209,6 +209,9 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
     pins_check = archive_pins_check(archive)
     if pins_check is not None:
         checks.append(pins_check)
+    from agtaild.cli.doctor_semantic import semantic_check
+
+    checks.append(semantic_check(config))
     checks.extend(claude_checks(config, archive_on))
     checks.extend(gemini_checks(home, archive_on))
     checks.extend(import_checks(config))

@@ -84,6 +84,8 @@ def hits(doc: dict[str, Any], style: Style, width: int | None = None) -> str:
             f"/{ev['role']}" if ev.get("role") else ""
         )
         where += branch_note(ev)
+        if hit.get("found_by"):  # semantic / hybrid: which ranking found it
+            where += f" [{'+'.join(hit['found_by'])}]"
         meta = f"{local_time(ev.get('ts'))}  {s.get('project') or '-'}  "
         title = one_line(s.get("title"), 60 if width is None else None)
         snippet = hit.get("snippet") or ""

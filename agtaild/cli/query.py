@@ -75,11 +75,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument(
         "--mode",
-        choices=("phrase", "prefix", "words", "regex"),
-        default="phrase",
+        choices=("phrase", "prefix", "words", "regex", "semantic", "hybrid"),
         help="phrase (default): the words in order; prefix: the last word may be unfinished; "
         "words: all words, any order (at most 32); regex: an RE2 regular expression (Python syntax "
-        "without backreferences or lookaround; a scan). A search stops after 10 s",
+        "without backreferences or lookaround; a scan); semantic: by meaning (agtail embeddings); "
+        "hybrid: full-text and meaning fused (the default once the vectors cover the index). "
+        "A search stops after 10 s",
     )
     p.add_argument(
         "--limit", type=int, default=20, metavar="N", help="how many hits (default 20, at most 1000)"
@@ -418,6 +419,8 @@ def cmd_search(ctx: Any) -> int:
     if ctx.json:
         ctx.out_json(doc)
         return 0
+    if doc.get("note"):
+        ctx.err(f"agtail: {doc['note']}")
     if not doc["hits"]:
         ctx.err("agtail: no matches")
         return 0

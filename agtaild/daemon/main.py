@@ -288,7 +288,10 @@ async def local_parts(
         if service.index.replaced():  # deleted or swapped under us: say so, and rebuild now
             storage.update(state="rebuilding", message="the index file was deleted or replaced; rebuilding it")
             writer.note((), gone_dirs=(str(config.index_path),))
-        extra = {"pg_push": pusher.status()} if pusher else {}
+        extra: dict[str, Any] = {"pg_push": pusher.status()} if pusher else {}
+        engine = service.semantic
+        if engine is not None:  # search by meaning, when configured: its build and health
+            extra["embeddings"] = engine.status(fresh=False)
         return {"pid": os.getpid(), **state, "index": writer.status(), "watch": watcher.status(),
                 "storage": storage, "progress": writer.progress(), **extra}
 
@@ -310,9 +313,16 @@ async def local_parts(
 
         arming = asyncio.ensure_future(arm())
         writer.start(after=armed)
+        from agtaild.semantic.engine import Background
+
+        # Search by meaning's embedder: its own thread, lowest priority, idle unless configured.
+        service.embedder = Background(lambda: service.semantic)
+        service.embedder.start()
+        writer.after_update.append(service.embedder.nudge)
         if pusher:
             pusher.start()
         yield
+        await asyncio.to_thread(service.embedder.stop)  # a batch in flight is committed or dropped
         await writer.stop()  # the update in flight finishes and is committed
         if pusher:
             await pusher.stop()

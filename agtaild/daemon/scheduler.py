@@ -66,6 +66,9 @@ class IndexWriter:
     ) -> None:
         self.service = service
         self.hub = hub
+        #: Called (on the loop, cheap calls only) after an update that changed sessions: search
+        #: by meaning's embedder is woken here.
+        self.after_update: list[Callable[[], None]] = []
         self.debounce = debounce
         self.max_delay = max_delay
         self.rescan_interval = rescan_interval
@@ -262,6 +265,9 @@ class IndexWriter:
         changed = report.get("changed") or []
         self.last_report = {k: v for k, v in report.items() if k != "changed"} | {"changed": len(changed)}
         await self.hub.publish(changed)
+        if changed:
+            for after in self.after_update:
+                after()
         return report
 
     def _update_blocking(self, full: bool, paths: list[str] | None) -> dict[str, Any]:

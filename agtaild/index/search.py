@@ -125,10 +125,20 @@ def search(
     the page alone: ranking a common word touches every event that has it."""
     if query.empty:
         return {"hits": [], "next": None}
+    return _page(db, pricing, query, ranked_rows(db, query, scope, limit=limit, after=after), limit)
+
+
+def ranked_rows(
+    db: sqlite3.Connection, query: Query, scope: SearchScope, *, limit: int, after: tuple[float, int] | None = None
+) -> list[Any]:
+    """Up to ``limit`` + 1 (event id, score) rows in rank order (lower scores first), the
+    page's hits still to be made (``hits``): hybrid search fuses these with the vector ranking."""
+    if query.empty:
+        return []
     where, args, uses_sessions = scope.event_sql()
     rows = _one_phrase_page(db, query, where, args, uses_sessions, limit=limit, after=after)
     if rows is not None:
-        return _page(db, pricing, query, rows, limit)
+        return rows
     wide_expr, short = _wide_conditions(query)
     if query.regex is not None:
         compile_regex(query.regex)  # a clear error before any row is scanned
@@ -181,7 +191,7 @@ def search(
         matches_sql += f" ORDER BY {rowid} DESC LIMIT {RANK_WINDOW}"
     sql = f"SELECT id, score FROM ({matches_sql}){page} ORDER BY score, id LIMIT ?"
     args += [*after_args, limit + 1]
-    return _page(db, pricing, query, _run(db, sql, args), limit)
+    return _run(db, sql, args)
 
 
 def _run(db: sqlite3.Connection, sql: str, args: list[Any]) -> list[Any]:
@@ -289,7 +299,34 @@ def _phrase_snippet(pattern: list[re.Pattern[str]] | None, texts: list[str | Non
     return None
 
 
-def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any]) -> list[dict[str, Any]]:
+def hits(
+    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], *, extra: dict[int, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The hit documents of ``rows`` ((event id, score) pairs, in the order given), each with
+    ``extra[event id]``'s fields added; events gone from the index are left out."""
+    return _hits(db, pricing, query, rows, extra)
+
+
+def filter_events(db: sqlite3.Connection, scope: SearchScope, ids: list[int]) -> set[int]:
+    """Those of ``ids`` that the scope's filters keep (ranked elsewhere, filtered here)."""
+    where, args, uses_sessions = scope.event_sql()
+    if not ids:
+        return set()
+    if not where:
+        return set(ids)
+    joins = " JOIN sessions s ON s.id = e.session_id" if uses_sessions else ""
+    kept: set[int] = set()
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT e.id FROM events e{joins} WHERE e.id IN ({marks}) AND {' AND '.join(where)}"
+        kept.update(r[0] for r in _run(db, sql, [*part, *args]))
+    return kept
+
+
+def _hits(
+    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], extra: dict[int, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     if not rows:
         return []
     ids = [r[0] for r in rows]
@@ -309,6 +346,8 @@ def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[
     pattern = compile_regex(query.regex) if query.regex is not None else None
     hits = []
     for eid, _score in rows:
+        if eid not in events:
+            continue  # ranked from the vector store, gone from the index since
         session_id, data, text, tool_input, tool_result, moved = events[eid]
         snip = made.get(eid) or snippets.get(eid)
         if snip:
@@ -324,6 +363,7 @@ def _hits(db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[
                 "session": sessions[session_id],
                 "event": event_doc(data, text, tool_result, moved),
                 "snippet": snippet,
+                **(extra or {}).get(eid, {}),
             }
         )
     return hits

@@ -130,7 +130,9 @@ def _more(doc: dict[str, Any]) -> str | None:
 
 def search_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
     params = _pick(args, "agent", "project", "cwd", "since", "kind", "cursor")
-    params.update(q=args["query"], limit=args["limit"], mode=args["mode"])
+    params.update(q=args["query"], limit=args["limit"])
+    if args.get("mode"):
+        params["mode"] = args["mode"]
     doc = call("search", params)
     return render.hits(doc, query=args["query"], more=_more(doc))
 
@@ -239,10 +241,11 @@ TOOLS: list[Tool] = [
                 "since": _SINCE,
                 "kind": _string("only events of this kind", enum=_KINDS),
                 "mode": _string(
-                    "phrase (default), prefix (last word may be unfinished), words (all words, any order), "
-                    "regex (a Python regular expression; slow)",
-                    enum=["phrase", "prefix", "words", "regex"],
-                    default="phrase",
+                    "phrase, prefix (last word may be unfinished), words (all words, any order), "
+                    "regex (a Python regular expression; slow), semantic (by meaning, when embeddings are "
+                    "built), hybrid (full-text and meaning fused). Default: phrase, or hybrid once the "
+                    "vectors cover the index",
+                    enum=["phrase", "prefix", "words", "regex", "semantic", "hybrid"],
                 ),
                 "limit": _integer("how many matches", 10, 1, 100),
                 "cursor": _CURSOR,

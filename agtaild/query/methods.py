@@ -19,6 +19,7 @@ from agtaild.config import Config
 from agtaild.errors import NotFound, UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
+from agtaild.query import semantic
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
 from agtaild.query.secrets import apply_has_secret, secrets_allow, secrets_list, secrets_unallow
 
@@ -184,7 +185,10 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     )
     q = p.text("q", required=True, allow_empty=True)
     assert q is not None
-    mode = p.choice("mode", MODES, "phrase") or "phrase"
+    mode = p.choice("mode", (*MODES, *semantic.MODES))
+    note = None
+    if mode is None:
+        mode, note = semantic.default_mode(svc)
     kind = p.choice("kind", EVENT_KINDS)
     session_id = None
     ref = p.text("session", max_len=1000)
@@ -212,20 +216,25 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     scope.only_refs, scope.without_refs = state_refs(store, p)
     apply_has_secret(svc, p, scope)
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
-    after = p.number_cursor("search", 2)
-    from agtaild.index.budget import time_budget
+    if mode in semantic.MODES:
+        doc = semantic.search(svc, q, mode, scope, limit=limit, cursor=p.number_cursor(semantic.CURSOR_TAG, 1))
+    else:
+        from agtaild.index.budget import time_budget
 
-    query = compile_query(q, mode)
-    db = svc._reader()
-    with time_budget(db):
-        doc = run_search(
-            db,
-            svc.pricing(),
-            query,
-            scope,
-            limit=limit,
-            after=(float(after[0]), int(after[1])) if after else None,
-        )
+        after = p.number_cursor("search", 2)
+        query = compile_query(q, mode)
+        db = svc._reader()
+        with time_budget(db):
+            doc = run_search(
+                db,
+                svc.pricing(),
+                query,
+                scope,
+                limit=limit,
+                after=(float(after[0]), int(after[1])) if after else None,
+            )
+    if note:
+        doc["note"] = note
     annotate(store, [h["session"] for h in doc["hits"]])
     return doc
 
@@ -395,4 +404,6 @@ METHODS: dict[str, Method] = {
     "secrets.allow": secrets_allow,
     "secrets.unallow": secrets_unallow,
     "files.history": files_history,
+    "embeddings.status": semantic.status,
+    "embeddings.build": semantic.build,
 }

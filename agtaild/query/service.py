@@ -46,6 +46,9 @@ class Service:
         self._probe_lock = threading.Lock()
         self.index = IndexKeeper(Path(config.data_dir), config.index_path)
         self._state: Any = None
+        self._semantic: Any = None
+        #: The daemon's background embedder (agtaild.semantic.engine.Background), if it runs one.
+        self.embedder: Any = None
         #: Called (from any thread) after the index was repaired, instead of refilling it
         #: inline: the daemon points it at its writer, so a request never waits for a rebuild.
         self.on_repaired: Callable[[], None] | None = None
@@ -61,6 +64,20 @@ class Service:
 
             self._state = UserState(self.config.data_dir)
         return self._state
+
+    @property
+    def semantic(self) -> Any:
+        """Search by meaning (agtaild.semantic.engine.Engine) once ``semantic.json`` exists in
+        the data dir, else None: nothing of it is imported or opened until then."""
+        if self._semantic is None:
+            from agtaild.semantic.settings import settings_path
+
+            if not settings_path(self.config.data_dir).exists():
+                return None
+            from agtaild.semantic.engine import Engine
+
+            self._semantic = Engine(self.config.data_dir, self.config.index_path)
+        return self._semantic
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -221,6 +238,10 @@ class Service:
 
     def close(self) -> None:
         self._closed = True
+        if self.embedder is not None:
+            self.embedder.stop()
+        if self._semantic is not None:
+            self._semantic.close()
         if self._state is not None:
             self._state.close()
         with self._probe_lock:

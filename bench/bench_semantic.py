@@ -1,0 +1,155 @@
+"""What search by meaning costs on this machine (issue #31), and how well it finds (recall@5).
+
+    python bench/bench_semantic.py cost [--rows 200000] [--model DIR]
+    python bench/bench_semantic.py quality --model DIR
+
+``cost``: exact kNN over an int8 store of ``--rows`` random unit vectors (256-d; p50/p95 of 50
+queries, the matrix already in memory, as in a running daemon), the store's size per 100k
+chunks, and with ``--model`` the local model's embedding throughput on sample texts.
+
+``quality``: bench/semantic_queries.json — a synthetic index of sessions, each with a
+paraphrased query written without the session's distinctive words — indexed in a temporary data
+dir; recall@5 (the target session among the first five sessions found) for full-text (phrase,
+and words), semantic and hybrid search. Temporary HOME and data dir; no agent directory is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+#: Written for agtail (issue #31): no real transcript. Beside the bench, not in tests/corpus,
+#: whose every file the adapters' corpus tests read.
+QUERIES = REPO / "bench" / "semantic_queries.json"
+
+
+def cost(rows: int, model_dir: Path | None) -> dict[str, Any]:
+    import numpy as np
+
+    from agtaild.semantic.knn import Matrix
+    from agtaild.semantic.store import VectorStore
+
+    dim = 256
+    rng = np.random.default_rng(1)
+    out: dict[str, Any] = {"rows": rows, "dimension": dim}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = VectorStore(Path(tmp) / "v.sqlite3", Path(tmp) / "index.sqlite3")
+        store.use_model("bench", dim)
+        started = time.perf_counter()
+        for start in range(0, rows, 10_000):
+            n = min(10_000, rows - start)
+            vecs = rng.normal(size=(n, dim)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            ids = range(start, start + n)
+            store.add([(i, i // 50, i % 50) for i in ids], [(i, 0) for i in ids], vecs)
+        out["write_seconds"] = round(time.perf_counter() - started, 2)
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        out["store_bytes_per_100k_chunks"] = int(store.size_bytes() * 100_000 / rows)
+        matrix = Matrix()
+        started = time.perf_counter()
+        matrix.refresh(store, dim)
+        out["load_seconds"] = round(time.perf_counter() - started, 2)
+        times = []
+        for _ in range(50):
+            q = rng.normal(size=dim).astype(np.float32)
+            q /= np.linalg.norm(q)
+            t = time.perf_counter()
+            matrix.nearest_events(q, 100)
+            times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        out["knn_ms_p50"] = round(statistics.median(times), 1)
+        out["knn_ms_p95"] = round(times[int(len(times) * 0.95) - 1], 1)
+        store.close()
+    if model_dir is not None:
+        from agtaild.semantic.static import StaticModel
+
+        model = StaticModel.load(model_dir)
+        doc = json.loads(QUERIES.read_text())
+        texts = [m for s in doc["sessions"] for m in s["messages"]] * 20
+        started = time.perf_counter()
+        for start in range(0, len(texts), 256):
+            model.embed(texts[start : start + 256])
+        out["model"] = model.model_id
+        out["texts_per_second"] = round(len(texts) / (time.perf_counter() - started))
+    return out
+
+
+def quality(model_dir: Path) -> dict[str, Any]:
+    from agtaild.config import Config, RootSpec
+    from agtaild.query.service import Service
+
+    doc = json.loads(QUERIES.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["HOME"] = tmp
+        root = Path(tmp) / "projects" / "-work-app"
+        root.mkdir(parents=True)
+        for n, s in enumerate(doc["sessions"]):
+            lines = []
+            for i, text in enumerate(s["messages"]):
+                role = "user" if i % 2 == 0 else "assistant"
+                content: Any = text if role == "user" else [{"type": "text", "text": text}]
+                lines.append(json.dumps({
+                    "type": role, "sessionId": s["id"], "uuid": f"{s['id']}-{i}", "cwd": "/work/app",
+                    "timestamp": f"2025-03-{1 + n % 28:02d}T10:{i:02d}:00Z",
+                    "message": {"role": role, "content": content},
+                }))
+            (root / f"{s['id']}.jsonl").write_text("\n".join(lines) + "\n")
+        data = Path(tmp) / "data"
+        cfg = Config(data_dir=str(data), roots=[RootSpec("claude-code", str(Path(tmp) / "projects"))], archive=False)
+        svc = Service(cfg)
+        svc.update_index()
+        (data / "semantic.json").write_text(json.dumps({"backend": "static", "model_dir": str(model_dir)}))
+        started = time.perf_counter()
+        status = svc.call("embeddings.build", {})
+        build_s = time.perf_counter() - started
+        found: dict[str, int] = {}
+        latency: dict[str, list[float]] = {}
+        for mode in ("phrase", "words", "semantic", "hybrid"):
+            found[mode] = 0
+            latency[mode] = []
+            for q in doc["queries"]:
+                t = time.perf_counter()
+                # reveal: the search alone (masking every answer is measured in RESULTS.md already)
+                hits = svc.call("search", {"q": q["query"], "mode": mode, "limit": 20}, reveal=True)["hits"]
+                latency[mode].append((time.perf_counter() - t) * 1000)
+                top: list[str] = []
+                for h in hits:
+                    if h["session"]["id"] not in top:
+                        top.append(h["session"]["id"])
+                found[mode] += q["target"] in top[:5]
+        svc.close()
+    total = len(doc["queries"])
+    return {
+        "sessions": len(doc["sessions"]), "queries": total, "events": status["events"],
+        "build_seconds": round(build_s, 2),
+        "recall_at_5": {m: round(v / total, 3) for m, v in found.items()},
+        "found": found,
+        "query_ms_p95": {m: round(sorted(v)[int(len(v) * 0.95) - 1], 1) for m, v in latency.items()},
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=("cost", "quality"))
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--model", type=Path)
+    args = ap.parse_args()
+    if args.what == "quality" and args.model is None:
+        ap.error("quality needs --model DIR")
+    result = cost(args.rows, args.model) if args.what == "cost" else quality(args.model)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
