@@ -161,11 +161,11 @@ def by_hour(
     # Events per quarter: from the writer's counts (agtaild.index.quarters) when the bounds are
     # whole quarters (dates and hours always are), else by counting the events themselves.
     bounds = [b.epoch for b in (since, until) if b is not None]
-    if quarters.answers(bounds):
-        per_quarter = quarters.counts(
-            db, agent=agent, project=project, picked=picked,
-            since=since.epoch if since is not None else None, until=until.epoch if until is not None else None,
-        )  # fmt: skip
+    rolled = quarters.answers(bounds)
+    over: dict[str, Any] = {"agent": agent, "project": project, "picked": picked,
+            "since": since.epoch if since is not None else None, "until": until.epoch if until is not None else None}  # fmt: skip
+    if rolled:
+        per_quarter = quarters.counts(db, **over)
     else:
         clause, args = _where(agent, project, since, until, "e.epoch", picked)
         per_quarter = db.execute(
@@ -179,11 +179,8 @@ def by_hour(
     # Tokens are summed per (local weekday, hour, model, long-context flag) and each sum priced
     # once, in that order, as a GROUP BY on the local time would.
     groups: dict[tuple[str, str, str | None, int], list[int]] = {}
-    if quarters.answers(bounds):
-        usage_rows = quarters.usage_counts(
-            db, agent=agent, project=project, picked=picked,
-            since=since.epoch if since is not None else None, until=until.epoch if until is not None else None,
-        )  # fmt: skip
+    if rolled:
+        usage_rows = quarters.usage_counts(db, **over)
     else:
         clause, args = _where(agent, project, since, until, "u.epoch", picked)
         usage_rows = db.execute(
