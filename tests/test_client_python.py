@@ -228,9 +228,12 @@ def test_follow_gives_new_events_and_resumes_with_last_event_id(daemon: DaemonPr
     assert resumed.next()["seq"] == second["seq"]
     append(path, claude_user_line(sid, "third line")[0])
     assert "third line" in resumed.next()["text"] and "third line" in whole.next()["text"]
-    # The session goes away: the stream ends.
+    # The agent deletes the file: the archive's copy stands in, the same session, and the
+    # stream follows it there (nothing repeated, nothing ended).
     path.unlink()
-    assert isinstance(whole.next(), StopIteration)
+    wait_until(lambda: c.session("claude-code", sid)["archived"], 30, "the archived copy listed")
+    with pytest.raises(queue.Empty):
+        whole.next(timeout=1.5)
 
 
 def test_changes_say_reset_then_what_changed(daemon: DaemonProc) -> None:

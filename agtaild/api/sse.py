@@ -7,7 +7,8 @@ keeps proxies from closing the stream and lets us notice clients that went away.
 follow: event ``event`` per new event with ``id: <seq>``; a reconnecting client sends
 ``Last-Event-ID`` (or ``after_seq``) and gets every event after it. When the session's file
 was truncated or replaced, the stream sends ``reset`` and starts again from the first event;
-when the session disappears it sends ``removed`` and ends. Events already delivered are not
+when the session disappears it sends ``removed`` and ends; when it moves (its file deleted and
+the archive's copy standing in) it is followed at its new place. Events already delivered are not
 re-sent when they are later completed (e.g. a tool result merged into its call): re-read
 them with ``events.list``.
 
@@ -151,6 +152,12 @@ async def follow(request: web.Request) -> web.StreamResponse:
                 if any(c.action == "removed" for c in mine):
                     await resp.write(_frame("removed", {"agent": agent, "id": sid}))
                     return resp
+                moved = [c for c in mine if c.action == "updated" and "path" in exact and c.path and c.path != exact["path"]]
+                if moved:
+                    # The session moved within one update (its agent deleted the file and the
+                    # archive's copy stands in, or a database read again after a lock): the same
+                    # session, followed at its new place; its events are the same events.
+                    exact["path"] = moved[-1].path
                 if mine or lost:
                     break
     except ConnectionResetError:

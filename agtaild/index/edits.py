@@ -32,7 +32,7 @@ _SCRIPT = [
 ]
 
 
-def m011_edits(db: sqlite3.Connection) -> None:
+def m013_edits(db: sqlite3.Connection) -> None:
     """The edits index (issue 27: ``agtail history`` and ``agtail blame``)."""
     for statement in _SCRIPT:
         db.execute(statement)

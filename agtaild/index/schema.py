@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agtaild.index.codec import event_layout
-from agtaild.index.edits import m011_edits
+from agtaild.index.edits import m013_edits
 from agtaild.index.totals import m005_totals
 from agtaild.index.usage import m010_usage_session_time
 
@@ -370,7 +370,7 @@ MIGRATIONS: list[Migration] = [
     m010_usage_session_time,
     m011_secret_findings,
     m012_event_quarters,
-    m011_edits,
+    m013_edits,
 ]
 
 
