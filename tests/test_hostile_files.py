@@ -506,9 +506,7 @@ def test_disk_full_is_one_line_and_resumes(capsys: pytest.CaptureFixture[str], t
     monkeypatch.setenv("AGTAIL_ARCHIVE", "0")  # the index alone fills the disk
     small = tmp_path / "small"
     small.mkdir()
-    # Room for the empty index's schema (≈ 0.9 MB of 16 KB pages) and the daemon's state file,
-    # not for the index of the corpus: the disk fills while the first index is written.
-    _mount(mounts, "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(small))
+    _mount(mounts, "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small))
     data = small / "data"
     code, doc, err = cli(capsys, data, projects, "index")
     assert code == 1 and doc is None

@@ -83,11 +83,7 @@ class UserState:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             try:
-                db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
-                db.execute("PRAGMA busy_timeout = 30000")
-                db.execute("PRAGMA journal_mode = WAL")
-                db.execute("PRAGMA synchronous = FULL")  # a user's decision is worth an fsync
-                self._migrate(db)
+                db = self._open()
             except sqlite3.DatabaseError as exc:
                 raise AgtailError(
                     f"cannot open {self.path}: {exc}. It holds your labels, stars, titles and hides and is "
@@ -95,6 +91,27 @@ class UserState:
                 ) from None
             self._db = db
         return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect, switch to WAL and migrate. Processes opening a new store at once can get
+        SQLITE_BUSY at once, without the busy handler (the switch to WAL, or a lock SQLite gives
+        up to avoid a deadlock): such an open is tried again for up to ~10 s."""
+        delay = 0.01
+        for attempt in range(40):
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            try:
+                db.execute("PRAGMA busy_timeout = 30000")
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = FULL")  # a user's decision is worth an fsync
+                self._migrate(db)
+                return db
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == 39:
+                    raise
+                time.sleep(delay)
+                delay = min(0.5, delay * 2)
+        raise AssertionError("unreachable")
 
     def _migrate(self, db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")
