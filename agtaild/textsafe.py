@@ -52,6 +52,10 @@ def _table() -> dict[int, str]:
 
 
 _VISIBLE = _table()
+#: The ASCII characters :data:`_VISIBLE` changes, as bytes to delete: most texts are ASCII and
+#: hold none, and finding that with ``bytes.translate`` costs far less than ``str.translate``
+#: with a table (~10 µs per title of a listing).
+_ASCII_CHANGED = bytes(code for code in _VISIBLE if code < 0x80)
 
 #: Marks a trusted token (a noncharacter: never meaningful in interchanged text).
 _TOKEN_START = "\ufdd0"
@@ -62,6 +66,12 @@ _TRUSTED: list[str] = []
 
 def visible(text: str) -> str:
     """``text`` with every control character made visible (see the module docstring)."""
+    if text.isprintable():
+        return text
+    if text.isascii():
+        raw = text.encode("ascii")
+        if len(raw.translate(None, _ASCII_CHANGED)) == len(raw):
+            return text
     return text.translate(_VISIBLE)
 
 

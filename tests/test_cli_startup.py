@@ -54,6 +54,12 @@ HEAVY = (
 )
 
 
+#: What a read command over the unix socket does not import either: pathlib (with urllib.parse
+#: and ipaddress under it) and the socket module's wrapper (four enums built at import) cost
+#: ~20 % of such a command's instructions. Over TCP they are needed, and imported then.
+UNIX_HEAVY = ("pathlib", "urllib", "ipaddress", "socket", "selectors")
+
+
 def imported(stderr: str) -> set[str]:
     """The modules ``python -X importtime`` reports on stderr."""
     return {line.rpartition("|")[2].strip() for line in stderr.splitlines() if line.startswith("import time:")}
@@ -114,6 +120,7 @@ def test_read_commands_against_the_daemon_import_nothing_heavy(daemon: DaemonPro
         modules = imported(proc.stderr.decode())
         assert "agtail_client" in modules, name  # it did ask the daemon
         assert heavy(modules) == [], name
+        assert sorted(modules & set(UNIX_HEAVY)) == [], name
     expect_json(runs["list --json"], page)
     expect_json(runs["search --json"], hits)
     expect_json(runs["stats --json"], stats)
@@ -427,6 +434,38 @@ def test_the_data_dir_is_the_one_platformdirs_gives(
     assert dirs.default_data_dir() == Path(platformdirs.user_data_dir("agtail", appauthor=False))
     monkeypatch.setenv("AGTAIL_DATA_DIR", "~/elsewhere")
     assert dirs.default_data_dir() == Path("~/elsewhere").expanduser()
+
+
+def test_the_data_dir_name_is_the_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The string the CLI finds the daemon by is the Path the daemon is started with."""
+    from agtail_client import discovery
+
+    for xdg in (str(tmp_path / "xdg"), "relative", None):
+        if xdg is None:
+            monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_DATA_HOME", xdg)
+        monkeypatch.delenv("AGTAIL_DATA_DIR", raising=False)
+        assert Path(dirs.default_data_dir_name()) == dirs.default_data_dir()
+        assert Path(discovery.data_dir_name()) == discovery.default_data_dir()
+        monkeypatch.setenv("AGTAIL_DATA_DIR", "~/elsewhere")
+        assert Path(dirs.default_data_dir_name()) == dirs.default_data_dir() == Path("~/elsewhere").expanduser()
+
+
+@given(st.text(), st.text(alphabet=st.sampled_from("/:@!$&'()*+,;= ")))
+@settings(max_examples=300, deadline=None)
+def test_the_clients_url_quoting_is_urllib_parses(text: str, safe: str) -> None:
+    import urllib.parse
+
+    from agtail_client.wire import quote, urlencode
+
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # a lone surrogate: never in a command line's UTF-8 or a JSON document
+    assert quote(text, safe) == urllib.parse.quote(text, safe=safe)
+    params = {"q": text, "n": 3, text or "k": True}
+    assert urlencode(params) == urllib.parse.urlencode(params)
 
 
 # -- the parser ------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from agtaild import __version__
 from agtaild.errors import AgtailError
@@ -98,10 +97,9 @@ class Context:
         """The data dir the command names (where a daemon for it is found), without resolving
         roots (which imports every adapter). ``config.data_dir`` may be another one: the index
         of these roots when they are not the data dir's own (agtaild/index/owner.py)."""
-        from agtaild.dirs import default_data_dir  # not agtaild.config: that imports msgspec
+        from agtaild.dirs import default_data_dir_name  # not agtaild.config: that imports msgspec
 
-        path = Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()
-        return str(path.resolve())
+        return os.path.realpath(os.path.expanduser(self.data_dir) if self.data_dir else default_data_dir_name())
 
     @property
     def config(self) -> Any:

@@ -44,14 +44,29 @@ def terminal_width(stream: TextIO | None = None) -> int | None:
 
 
 def _char_width(ch: str) -> int:
-    code = ord(ch)
-    if code < 0x300:  # ASCII and Latin: the common case, without a table lookup
-        return 1
-    import unicodedata
+    return _WIDTHS[ch]
 
-    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf") or 0x200B <= code <= 0x200F:
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+class _Widths(dict[str, int]):
+    """Each character's columns, asked of unicodedata once per character and process: a
+    listing measures a title's characters several times (fit, then the table's padding)."""
+
+    def __missing__(self, ch: str) -> int:
+        code = ord(ch)
+        if code < 0x300:  # ASCII and Latin: the common case, without a table lookup
+            width = 1
+        else:
+            import unicodedata
+
+            if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf") or 0x200B <= code <= 0x200F:
+                width = 0
+            else:
+                width = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+        self[ch] = width
+        return width
+
+
+_WIDTHS = _Widths()
 
 
 def cells(text: str) -> int:
@@ -59,7 +74,7 @@ def cells(text: str) -> int:
     shown = visible(text)
     if shown.isascii():
         return len(shown)
-    return sum(_char_width(ch) for ch in shown)
+    return sum(map(_WIDTHS.__getitem__, shown))
 
 
 def fit(text: str, width: int) -> str:
@@ -69,9 +84,11 @@ def fit(text: str, width: int) -> str:
         return shown
     if width <= 0:
         return ""
+    if shown.isascii():
+        return shown[: width - 1] + ELLIPSIS
     out, used = [], 0
     for ch in shown:
-        w = _char_width(ch)
+        w = _WIDTHS[ch]
         if used + w > width - 1:
             break
         out.append(ch)

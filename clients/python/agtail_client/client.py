@@ -10,11 +10,11 @@ early. Parameters left None are not sent (the daemon's defaults apply).
 from __future__ import annotations
 
 import time
-import urllib.parse
 from collections.abc import Iterator
 
 from agtail_client.errors import Unreachable
 from agtail_client.transport import Transport
+from agtail_client.wire import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
@@ -196,7 +196,7 @@ class Client(Transport):
         daemon came back on another port) and resumes after the last event it gave. If the file is truncated
         or replaced, the events start again from the first (seqs repeat).
         """
-        path = f"/sessions/{urllib.parse.quote(agent, safe='')}/{urllib.parse.quote(session_id, safe='')}/follow"
+        path = f"/sessions/{quote(agent, safe='')}/{quote(session_id, safe='')}/follow"
         params = {"after_seq": after_seq} if after_seq is not None else None
         failures = 0
         while True:

@@ -7,8 +7,8 @@ stream is opened: a plain call does not pay for it.
 
 from __future__ import annotations
 
+import _socket
 import json
-import socket
 from collections.abc import Iterator
 
 TYPE_CHECKING = False
@@ -74,7 +74,7 @@ class EventStream:
         sock = getattr(self._conn, "sock", None)
         if sock is not None:
             try:
-                sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(_socket.SHUT_RDWR)
             except OSError:
                 pass
         if not self._iterating:
@@ -103,6 +103,8 @@ def stream_connection(
 
     class UnixConnection(http.client.HTTPConnection):
         def connect(self) -> None:
+            import socket
+
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:

@@ -19,16 +19,16 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import urllib.parse
-from pathlib import Path
 
-from agtail_client.discovery import read_state, read_token, resolve_data_dir
+from agtail_client.discovery import read_state, read_token, resolve_data_dir_name
 from agtail_client.errors import ApiError, Unreachable, error_for, rpc_error
 from agtail_client.sse import EventStream, stream_connection
-from agtail_client.wire import Connection
+from agtail_client.wire import Connection, urlencode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from collections.abc import Iterator
+    from pathlib import Path
     from typing import Any, TypeVar
 
     T = TypeVar("T", bound="Transport")
@@ -116,8 +116,16 @@ class Transport:
         self._ids = itertools.count(1)
         #: The daemon's agtaild.json when found by discover().
         self.info: dict[str, Any] = {}
-        #: The data dir discover() found it through (to find it again after a restart).
-        self.data_dir: Path | None = None
+        self._data_dir: str | None = None
+
+    @property
+    def data_dir(self) -> Path | None:
+        """The data dir discover() found it through (to find it again after a restart)."""
+        if self._data_dir is None:
+            return None
+        from pathlib import Path
+
+        return Path(self._data_dir)
 
     # -- finding the daemon ---------------------------------------------------------------
     @classmethod
@@ -125,35 +133,37 @@ class Transport:
         """The daemon serving ``data_dir`` (default: as the CLI finds it), from its
         agtaild.json: its unix socket first, then TCP with the token file. None when none
         answers."""
-        directory = resolve_data_dir(data_dir)
+        directory = resolve_data_dir_name(data_dir)
         info = read_state(directory)
         if info is None:
             return None
-        candidates = []
-        if info.get("socket"):
-            candidates.append(cls(socket_path=str(info["socket"]), timeout=timeout))
-        if info.get("url"):
-            try:
-                candidates.append(cls(url=str(info["url"]), token=read_token(directory), timeout=timeout))
-            except ValueError:
-                pass  # not an http:// URL: nothing to try there
-        for client in candidates:
+
+        def candidates() -> Iterator[T]:  # made one at a time: TCP only when the socket does not answer
+            if info.get("socket"):
+                yield cls(socket_path=str(info["socket"]), timeout=timeout)
+            if info.get("url"):
+                try:
+                    yield cls(url=str(info["url"]), token=read_token(directory), timeout=timeout)
+                except ValueError:
+                    pass  # not an http:// URL: nothing to try there
+
+        for client in candidates():
             try:
                 client.health(timeout=2.0)
             except (ApiError, OSError, ValueError):
                 client.close()
                 continue
             client.info = info
-            client.data_dir = directory
+            client._data_dir = directory
             return client
         return None
 
     def rediscover(self) -> bool:
         """Find the daemon again through the data dir it was found by (a restarted daemon may
         listen on another TCP port); False when none answers (or it was not discovered)."""
-        if self.data_dir is None:
+        if self._data_dir is None:
             return False
-        fresh = type(self).discover(self.data_dir, timeout=self.timeout)
+        fresh = type(self).discover(self._data_dir, timeout=self.timeout)
         if fresh is None:
             return False
         self.close()
@@ -167,7 +177,7 @@ class Transport:
         when no daemon answers."""
         client = cls.discover(data_dir, timeout=timeout)
         if client is None:
-            where = resolve_data_dir(data_dir)
+            where = resolve_data_dir_name(data_dir)
             raise Unreachable(f"no agtaild answers for the data dir {where} (is it running? `agtaild`, or `agtail service install`)")
         return client
 
@@ -283,6 +293,8 @@ class Transport:
 
 
 def host_port(url: str | None) -> tuple[str, int]:
+    import urllib.parse  # only for TCP: the unix socket needs no URL
+
     parts = urllib.parse.urlsplit(url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"expected an http:// or https:// URL, got {url!r}")
@@ -299,7 +311,7 @@ def query(params: dict[str, Any] | None) -> str:
     if not params:
         return ""
     items = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
-    return "?" + urllib.parse.urlencode(items) if items else ""
+    return "?" + urlencode(items) if items else ""
 
 
 def document(status: int, raw: bytes) -> dict[str, Any]:
