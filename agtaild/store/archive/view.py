@@ -200,6 +200,8 @@ def prepare_view(
         for path, (_source, unit) in known.items():
             if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
+            if not (path in gone or unit in gone or (path in plain and path in heads)):
+                continue  # the native file is there and no view copy is: nothing to do (most files)
             fs = from_text(path)  # the store takes file-system names, as the index gives them
             view = archiver.root / fs
             if path in gone or unit in gone:
