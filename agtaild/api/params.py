@@ -430,6 +430,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _AGENT,
                 _s("session", "only in this session, AGENT:ID"),
                 Param("allowlisted", "boolean", "include the secrets the user allowlisted"),
+                Param("imported", "boolean", "only in imported sessions (true) or only in this machine's own (false)"),
                 Param("places", "integer", "places listed per secret (default 20)", minimum=0, maximum=1000),
                 Param("limit", "integer", "secrets listed (default 200)", minimum=1, maximum=10_000),
             ),

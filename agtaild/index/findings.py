@@ -229,6 +229,7 @@ def list_secrets(
     include_allowed: bool = False,
     session_id: int | None = None,
     agent: str | None = None,
+    imported: bool | None = None,
     places: int = 20,
     limit: int = 200,
 ) -> dict[str, Any]:
@@ -242,6 +243,9 @@ def list_secrets(
     if agent is not None:
         where.append("f.session_id IN (SELECT id FROM sessions WHERE agent = ?)")
         args.append(agent)
+    if imported is not None:
+        where.append("f.session_id IN (SELECT id FROM sessions WHERE (kind = 'imported') = ?)")
+        args.append(int(imported))
     clause = " WHERE " + " AND ".join(where) if where else ""
     rows = db.execute(
         "SELECT f.fingerprint, max(f.rule), max(f.confidence), max(f.tail), count(DISTINCT f.session_id), count(*),"

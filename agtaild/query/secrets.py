@@ -42,7 +42,7 @@ def secrets_list(svc: Any, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.findings import list_secrets
     from agtaild.index.queries import resolve_session
 
-    p = Params("secrets.list", params, ("agent", "session", "allowlisted", "places", "limit"))
+    p = Params("secrets.list", params, ("agent", "session", "allowlisted", "imported", "places", "limit"))
     agent = svc.check_agent("secrets.list", p.text("agent"))
     session_id = None
     ref = p.text("session", max_len=1000)
@@ -60,6 +60,7 @@ def secrets_list(svc: Any, params: dict[str, Any]) -> dict[str, Any]:
         include_allowed=bool(p.flag("allowlisted")),
         session_id=session_id,
         agent=agent,
+        imported=p.flag("imported"),
         places=p.integer("places", 20, minimum=0, maximum=1000) or 0,
         limit=p.integer("limit", 200, minimum=1, maximum=10_000) or 200,
     )
