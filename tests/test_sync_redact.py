@@ -205,3 +205,44 @@ def test_a_line_without_a_secret_keeps_its_bytes(tmp_path: Path) -> None:
         lines[2] == "not json «secret:aws-access-token …2QXN»".encode()
         and aws.encode() not in dst.read_bytes()
     )
+
+
+def _run(capsys: pytest.CaptureFixture[str], config: Config, *argv: str) -> tuple[int, Any, str]:
+    from agtaild import cli
+
+    roots = [f"--root={r.agent}={r.path}" for r in config.roots if r.kind == "native"]
+    code = cli.main(["--data-dir", config.data_dir, "--only-roots", "--no-daemon", *roots, *argv])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip().startswith("{") else out), err
+
+
+def test_a_push_to_a_remote_not_marked_own_warns_how_many_secrets_it_carries(
+    machine: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    share = tmp_path / "share"
+    share.mkdir()
+    code, rep, err = _run(capsys, machine, "sync", "push", str(share), "--collection", "c", "--json", "--dry-run")
+    assert code == 0 and rep["own_remote"] is False
+    svc = Service(machine, workers=1)
+    try:
+        listed = svc.call("secrets.list", {"imported": False, "places": 0, "limit": 10_000})
+    finally:
+        svc.close()
+    carried = len(listed["secrets"])
+    assert carried > 100 and rep["secrets_carried"] == carried
+    assert f"would carry {carried} secrets unmasked" in err and "--redact" in err
+    # --redact: nothing carried, nothing said; the copy holds no secret.
+    code, rep, err = _run(capsys, machine, "sync", "push", str(share), "--collection", "c", "--json", "--redact")
+    assert code == 0 and "secrets_carried" not in rep and "warning" not in err and leaks(share) == []
+    # --own: remembered; neither that push nor the next one warns.
+    code, rep, err = _run(capsys, machine, "sync", "push", str(share), "--collection", "d", "--json", "--own")
+    assert code == 0 and rep["own_remote"] is True and "warning" not in err
+    code, rep, err = _run(capsys, machine, "sync", "push", str(share) + "/", "--collection", "d", "--json")
+    assert code == 0 and rep["own_remote"] is True and "warning" not in err and "secrets_carried" not in rep
+
+
+def test_cli_export_redact(machine: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code, rep, _ = _run(capsys, machine, "export", f"claude-code:{CLAUDE_SID}", "--to", str(out), "--redact", "--json")
+    assert code == 0 and rep["redacted"]["files"] == 1 and leaks(out) == []
+    assert check_parses(out)["jsonl"] == 1
