@@ -221,7 +221,9 @@ def test_a_push_to_a_remote_not_marked_own_warns_how_many_secrets_it_carries(
 ) -> None:
     share = tmp_path / "share"
     share.mkdir()
-    code, rep, err = _run(capsys, machine, "sync", "push", str(share), "--collection", "c", "--json", "--dry-run")
+    code, rep, err = _run(
+        capsys, machine, "sync", "push", str(share), "--collection", "c", "--json", "--dry-run"
+    )
     assert code == 0 and rep["own_remote"] is False
     svc = Service(machine, workers=1)
     try:
@@ -232,7 +234,9 @@ def test_a_push_to_a_remote_not_marked_own_warns_how_many_secrets_it_carries(
     assert carried > 100 and rep["secrets_carried"] == carried
     assert f"would carry {carried} secrets unmasked" in err and "--redact" in err
     # --redact: nothing carried, nothing said; the copy holds no secret.
-    code, rep, err = _run(capsys, machine, "sync", "push", str(share), "--collection", "c", "--json", "--redact")
+    code, rep, err = _run(
+        capsys, machine, "sync", "push", str(share), "--collection", "c", "--json", "--redact"
+    )
     assert code == 0 and "secrets_carried" not in rep and "warning" not in err and leaks(share) == []
     # --own: remembered; neither that push nor the next one warns.
     code, rep, err = _run(capsys, machine, "sync", "push", str(share), "--collection", "d", "--json", "--own")
@@ -243,6 +247,8 @@ def test_a_push_to_a_remote_not_marked_own_warns_how_many_secrets_it_carries(
 
 def test_cli_export_redact(machine: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    code, rep, _ = _run(capsys, machine, "export", f"claude-code:{CLAUDE_SID}", "--to", str(out), "--redact", "--json")
+    code, rep, _ = _run(
+        capsys, machine, "export", f"claude-code:{CLAUDE_SID}", "--to", str(out), "--redact", "--json"
+    )
     assert code == 0 and rep["redacted"]["files"] == 1 and leaks(out) == []
     assert check_parses(out)["jsonl"] == 1
