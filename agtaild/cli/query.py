@@ -50,11 +50,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=50, metavar="N", help="how many sessions (default 50, at most 1000)"
     )
     p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
-    p.add_argument(
-        "--where",
-        metavar="FILTER",
-        help="only sessions this filter holds for, e.g. 'messages<2' (docs/organize.md)",
-    )
+    p.add_argument("--where", metavar="FILTER", help="only sessions this filter holds for, e.g. 'messages<2' (docs/organize.md)")
     _no_update(p)
     _state_options(p)
     p.set_defaults(func=cmd_list)
@@ -76,11 +72,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="NAME", help="only sessions of this project (last part of the cwd)")
     p.add_argument("--since", metavar="WHEN", help="only events at or after WHEN (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="only events before WHEN (a date includes that day)")
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="only sessions pushed by this machine (against a team server: docs/team.md)",
-    )
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument(
         "--mode",
         choices=("phrase", "prefix", "words", "regex", "semantic", "hybrid"),
@@ -104,13 +96,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="print a session's transcript",
         description="Print a session and all its events, read from the index.",
     )
-    p.add_argument(
-        "session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)"
-    )
+    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)")
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
-    p.add_argument(
-        "--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)"
-    )
+    p.add_argument("--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)")
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
     p.add_argument(
         "--branches",
@@ -166,11 +154,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         " of day and weekday (local time); machine: per pushing machine (a team server)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="only sessions pushed by this machine (against a team server: docs/team.md)",
-    )
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     p.add_argument("--project", metavar="NAME", help="only this project")
     p.add_argument("--since", metavar="WHEN", help="from this day or time (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="up to this day (included) or time")
@@ -199,11 +183,7 @@ def _session_filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
     p.add_argument("--collection", metavar="C", help="only sessions imported into collection C")
     p.add_argument("--archived", action="store_const", const=True, help="only sessions kept by the archive")
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="only sessions pushed by this machine (against a team server: docs/team.md)",
-    )
+    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--programmatic",
@@ -350,10 +330,7 @@ def cmd_index(ctx: Any) -> int:
         f" in {doc['seconds']:.2f} s"
     )
     if pending:
-        print(
-            f"archive: storing {count(pending, 'file')} in the background (`agtail doctor` shows what is left)",
-            file=sys.stderr,
-        )
+        print(f"archive: storing {count(pending, 'file')} in the background (`agtail doctor` shows what is left)", file=sys.stderr)
     if ctx.args.changes:
         for c in changed:
             print(f"{c['action']:<8} {c['agent']}:{c['id']}  {c['path']}")
@@ -372,12 +349,8 @@ def _state_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label", metavar="KEY[=VALUE]", help="only sessions with this label")
     p.add_argument("--starred", action="store_true", default=None, help="only starred sessions")
     seen = p.add_mutually_exclusive_group()
-    seen.add_argument(
-        "--hidden", dest="hidden", action="store_const", const="only", help="only hidden sessions"
-    )
-    seen.add_argument(
-        "--all", dest="hidden", action="store_const", const="include", help="hidden sessions too"
-    )
+    seen.add_argument("--hidden", dest="hidden", action="store_const", const="only", help="only hidden sessions")
+    seen.add_argument("--all", dest="hidden", action="store_const", const="include", help="hidden sessions too")
 
 
 def _common_params(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
@@ -444,22 +417,7 @@ def cmd_list(ctx: Any) -> int:
 def cmd_search(ctx: Any) -> int:
     params = _common_params(
         ctx.args,
-        (
-            "agent",
-            "kind",
-            "session",
-            "cwd",
-            "project",
-            "since",
-            "until",
-            "mode",
-            "cursor",
-            "machine",
-            "label",
-            "starred",
-            "hidden",
-            "has_secret",
-        ),
+        ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine", "label", "starred", "hidden", "has_secret"),
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)
@@ -503,11 +461,9 @@ def cmd_show(ctx: Any) -> int:
     reveal = bool(getattr(ctx.args, "reveal", False))
     backend = open_backend(ctx)
     try:
-        session = (
-            backend.call("sessions.get", ref, reveal=True)["session"]
-            if reveal
-            else backend.call("sessions.get", ref)["session"]
-        )
+        # --reveal: asked unmasked (the daemon honours it only for its own user's unix socket).
+        reveal_kw = {"reveal": True} if reveal else {}
+        session = backend.call("sessions.get", ref, **reveal_kw)["session"]
         # The resolved session, exactly (a prefix or a native/imported choice is made once).
         exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
         if session.get("machine"):  # a team server: the copy of that machine
@@ -541,9 +497,7 @@ def cmd_show(ctx: Any) -> int:
     return 0
 
 
-def _show_events(
-    backend: Any, exact: dict[str, Any], args: argparse.Namespace, *, reveal: bool = False
-) -> Any:
+def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace, *, reveal: bool = False) -> Any:
     """The events `show` prints, page by page (a generator: nothing is held beyond a page)."""
     after: int | None = None
     stop: int | None = None
@@ -555,11 +509,7 @@ def _show_events(
     while True:
         limit = SHOW_PAGE if stop is None else max(min(SHOW_PAGE, stop - (after or -1)), 1)
         params = {**exact, "limit": limit, **({"after_seq": after} if after is not None else {})}
-        page = (
-            backend.call("events.list", params, reveal=True)
-            if reveal
-            else backend.call("events.list", params)
-        )
+        page = backend.call("events.list", params, **({"reveal": True} if reveal else {}))
         for ev in page["events"]:
             if stop is not None and ev["seq"] > stop:
                 return
@@ -571,8 +521,7 @@ def _show_events(
 
 def cmd_stats(ctx: Any) -> int:
     params = _common_params(
-        ctx.args,
-        ("by", "agent", "project", "since", "until", "machine", "limit", "label", "starred", "hidden"),
+        ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit", "label", "starred", "hidden")
     )
     doc = call_once(ctx, "stats", params)
     if ctx.json:
@@ -581,11 +530,7 @@ def cmd_stats(ctx: Any) -> int:
     if ctx.args.by in ("tool", "tool-category", "hour"):
         from agtaild.cli import activity_tables
 
-        print(
-            activity_tables.hour_grid(doc)
-            if ctx.args.by == "hour"
-            else activity_tables.tool_table(doc, ctx.args.by)
-        )
+        print(activity_tables.hour_grid(doc) if ctx.args.by == "hour" else activity_tables.tool_table(doc, ctx.args.by))
         _say_undated(ctx, doc)
         return 0
     from agtaild.cli import listings
@@ -603,7 +548,5 @@ def _say_undated(ctx: Any, doc: dict[str, Any]) -> None:
     from agtaild.cli import costs
 
     where = "hour" if ctx.args.by == "hour" else "date range"
-    ctx.err(
-        f"note: {costs.tokens(undated.get('total_tokens'))} tokens ({costs.cost(undated.get('cost_usd'))}) "
-        f"have no time at all (neither the records nor their sessions): not in any {where} above"
-    )
+    ctx.err(f"note: {costs.tokens(undated.get('total_tokens'))} tokens ({costs.cost(undated.get('cost_usd'))}) "
+            f"have no time at all (neither the records nor their sessions): not in any {where} above")
