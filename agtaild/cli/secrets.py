@@ -139,7 +139,10 @@ def _reveal_places(ctx: Any, secrets: list[dict[str, Any]]) -> None:
         for s in secrets:
             for place in s.get("places") or []:
                 key = (place["agent"], place["id"], place["seq"])
-                if key not in events:
+                if key not in events and key[2] < 0:  # a session-level field: /session/title
+                    doc = backend.call("sessions.get", {"agent": key[0], "id": key[1]}, reveal=True)
+                    events[key] = {"session": doc["session"]}
+                elif key not in events:
                     params = {"agent": key[0], "id": key[1], "after_seq": key[2] - 1, "limit": 1}
                     page = backend.call("events.list", params, reveal=True)["events"]
                     events[key] = page[0] if page and page[0]["seq"] == key[2] else None
@@ -212,8 +215,9 @@ def secrets_text(secrets: list[dict[str, Any]]) -> str:
         )
         for p in s.get("places") or []:
             shown = f"  {p['secret']}" if p.get("secret") else ""
+            at = "session" if p["seq"] < 0 else f"event {p['seq']}"
             lines.append(
-                f"    {p['agent']}:{p['id']}  event {p['seq']}  {p['field']}  {fmt.local_time(p.get('ts'))}{shown}"
+                f"    {p['agent']}:{p['id']}  {at}  {p['field']}  {fmt.local_time(p.get('ts'))}{shown}"
             )
         lines.append(f"    fingerprint {s['fingerprint']}")
     return "\n".join(lines)
