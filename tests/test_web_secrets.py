@@ -42,13 +42,22 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 
 
 def leaked(blobs: dict[str, bytes]) -> list[tuple[str, str]]:
-    return [(p.family, url) for p in planted().planted for url, b in blobs.items() if any(f in b for f in forms(p.secret))]
+    return [
+        (p.family, url)
+        for p in planted().planted
+        for url, b in blobs.items()
+        if any(f in b for f in forms(p.secret))
+    ]
 
 
-async def test_badge_findings_page_and_allowlist_never_send_a_secret(daemon: Daemon, browser: Browser, shots: Path) -> None:
+async def test_badge_findings_page_and_allowlist_never_send_a_secret(
+    daemon: Daemon, browser: Browser, shots: Path
+) -> None:
     await browser.record_network()
     await login(browser, daemon, "#/")
-    await browser.wait_for(f"!!document.querySelector('.srow[data-id=\"{LEAKY}\"] .tag.secret')", what="the badge")
+    await browser.wait_for(
+        f"!!document.querySelector('.srow[data-id=\"{LEAKY}\"] .tag.secret')", what="the badge"
+    )
     badge = await browser.text(f'.srow[data-id="{LEAKY}"] .tag.secret')
     total = daemon.get("/api/v1/secrets?limit=10000&places=0")["secrets"]
     assert badge == f"{len(total)} secrets" and len(total) > 100
@@ -56,7 +65,9 @@ async def test_badge_findings_page_and_allowlist_never_send_a_secret(daemon: Dae
 
     # The session page links to its secrets.
     await browser.eval(f"location.hash = '#/session/claude-code/{LEAKY}'")
-    await browser.wait_for("!!document.querySelector('#view-session .secrets-note a')", what="the session's link")
+    await browser.wait_for(
+        "!!document.querySelector('#view-session .secrets-note a')", what="the session's link"
+    )
     await browser.click("#view-session .secrets-note a")
     await browser.wait_for(
         "document.querySelectorAll('#view-secrets .secret-row').length > 0 && location.hash.includes('session=')",
@@ -64,7 +75,10 @@ async def test_badge_findings_page_and_allowlist_never_send_a_secret(daemon: Dae
     )
 
     await browser.eval("location.hash = '#/secrets'")
-    await browser.wait_for(f"document.querySelectorAll('#view-secrets .secret-row').length === {len(total)}", what="every secret, one line each")
+    await browser.wait_for(
+        f"document.querySelectorAll('#view-secrets .secret-row').length === {len(total)}",
+        what="every secret, one line each",
+    )
     rows = await browser.eval(
         "[...document.querySelectorAll('#view-secrets .secret-row')].map((r) => [r.dataset.fingerprint, r.querySelector('.masked').textContent])"
     )
@@ -76,25 +90,37 @@ async def test_badge_findings_page_and_allowlist_never_send_a_secret(daemon: Dae
 
     # Allowlist the first one: it leaves the list and the badge counts one fewer.
     first = rows[0][0]
-    await browser.eval(f"document.querySelector('#view-secrets .secret-row[data-fingerprint=\"{first}\"] .allow-reason').value = 'revoked'")
+    await browser.eval(
+        f"document.querySelector('#view-secrets .secret-row[data-fingerprint=\"{first}\"] .allow-reason').value = 'revoked'"
+    )
     await browser.click(f'#view-secrets .secret-row[data-fingerprint="{first}"] button.allow')
-    await browser.wait_for(f"document.querySelectorAll('#view-secrets .secret-row').length === {len(total) - 1}", what="one line fewer")
+    await browser.wait_for(
+        f"document.querySelectorAll('#view-secrets .secret-row').length === {len(total) - 1}",
+        what="one line fewer",
+    )
     listed = daemon.get("/api/v1/secrets?limit=10000&places=0&allowlisted=true")["secrets"]
     assert [s["allowlisted"] for s in listed if s["fingerprint"] == first] == [True]
     session = daemon.get(f"/api/v1/sessions/claude-code/{LEAKY}")["session"]
     assert session["secrets"] == len(total) - 1
     # Shown again with the allowlisted ones, and taken off the allowlist from there.
     await browser.click("#view-secrets .show-allowlisted")
-    await browser.wait_for(f"!!document.querySelector('#view-secrets .secret-row.allowlisted[data-fingerprint=\"{first}\"]')", what="the allowlisted line")
+    await browser.wait_for(
+        f"!!document.querySelector('#view-secrets .secret-row.allowlisted[data-fingerprint=\"{first}\"]')",
+        what="the allowlisted line",
+    )
     await browser.click(f'#view-secrets .secret-row[data-fingerprint="{first}"] button.unallow')
-    await browser.wait_for(f"!document.querySelector('#view-secrets .secret-row.allowlisted')", what="no allowlisted line")
+    await browser.wait_for(
+        "!document.querySelector('#view-secrets .secret-row.allowlisted')", what="no allowlisted line"
+    )
     assert daemon.get(f"/api/v1/sessions/claude-code/{LEAKY}")["session"]["secrets"] == len(total)
 
     # Nothing the page received holds a secret: the API answers, the shell, the scripts.
     bodies = await browser.response_bodies()
     api = [u for u in bodies if "/api/v1/secrets" in u]
     assert api and all(bodies[u] for u in api)
-    assert any(f"/sessions/claude-code/{LEAKY}/events" in u and bodies[u] for u in bodies)  # the transcript was read
+    assert any(
+        f"/sessions/claude-code/{LEAKY}/events" in u and bodies[u] for u in bodies
+    )  # the transcript was read
     assert leaked(bodies) == []
     html = await browser.eval("document.documentElement.outerHTML")
     assert leaked({"dom": html.encode()}) == []
