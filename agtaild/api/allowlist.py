@@ -56,7 +56,12 @@ def openapi_paths() -> dict[str, Any]:
                     "required": True,
                     "content": {
                         "application/json": {
-                            "schema": {"type": "object", "properties": body, "required": ["fingerprint"], "additionalProperties": False}
+                            "schema": {
+                                "type": "object",
+                                "properties": body,
+                                "required": ["fingerprint"],
+                                "additionalProperties": False,
+                            }
                         }
                     },
                 },

@@ -21,7 +21,13 @@ from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query import semantic
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
-from agtaild.query.secrets import annotate_secrets, apply_has_secret, secrets_allow, secrets_list, secrets_unallow
+from agtaild.query.secrets import (
+    annotate_secrets,
+    apply_has_secret,
+    secrets_allow,
+    secrets_list,
+    secrets_unallow,
+)
 
 
 class Reading(Protocol):

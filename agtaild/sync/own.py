@@ -63,7 +63,8 @@ def carried_secrets(call: Any, agents: list[str] | None) -> int:
     """Distinct secrets (not allowlisted) the index found in this machine's own sessions of
     ``agents`` (all when None): what a push of them carries. ``call``: a backend's call."""
     seen: set[str] = set()
-    for agent in agents or [None]:
+    wanted: list[str | None] = list(agents) if agents else [None]
+    for agent in wanted:
         params: dict[str, Any] = {"imported": False, "places": 0, "limit": 10_000}
         if agent is not None:
             params["agent"] = agent

@@ -202,8 +202,8 @@ def _mask_table(db: sqlite3.Connection, table: str) -> int:
             updates = []
             for row, old, new, blob in zip(part, texts, masked, blobs, strict=True):
                 if new != old:
-                    value: Any = new.encode("utf-8", "surrogateescape") if blob else new
-                    updates.append((value, *row[:-1]))
+                    stored: Any = new.encode("utf-8", "surrogateescape") if blob else new
+                    updates.append((stored, *row[:-1]))
             db.executemany(f"UPDATE {qt} SET {qc} = ? WHERE {where}", updates)
             changed += len(updates)
     return changed
