@@ -217,7 +217,7 @@ def cmd_push(ctx: Any) -> int:
     if a.own and not a.dry_run:
         mark_own(data_dir, a.remote)
     own = a.own or is_own(data_dir, a.remote)
-    carried = None if a.redact or own else _carried(ctx)
+    carried, more = (None, False) if a.redact or own else _carried(ctx)
     rep = push(ctx.store_config, a.remote, collection, agents=a.agent,
                max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run, redact=a.redact)
     rep["own_remote"] = own
@@ -226,15 +226,17 @@ def cmd_push(ctx: Any) -> int:
     if carried:
         ctx.err(
             f"agtail: warning: {a.remote} is not marked as one of your own machines, and this push "
-            f"{'would carry' if a.dry_run else 'carried'} {count(carried, 'secret')} unmasked (`agtail secrets` "
+            f"{'would carry' if a.dry_run else 'carried'} {'at least ' if more else ''}{count(carried, 'secret')} "
+            "unmasked (`agtail secrets` "
             "lists them). Push with --redact to mask every secret in what is sent, or with --own when "
             f"{a.remote} is your own machine (docs/secrets.md)."
         )
     return _finish(ctx, "would push" if a.dry_run else "pushed", rep)
 
 
-def _carried(ctx: Any) -> int | None:
-    """How many secrets a push of this machine's sessions carries (None: not known)."""
+def _carried(ctx: Any) -> tuple[int | None, bool]:
+    """How many secrets a push of this machine's sessions carries (None: not known), and
+    whether the index's scan is still under way (then there may be more)."""
     from agtaild.cli.query import open_backend
     from agtaild.errors import AgtailError
     from agtaild.sync.own import carried_secrets
@@ -247,7 +249,7 @@ def _carried(ctx: Any) -> int | None:
             backend.close()
     except AgtailError as exc:
         ctx.err(f"agtail: warning: could not count the secrets this push carries ({exc.message})")
-        return None
+        return None, False
 
 
 def cmd_pull(ctx: Any) -> int:

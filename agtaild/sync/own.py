@@ -59,10 +59,12 @@ def mark_own(data_dir: str | Path, remote: str) -> bool:
     return True
 
 
-def carried_secrets(call: Any, agents: list[str] | None) -> int:
+def carried_secrets(call: Any, agents: list[str] | None) -> tuple[int, bool]:
     """Distinct secrets (not allowlisted) the index found in this machine's own sessions of
-    ``agents`` (all when None): what a push of them carries. ``call``: a backend's call."""
+    ``agents`` (all when None): what a push of them carries; and whether the index's scan is
+    still under way (then there may be more). ``call``: a backend's call."""
     seen: set[str] = set()
+    pending = False
     wanted: list[str | None] = list(agents) if agents else [None]
     for agent in wanted:
         params: dict[str, Any] = {"imported": False, "places": 0, "limit": 10_000}
@@ -70,4 +72,5 @@ def carried_secrets(call: Any, agents: list[str] | None) -> int:
             params["agent"] = agent
         doc = call("secrets.list", params)
         seen.update(s["fingerprint"] for s in doc.get("secrets", []))
-    return len(seen)
+        pending = pending or bool(doc.get("pending"))
+    return len(seen), pending
