@@ -178,3 +178,53 @@ def test_cli_show_and_secrets_show_reveal_in_process(
         e["session"] == "claude-code:leaky" for e in log
     )
     assert all("(in-process CLI)" in e["who"] for e in log) and GITHUB not in json.dumps(log)
+
+
+def test_a_real_daemon_reveals_over_its_socket_and_refuses_over_tcp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """End to end: agtaild as a process, its unix socket (the CLI's `show --reveal` goes there)
+    and its TCP port with the right token."""
+    from agtail_client import ApiError
+    from tests.daemon_proc import DaemonProc
+
+    root = tmp_path / "projects"
+    (root / "-w").mkdir(parents=True)
+    (root / "-w" / "leaky.jsonl").write_text(
+        claude_line("leaky", 0, f"deploy with the token {GITHUB} please") + "\n"
+    )
+    d = DaemonProc(tmp_path, {"claude-code": root})
+    try:
+        d.start()
+        ref = {"agent": "claude-code", "id": "leaky"}
+        unix, tcp = d.unix(), d.tcp()
+        try:
+            assert GITHUB not in json.dumps(unix.call("events.list", ref))
+            assert GITHUB in json.dumps(unix.call("events.list", {**ref, "reveal": True}))
+            with pytest.raises(ApiError) as refused:
+                tcp.call("events.list", {**ref, "reveal": True})
+            assert "unix socket" in refused.value.message
+        finally:
+            unix.close()
+            tcp.close()
+        # The CLI finds the daemon's socket by itself.
+        code = main(
+            [
+                "--data-dir",
+                str(d.data_dir),
+                "--only-roots",
+                "--root",
+                f"claude-code={root}",
+                "show",
+                "claude-code:leaky",
+                "--reveal",
+            ]
+        )
+        out, _ = capsys.readouterr()
+        assert code == 0 and GITHUB in out
+        log = entries(str(d.data_dir))
+        assert [e["method"] for e in log] == ["events.list", "sessions.get", "events.list"]
+        assert all(e["who"].endswith("(unix socket)") and e["session"] == "claude-code:leaky" for e in log)
+        assert "reveal: uid" in d.log() and GITHUB not in d.log()
+    finally:
+        d.cleanup()
