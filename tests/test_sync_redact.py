@@ -252,3 +252,41 @@ def test_cli_export_redact(machine: Config, tmp_path: Path, capsys: pytest.Captu
     )
     assert code == 0 and rep["redacted"]["files"] == 1 and leaks(out) == []
     assert check_parses(out)["jsonl"] == 1
+
+
+def test_an_sqlite_store_is_rewritten_through_sqlite(tmp_path: Path) -> None:
+    """Every kind of table an agent's store may have: rowid, WITHOUT ROWID, FTS5; TEXT and BLOB
+    values, JSON and plain; a WAL database. No byte of the secret is left in the copy."""
+    from agtaild.sync.redact import redact_sqlite
+
+    gh = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    src = tmp_path / "store.db"
+    db = sqlite3.connect(src)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE msg (id INTEGER PRIMARY KEY, body TEXT, raw BLOB, n INTEGER)")
+    db.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v BLOB) WITHOUT ROWID")
+    db.execute("CREATE VIRTUAL TABLE msg_fts USING fts5(body)")
+    db.execute(
+        "INSERT INTO msg VALUES (1, ?, ?, 7)",
+        (f"export GITHUB_TOKEN={gh}", json.dumps({"token": gh}).encode()),
+    )
+    db.execute("INSERT INTO msg VALUES (2, 'nothing here', x'00ff', 8)")
+    db.execute("INSERT INTO kv VALUES ('composer', ?)", (json.dumps({"text": f"use {gh}"}).encode(),))
+    db.execute("INSERT INTO msg_fts (rowid, body) VALUES (1, ?)", (f"token {gh} there",))
+    db.commit()
+    dst = tmp_path / "copy.db"
+    assert redact_sqlite(str(src), str(dst)) == 4
+    db.close()
+    assert gh.encode() not in dst.read_bytes() and not Path(str(dst) + "-wal").exists()
+    out = sqlite3.connect(dst)
+    assert out.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    body, raw, n = out.execute("SELECT body, raw, n FROM msg WHERE id = 1").fetchone()
+    assert body == "export GITHUB_TOKEN=«secret:github-pat …q7R8»" and n == 7
+    assert isinstance(raw, bytes) and json.loads(raw) == {"token": "«secret:github-pat …q7R8»"}
+    assert out.execute("SELECT raw FROM msg WHERE id = 2").fetchone()[0] == b"\x00\xff"
+    assert (
+        json.loads(out.execute("SELECT v FROM kv").fetchone()[0])["text"] == "use «secret:github-pat …q7R8»"
+    )
+    assert out.execute("SELECT rowid FROM msg_fts WHERE msg_fts MATCH 'there'").fetchall() == [(1,)]
+    assert out.execute("SELECT count(*) FROM msg_fts WHERE msg_fts MATCH ?", (f'"{gh}"',)).fetchone()[0] == 0
+    out.close()
