@@ -165,7 +165,7 @@ def block(r: dict[str, Any]) -> str:
 ## The secret scanner (bench/bench_secrets.py, issue #24)
 
 Run {r["when"]}, {r["machine"]}; load average before {r["load"][0]}, after {r["load"][1]}.
-The package alone (agtaild/secrets/): nothing is wired into the index or the exits yet.
+The scanner package alone (agtaild/secrets/), outside the index pipeline and the exits (their costs: blocks `masking_cost`, `bench_export`, `bench_redact`).
 MB = UTF-8 bytes of decoded text (each string a JSONL line, JSON file or SQLite row holds).
 
 | figure | target | measured | |

@@ -107,3 +107,27 @@ def test_every_mcp_tool_answers_masked(svc: Service) -> None:
     texts = anyio.run(run)
     assert all(leaks(t) == [] for t in texts)
     assert any("«secret:" in t for t in texts)  # the read session shows the masks
+
+
+def test_sync_push_redact_and_native_export_redact_send_no_secret(svc: Service, tmp_path: Path) -> None:
+    """The native exits with --redact (every rule of the planted corpus: tests/test_sync_redact.py)."""
+    from agtaild.sync.export import export_sessions
+    from agtaild.sync.remote import push
+
+    def tree_leaks(root: Path) -> list[str]:
+        blob = b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
+        return [s for s in PLANTED if s.encode() in blob]
+
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    rep = push(svc.config, str(remote), "c", redact=True)
+    assert not rep["errors"] and rep["files"] >= 1 and rep["redacted"]["files"] == 1
+    assert tree_leaks(remote) == [] and b"\xc2\xabsecret:github-pat" in b"".join(p.read_bytes() for p in remote.rglob("*.jsonl"))
+    session = svc.call("sessions.get", {"agent": "toy", "id": "leaky"})["session"]
+    out = tmp_path / "export"
+    rep = export_sessions(svc.config, [session], out, redact=True)
+    assert not rep["errors"] and tree_leaks(out) == []
+    for line in next(out.rglob("*.jsonl")).read_text().splitlines():
+        json.loads(line)
+    plain = push(svc.config, str(remote), "plain")  # the default: the native bytes, secrets and all
+    assert not plain["errors"] and tree_leaks(remote / "plain") == list(PLANTED)

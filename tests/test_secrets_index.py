@@ -194,3 +194,37 @@ async def test_the_daemons_writer_finishes_the_pass_in_the_background(tmp_path: 
     finally:
         await writer.stop()
         service.close()
+
+
+def test_session_level_fields_are_findings_too_and_incremental(svc: Service, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A title or a working directory holding a secret is recorded like an event's text: field
+    ``/session/title`` (seq -1), scanned when the session row changes, and only then."""
+    write_session(root / "d.jsonl", [toy_line(t="meta", id="d", cwd=f"/srv/{AWS}", title=f"rotate {GITHUB} today"),
+                                     toy_line(t="msg", role="user", text="hi", ts="2026-01-07T10:00:00Z")])  # fmt: skip
+    svc.update_index()
+    found = rows(svc, "SELECT f.seq, f.field, f.rule, f.event_id FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd' ORDER BY f.field")
+    assert [(r[0], r[1], r[2], r[3]) for r in found] == [
+        (-1, "/session/cwd", "aws-access-token", 0), (-1, "/session/project", "aws-access-token", 0), (-1, "/session/title", "github-pat", 0)
+    ]  # fmt: skip
+    listed = svc.call("secrets.list", {"session": "toy:d"})["secrets"]
+    assert {p["field"] for s in listed for p in s["places"]} == {"/session/cwd", "/session/project", "/session/title"}
+    assert {s["id"] for s in svc.call("sessions.list", {"has_secret": True})["sessions"]} == {"a", "b", "d"}
+    assert findings.pending(svc._reader(), default_scanner()) == 0
+    # An update that changes no session scans no session.
+    seen: list[int] = []
+    real = findings._scan_sessions
+
+    def counting(db: sqlite3.Connection, scanner: Any, batch: list[Any]) -> tuple[int, int, int]:
+        seen.extend(r[0] for r in batch)
+        return real(db, scanner, batch)
+
+    monkeypatch.setattr(findings, "_scan_sessions", counting)
+    svc.update_index()
+    assert seen == []
+    # The title rewritten clean: its finding goes, the cwd's stays.
+    write_session(root / "d.jsonl", [toy_line(t="meta", id="d", cwd=f"/srv/{AWS}", title="nothing here"),
+                                     toy_line(t="msg", role="user", text="hi", ts="2026-01-07T10:00:00Z")])  # fmt: skip
+    svc.update_index()
+    assert len(seen) == 1
+    found = rows(svc, "SELECT f.field FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd'")
+    assert sorted(found) == [("/session/cwd",), ("/session/project",)]

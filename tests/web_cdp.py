@@ -65,6 +65,8 @@ class Browser:
         self._reader: asyncio.Task[None] | None = None
         self.errors: list[str] = []
         self.console: list[str] = []
+        #: (request id, URL) of every response, once :meth:`record_network` was called
+        self.responses: list[tuple[str, str]] = []
 
     async def start(self, width: int = 1280, height: int = 900) -> Browser:
         args = [
@@ -158,7 +160,9 @@ class Browser:
                     self._waiters.remove(waiter)
 
     def _observe(self, method: str, params: dict[str, Any]) -> None:
-        if method == "Runtime.exceptionThrown":
+        if method == "Network.responseReceived":
+            self.responses.append((params.get("requestId", ""), params.get("response", {}).get("url", "")))
+        elif method == "Runtime.exceptionThrown":
             details = params.get("exceptionDetails", {})
             exc = details.get("exception", {})
             self.errors.append("exception: " + str(exc.get("description") or details.get("text")))
@@ -189,6 +193,27 @@ class Browser:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiters.append((method, fut))
         return fut
+
+    async def record_network(self) -> None:
+        """Record every response from now on (:attr:`responses`, :meth:`response_bodies`)."""
+        await self.send("Network.enable", {"maxTotalBufferSize": 64 << 20, "maxResourceBufferSize": 16 << 20})
+
+    async def response_bodies(self) -> dict[str, bytes]:
+        """URL → body of every recorded response whose body the browser still holds (a stream
+        that never ended has none: its URL maps to b"")."""
+        import base64
+
+        out: dict[str, bytes] = {}
+        for request_id, url in self.responses:
+            try:
+                got = await self.send("Network.getResponseBody", {"requestId": request_id})
+            except CDPError:
+                out.setdefault(url, b"")
+                continue
+            body = got.get("body", "")
+            data = base64.b64decode(body) if got.get("base64Encoded") else body.encode()
+            out[url] = out.get(url, b"") + data
+        return out
 
     async def goto(self, url: str, timeout: float = 20) -> None:
         loaded = self._wait_event("Page.loadEventFired")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
@@ -23,7 +24,7 @@ from aiohttp import web
 from agtaild.api.answers import Answers, answer_key
 from agtaild.api.hub import ChangeHub
 from agtaild.api.security import Security
-from agtaild.errors import AgtailError, NotFound, error_body
+from agtaild.errors import AgtailError, Forbidden, NotFound, error_body
 
 log = logging.getLogger("agtaild.api")
 
@@ -59,8 +60,30 @@ class ApiContext:
         """One service call on a reader thread → its result document."""
         self._check_method(method)
         loop = asyncio.get_running_loop()
+        fn = self._revealing(method, params) or self.service.call
         # The caller's context goes along (agtaild.api.caller: the team server answers by it).
-        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, self.service.call, method, params)
+        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, fn, method, params)
+
+    def _revealing(
+        self, method: str, params: dict[str, Any]
+    ) -> Callable[[str, dict[str, Any]], dict[str, Any]] | None:
+        """``reveal=true`` taken out of ``params``: None when not asked; the service's unmasked
+        call when the peer may reveal (logged); Forbidden otherwise (agtaild.api.reveal)."""
+        from agtaild.api import reveal
+
+        who = reveal.take(params)
+        if who is None:
+            return None
+        call = self.service.call
+        try:
+            takes = "reveal" in inspect.signature(call).parameters
+        except (TypeError, ValueError):
+            takes = False
+        if not takes:
+            raise Forbidden("this server holds only masked text: there is nothing to reveal")
+        config = getattr(self.service, "config", None)
+        reveal.record(getattr(config, "data_dir", None), who, method, params)
+        return lambda m, p: call(m, p, reveal=True)  # type: ignore[call-arg]
 
     async def call_encoded(
         self, method: str, params: dict[str, Any], *, ok: bool = True, fresh: bool = False
@@ -69,13 +92,16 @@ class ApiContext:
         A stats answer comes from ``answers`` while the service's ``data_version()`` is unchanged
         (agtaild/api/answers.py); ``fresh``: computed again all the same (and kept)."""
         self._check_method(method)
+        revealing = self._revealing(method, params)
         version: Callable[[], Any] | None = getattr(self.service, "data_version", None)
-        key = answer_key(method, ok, params) if version is not None else None
+        key = answer_key(method, ok, params) if version is not None and revealing is None else None
 
         def encoded(doc: dict[str, Any]) -> bytes:
             return ok_json(doc) if ok else _encoder.encode(doc)
 
         def run() -> bytes:
+            if revealing is not None:
+                return encoded(revealing(method, params))  # never kept: the next caller may not reveal
             if key is None or version is None:
                 return encoded(self.service.call(method, params))
             token = version()  # before the answer: a change meanwhile makes a new token

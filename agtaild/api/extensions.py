@@ -10,4 +10,5 @@ from __future__ import annotations
 
 ROUTE_MODULES: list[str] = [
     "agtaild.sync.server", "agtaild.mcp.http", "agtaild.api.share", "agtaild.api.organize", "agtaild.api.live",
+    "agtaild.api.allowlist",
 ]

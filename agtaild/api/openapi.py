@@ -54,6 +54,12 @@ def schemas() -> dict[str, Any]:
     from agtaild.api import organize  # the user's own state (docs/organize.md)
 
     comps["Session"]["properties"].update(organize.session_properties())
+    comps["Session"]["properties"]["secrets"] = {
+        "type": "integer",
+        "minimum": 1,
+        "description": "distinct secrets the index found in this session that the user did not allowlist;"
+        " present only when there are any (agtail secrets --session AGENT:ID lists them, masked)",
+    }
     comps.update(organize.components())
     usage_row = {
         "allOf": [

@@ -268,6 +268,12 @@ _STATE = (
     Param("starred", "boolean", "only starred sessions"),
     Param("hidden", "enum", "hidden sessions: left out (exclude, the default), only them, or included", choices=("exclude", "only", "include")),
 )
+_REVEAL = Param(
+    "reveal",
+    "boolean",
+    "true: the texts unmasked. Honoured only over the daemon's unix socket for the user who runs the daemon, "
+    "and logged (docs/secrets.md); over TCP refused with 403 whatever the token",
+)
 _HAS_SECRET = Param(
     "has_secret", "boolean", "only sessions holding a secret the index found, not allowlisted (true), or none (false)"
 )
@@ -304,7 +310,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _CURSOR,
             ),
         ),
-        Method("sessions.get", "One session", (_PATH_AGENT, _PATH_ID, *_WHICH)),
+        Method("sessions.get", "One session", (_PATH_AGENT, _PATH_ID, *_WHICH, _REVEAL)),
         Method(
             "events.list",
             "A session's events in order, cursor-paginated",
@@ -321,6 +327,7 @@ METHOD_TABLE: dict[str, Method] = {
                 ),
                 _CURSOR,
                 Param("limit", "integer", "page size", minimum=1, maximum=10_000),
+                _REVEAL,
             ),
         ),
         Method(
@@ -430,6 +437,7 @@ METHOD_TABLE: dict[str, Method] = {
                 _AGENT,
                 _s("session", "only in this session, AGENT:ID"),
                 Param("allowlisted", "boolean", "include the secrets the user allowlisted"),
+                Param("imported", "boolean", "only in imported sessions (true) or only in this machine's own (false)"),
                 Param("places", "integer", "places listed per secret (default 20)", minimum=0, maximum=1000),
                 Param("limit", "integer", "secrets listed (default 200)", minimum=1, maximum=10_000),
             ),

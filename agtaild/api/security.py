@@ -35,6 +35,7 @@ from aiohttp.typedefs import Middleware
 
 from agtaild.api.caller import CALLER, OPERATOR
 from agtaild.api.guard import authenticated
+from agtaild.api.reveal import REVEALER, revealer_of
 from agtaild.errors import Forbidden, Unauthorized, UsageError
 
 log = logging.getLogger("agtaild.security")
@@ -211,6 +212,7 @@ def security_middleware(security: Security) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         CALLER.set(OPERATOR)
+        REVEALER.set(revealer_of(request.transport.get_extra_info("socket") if request.transport else None))
         if not is_unix(request):
             security.check_host(request)
             public = request.path in PUBLIC_PATHS or request.path in request.app.get(SHELL_PATHS, ())

@@ -113,6 +113,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="print the raw input of edit tools instead of a diff",
     )
     p.add_argument(
+        "--reveal",
+        action="store_true",
+        help="print secrets unmasked (in-process, or over the daemon's unix socket as the user who runs it; "
+        "refused over TCP); every reveal is logged in <data dir>/reveal.log",
+    )
+    p.add_argument(
         "--patch",
         action="store_true",
         help="print only the session's edits, as a unified diff `git apply` and `patch -p1` take "
@@ -452,14 +458,17 @@ def cmd_show(ctx: Any) -> int:
         raise UsageError("--context must be between 0 and 5000")
     if ctx.args.patch and ctx.json:
         raise UsageError("--patch prints a diff, --json a document: give one of them")
+    reveal = bool(getattr(ctx.args, "reveal", False))
     backend = open_backend(ctx)
     try:
-        session = backend.call("sessions.get", ref)["session"]
+        # --reveal: asked unmasked (the daemon honours it only for its own user's unix socket).
+        reveal_kw = {"reveal": True} if reveal else {}
+        session = backend.call("sessions.get", ref, **reveal_kw)["session"]
         # The resolved session, exactly (a prefix or a native/imported choice is made once).
         exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
         if session.get("machine"):  # a team server: the copy of that machine
             exact["machine"] = session["machine"]
-        events = _show_events(backend, exact, ctx.args)
+        events = _show_events(backend, exact, ctx.args, reveal=reveal)
         if ctx.json:
             ctx.out_json({"session": session, "events": list(events)})
             return 0
@@ -488,7 +497,7 @@ def cmd_show(ctx: Any) -> int:
     return 0
 
 
-def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) -> Any:
+def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace, *, reveal: bool = False) -> Any:
     """The events `show` prints, page by page (a generator: nothing is held beyond a page)."""
     after: int | None = None
     stop: int | None = None
@@ -500,7 +509,7 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace) 
     while True:
         limit = SHOW_PAGE if stop is None else max(min(SHOW_PAGE, stop - (after or -1)), 1)
         params = {**exact, "limit": limit, **({"after_seq": after} if after is not None else {})}
-        page = backend.call("events.list", params)
+        page = backend.call("events.list", params, **({"reveal": True} if reveal else {}))
         for ev in page["events"]:
             if stop is not None and ev["seq"] > stop:
                 return

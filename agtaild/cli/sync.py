@@ -44,6 +44,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    "for standard output (the default)")
     add_export_options(p)
     p.add_argument("--max-file-size", type=parse_size, metavar="SIZE", help="largest file to copy (default 1G)")
+    p.add_argument("--redact", action="store_true",
+                   help="native: write the files with every secret masked (still valid JSONL, JSON and SQLite); "
+                   "md/html/json are always masked")
     p.set_defaults(func=cmd_export)
 
     s = sub.add_parser("sync", parents=[common], help="push/pull sessions between machines",
@@ -59,6 +62,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                        "collection name (required)")
         a.add_argument("--agent", action="append", help="only this agent's sessions (repeatable)")
         a.add_argument("--dry-run", action="store_true", help="report what would move; write nothing")
+        if name == "push":
+            a.add_argument("--redact", action="store_true",
+                           help="send every file with every secret masked (still valid JSONL, JSON and SQLite)")
+            a.add_argument("--own", action="store_true",
+                           help="REMOTE is one of your own machines: remember it, and do not warn about the "
+                           "secrets a push to it carries")
         _transfer_options(a)
         a.set_defaults(func=cmd_push if name == "push" else cmd_pull)
     st = ssub.add_parser("status", parents=[common], help="what a push and a pull would move now")
@@ -150,7 +159,7 @@ def cmd_export(ctx: Any) -> int:
     finally:
         backend.close()
     rep = export_sessions(ctx.config, sessions, Path(ctx.args.to).expanduser().resolve(),
-                          ctx.args.max_file_size)
+                          ctx.args.max_file_size, redact=ctx.args.redact)
     return _finish(ctx, f"exported {count(len(sessions), 'session')} to {rep['to']}:", rep)
 
 
@@ -198,12 +207,49 @@ def _check_named(name: str | None) -> None:
 
 
 def cmd_push(ctx: Any) -> int:
-    from agtaild.sync.remote import push
+    from agtaild.sync.own import is_own, mark_own
+    from agtaild.sync.remote import push, remote_kind
 
     a = ctx.args
-    rep = push(ctx.store_config, a.remote, _collection_or_host(a), agents=a.agent,
-               max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run)
+    collection = _collection_or_host(a)
+    remote_kind(a.remote)  # a malformed REMOTE is refused before anything else
+    data_dir = ctx.store_config.data_dir
+    if a.own and not a.dry_run:
+        mark_own(data_dir, a.remote)
+    own = a.own or is_own(data_dir, a.remote)
+    carried, more = (None, False) if a.redact or own else _carried(ctx)
+    rep = push(ctx.store_config, a.remote, collection, agents=a.agent,
+               max_file_size=a.max_file_size, token=_token(a), dry_run=a.dry_run, redact=a.redact)
+    rep["own_remote"] = own
+    if carried is not None:
+        rep["secrets_carried"] = carried
+    if carried:
+        ctx.err(
+            f"agtail: warning: {a.remote} is not marked as one of your own machines, and this push "
+            f"{'would carry' if a.dry_run else 'carried'} {'at least ' if more else ''}{count(carried, 'secret')} "
+            "unmasked (`agtail secrets` "
+            "lists them). Push with --redact to mask every secret in what is sent, or with --own when "
+            f"{a.remote} is your own machine (docs/secrets.md)."
+        )
     return _finish(ctx, "would push" if a.dry_run else "pushed", rep)
+
+
+def _carried(ctx: Any) -> tuple[int | None, bool]:
+    """How many secrets a push of this machine's sessions carries (None: not known), and
+    whether the index's scan is still under way (then there may be more)."""
+    from agtaild.cli.query import open_backend
+    from agtaild.errors import AgtailError
+    from agtaild.sync.own import carried_secrets
+
+    try:
+        backend = open_backend(ctx)
+        try:
+            return carried_secrets(backend.call, ctx.args.agent)
+        finally:
+            backend.close()
+    except AgtailError as exc:
+        ctx.err(f"agtail: warning: could not count the secrets this push carries ({exc.message})")
+        return None, False
 
 
 def cmd_pull(ctx: Any) -> int:

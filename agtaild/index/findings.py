@@ -20,6 +20,12 @@ Two tables:
   that is about to send such an event need not scan it again (agtaild.query.masking); the
   digest is of the very bytes sent, so a changed event is simply not found there.
 
+The session-level texts (a title, the first prompt, the working directory, the unit's path,
+the project, the git branch) are scanned the same way, incrementally by the session's change
+number (``meta.secrets_sessions_through``: every write of a session row stamps the next one):
+their findings have ``seq`` -1 and event id 0, and a ``field`` under ``/session/``
+(``/session/title``, ``/session/cwd``); they go with their session like the rest.
+
 Both are recorded under the scanner's rules identity (``meta.secrets_rules``): other rules
 (an upgrade, a rule file) empty them and the pass starts again from the first event.
 """
@@ -39,6 +45,10 @@ INLINE_BUDGET_CHARS = 8 << 20
 #: Events read per batch of the pass.
 BATCH_EVENTS = 500
 _COLUMNS = "id, session_id, seq, data, text, tool_result, result_moved, epoch"
+#: The session fields scanned (text a session row holds besides its events).
+SESSION_FIELDS = ("title", "first_prompt", "cwd", "path", "project", "git_branch")
+#: ``seq`` of a finding in a session-level field (no event holds it).
+SESSION_SEQ = -1
 
 
 def _meta(db: sqlite3.Connection, key: str) -> str | None:
@@ -54,6 +64,14 @@ def through(db: sqlite3.Connection) -> int:
     """The highest event id the pass has read (0: none)."""
     try:
         return int(_meta(db, "secrets_through") or 0)
+    except ValueError:
+        return 0
+
+
+def sessions_through(db: sqlite3.Connection) -> int:
+    """The highest session change number the pass has read (0: none)."""
+    try:
+        return int(_meta(db, "secrets_sessions_through") or 0)
     except ValueError:
         return 0
 
@@ -83,18 +101,20 @@ def forget_all(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM secret_findings")
     db.execute("DELETE FROM secret_pending")
     _set_meta(db, "secrets_through", "0")
+    _set_meta(db, "secrets_sessions_through", "0")
 
 
 def pending(db: sqlite3.Connection, scanner: Scanner | None = None) -> int:
-    """Events not scanned yet under the scanner's rules."""
+    """Events (and sessions, for their own fields) not scanned yet under the scanner's rules."""
     from agtaild.secrets.items import rules_identity
 
     if scanner is not None and _meta(db, "secrets_rules") != rules_identity(scanner):
-        return int(db.execute("SELECT count(*) FROM events").fetchone()[0])
+        return int(db.execute("SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM sessions)").fetchone()[0])
     mark = through(db)
     above = db.execute("SELECT count(*) FROM events WHERE id > ?", (mark,)).fetchone()[0]
     queued = db.execute("SELECT count(*) FROM secret_pending").fetchone()[0]
-    return int(above) + int(queued)
+    sessions = db.execute("SELECT count(*) FROM sessions WHERE change > ?", (sessions_through(db),)).fetchone()[0]
+    return int(above) + int(queued) + int(sessions)
 
 
 def scan_pass(
@@ -120,6 +140,7 @@ def scan_pass(
             db.execute("DELETE FROM secret_pending")
             _set_meta(db, "secrets_rules", identity)
             _set_meta(db, "secrets_through", "0")
+            _set_meta(db, "secrets_sessions_through", "0")
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -129,6 +150,22 @@ def scan_pass(
             break
         if max_seconds is not None and time.monotonic() - started >= max_seconds:
             break
+        smark = sessions_through(db)
+        srows = db.execute(
+            "SELECT id, change, activity, data FROM sessions WHERE change > ? ORDER BY change LIMIT ?",
+            (smark, BATCH_EVENTS),
+        ).fetchall()
+        if srows:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                n, f, c = _scan_sessions(db, scanner, srows)
+                _set_meta(db, "secrets_sessions_through", str(srows[-1][1]))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            scanned, found, chars = scanned + n, found + f, chars + c
+            continue
         mark = through(db)
         queued = [r[0] for r in db.execute("SELECT event_id FROM secret_pending ORDER BY event_id LIMIT ?", (BATCH_EVENTS,))]
         if queued:
@@ -197,6 +234,42 @@ def _scan_rows(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) -> tup
     return len(rows), len(findings), sum(map(len, texts))
 
 
+def _scan_sessions(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) -> tuple[int, int, int]:
+    """Scan the session-level fields of ``rows`` (id, change, activity, data); their old
+    session-level findings replaced."""
+    import msgspec
+
+    from agtaild.secrets import jsonwalk
+
+    findings: list[tuple[Any, ...]] = []
+    chars = 0
+    for sid, _change, activity, data in rows:
+        try:
+            doc = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            continue
+        db.execute("DELETE FROM secret_findings WHERE session_id = ? AND seq = ?", (sid, SESSION_SEQ))
+        if not isinstance(doc, dict):
+            continue
+        for name in SESSION_FIELDS:
+            value = doc.get(name)
+            if not isinstance(value, str) or not value:
+                continue
+            chars += len(value)
+            for finding in jsonwalk.scan_value(scanner, value, f"/session/{name}", name):
+                findings.append(
+                    (0, sid, SESSION_SEQ, finding.field, finding.rule, finding.start, finding.end,
+                     finding.fingerprint, finding.confidence, finding.tail, activity)
+                )  # fmt: skip
+    if findings:
+        db.executemany(
+            "INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, \"end\", fingerprint,"
+            " confidence, tail, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            findings,
+        )
+    return len(rows), len(findings), chars
+
+
 def known_clean(db: sqlite3.Connection, scanner: Scanner, keys: list[bytes]) -> set[bytes]:
     """Which of ``keys`` (item digests) the pass recorded as clean under the scanner's rules."""
     from agtaild.secrets.items import rules_identity
@@ -229,6 +302,7 @@ def list_secrets(
     include_allowed: bool = False,
     session_id: int | None = None,
     agent: str | None = None,
+    imported: bool | None = None,
     places: int = 20,
     limit: int = 200,
 ) -> dict[str, Any]:
@@ -242,6 +316,9 @@ def list_secrets(
     if agent is not None:
         where.append("f.session_id IN (SELECT id FROM sessions WHERE agent = ?)")
         args.append(agent)
+    if imported is not None:
+        where.append("f.session_id IN (SELECT id FROM sessions WHERE (kind = 'imported') = ?)")
+        args.append(int(imported))
     clause = " WHERE " + " AND ".join(where) if where else ""
     rows = db.execute(
         "SELECT f.fingerprint, max(f.rule), max(f.confidence), max(f.tail), count(DISTINCT f.session_id), count(*),"

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/tes
     from typing import Any, Protocol
 
     class Backend(Protocol):
-        def call(self, method: str, params: dict[str, Any]) -> Any: ...
+        def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any: ...
 
         def close(self) -> None: ...
 
@@ -26,8 +26,21 @@ class LocalBackend:
 
         self.service = Service(config)
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        return self.service.call(method, params)
+    def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any:
+        """``reveal``: the answer unmasked, for this user's own process; logged like the
+        daemon's reveals (agtaild.api.reveal), in the data dir's reveal.log."""
+        if reveal:
+            import os
+
+            from agtaild.api.reveal import record
+
+            record(
+                self.service.config.data_dir,
+                f"uid {os.getuid()} pid {os.getpid()} (in-process CLI)",
+                method,
+                params,
+            )
+        return self.service.call(method, params, reveal=reveal)
 
     def close(self) -> None:
         self.service.close()
@@ -39,9 +52,13 @@ class DaemonBackend:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def call(self, method: str, params: dict[str, Any]) -> Any:
+    def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any:
+        """``reveal``: asked of the daemon, which honours it only over its unix socket for
+        the user it runs as (agtaild.api.reveal); over TCP it answers 403."""
         from agtail_client import ApiError, Unreachable
 
+        if reveal:
+            params = {**params, "reveal": True}
         try:
             return self.client.call(method, params)
         except TimeoutError as err:
@@ -52,7 +69,9 @@ class DaemonBackend:
         except ApiError as err:  # data kept: the CLI words a refused parameter as its option
             raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
         except OSError as err:
-            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
+            raise AgtailError(
+                f"lost the connection to agtaild ({err}); try again, or use --no-daemon"
+            ) from None
 
     def close(self) -> None:
         self.client.close()
@@ -74,7 +93,11 @@ def _same_roots(daemon_roots: Any, ours: list[Any]) -> bool:
     import msgspec
 
     def key(roots: Any) -> set[tuple[Any, ...]]:
-        return {(r.get("agent"), r.get("path"), r.get("kind"), r.get("collection")) for r in roots or [] if r.get("kind") != "archive"}
+        return {
+            (r.get("agent"), r.get("path"), r.get("kind"), r.get("collection"))
+            for r in roots or []
+            if r.get("kind") != "archive"
+        }
 
     return key(daemon_roots) == key(msgspec.to_builtins(ours))
 

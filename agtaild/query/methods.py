@@ -21,7 +21,13 @@ from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.query import semantic
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
-from agtaild.query.secrets import apply_has_secret, secrets_allow, secrets_list, secrets_unallow
+from agtaild.query.secrets import (
+    annotate_secrets,
+    apply_has_secret,
+    secrets_allow,
+    secrets_list,
+    secrets_unallow,
+)
 
 
 class Reading(Protocol):
@@ -113,6 +119,7 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
             total=bool(p.flag("total")),
         )
     annotate(store, doc["sessions"])
+    annotate_secrets(svc, doc["sessions"])
     return doc
 
 
@@ -136,6 +143,7 @@ def sessions_get(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     rid = _resolve(svc, p)
     session = load_sessions(svc._reader(), svc.pricing(), [rid])[rid]
     annotate(getattr(svc, "state", None), [session])
+    annotate_secrets(svc, [session])
     return {"session": session}
 
 
@@ -236,6 +244,7 @@ def search(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     if note:
         doc["note"] = note
     annotate(store, [h["session"] for h in doc["hits"]])
+    annotate_secrets(svc, [h["session"] for h in doc["hits"]])
     return doc
 
 

@@ -38,11 +38,45 @@ def apply_has_secret(svc: Any, p: Params, flt: Any) -> None:
     flt.secret_allowed = sorted(allowed_fingerprints(svc))
 
 
+def annotate_secrets(svc: Any, sessions: list[dict[str, Any]]) -> None:
+    """Give each session document holding secrets the user did not allowlist ``secrets``: how
+    many distinct ones the index found in it (the viewer's badge). Sessions with none are left
+    as they are. Its sessions are found by (agent, id, collection, path), as the index keeps them."""
+    import sqlite3
+
+    if not sessions:
+        return
+    allowed = set(allowed_fingerprints(svc))
+    by_key = {(s.get("agent"), s.get("id")): s for s in sessions}
+    pairs = list(by_key)
+    try:
+        db = svc._reader()
+        for lo in range(0, len(pairs), 400):
+            part = pairs[lo : lo + 400]
+            marks = ",".join("(?, ?)" for _ in part)
+            rows = db.execute(
+                "SELECT s.agent, s.sid, s.collection, f.fingerprint FROM secret_findings f"
+                f" JOIN sessions s ON s.id = f.session_id WHERE (s.agent, s.sid) IN (VALUES {marks})"
+                " GROUP BY s.id, f.fingerprint",
+                [v for pair in part for v in pair],
+            ).fetchall()
+            counts: dict[tuple[Any, Any, Any], int] = {}
+            for agent, sid, collection, fp in rows:
+                if fp not in allowed:
+                    counts[(agent, sid, collection)] = counts.get((agent, sid, collection), 0) + 1
+            for (agent, sid, collection), n in counts.items():
+                doc = by_key.get((agent, sid))
+                if doc is not None and doc.get("collection") == collection:
+                    doc["secrets"] = n
+    except sqlite3.Error:  # an index without the findings table: nothing to say
+        return
+
+
 def secrets_list(svc: Any, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.findings import list_secrets
     from agtaild.index.queries import resolve_session
 
-    p = Params("secrets.list", params, ("agent", "session", "allowlisted", "places", "limit"))
+    p = Params("secrets.list", params, ("agent", "session", "allowlisted", "imported", "places", "limit"))
     agent = svc.check_agent("secrets.list", p.text("agent"))
     session_id = None
     ref = p.text("session", max_len=1000)
@@ -60,6 +94,7 @@ def secrets_list(svc: Any, params: dict[str, Any]) -> dict[str, Any]:
         include_allowed=bool(p.flag("allowlisted")),
         session_id=session_id,
         agent=agent,
+        imported=p.flag("imported"),
         places=p.integer("places", 20, minimum=0, maximum=1000) or 0,
         limit=p.integer("limit", 200, minimum=1, maximum=10_000) or 200,
     )

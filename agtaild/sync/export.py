@@ -50,8 +50,9 @@ def unit_of(config: Any, session: dict[str, Any]) -> tuple[Any, Unit]:
 
 
 def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
-                    max_file_size: int | None = None) -> dict[str, Any]:
-    """Write the sessions' files into ``to`` (only what differs) and its manifest.json."""
+                    max_file_size: int | None = None, *, redact: bool = False) -> dict[str, Any]:
+    """Write the sessions' files into ``to`` (only what differs) and its manifest.json;
+    ``redact``: each file rewritten with every secret masked first (agtaild.sync.redact)."""
     from agtaild.adapters import all_adapters
 
     if to.exists() and not to.is_dir():
@@ -68,10 +69,18 @@ def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
     cache = open_hash_cache(config.data_dir)
     source = LocalFilesSource(list(files.values()), cache, origin=origin, origin_name=name,
                               collection=to.name, where=f"this machine ({name})")
+    if redact:
+        from agtaild.sync.redact import redacting_source
+
+        source = redacting_source(source)
     try:
         limits = Limits(max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE,
                         known_agents=[a.id for a in all_adapters()])
         report = transfer(source, DirectoryDestination(to, cache), limits)
+        if redact:
+            from agtaild.sync.redact import add_to_report
+
+            add_to_report(report, source)  # type: ignore[arg-type]
     finally:
         source.close()
         cache.close()

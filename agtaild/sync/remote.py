@@ -89,13 +89,19 @@ def push(
     token: str | None = None,
     dry_run: bool = False,
     progress: Progress | None = None,
+    redact: bool = False,
 ) -> dict[str, Any]:
-    """Send this machine's native sessions to REMOTE as collection ``collection``."""
+    """Send this machine's native sessions to REMOTE as collection ``collection``;
+    ``redact``: each file rewritten with every secret masked first (agtaild.sync.redact)."""
     check_collection_name(collection)
     kind = remote_kind(remote)
     limits = _limits(max_file_size)
     cache = open_hash_cache(config.data_dir)
     source = _native_source(config, cache, collection, agents)
+    if redact:
+        from agtaild.sync.redact import redacting_source
+
+        source = redacting_source(source)
     try:
         if kind == "ssh":
             from agtaild.sync.rsync import parse_ssh_remote
@@ -114,6 +120,10 @@ def push(
             check_not_native(dest_root, _native_roots(config))
             dest = DirectoryDestination(dest_root, cache, set(limits.known_agents or []))
             report = transfer(source, dest, limits, dry_run=dry_run, progress=progress)
+        if redact:
+            from agtaild.sync.redact import add_to_report
+
+            add_to_report(report, source)  # type: ignore[arg-type]
     finally:
         source.close()
         cache.close()

@@ -14,6 +14,7 @@ import { handleError } from './ui.js';
 import { projectsView } from './views/projects.js';
 import { fileView } from './views/file.js';
 import { searchView } from './views/search.js';
+import { secretsView } from './views/secrets.js';
 import { sessionView } from './views/session.js';
 import { listView } from './views/sessions.js';
 import { statsView } from './views/stats.js';
@@ -57,6 +58,7 @@ async function start() {
     projects: { title: 'Projects · agtail', show: (r) => projectsView.show(r.params) },
     live: { title: 'Live usage · agtail', show: () => usageView.show(), leave: () => usageView.leave() },
     file: { title: 'File history · agtail', show: (r) => fileView.show(r.params) },
+    secrets: { title: 'Secrets · agtail', show: (r) => secretsView.show(r.params) },
   });
   changes.start();
   indexProgress.start();

@@ -21,6 +21,7 @@ export function sessionTags(s) {
   if (own && own.starred) tags.push(tag('\u2605', 'starred', 'Starred'));
   if (own && own.hidden) tags.push(tag('hidden', 'muted', 'Hidden from lists, search and stats'));
   if (own && own.labels) for (const k of Object.keys(own.labels).sort()) tags.push(tag(own.labels[k] ? k + '=' + own.labels[k] : k, 'label'));
+  if (s.secrets) tags.push(tag(s.secrets + ' secret' + (s.secrets === 1 ? '' : 's'), 'secret', 'Holds ' + s.secrets + ' secret' + (s.secrets === 1 ? '' : 's') + ' you have not allowlisted (shown masked): see Secrets'));
   if (s.parent) tags.push(tag('subagent', 'sub'));
   if (s.machine) tags.push(tag('on ' + s.machine, 'machine', 'Pushed by this machine to the team server'));
   if (s.imported) tags.push(tag(s.collection ? 'imported · ' + s.collection : 'imported', 'imported', 'Imported from another machine; not resumable here'));

@@ -7,7 +7,7 @@
 import { api, ApiError, sessionPath } from '../api.js';
 import { $, add, clear, h } from '../dom.js';
 import { fmtDuration, fmtFull, fmtInt, oneLine, shellQuote, shortId, sessionTitle, toDate } from '../format.js';
-import { sessionHash } from '../router.js';
+import { queryHash, sessionHash } from '../router.js';
 import { state } from '../state.js';
 import { banner, handleError } from '../ui.js';
 import { agentBadge, sessionTags, tag, usageCards } from '../widgets.js';
@@ -170,6 +170,7 @@ export const sessionView = {
       { class: 'session-head' },
       h('h1', { class: 'session-title', text: sessionTitle(s) }),
       h('div', { class: 'session-tags' }, agentBadge(s.agent), h('span', { class: 'sid', text: s.id, title: 'Session id' }), sessionTags(s)),
+      s.secrets ? h('p', { class: 'secrets-note' }, h('a', { href: queryHash('#/secrets', { session: s.agent + ':' + s.id }), text: 'What to rotate: the secrets found here →' })) : null,
       s.machine ? null : stateBar(s, (now) => this.stateChanged(now)),
       parentBox,
       h('dl', { class: 'facts' }, facts),
