@@ -163,6 +163,26 @@ def test_sessions_with_no_usage_and_clocks_that_jump(layout: dict[str, Any]) -> 
     assert block["last"] == "2026-03-01T11:59:00Z"  # the future response is in no block now
 
 
+def test_a_clock_set_back_leaves_what_is_dated_days_ahead_out_of_now(layout: dict[str, Any]) -> None:
+    """Sessions dated more than a day after the clock (a clock set back a year, an index of
+    another machine's future) are not active now and count in no window of now; a snapshot
+    recorded then is not the newest one now."""
+    later = {**LIMITS, "primary": {**LIMITS["primary"], "used_percent": 99.0}}
+    claude_session(layout["claude"], "later-6666", "/w/later", [NOW + 2 * 86400, NOW + 2 * 86400 + M])
+    codex_rollout(layout["codex"], "01aa0000-0000-7000-8000-000000000007", NOW + 3 * 86400, later)
+    service = Service(layout["config"])
+    try:
+        service.update_index()
+        doc = live(service)
+    finally:
+        service.close()
+    assert [s["id"] for s in doc["sessions"]] == ["fast-1111", "01aa0000-0000-7000-8000-000000000001", "slow-2222"]
+    windows = {(w["agent"], w["kind"]): w for w in doc["windows"]}
+    assert windows[("claude-code", "block")]["usage"]["responses"] == 5
+    assert windows[("claude-code", "week")]["usage"]["responses"] == 7
+    assert windows[("codex", "primary")]["used_percent"] == 42.5 and windows[("codex", "primary")]["age_seconds"] == 600
+
+
 def test_the_method_checks_its_parameters_and_answers_one_session(svc: Service) -> None:
     doc = svc.call("usage.live", {"session": "claude-code:slow", "sessions": "false"})
     assert doc["sessions"] == []

@@ -14,10 +14,16 @@ Read from the index as it stands (the daemon keeps it current); nothing is inven
 
 Responses are found through the sessions active since the lookback (sessions_agent_activity),
 never by scanning every usage row: a response is never later than its session's activity.
+Every query is bounded on both sides of the clock: times up to ``AHEAD`` past ``now`` still
+belong to the present (a clock set back, a machine a few hours behind the agent's; the rates
+count them as ``ahead``), times further ahead do not — a session whose last activity is dated
+more than a day in the future is not active now, and its responses are in no window of now
+(else an index holding such sessions, or a clock set back a year, would read every one of them).
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -49,6 +55,10 @@ WEEK = 7 * 86400.0
 LOOKBACK = 8 * 86400.0
 #: Codex sessions looked at for the newest rate-limit snapshot (the most recently active).
 CODEX_SESSIONS = 20
+#: How far past ``now`` a session's activity (or a recorded snapshot) may be dated and still be
+#: of the present: a clock set back or a wrong time zone (at most 14 hours). Further ahead is
+#: another time, left out of the live view.
+AHEAD = 86400.0
 #: The fields of a Codex window (``primary``/``secondary``) and of the snapshot this code knows.
 _WINDOW_FIELDS = ("used_percent", "window_minutes", "resets_at", "resets_in_seconds")
 _SNAPSHOT_FIELDS = ("limit_id", "limit_name", "primary", "secondary", "credits", "plan_type", "rate_limit_reached_type")
@@ -73,9 +83,12 @@ def _entries(rows: Any, pricing: PriceTable) -> list[Entry]:
     return out
 
 
-def agent_entries(db: sqlite3.Connection, pricing: PriceTable, agent: str, since: float | None) -> list[Entry]:
-    """The counted responses of ``agent`` dated ``since`` or later (None: all), oldest first."""
-    if since is None:
+def agent_entries(
+    db: sqlite3.Connection, pricing: PriceTable, agent: str, since: float | None, until: float | None = None
+) -> list[Entry]:
+    """The counted responses of ``agent`` dated from ``since`` (None: all) to ``until``
+    (None: any time; else sessions active up to AHEAD past it), oldest first."""
+    if since is None and until is None:
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM usage u WHERE u.agent = ? AND u.counted = 1 AND u.epoch IS NOT NULL",
             (agent,),
@@ -83,35 +96,41 @@ def agent_entries(db: sqlite3.Connection, pricing: PriceTable, agent: str, since
     else:
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM sessions s CROSS JOIN usage u ON u.session_id = s.id"
-            " WHERE s.agent = ? AND s.activity >= ? AND u.counted = 1 AND u.epoch >= ?",
-            (agent, since, since),
+            " WHERE s.agent = ? AND s.activity >= ? AND s.activity <= ?"
+            " AND u.counted = 1 AND u.epoch >= ? AND u.epoch <= ?",
+            (agent, *_span(since, until), *_span(since, until, ahead=0.0)),
         )
     return sorted(_entries(rows, pricing), key=lambda e: e.epoch)
 
 
-def _previous_epoch(db: sqlite3.Connection, agent: str, before: float) -> float | None:
+def _span(since: float | None, until: float | None, ahead: float = AHEAD) -> tuple[float, float]:
+    """SQL bounds for times from ``since`` to ``until`` (+ ``ahead``), None meaning no bound."""
+    return (-math.inf if since is None else since, math.inf if until is None else until + ahead)
+
+
+def _previous_epoch(db: sqlite3.Connection, agent: str, before: float, now: float) -> float | None:
     """The time of the last counted response of ``agent`` in the block length before ``before``."""
     row = db.execute(
         "SELECT max(u.epoch) FROM sessions s CROSS JOIN usage u ON u.session_id = s.id"
-        " WHERE s.agent = ? AND s.activity >= ? AND u.counted = 1 AND u.epoch >= ? AND u.epoch < ?",
-        (agent, before - BLOCK_SECONDS, before - BLOCK_SECONDS, before),
+        " WHERE s.agent = ? AND s.activity >= ? AND s.activity <= ? AND u.counted = 1 AND u.epoch >= ? AND u.epoch < ?",
+        (agent, before - BLOCK_SECONDS, now + AHEAD, before - BLOCK_SECONDS, before),
     ).fetchone()
     return None if row is None or row[0] is None else float(row[0])
 
 
 def claude_history(db: sqlite3.Connection, pricing: PriceTable, now: float) -> list[Entry]:
-    """Claude's responses from the start of the block chain that reaches now (at least the last
-    LOOKBACK): the blocks computed from them are those of the whole history."""
+    """Claude's responses up to ``now`` from the start of the block chain that reaches it (at
+    least the last LOOKBACK): the blocks computed from them are those of the whole history."""
     lookback = LOOKBACK
     while True:
         since = now - lookback
-        entries = agent_entries(db, pricing, CLAUDE, since)
+        entries = agent_entries(db, pricing, CLAUDE, since, now)
         if not entries:
             return entries
-        if chain_starts_at(entries[0].epoch, _previous_epoch(db, CLAUDE, entries[0].epoch)):
+        if chain_starts_at(entries[0].epoch, _previous_epoch(db, CLAUDE, entries[0].epoch, now)):
             return entries
         if lookback > 400 * 86400:
-            return agent_entries(db, pricing, CLAUDE, None)
+            return agent_entries(db, pricing, CLAUDE, None, now)
         lookback *= 4
 
 
@@ -166,7 +185,7 @@ def block_doc(block: Block, now: float) -> dict[str, Any]:
 def claude_windows(db: sqlite3.Connection, pricing: PriceTable, now: float) -> tuple[list[dict[str, Any]], Block | None]:
     """The Claude block open now (if any) and the last 7 days' total; and the open block."""
     entries = claude_history(db, pricing, now)
-    blocks = billing_blocks(e for e in entries if e.epoch <= now)
+    blocks = billing_blocks(entries)
     current = blocks[-1] if blocks and blocks[-1].active(now) else None
     out = []
     if current is not None:
@@ -208,7 +227,8 @@ def codex_windows(db: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
 
     best: tuple[float, dict[str, Any], str] | None = None
     rows = db.execute(
-        "SELECT sid, data FROM sessions WHERE agent = ? ORDER BY activity DESC, id DESC LIMIT ?", (CODEX, CODEX_SESSIONS)
+        "SELECT sid, data FROM sessions WHERE agent = ? AND activity <= ? ORDER BY activity DESC, id DESC LIMIT ?",
+        (CODEX, now + AHEAD, CODEX_SESSIONS),
     )
     for sid, data in rows:
         try:
@@ -219,7 +239,7 @@ def codex_windows(db: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
         if not isinstance(kept, dict) or not isinstance(kept.get("snapshot"), dict):
             continue
         at = parse_time(kept.get("recorded_at")) if isinstance(kept.get("recorded_at"), str) else None
-        if at is not None and (best is None or at > best[0]):
+        if at is not None and at <= now + AHEAD and (best is None or at > best[0]):
             best = (at, kept["snapshot"], sid)
     if best is None:
         return []
@@ -271,7 +291,7 @@ def live_usage(
 
     now = time.time() if now is None else now
     since = now - active_minutes * 60
-    where, args = ["s.activity >= ?"], list[Any]([since])
+    where, args = ["s.activity >= ?", "s.activity <= ?"], list[Any]([since, now + AHEAD])
     if agent:
         where.append("s.agent = ?")
         args.append(agent)
