@@ -36,13 +36,15 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "clients" / "python")]
-MAIN = "import sys; from agtaild.cli import main; sys.exit(main())"
+MAIN = "import sys; from agtaild.entry import main; sys.exit(main())"
 
 
 def run_rusage(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[int, bytes, float, float]:
     """(exit code, stdout, wall seconds, CPU seconds of the child alone: reaped with wait4)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
     assert proc.stdout is not None and proc.stdin is not None
     proc.stdin.write(stdin)
     proc.stdin.close()
@@ -85,7 +87,11 @@ def in_process(corpus: Path, data: Path) -> dict[str, Any]:
     from agtaild.index.live import live_usage
     from agtaild.query.service import Service
 
-    svc = Service(Config(data_dir=str(data), roots=[RootSpec(a, str(p)) for a, p in roots(corpus).items()], archive=False))
+    svc = Service(
+        Config(
+            data_dir=str(data), roots=[RootSpec(a, str(p)) for a, p in roots(corpus).items()], archive=False
+        )
+    )
     try:
         db = svc._reader()
         last = float(db.execute("SELECT max(activity) FROM sessions").fetchone()[0])
@@ -95,7 +101,9 @@ def in_process(corpus: Path, data: Path) -> dict[str, Any]:
             "real_clock": timed(lambda: svc.call("usage.live", {})),
             "at_last_activity": {
                 "active_sessions": len(heavy["sessions"]),
-                "block_responses": next((w["usage"]["responses"] for w in heavy["windows"] if w["kind"] == "block"), 0),
+                "block_responses": next(
+                    (w["usage"]["responses"] for w in heavy["windows"] if w["kind"] == "block"), 0
+                ),
                 **timed(lambda: live_usage(db, svc.pricing(), now=last)),
             },
         }
@@ -135,10 +143,19 @@ def through_daemon(corpus: Path, data: Path, env: dict[str, str], runs: int) -> 
         sid, path = latest_claude(data)
         http = {
             "live": timed(lambda: client.get("/usage/live", {})),
-            "statusline_request": timed(lambda: client.get("/usage/live", {"session": f"claude-code:{sid}", "sessions": "false"})),
+            "statusline_request": timed(
+                lambda: client.get("/usage/live", {"session": f"claude-code:{sid}", "sessions": "false"})
+            ),
         }
         client.close()
-        stdin = json.dumps({"session_id": sid, "transcript_path": path, "cwd": "/", "model": {"id": "x", "display_name": "X"}}).encode()
+        stdin = json.dumps(
+            {
+                "session_id": sid,
+                "transcript_path": path,
+                "cwd": "/",
+                "model": {"id": "x", "display_name": "X"},
+            }
+        ).encode()
         agtail = [sys.executable, "-c", MAIN, "--data-dir", str(base / "data")]
         commands = {
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
@@ -182,10 +199,18 @@ def main() -> int:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="agtail-live-"))
     data = args.data_dir or work / "data"
-    env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": f"{REPO}:{REPO / 'clients' / 'python'}", "AGTAIL_ARCHIVE": "0"}
+    env = {
+        **os.environ,
+        "HOME": str(work / "home"),
+        "PYTHONPATH": f"{REPO}:{REPO / 'clients' / 'python'}",
+        "AGTAIL_ARCHIVE": "0",
+    }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("AGTAIL_DATA_DIR", None)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "agtaild"), str(REPO / "clients" / "python")], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "agtaild"), str(REPO / "clients" / "python")],
+        check=True,
+    )
     result: dict[str, Any] = {"load": os.getloadavg()[0]}
     if not (data / "index.sqlite3").exists():
         result["index_seconds"] = round(build_index(args.corpus, data, env), 1)

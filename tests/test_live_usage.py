@@ -68,13 +68,20 @@ def test_active_sessions_sorted_by_burn_with_their_rates(svc: Service) -> None:
     assert codex["window"] == "codex primary (300 min)"
     assert codex["burn"]["30m"]["tokens"] == 5200
     # A shorter activity window leaves the slow session out.
-    assert [s["id"] for s in live(svc, active_minutes=15)["sessions"]] == ["fast-1111", "01aa0000-0000-7000-8000-000000000001"]
+    assert [s["id"] for s in live(svc, active_minutes=15)["sessions"]] == [
+        "fast-1111",
+        "01aa0000-0000-7000-8000-000000000001",
+    ]
 
 
 def test_claude_block_week_and_projection(svc: Service) -> None:
     doc = live(svc)
     block = next(w for w in doc["windows"] if w["agent"] == "claude-code" and w["kind"] == "block")
-    assert (block["start"], block["end"], block["active"]) == ("2026-03-01T11:00:00Z", "2026-03-01T16:00:00Z", True)
+    assert (block["start"], block["end"], block["active"]) == (
+        "2026-03-01T11:00:00Z",
+        "2026-03-01T16:00:00Z",
+        True,
+    )
     assert block["usage"]["responses"] == 5 and block["usage"]["total_tokens"] == 4400 + 550
     assert block["resets_in_seconds"] == 4 * 3600
     assert block["projection"]["label"] == "projection"
@@ -115,7 +122,10 @@ def test_a_snapshot_from_a_future_cli_keeps_unknown_fields_raw(layout: dict[str,
         service.close()
     assert windows["primary"]["unknown"] == {"burst_credits": 3}
     assert windows["primary"]["used_percent"] == 42.5
-    assert windows["snapshot"]["unknown"] == {"spend_cap": {"usd": 50, "reached": False}, "resets_at_text": "soon"}
+    assert windows["snapshot"]["unknown"] == {
+        "spend_cap": {"usd": 50, "reached": False},
+        "resets_at_text": "soon",
+    }
     assert windows["snapshot"]["age_seconds"] == 60  # the newer snapshot wins
 
 
@@ -147,7 +157,9 @@ def test_the_real_codex_recordings_have_a_snapshot_without_windows(corpus: Path,
 def test_sessions_with_no_usage_and_clocks_that_jump(layout: dict[str, Any]) -> None:
     claude = layout["claude"]
     claude_session(claude, "quiet-4444", "/w/quiet", [])  # a prompt, no response yet
-    claude_session(claude, "ahead-5555", "/w/ahead", [NOW - 2 * M, NOW + 2 * H])  # a response "from the future"
+    claude_session(
+        claude, "ahead-5555", "/w/ahead", [NOW - 2 * M, NOW + 2 * H]
+    )  # a response "from the future"
     service = Service(layout["config"])
     try:
         service.update_index()
@@ -156,7 +168,9 @@ def test_sessions_with_no_usage_and_clocks_that_jump(layout: dict[str, Any]) -> 
         service.close()
     by_id = {s["id"]: s for s in doc["sessions"]}
     quiet = by_id["quiet-4444"]
-    assert quiet["usage"]["total_tokens"] == 0 and quiet["burn"]["5m"]["tokens"] == 0 and quiet["model"] is None
+    assert (
+        quiet["usage"]["total_tokens"] == 0 and quiet["burn"]["5m"]["tokens"] == 0 and quiet["model"] is None
+    )
     jumped = by_id["ahead-5555"]
     assert jumped["burn"]["5m"]["tokens"] == 1100 and jumped["ahead"] == 1
     block = next(w for w in doc["windows"] if w["kind"] == "block")
@@ -176,11 +190,18 @@ def test_a_clock_set_back_leaves_what_is_dated_days_ahead_out_of_now(layout: dic
         doc = live(service)
     finally:
         service.close()
-    assert [s["id"] for s in doc["sessions"]] == ["fast-1111", "01aa0000-0000-7000-8000-000000000001", "slow-2222"]
+    assert [s["id"] for s in doc["sessions"]] == [
+        "fast-1111",
+        "01aa0000-0000-7000-8000-000000000001",
+        "slow-2222",
+    ]
     windows = {(w["agent"], w["kind"]): w for w in doc["windows"]}
     assert windows[("claude-code", "block")]["usage"]["responses"] == 5
     assert windows[("claude-code", "week")]["usage"]["responses"] == 7
-    assert windows[("codex", "primary")]["used_percent"] == 42.5 and windows[("codex", "primary")]["age_seconds"] == 600
+    assert (
+        windows[("codex", "primary")]["used_percent"] == 42.5
+        and windows[("codex", "primary")]["age_seconds"] == 600
+    )
 
 
 def test_the_method_checks_its_parameters_and_answers_one_session(svc: Service) -> None:

@@ -61,7 +61,15 @@ CODEX_SESSIONS = 20
 AHEAD = 86400.0
 #: The fields of a Codex window (``primary``/``secondary``) and of the snapshot this code knows.
 _WINDOW_FIELDS = ("used_percent", "window_minutes", "resets_at", "resets_in_seconds")
-_SNAPSHOT_FIELDS = ("limit_id", "limit_name", "primary", "secondary", "credits", "plan_type", "rate_limit_reached_type")
+_SNAPSHOT_FIELDS = (
+    "limit_id",
+    "limit_name",
+    "primary",
+    "secondary",
+    "credits",
+    "plan_type",
+    "rate_limit_reached_type",
+)
 
 _COLUMNS = "u.session_id, u.epoch, u.model, u.long_ctx, u.input, u.output, u.cache_read, u.cache_write"
 
@@ -79,7 +87,15 @@ def _entries(rows: Any, pricing: PriceTable) -> list[Entry]:
     cost_of = pricing.cost
     out = []
     for sid, epoch, model, long_ctx, inp, outp, cr, cw in rows:
-        out.append(Entry(float(epoch), inp + outp + cr + cw, inp + outp, cost_of(model, inp, outp, cr, cw, bool(long_ctx)), sid))
+        out.append(
+            Entry(
+                float(epoch),
+                inp + outp + cr + cw,
+                inp + outp,
+                cost_of(model, inp, outp, cr, cw, bool(long_ctx)),
+                sid,
+            )
+        )
     return out
 
 
@@ -178,11 +194,15 @@ def block_doc(block: Block, now: float) -> dict[str, Any]:
         "burn": rates(block.entries, now),
     }
     if doc["active"]:
-        doc["projection"] = projection(used["total_tokens"], used["cost_usd"], burn(block.entries, now, 30), now, block.end)
+        doc["projection"] = projection(
+            used["total_tokens"], used["cost_usd"], burn(block.entries, now, 30), now, block.end
+        )
     return doc
 
 
-def claude_windows(db: sqlite3.Connection, pricing: PriceTable, now: float) -> tuple[list[dict[str, Any]], Block | None]:
+def claude_windows(
+    db: sqlite3.Connection, pricing: PriceTable, now: float
+) -> tuple[list[dict[str, Any]], Block | None]:
     """The Claude block open now (if any) and the last 7 days' total; and the open block."""
     entries = claude_history(db, pricing, now)
     blocks = billing_blocks(entries)
@@ -204,7 +224,9 @@ def _codex_window(name: str, raw: Any, recorded: float | None, now: float) -> di
         return None
     doc: dict[str, Any] = {"agent": CODEX, "kind": name, "source": "recorded"}
     percent = raw.get("used_percent")
-    doc["used_percent"] = percent if isinstance(percent, int | float) and not isinstance(percent, bool) else None
+    doc["used_percent"] = (
+        percent if isinstance(percent, int | float) and not isinstance(percent, bool) else None
+    )
     minutes = raw.get("window_minutes")
     doc["window_minutes"] = minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else None
     resets = raw.get("resets_at")
@@ -251,7 +273,11 @@ def codex_windows(db: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
         if window is not None:
             out.append({**window, **common})
     unknown = {k: v for k, v in snapshot.items() if k not in _SNAPSHOT_FIELDS}
-    known = {k: snapshot.get(k) for k in ("limit_id", "plan_type", "rate_limit_reached_type") if snapshot.get(k) is not None}
+    known = {
+        k: snapshot.get(k)
+        for k in ("limit_id", "plan_type", "rate_limit_reached_type")
+        if snapshot.get(k) is not None
+    }
     if not out or unknown or known:
         # The snapshot itself: no window in it (an API key, or a provider without limits),
         # or fields this version does not know (kept raw).
@@ -271,7 +297,9 @@ def _session_totals(db: sqlite3.Connection, pricing: PriceTable, ids: list[int])
         ids,
     )
     for sid, model, long_ctx, inp, outp, cr, cw, rs in rows:
-        add_usage(out[sid], inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
+        add_usage(
+            out[sid], inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model
+        )
     return out
 
 
@@ -295,11 +323,15 @@ def live_usage(
     if agent:
         where.append("s.agent = ?")
         args.append(agent)
-    active = db.execute(
-        "SELECT s.id, s.agent, s.sid, s.title, s.cwd, s.project, s.activity FROM sessions s"
-        f" WHERE {' AND '.join(where)} ORDER BY s.activity DESC, s.id DESC LIMIT 500",
-        args,
-    ).fetchall() if sessions else []
+    active = (
+        db.execute(
+            "SELECT s.id, s.agent, s.sid, s.title, s.cwd, s.project, s.activity FROM sessions s"
+            f" WHERE {' AND '.join(where)} ORDER BY s.activity DESC, s.id DESC LIMIT 500",
+            args,
+        ).fetchall()
+        if sessions
+        else []
+    )
     ids = [row[0] for row in active]
     recent: dict[int, list[Entry]] = {i: [] for i in ids}
     models: dict[int, str | None] = {}
@@ -347,9 +379,24 @@ def live_usage(
         })  # fmt: skip
         if ahead(recent[rid], now):
             docs[-1]["ahead"] = ahead(recent[rid], now)
-    docs.sort(key=lambda d: (-d["burn"]["5m"]["tokens"], -d["burn"]["30m"]["tokens"], d["idle_seconds"], d["agent"], d["id"]))
+    docs.sort(
+        key=lambda d: (
+            -d["burn"]["5m"]["tokens"],
+            -d["burn"]["30m"]["tokens"],
+            d["idle_seconds"],
+            d["agent"],
+            d["id"],
+        )
+    )
     day = local_day(now) or ""
-    today = stats(db, pricing, by="agent", agent=agent, since=TimeBound(epoch=now, day=day), until=TimeBound(epoch=now, day=day))
+    today = stats(
+        db,
+        pricing,
+        by="agent",
+        agent=agent,
+        since=TimeBound(epoch=now, day=day),
+        until=TimeBound(epoch=now, day=day),
+    )
     return {
         "now": iso(now),
         "now_epoch": now,
