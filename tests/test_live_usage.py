@@ -154,6 +154,40 @@ def test_the_real_codex_recordings_have_a_snapshot_without_windows(corpus: Path,
     assert len(doc["sessions"]) == 5 and all(s["window"] is None for s in doc["sessions"])
 
 
+def test_a_real_codex_0_135_rollout_s_windows_as_recorded(corpus: Path, tmp_path: Path) -> None:
+    """A real (redacted) `codex exec` 0.135.0 rollout on a Pro plan: both windows, as written."""
+    config, _, codex = live_config(tmp_path)
+    source = corpus / "codex" / "agent-history" / "sessions" / "2026" / "06" / "05"
+    (codex / "2026" / "06" / "05").mkdir(parents=True)
+    for f in source.glob("rollout-*019e9625*.jsonl"):
+        shutil.copy(f, codex / "2026" / "06" / "05" / f.name)
+    from agtaild.index.prepare import parse_time
+
+    recorded = parse_time("2026-06-05T04:58:26.707Z")
+    assert recorded is not None
+    service = Service(config)
+    try:
+        service.update_index()
+        doc = live_usage(service._reader(), service.pricing(), now=recorded + 10 * M)
+    finally:
+        service.close()
+    windows = {w["kind"]: w for w in doc["windows"] if w["agent"] == "codex"}
+    assert set(windows) == {"primary", "secondary", "snapshot"}
+    primary, secondary = windows["primary"], windows["secondary"]
+    assert (primary["used_percent"], primary["window_minutes"], primary["resets_at"]) == (
+        15.0,
+        300,
+        "2026-06-05T05:46:35Z",
+    )
+    assert primary["resets_in_seconds"] == 1780638395 - round(recorded + 10 * M)
+    assert (secondary["used_percent"], secondary["window_minutes"]) == (5.0, 10080)
+    assert secondary["resets_at"] == "2026-06-11T02:50:08Z"
+    assert primary["age_seconds"] == 600 and primary["recorded_at"] == "2026-06-05T04:58:26.707000Z"
+    snap = windows["snapshot"]
+    assert (snap["limit_id"], snap["plan_type"]) == ("codex", "pro") and "unknown" not in snap
+    assert all("unknown" not in w for w in windows.values())  # every field of 0.135.0 is known
+
+
 def test_sessions_with_no_usage_and_clocks_that_jump(layout: dict[str, Any]) -> None:
     claude = layout["claude"]
     claude_session(claude, "quiet-4444", "/w/quiet", [])  # a prompt, no response yet
