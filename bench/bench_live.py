@@ -7,16 +7,21 @@ Usage: bench/bench_live.py CORPUS [--data-dir DIR] [--runs 20] [--json]
 CORPUS is a bench/gen_corpus.py output (``CORPUS/claude/projects``, ``CORPUS/codex/sessions``).
 The index is built in ``--data-dir`` (default: a temporary one) unless it is there already.
 
-* in-process: the service's ``usage.live`` (what the daemon does per request), best and median
-  of 7, wall and CPU; once at the real clock (the corpus' sessions are months old: nothing is
-  active) and once at the corpus' last activity (its last sessions active, the Claude block
-  open: the heavy case; ``live_usage(now=…)``);
+* in-process: the service's ``usage.live`` (what the daemon does per request), best, median and
+  p95 of 7, wall and CPU; once at the real clock and once at the corpus' last activity (its
+  last sessions active, the Claude block open; ``live_usage(now=…)``). gen_corpus.py starts a
+  session every 1 to 600 minutes from 2026-01-01: a 20 MB corpus is weeks old at the real
+  clock, a 2 GB one runs to 2032 — the real clock falls inside it, with two thirds of its
+  sessions dated after it (what a clock set back years looks like);
 * HTTP: ``GET /api/v1/usage/live`` and ``…?session=…&sessions=false`` (the statusline's
-  request) to an idle agtaild, best and median of 7;
+  request) to an idle agtaild, best, median and p95 of 30, and the daemon's own CPU per
+  request (its /proc counters: what load on a shared machine does not inflate);
 * the statusline: ``agtail --data-dir DIR statusline`` with a Claude session's statusline JSON on
-  stdin, through the daemon, alternating with ``python -c pass`` and ``agtail stats`` (the CLI
-  start-up figure of bench/RESULTS.md), ``--runs`` each; medians of wall time and of the
-  child's CPU (wait4), the way bench/bench_first_minute.py measures the CLI.
+  stdin, through the daemon, alternating with ``python -c pass``, ``agtail stats`` (the CLI
+  start-up figure of bench/RESULTS.md) and the same statusline through the full CLI
+  (agtaild.cli.main, what the fast path hands over to), ``--runs`` each; medians of wall time
+  and of the child's CPU (wait4), the way bench/bench_first_minute.py measures the CLI; and
+  whether the fast path answered (``fast_path``: agtaild.cli was not imported).
 """
 
 from __future__ import annotations
@@ -36,7 +41,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "clients" / "python")]
+#: The `agtail` console script, and the full command line behind it (what the statusline's
+#: fast path hands over to; measured beside it).
 MAIN = "import sys; from agtaild.entry import main; sys.exit(main())"
+FULL = "import sys; from agtaild.cli import main; sys.exit(main())"
 
 
 def run_rusage(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[int, bytes, float, float]:
@@ -55,6 +63,7 @@ def run_rusage(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tupl
 
 
 def timed(call: Any, repeat: int = 7) -> dict[str, float]:
+    """Best, median and p95 wall time and median CPU of ``repeat`` calls after a first one."""
     call()  # warm: a running daemon has served requests before
     walls, cpus = [], []
     for _ in range(repeat):
@@ -65,8 +74,24 @@ def timed(call: Any, repeat: int = 7) -> dict[str, float]:
     return {
         "wall_best_ms": round(min(walls) * 1e3, 2),
         "wall_median_ms": round(statistics.median(walls) * 1e3, 2),
+        "wall_p95_ms": round(sorted(walls)[max(0, round(0.95 * len(walls)) - 1)] * 1e3, 2),
         "cpu_median_ms": round(statistics.median(cpus) * 1e3, 2),
     }
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc (Linux)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def daemon_timed(call: Any, pid: int, repeat: int = 30) -> dict[str, float]:
+    """:func:`timed`, and the daemon's own CPU per call (its /proc counters over the calls)."""
+    before = process_cpu(pid)
+    doc = timed(call, repeat)
+    doc["daemon_cpu_per_call_ms"] = round((process_cpu(pid) - before) / (repeat + 1) * 1e3, 2)
+    return doc
 
 
 def roots(corpus: Path) -> dict[str, Path]:
@@ -141,10 +166,12 @@ def through_daemon(corpus: Path, data: Path, env: dict[str, str], runs: int) -> 
                 break
             time.sleep(0.5)
         sid, path = latest_claude(data)
+        assert daemon.proc is not None
+        pid = daemon.proc.pid
         http = {
-            "live": timed(lambda: client.get("/usage/live", {})),
-            "statusline_request": timed(
-                lambda: client.get("/usage/live", {"session": f"claude-code:{sid}", "sessions": "false"})
+            "live": daemon_timed(lambda: client.get("/usage/live", {}), pid),
+            "statusline_request": daemon_timed(
+                lambda: client.get("/usage/live", {"session": f"claude-code:{sid}", "sessions": "false"}), pid
             ),
         }
         client.close()
@@ -157,11 +184,21 @@ def through_daemon(corpus: Path, data: Path, env: dict[str, str], runs: int) -> 
             }
         ).encode()
         agtail = [sys.executable, "-c", MAIN, "--data-dir", str(base / "data")]
+        full = [sys.executable, "-c", FULL, "--data-dir", str(base / "data")]
         commands = {
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
             "stats": ([*agtail, "stats"], b""),
             "statusline": ([*agtail, "statusline"], stdin),
+            "statusline, full CLI": ([*full, "statusline"], stdin),
         }
+        # Which path answered: the fast one imports no agtaild.cli.
+        probe = subprocess.run(
+            [sys.executable, "-X", "importtime", *agtail[1:], "statusline"],
+            input=stdin,
+            env=env,
+            capture_output=True,
+        )
+        fast_path = b"| agtaild.cli\n" not in probe.stderr and b"agtaild.statusline_fast" in probe.stderr
         line = b""
         for name, (argv, given) in commands.items():  # warm the page cache once
             code, out, _w, _c = run_rusage(argv, env, given)
@@ -184,7 +221,7 @@ def through_daemon(corpus: Path, data: Path, env: dict[str, str], runs: int) -> 
                    "cpu_median_ms": round(statistics.median(cpus[name]) * 1e3, 1)}
             for name in commands
         }  # fmt: skip
-        return {"http": http, "processes": processes, "line": line.decode().strip()}
+        return {"http": http, "processes": processes, "line": line.decode().strip(), "fast_path": fast_path}
     finally:
         daemon.cleanup()
         shutil.rmtree(base, ignore_errors=True)
