@@ -295,8 +295,9 @@ def _recorded_windows(given: dict[str, Any], now: float) -> list[str]:
     return out
 
 
-def line(given: dict[str, Any], doc: dict[str, Any]) -> str:
-    """The status line from the statusline JSON and the ``usage.live`` answer."""
+def line(given: dict[str, Any], doc: dict[str, Any], agent: str = DEFAULT_AGENT) -> str:
+    """The status line of ``agent``'s status bar from its statusline JSON and the ``usage.live``
+    answer. The 5-hour window is Claude Code's: in another agent's bar, the session and today."""
     from agtaild.amounts import cost_cell, tokens
 
     now = float(doc.get("now_epoch") or 0)
@@ -308,7 +309,7 @@ def line(given: dict[str, Any], doc: dict[str, Any]) -> str:
     recorded = _recorded_windows(given, now)
     if recorded:
         parts.append(" · ".join(recorded))
-    else:
+    elif agent == DEFAULT_AGENT:
         block = next((w for w in doc.get("windows") or [] if w.get("kind") == "block"), None)
         if block is not None:
             resets = time.strftime(
@@ -359,8 +360,8 @@ def main(argv: Sequence[str], opts: dict[str, str | None]) -> int:
             return 0
         try:
             sock = daemon_socket(data_dir(opts["data_dir"]))
-            doc = rpc(sock, request_body(given, opts["agent"] or DEFAULT_AGENT))
-            text = line(given, doc)
+            agent = opts["agent"] or DEFAULT_AGENT
+            text = line(given, rpc(sock, request_body(given, agent)), agent)
         except HandOver as why:
             return hand_over(argv, raw, no_daemon=why.no_daemon)
         except Exception:  # the daemon went away, is stuck, or answered something else: in-process

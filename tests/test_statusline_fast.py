@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,6 +28,9 @@ from tests.daemon_proc import DaemonProc
 from tests.live_helpers import claude_session
 
 REPO = Path(__file__).resolve().parent.parent
+#: A real Qwen Code chat with two responses' usageMetadata (tests/corpus/qwen/PROVENANCE.md).
+QWEN = REPO / "tests" / "corpus" / "qwen" / "entireio-cli" / ".qwen"
+QWEN_SESSION = "5111125b-e311-42be-8e4d-93942aaaacf4"
 SAMPLE = REPO / "tests" / "fixtures" / "statusline" / "claude-code-2.1.json"
 ENTRY = "import sys; from agtaild.entry import main; sys.exit(main())"
 FULL = "import sys; from agtaild.cli import main; sys.exit(main())"
@@ -80,7 +85,9 @@ def run(
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("statusline-fast")
     claude, transcript, now = sessions(tmp)
-    daemon = DaemonProc(tmp, {"claude-code": claude}, env={"TZ": "UTC"}, extra=["--no-archive"])
+    qwen = tmp / "qwen"
+    shutil.copytree(QWEN, qwen)
+    daemon = DaemonProc(tmp, {"claude-code": claude, "qwen": qwen}, env={"TZ": "UTC"}, extra=["--no-archive"])
     daemon.start()
     try:
         yield {
@@ -120,15 +127,22 @@ def test_options_after_the_command_and_in_one_word(served: dict[str, Any]) -> No
         out = run(ENTRY, args, served["stdin"], served["env"], "-X", "importtime")
         assert out.stdout.split(b"resets")[0] == first.split(b"resets")[0]
         assert "agtaild.cli" not in imported(out.stderr.decode())
-    # Another agent's id for the same session: no such session, the windows and today all the same.
-    other = run(
-        ENTRY, ["--data-dir", served["data"], "statusline", "--agent", "qwen"], served["stdin"], served["env"]
-    )
-    assert (
-        other.returncode == 0
-        and other.stdout.startswith(b"block $0.03")
-        and b"this session" not in other.stdout
-    )
+
+
+def test_another_agent_s_status_bar_its_session_and_today(served: dict[str, Any]) -> None:
+    """Qwen Code's statusline JSON (session_id, no transcript_path, no rate_limits): this
+    session's numbers and today's, and no Claude block, which is not Qwen's window."""
+    stdin = json.dumps({"session_id": QWEN_SESSION, "version": "0.14.1", "model": {"display_name": "qwen3-coder"},
+                        "workspace": {"current_dir": "/repo"}}).encode()  # fmt: skip
+    args = ["--data-dir", served["data"], "statusline", "--agent", "qwen"]
+    fast = run(ENTRY, args, stdin, served["env"])
+    full = run(FULL, args, stdin, served["env"])
+    assert fast.returncode == 0 and fast.stdout == full.stdout
+    assert re.fullmatch(rb"[0-9.]+[kM]? \S+ this session \| today \$[0-9.,]+\n", fast.stdout), fast.stdout
+    assert not fast.stdout.startswith(b"0 ")  # its responses' tokens were counted
+    # An id that is no session of this agent: today's total alone.
+    unknown = run(ENTRY, args, served["stdin"], served["env"])
+    assert re.fullmatch(rb"today \$[0-9.,]+\n", unknown.stdout), unknown.stdout
 
 
 @pytest.mark.parametrize(

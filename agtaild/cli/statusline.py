@@ -37,7 +37,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--agent",
         default="claude-code",
         metavar="A",
-        help="whose status bar (default claude-code; qwen for Qwen Code's Claude-shaped statusLine)",
+        help="the agent whose status bar runs this: the session id on stdin is one of its sessions"
+        " (default claude-code; qwen, codebuddy, copilot-cli, cursor: docs/usage.md)",
     )
     p.set_defaults(func=cmd_statusline)
 
@@ -77,12 +78,12 @@ def _answer(ctx: Any, given: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_statusline(ctx: Any) -> int:
     try:
-        from agtaild.statusline_fast import line, read_input, read_stdin, write_line
+        from agtaild.statusline_fast import DEFAULT_AGENT, line, read_input, read_stdin, write_line
 
         given = read_input(read_stdin())
         if given is None:
             return 0
-        write_line(line(given, _answer(ctx, given)))
+        write_line(line(given, _answer(ctx, given), getattr(ctx.args, "agent", None) or DEFAULT_AGENT))
     except BaseException:
         return 0
     return 0
