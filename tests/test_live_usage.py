@@ -238,6 +238,24 @@ def test_a_clock_set_back_leaves_what_is_dated_days_ahead_out_of_now(layout: dic
     )
 
 
+def test_every_query_of_the_live_answer_searches_an_index(svc: Service) -> None:
+    """No statement of ``usage.live`` (the active sessions, the windows, today's total, one
+    session) reads a whole table: each is bounded by an index, on time or on the session."""
+    db = svc._reader()
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    try:
+        svc.call("usage.live", {})
+        svc.call("usage.live", {"session": "claude-code:fast-1111", "sessions": False})
+    finally:
+        db.set_trace_callback(None)
+    selects = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]
+    assert len(selects) > 10
+    for sql in selects:
+        plan = [row[3] for row in db.execute("EXPLAIN QUERY PLAN " + sql)]
+        assert not [step for step in plan if step.startswith("SCAN")], (sql, plan)
+
+
 def test_the_method_checks_its_parameters_and_answers_one_session(svc: Service) -> None:
     doc = svc.call("usage.live", {"session": "claude-code:slow", "sessions": "false"})
     assert doc["sessions"] == []
