@@ -2,7 +2,7 @@
 """Live usage figures on a generated corpus: ``usage.live`` in-process and over HTTP, and
 `agtail statusline` as a whole process through a running daemon.
 
-Usage: bench/bench_live.py CORPUS [--data-dir DIR] [--runs 20] [--json]
+Usage: bench/bench_live.py CORPUS [--data-dir DIR] [--runs 20] [--json] [--ccusage PATH]
 
 CORPUS is a bench/gen_corpus.py output (``CORPUS/claude/projects``, ``CORPUS/codex/sessions``).
 The index is built in ``--data-dir`` (default: a temporary one) unless it is there already.
@@ -23,7 +23,9 @@ The index is built in ``--data-dir`` (default: a temporary one) unless it is the
   start-up figure of bench/RESULTS.md) and the same statusline through the full CLI
   (agtaild.cli.main, what the fast path hands over to), ``--runs`` each; medians of wall time
   and of the child's CPU (wait4), the way bench/bench_first_minute.py measures the CLI; and
-  whether the fast path answered (``fast_path``: agtaild.cli was not imported).
+  whether the fast path answered (``fast_path``: agtaild.cli was not imported);
+* with ``--ccusage``: Claude's 5-hour blocks of the whole index against ``ccusage blocks`` on the
+  same files, and the block ``usage.live`` shows inside every 50th of them.
 """
 
 from __future__ import annotations
@@ -138,6 +140,64 @@ def in_process(corpus: Path, data: Path) -> dict[str, Any]:
         svc.close()
 
 
+def ccusage_blocks(corpus: Path, data: Path, ccusage: str) -> dict[str, Any]:
+    """Claude's 5-hour blocks from the index against ``ccusage blocks`` on the same files: the
+    whole history (every block), and the block ``usage.live`` shows a minute after the last
+    response of every 50th block (the live path: a lookback from that moment)."""
+    from agtaild.config import Config
+    from agtaild.index.live import CLAUDE, agent_entries, live_usage
+    from agtaild.index.windows import billing_blocks
+    from agtaild.query.service import Service
+    from tests.test_live_usage_ccusage import iso, parse
+
+    with tempfile.TemporaryDirectory(prefix="ccusage-home-") as home:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": home,
+            "TZ": "UTC",
+            "CLAUDE_CONFIG_DIR": str(corpus / "claude"),
+        }
+        t = time.perf_counter()
+        out = subprocess.run(
+            [ccusage, "blocks", "--json", "--offline"], env=env, capture_output=True, text=True, check=True
+        )
+        seconds = time.perf_counter() - t
+
+    def shape(start: str, end: str, last: str, entries: int, total: int, io: int) -> dict[str, Any]:
+        return {"start": start, "end": end, "last": last, "entries": entries, "total": total, "io": io}
+
+    theirs = [
+        shape(b["startTime"], b["endTime"], b["actualEndTime"], b["entries"], b["totalTokens"],
+              b["tokenCounts"]["inputTokens"] + b["tokenCounts"]["outputTokens"])
+        for b in json.loads(out.stdout)["blocks"] if not b.get("isGap")
+    ]  # fmt: skip
+    svc = Service(Config(data_dir=str(data), roots=[], archive=False))
+    try:
+        db = svc._reader()
+        entries = agent_entries(db, svc.pricing(), CLAUDE, None)
+        ours = [
+            shape(iso(b.start), iso(b.end), iso(b.last), len(b.entries), b.tokens(), b.io_tokens())
+            for b in billing_blocks(entries)
+        ]
+        checked = different = 0
+        for block in theirs[::50]:
+            now = parse(block["last"]) + 60
+            if now >= parse(block["end"]):
+                continue
+            doc = live_usage(db, svc.pricing(), now=now, sessions=False)
+            w = next((x for x in doc["windows"] if x["kind"] == "block"), None)
+            got = None if w is None else shape(
+                iso(parse(w["start"])), iso(parse(w["end"])), iso(parse(w["last"])),
+                w["usage"]["responses"], w["usage"]["total_tokens"], w["io_tokens"],
+            )  # fmt: skip
+            checked += 1
+            different += got != block
+    finally:
+        svc.close()
+    return {"ccusage_seconds": round(seconds, 1), "blocks": len(theirs), "ours": len(ours), "equal": theirs == ours,
+            "live_moments": checked, "live_different": different}  # fmt: skip
+
+
 def latest_claude(data: Path) -> tuple[str, str]:
     db = sqlite3.connect(f"file:{data / 'index.sqlite3'}?mode=ro", uri=True)
     try:
@@ -236,6 +296,7 @@ def main() -> int:
     ap.add_argument("--data-dir", type=Path)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--ccusage", help="also compare Claude's blocks with this ccusage's `blocks` (20.0.24)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="agtail-live-"))
     data = args.data_dir or work / "data"
@@ -256,6 +317,8 @@ def main() -> int:
         result["index_seconds"] = round(build_index(args.corpus, data, env), 1)
     result["in_process"] = in_process(args.corpus, data)
     result["daemon"] = through_daemon(args.corpus, data, env, args.runs)
+    if args.ccusage:
+        result["ccusage_blocks"] = ccusage_blocks(args.corpus, data, args.ccusage)
     result["load_after"] = os.getloadavg()[0]
     print(json.dumps(result, indent=None if args.json else 1))
     if args.data_dir is None:
