@@ -32,7 +32,7 @@ def peak_rss_mb(usage: resource.struct_rusage) -> float:
 
 def main() -> int:
     out = sys.argv[1]
-    from agtaild.cli import main as agtail
+    from agtaild.entry import main as agtail
 
     code = agtail(sys.argv[2:])
     me = resource.getrusage(resource.RUSAGE_SELF)

@@ -68,13 +68,20 @@ def test_active_sessions_sorted_by_burn_with_their_rates(svc: Service) -> None:
     assert codex["window"] == "codex primary (300 min)"
     assert codex["burn"]["30m"]["tokens"] == 5200
     # A shorter activity window leaves the slow session out.
-    assert [s["id"] for s in live(svc, active_minutes=15)["sessions"]] == ["fast-1111", "01aa0000-0000-7000-8000-000000000001"]
+    assert [s["id"] for s in live(svc, active_minutes=15)["sessions"]] == [
+        "fast-1111",
+        "01aa0000-0000-7000-8000-000000000001",
+    ]
 
 
 def test_claude_block_week_and_projection(svc: Service) -> None:
     doc = live(svc)
     block = next(w for w in doc["windows"] if w["agent"] == "claude-code" and w["kind"] == "block")
-    assert (block["start"], block["end"], block["active"]) == ("2026-03-01T11:00:00Z", "2026-03-01T16:00:00Z", True)
+    assert (block["start"], block["end"], block["active"]) == (
+        "2026-03-01T11:00:00Z",
+        "2026-03-01T16:00:00Z",
+        True,
+    )
     assert block["usage"]["responses"] == 5 and block["usage"]["total_tokens"] == 4400 + 550
     assert block["resets_in_seconds"] == 4 * 3600
     assert block["projection"]["label"] == "projection"
@@ -115,7 +122,10 @@ def test_a_snapshot_from_a_future_cli_keeps_unknown_fields_raw(layout: dict[str,
         service.close()
     assert windows["primary"]["unknown"] == {"burst_credits": 3}
     assert windows["primary"]["used_percent"] == 42.5
-    assert windows["snapshot"]["unknown"] == {"spend_cap": {"usd": 50, "reached": False}, "resets_at_text": "soon"}
+    assert windows["snapshot"]["unknown"] == {
+        "spend_cap": {"usd": 50, "reached": False},
+        "resets_at_text": "soon",
+    }
     assert windows["snapshot"]["age_seconds"] == 60  # the newer snapshot wins
 
 
@@ -144,10 +154,46 @@ def test_the_real_codex_recordings_have_a_snapshot_without_windows(corpus: Path,
     assert len(doc["sessions"]) == 5 and all(s["window"] is None for s in doc["sessions"])
 
 
+def test_a_real_codex_0_135_rollout_s_windows_as_recorded(corpus: Path, tmp_path: Path) -> None:
+    """A real (redacted) `codex exec` 0.135.0 rollout on a Pro plan: both windows, as written."""
+    config, _, codex = live_config(tmp_path)
+    source = corpus / "codex" / "agent-history" / "sessions" / "2026" / "06" / "05"
+    (codex / "2026" / "06" / "05").mkdir(parents=True)
+    for f in source.glob("rollout-*019e9625*.jsonl"):
+        shutil.copy(f, codex / "2026" / "06" / "05" / f.name)
+    from agtaild.index.prepare import parse_time
+
+    recorded = parse_time("2026-06-05T04:58:26.707Z")
+    assert recorded is not None
+    service = Service(config)
+    try:
+        service.update_index()
+        doc = live_usage(service._reader(), service.pricing(), now=recorded + 10 * M)
+    finally:
+        service.close()
+    windows = {w["kind"]: w for w in doc["windows"] if w["agent"] == "codex"}
+    assert set(windows) == {"primary", "secondary", "snapshot"}
+    primary, secondary = windows["primary"], windows["secondary"]
+    assert (primary["used_percent"], primary["window_minutes"], primary["resets_at"]) == (
+        15.0,
+        300,
+        "2026-06-05T05:46:35Z",
+    )
+    assert primary["resets_in_seconds"] == 1780638395 - round(recorded + 10 * M)
+    assert (secondary["used_percent"], secondary["window_minutes"]) == (5.0, 10080)
+    assert secondary["resets_at"] == "2026-06-11T02:50:08Z"
+    assert primary["age_seconds"] == 600 and primary["recorded_at"] == "2026-06-05T04:58:26.707000Z"
+    snap = windows["snapshot"]
+    assert (snap["limit_id"], snap["plan_type"]) == ("codex", "pro") and "unknown" not in snap
+    assert all("unknown" not in w for w in windows.values())  # every field of 0.135.0 is known
+
+
 def test_sessions_with_no_usage_and_clocks_that_jump(layout: dict[str, Any]) -> None:
     claude = layout["claude"]
     claude_session(claude, "quiet-4444", "/w/quiet", [])  # a prompt, no response yet
-    claude_session(claude, "ahead-5555", "/w/ahead", [NOW - 2 * M, NOW + 2 * H])  # a response "from the future"
+    claude_session(
+        claude, "ahead-5555", "/w/ahead", [NOW - 2 * M, NOW + 2 * H]
+    )  # a response "from the future"
     service = Service(layout["config"])
     try:
         service.update_index()
@@ -156,11 +202,58 @@ def test_sessions_with_no_usage_and_clocks_that_jump(layout: dict[str, Any]) -> 
         service.close()
     by_id = {s["id"]: s for s in doc["sessions"]}
     quiet = by_id["quiet-4444"]
-    assert quiet["usage"]["total_tokens"] == 0 and quiet["burn"]["5m"]["tokens"] == 0 and quiet["model"] is None
+    assert (
+        quiet["usage"]["total_tokens"] == 0 and quiet["burn"]["5m"]["tokens"] == 0 and quiet["model"] is None
+    )
     jumped = by_id["ahead-5555"]
     assert jumped["burn"]["5m"]["tokens"] == 1100 and jumped["ahead"] == 1
     block = next(w for w in doc["windows"] if w["kind"] == "block")
     assert block["last"] == "2026-03-01T11:59:00Z"  # the future response is in no block now
+
+
+def test_a_clock_set_back_leaves_what_is_dated_days_ahead_out_of_now(layout: dict[str, Any]) -> None:
+    """Sessions dated more than a day after the clock (a clock set back a year, an index of
+    another machine's future) are not active now and count in no window of now; a snapshot
+    recorded then is not the newest one now."""
+    later = {**LIMITS, "primary": {**LIMITS["primary"], "used_percent": 99.0}}
+    claude_session(layout["claude"], "later-6666", "/w/later", [NOW + 2 * 86400, NOW + 2 * 86400 + M])
+    codex_rollout(layout["codex"], "01aa0000-0000-7000-8000-000000000007", NOW + 3 * 86400, later)
+    service = Service(layout["config"])
+    try:
+        service.update_index()
+        doc = live(service)
+    finally:
+        service.close()
+    assert [s["id"] for s in doc["sessions"]] == [
+        "fast-1111",
+        "01aa0000-0000-7000-8000-000000000001",
+        "slow-2222",
+    ]
+    windows = {(w["agent"], w["kind"]): w for w in doc["windows"]}
+    assert windows[("claude-code", "block")]["usage"]["responses"] == 5
+    assert windows[("claude-code", "week")]["usage"]["responses"] == 7
+    assert (
+        windows[("codex", "primary")]["used_percent"] == 42.5
+        and windows[("codex", "primary")]["age_seconds"] == 600
+    )
+
+
+def test_every_query_of_the_live_answer_searches_an_index(svc: Service) -> None:
+    """No statement of ``usage.live`` (the active sessions, the windows, today's total, one
+    session) reads a whole table: each is bounded by an index, on time or on the session."""
+    db = svc._reader()
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    try:
+        svc.call("usage.live", {})
+        svc.call("usage.live", {"session": "claude-code:fast-1111", "sessions": False})
+    finally:
+        db.set_trace_callback(None)
+    selects = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]
+    assert len(selects) > 10
+    for sql in selects:
+        plan = [row[3] for row in db.execute("EXPLAIN QUERY PLAN " + sql)]
+        assert not [step for step in plan if step.startswith("SCAN")], (sql, plan)
 
 
 def test_the_method_checks_its_parameters_and_answers_one_session(svc: Service) -> None:

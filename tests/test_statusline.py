@@ -19,7 +19,7 @@ from tests.live_helpers import claude_session
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "fixtures" / "statusline" / "claude-code-2.1.json"
-MAIN = "import sys; from agtaild.cli import main; sys.exit(main())"
+MAIN = "import sys; from agtaild.entry import main; sys.exit(main())"
 
 
 @pytest.fixture

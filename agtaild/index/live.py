@@ -14,10 +14,16 @@ Read from the index as it stands (the daemon keeps it current); nothing is inven
 
 Responses are found through the sessions active since the lookback (sessions_agent_activity),
 never by scanning every usage row: a response is never later than its session's activity.
+Every query is bounded on both sides of the clock: times up to ``AHEAD`` past ``now`` still
+belong to the present (a clock set back, a machine a few hours behind the agent's; the rates
+count them as ``ahead``), times further ahead do not — a session whose last activity is dated
+more than a day in the future is not active now, and its responses are in no window of now
+(else an index holding such sessions, or a clock set back a year, would read every one of them).
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -49,9 +55,21 @@ WEEK = 7 * 86400.0
 LOOKBACK = 8 * 86400.0
 #: Codex sessions looked at for the newest rate-limit snapshot (the most recently active).
 CODEX_SESSIONS = 20
+#: How far past ``now`` a session's activity (or a recorded snapshot) may be dated and still be
+#: of the present: a clock set back or a wrong time zone (at most 14 hours). Further ahead is
+#: another time, left out of the live view.
+AHEAD = 86400.0
 #: The fields of a Codex window (``primary``/``secondary``) and of the snapshot this code knows.
 _WINDOW_FIELDS = ("used_percent", "window_minutes", "resets_at", "resets_in_seconds")
-_SNAPSHOT_FIELDS = ("limit_id", "limit_name", "primary", "secondary", "credits", "plan_type", "rate_limit_reached_type")
+_SNAPSHOT_FIELDS = (
+    "limit_id",
+    "limit_name",
+    "primary",
+    "secondary",
+    "credits",
+    "plan_type",
+    "rate_limit_reached_type",
+)
 
 _COLUMNS = "u.session_id, u.epoch, u.model, u.long_ctx, u.input, u.output, u.cache_read, u.cache_write"
 
@@ -69,13 +87,24 @@ def _entries(rows: Any, pricing: PriceTable) -> list[Entry]:
     cost_of = pricing.cost
     out = []
     for sid, epoch, model, long_ctx, inp, outp, cr, cw in rows:
-        out.append(Entry(float(epoch), inp + outp + cr + cw, inp + outp, cost_of(model, inp, outp, cr, cw, bool(long_ctx)), sid))
+        out.append(
+            Entry(
+                float(epoch),
+                inp + outp + cr + cw,
+                inp + outp,
+                cost_of(model, inp, outp, cr, cw, bool(long_ctx)),
+                sid,
+            )
+        )
     return out
 
 
-def agent_entries(db: sqlite3.Connection, pricing: PriceTable, agent: str, since: float | None) -> list[Entry]:
-    """The counted responses of ``agent`` dated ``since`` or later (None: all), oldest first."""
-    if since is None:
+def agent_entries(
+    db: sqlite3.Connection, pricing: PriceTable, agent: str, since: float | None, until: float | None = None
+) -> list[Entry]:
+    """The counted responses of ``agent`` dated from ``since`` (None: all) to ``until``
+    (None: any time; else sessions active up to AHEAD past it), oldest first."""
+    if since is None and until is None:
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM usage u WHERE u.agent = ? AND u.counted = 1 AND u.epoch IS NOT NULL",
             (agent,),
@@ -83,35 +112,41 @@ def agent_entries(db: sqlite3.Connection, pricing: PriceTable, agent: str, since
     else:
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM sessions s CROSS JOIN usage u ON u.session_id = s.id"
-            " WHERE s.agent = ? AND s.activity >= ? AND u.counted = 1 AND u.epoch >= ?",
-            (agent, since, since),
+            " WHERE s.agent = ? AND s.activity >= ? AND s.activity <= ?"
+            " AND u.counted = 1 AND u.epoch >= ? AND u.epoch <= ?",
+            (agent, *_span(since, until), *_span(since, until, ahead=0.0)),
         )
     return sorted(_entries(rows, pricing), key=lambda e: e.epoch)
 
 
-def _previous_epoch(db: sqlite3.Connection, agent: str, before: float) -> float | None:
+def _span(since: float | None, until: float | None, ahead: float = AHEAD) -> tuple[float, float]:
+    """SQL bounds for times from ``since`` to ``until`` (+ ``ahead``), None meaning no bound."""
+    return (-math.inf if since is None else since, math.inf if until is None else until + ahead)
+
+
+def _previous_epoch(db: sqlite3.Connection, agent: str, before: float, now: float) -> float | None:
     """The time of the last counted response of ``agent`` in the block length before ``before``."""
     row = db.execute(
         "SELECT max(u.epoch) FROM sessions s CROSS JOIN usage u ON u.session_id = s.id"
-        " WHERE s.agent = ? AND s.activity >= ? AND u.counted = 1 AND u.epoch >= ? AND u.epoch < ?",
-        (agent, before - BLOCK_SECONDS, before - BLOCK_SECONDS, before),
+        " WHERE s.agent = ? AND s.activity >= ? AND s.activity <= ? AND u.counted = 1 AND u.epoch >= ? AND u.epoch < ?",
+        (agent, before - BLOCK_SECONDS, now + AHEAD, before - BLOCK_SECONDS, before),
     ).fetchone()
     return None if row is None or row[0] is None else float(row[0])
 
 
 def claude_history(db: sqlite3.Connection, pricing: PriceTable, now: float) -> list[Entry]:
-    """Claude's responses from the start of the block chain that reaches now (at least the last
-    LOOKBACK): the blocks computed from them are those of the whole history."""
+    """Claude's responses up to ``now`` from the start of the block chain that reaches it (at
+    least the last LOOKBACK): the blocks computed from them are those of the whole history."""
     lookback = LOOKBACK
     while True:
         since = now - lookback
-        entries = agent_entries(db, pricing, CLAUDE, since)
+        entries = agent_entries(db, pricing, CLAUDE, since, now)
         if not entries:
             return entries
-        if chain_starts_at(entries[0].epoch, _previous_epoch(db, CLAUDE, entries[0].epoch)):
+        if chain_starts_at(entries[0].epoch, _previous_epoch(db, CLAUDE, entries[0].epoch, now)):
             return entries
         if lookback > 400 * 86400:
-            return agent_entries(db, pricing, CLAUDE, None)
+            return agent_entries(db, pricing, CLAUDE, None, now)
         lookback *= 4
 
 
@@ -159,14 +194,18 @@ def block_doc(block: Block, now: float) -> dict[str, Any]:
         "burn": rates(block.entries, now),
     }
     if doc["active"]:
-        doc["projection"] = projection(used["total_tokens"], used["cost_usd"], burn(block.entries, now, 30), now, block.end)
+        doc["projection"] = projection(
+            used["total_tokens"], used["cost_usd"], burn(block.entries, now, 30), now, block.end
+        )
     return doc
 
 
-def claude_windows(db: sqlite3.Connection, pricing: PriceTable, now: float) -> tuple[list[dict[str, Any]], Block | None]:
+def claude_windows(
+    db: sqlite3.Connection, pricing: PriceTable, now: float
+) -> tuple[list[dict[str, Any]], Block | None]:
     """The Claude block open now (if any) and the last 7 days' total; and the open block."""
     entries = claude_history(db, pricing, now)
-    blocks = billing_blocks(e for e in entries if e.epoch <= now)
+    blocks = billing_blocks(entries)
     current = blocks[-1] if blocks and blocks[-1].active(now) else None
     out = []
     if current is not None:
@@ -185,7 +224,9 @@ def _codex_window(name: str, raw: Any, recorded: float | None, now: float) -> di
         return None
     doc: dict[str, Any] = {"agent": CODEX, "kind": name, "source": "recorded"}
     percent = raw.get("used_percent")
-    doc["used_percent"] = percent if isinstance(percent, int | float) and not isinstance(percent, bool) else None
+    doc["used_percent"] = (
+        percent if isinstance(percent, int | float) and not isinstance(percent, bool) else None
+    )
     minutes = raw.get("window_minutes")
     doc["window_minutes"] = minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else None
     resets = raw.get("resets_at")
@@ -208,7 +249,8 @@ def codex_windows(db: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
 
     best: tuple[float, dict[str, Any], str] | None = None
     rows = db.execute(
-        "SELECT sid, data FROM sessions WHERE agent = ? ORDER BY activity DESC, id DESC LIMIT ?", (CODEX, CODEX_SESSIONS)
+        "SELECT sid, data FROM sessions WHERE agent = ? AND activity <= ? ORDER BY activity DESC, id DESC LIMIT ?",
+        (CODEX, now + AHEAD, CODEX_SESSIONS),
     )
     for sid, data in rows:
         try:
@@ -219,7 +261,7 @@ def codex_windows(db: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
         if not isinstance(kept, dict) or not isinstance(kept.get("snapshot"), dict):
             continue
         at = parse_time(kept.get("recorded_at")) if isinstance(kept.get("recorded_at"), str) else None
-        if at is not None and (best is None or at > best[0]):
+        if at is not None and at <= now + AHEAD and (best is None or at > best[0]):
             best = (at, kept["snapshot"], sid)
     if best is None:
         return []
@@ -231,7 +273,11 @@ def codex_windows(db: sqlite3.Connection, now: float) -> list[dict[str, Any]]:
         if window is not None:
             out.append({**window, **common})
     unknown = {k: v for k, v in snapshot.items() if k not in _SNAPSHOT_FIELDS}
-    known = {k: snapshot.get(k) for k in ("limit_id", "plan_type", "rate_limit_reached_type") if snapshot.get(k) is not None}
+    known = {
+        k: snapshot.get(k)
+        for k in ("limit_id", "plan_type", "rate_limit_reached_type")
+        if snapshot.get(k) is not None
+    }
     if not out or unknown or known:
         # The snapshot itself: no window in it (an API key, or a provider without limits),
         # or fields this version does not know (kept raw).
@@ -251,7 +297,9 @@ def _session_totals(db: sqlite3.Connection, pricing: PriceTable, ids: list[int])
         ids,
     )
     for sid, model, long_ctx, inp, outp, cr, cw, rs in rows:
-        add_usage(out[sid], inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
+        add_usage(
+            out[sid], inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model
+        )
     return out
 
 
@@ -271,15 +319,19 @@ def live_usage(
 
     now = time.time() if now is None else now
     since = now - active_minutes * 60
-    where, args = ["s.activity >= ?"], list[Any]([since])
+    where, args = ["s.activity >= ?", "s.activity <= ?"], list[Any]([since, now + AHEAD])
     if agent:
         where.append("s.agent = ?")
         args.append(agent)
-    active = db.execute(
-        "SELECT s.id, s.agent, s.sid, s.title, s.cwd, s.project, s.activity FROM sessions s"
-        f" WHERE {' AND '.join(where)} ORDER BY s.activity DESC, s.id DESC LIMIT 500",
-        args,
-    ).fetchall() if sessions else []
+    active = (
+        db.execute(
+            "SELECT s.id, s.agent, s.sid, s.title, s.cwd, s.project, s.activity FROM sessions s"
+            f" WHERE {' AND '.join(where)} ORDER BY s.activity DESC, s.id DESC LIMIT 500",
+            args,
+        ).fetchall()
+        if sessions
+        else []
+    )
     ids = [row[0] for row in active]
     recent: dict[int, list[Entry]] = {i: [] for i in ids}
     models: dict[int, str | None] = {}
@@ -327,9 +379,24 @@ def live_usage(
         })  # fmt: skip
         if ahead(recent[rid], now):
             docs[-1]["ahead"] = ahead(recent[rid], now)
-    docs.sort(key=lambda d: (-d["burn"]["5m"]["tokens"], -d["burn"]["30m"]["tokens"], d["idle_seconds"], d["agent"], d["id"]))
+    docs.sort(
+        key=lambda d: (
+            -d["burn"]["5m"]["tokens"],
+            -d["burn"]["30m"]["tokens"],
+            d["idle_seconds"],
+            d["agent"],
+            d["id"],
+        )
+    )
     day = local_day(now) or ""
-    today = stats(db, pricing, by="agent", agent=agent, since=TimeBound(epoch=now, day=day), until=TimeBound(epoch=now, day=day))
+    today = stats(
+        db,
+        pricing,
+        by="agent",
+        agent=agent,
+        since=TimeBound(epoch=now, day=day),
+        until=TimeBound(epoch=now, day=day),
+    )
     return {
         "now": iso(now),
         "now_epoch": now,

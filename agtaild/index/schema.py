@@ -356,6 +356,14 @@ def m012_event_quarters(db: sqlite3.Connection) -> None:
     quarters.create(db)
 
 
+def m014_rollup_day(db: sqlite3.Connection) -> None:
+    """``usage_rollup`` by day: the sessions with usage on given days (stats by agent counts
+    them) and the usage on no day (what a date bound leaves out, said as ``undated``) are found
+    by the day instead of a scan of the whole rollup — today's total of ``usage.live``, which
+    every status line asks for, read 30,000 rollup rows twice on the 2 GB corpus (~20 ms)."""
+    db.execute("CREATE INDEX usage_rollup_day ON usage_rollup(day, agent, session_id)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -371,6 +379,7 @@ MIGRATIONS: list[Migration] = [
     m011_secret_findings,
     m012_event_quarters,
     m013_edits,
+    m014_rollup_day,
 ]
 
 
