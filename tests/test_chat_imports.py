@@ -84,7 +84,9 @@ def test_reimport_is_idempotent_and_a_newer_export_updates_and_keeps(tmp_path: P
     assert sorted(p.name for p in stored.iterdir()) == sorted(before)
     code, listed, _ = run(capsys, data, "list", "--json", "--agent", "chatgpt")
     assert sorted(r["title"] for r in listed["sessions"]) == ["Sorting lists, renamed", "Trip checklist"]
-    code, rep, _ = run(capsys, data, "--json", "import", "chatgpt", str(export), "--collection", "mine", "--dry-run")
+    code, rep, _ = run(
+        capsys, data, "--json", "import", "chatgpt", str(export), "--collection", "mine", "--dry-run"
+    )
     assert rep["updated"] == 1 and rep["dry_run"]
     assert "renamed" in (stored / file_name(convs[0]["id"])).read_text()  # a dry run writes nothing
 
@@ -192,7 +194,13 @@ def test_a_ten_thousand_message_conversation(tmp_path: Path, capsys: pytest.Capt
             "message": {"id": f"n{i}", "author": {"role": role}, "create_time": 1767000000 + i, "recipient": "all",
                         "content": {"content_type": "text", "parts": [f"message number {i} word{i}"]}, "metadata": {}},
         }  # fmt: skip
-    conv = {"id": "long-one", "title": "Long", "create_time": 1767000000, "mapping": mapping, "current_node": "n9999"}
+    conv = {
+        "id": "long-one",
+        "title": "Long",
+        "create_time": 1767000000,
+        "mapping": mapping,
+        "current_node": "n9999",
+    }
     src = tmp_path / "src"
     src.mkdir()
     (src / "conversations.json").write_text(json.dumps([conv]))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -32,7 +32,7 @@ from agtaild.adapters.chatgpt.messages import content_text
 from agtaild.adapters.kit.branch_marks import branch_marks, mark_extra, tree_order
 from agtaild.adapters.kit.export_docs import conversation_units
 from agtaild.adapters.kit.export_zip import ExportError
-from agtaild.adapters.kit.jsondoc import JsonDocAdapter, RecordBook
+from agtaild.adapters.kit.jsondoc import Category, JsonDocAdapter, RecordBook
 from agtaild.adapters.kit.stamps import from_epoch, widen
 from agtaild.adapters.kit.values import sub, title_from_prompt
 from agtaild.model import Event, Session
@@ -122,7 +122,7 @@ class ChatGptAdapter(JsonDocAdapter):
     def _node(
         self, node: Any, node_id: str, parents: dict[str, str | None], calls: dict[str, Event], book: RecordBook,
         default_model: str | None, marks: dict[str, Any],
-    ) -> str:  # fmt: skip
+    ) -> Category | Literal["bad"]:  # fmt: skip
         if not isinstance(node, dict):
             return "bad"
         msg = node.get("message")
@@ -148,7 +148,7 @@ class ChatGptAdapter(JsonDocAdapter):
         if attachments:
             extra["attachments"] = attachments
 
-        def emit(kind_: str, **fields: Any) -> str:
+        def emit(kind_: str, **fields: Any) -> Category:
             book.emit(Event(seq=-1, kind=kind_, extra=extra, **base, **fields))
             return "events"
 

@@ -30,7 +30,7 @@ from agtaild.adapters.base import ResumeCommand, Unit
 from agtaild.adapters.kit.branch_marks import branch_marks, mark_extra, tree_order
 from agtaild.adapters.kit.export_docs import conversation_units
 from agtaild.adapters.kit.export_zip import ExportError
-from agtaild.adapters.kit.jsondoc import JsonDocAdapter, RecordBook
+from agtaild.adapters.kit.jsondoc import Category, JsonDocAdapter, RecordBook
 from agtaild.adapters.kit.stamps import norm_iso, widen
 from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import Event, Session
@@ -123,7 +123,7 @@ class ClaudeAiAdapter(JsonDocAdapter):
             book.count(self._message(msg, i, book, calls, model, extra))
 
     def _message(self, msg: dict[str, Any], i: int, book: RecordBook, calls: dict[str, Event], model: str | None,
-                 marks: dict[str, Any]) -> Any:  # fmt: skip
+                 marks: dict[str, Any]) -> Category:  # fmt: skip
         s = book.session
         ts = norm_iso(msg.get("created_at"))
         s.started, s.ended = widen(s.started, s.ended, ts)
@@ -146,7 +146,8 @@ class ClaudeAiAdapter(JsonDocAdapter):
             text = "\n".join(
                 str(b["text"]) for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
             )
-            text = text or (msg.get("text") if isinstance(msg.get("text"), str) else "")
+            if not text and isinstance(msg.get("text"), str):
+                text = msg["text"]
             ev = emit("text", role="user", text=text)
             s.messages += 1
             if s.first_prompt is None and text.strip():
@@ -180,9 +181,9 @@ class ClaudeAiAdapter(JsonDocAdapter):
                     emit("text", role="assistant", text=b["text"], model=model)
                     said = True
             elif kind == "thinking":
-                text = b.get("thinking") if isinstance(b.get("thinking"), str) else b.get("text")
-                if isinstance(text, str) and text.strip():
-                    emit("thinking", role="assistant", text=text, model=model)
+                thought = b.get("thinking") if isinstance(b.get("thinking"), str) else b.get("text")
+                if isinstance(thought, str) and thought.strip():
+                    emit("thinking", role="assistant", text=thought, model=model)
             elif kind == "tool_use":
                 call_id = _str(b.get("id"))
                 ev = emit("tool_use", role="assistant", tool=_str(b.get("name")), input=b.get("input"), model=model,

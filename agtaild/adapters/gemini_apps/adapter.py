@@ -28,7 +28,7 @@ from agtaild.adapters.gemini_apps.groups import entry_keys, group_entries
 from agtaild.adapters.gemini_apps.html_text import html_to_text
 from agtaild.adapters.kit.export_docs import conversation_units
 from agtaild.adapters.kit.export_zip import ExportError
-from agtaild.adapters.kit.jsondoc import JsonDocAdapter, RecordBook
+from agtaild.adapters.kit.jsondoc import Category, JsonDocAdapter, RecordBook
 from agtaild.adapters.kit.stamps import norm_iso, widen
 from agtaild.adapters.kit.values import title_from_prompt
 from agtaild.model import Event, Session
@@ -102,7 +102,7 @@ class GeminiAppsAdapter(JsonDocAdapter):
                 continue
             book.count(self._entry(entry, i, book))
 
-    def _entry(self, entry: dict[str, Any], i: int, book: RecordBook) -> Any:
+    def _entry(self, entry: dict[str, Any], i: int, book: RecordBook) -> Category:
         s = book.session
         ts = norm_iso(entry.get("time"))
         s.started, s.ended = widen(s.started, s.ended, ts)
@@ -128,8 +128,11 @@ class GeminiAppsAdapter(JsonDocAdapter):
         s.messages += 1
         if s.first_prompt is None and prompt.strip():
             s.first_prompt = prompt
-        answers = [a.get("html") for a in entry.get("safeHtmlItem") or () if isinstance(a, dict)]
-        answers = [a for a in answers if isinstance(a, str)]
+        items = entry.get("safeHtmlItem")
+        items = items if isinstance(items, list) else []
+        answers: list[str] = [
+            a["html"] for a in items if isinstance(a, dict) and isinstance(a.get("html"), str)
+        ]
         for n, html in enumerate(answers, 1):
             marks: dict[str, Any] = {}
             if len(answers) > 1:
