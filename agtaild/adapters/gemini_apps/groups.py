@@ -2,15 +2,16 @@
 
 Takeout keeps no conversation id, so an entry's session is found from time alone: the
 entries sorted by ``time``, a new session starts where the gap to the previous entry is
-more than :data:`GAP_SECONDS`. A session's id is its first entry's time
-(``2026-02-02T07-24-02.806Z``: ``:`` is not part of a file name everywhere), so a later
-export that only adds entries keeps the ids of the sessions before; a stored session whose
+more than :data:`GAP_SECONDS`. A session's id is a digest of its first entry's time and
+title (16 hex digits: short ids stay distinct, where a time's first characters would not),
+so a later export that only adds entries keeps the ids of the sessions before; a stored session whose
 every entry the later export groups under another id has been merged into that one
 (:func:`entry_keys`, agtaild.store.chat_import removes it).
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -41,7 +42,8 @@ def entry_keys(group: Any) -> set[tuple[str, str]]:
 
 
 def group_id(first: Any) -> str:
-    return str(first.get("time")).replace(":", "-")
+    time, title = entry_key(first)
+    return hashlib.sha256(f"{time}\0{title}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def group_entries(entries: list[Any]) -> list[tuple[str, list[Any]]]:
