@@ -228,3 +228,15 @@ def test_branch_marks_follow_the_active_chain() -> None:
     assert branch_marks([("x", None), ("y", "x")], "y") == ({}, [])
     looped = tree_order([("p", "q"), ("q", "p")])  # a loop: nothing is lost, nothing repeats
     assert sorted(looped) == ["p", "q"]
+
+
+def test_export_zip_caps_what_a_member_inflates_to(tmp_path: Path) -> None:
+    from agtaild.adapters.kit.export_zip import ExportError, ExportZip
+
+    zpath = _member(tmp_path / "m.zip", "conversations.json", json.dumps(["x" * 5000]).encode())
+    with ExportZip(str(zpath), max_member_bytes=4096) as export:
+        assert export.find(lambda p: p.name == "conversations.json") == ["conversations.json"]
+        with pytest.raises(ExportError, match="inflates past 4096 bytes"):
+            export.read("conversations.json")
+    with ExportZip(str(zpath)) as export:
+        assert export.read_json("conversations.json") == ["x" * 5000]

@@ -34,7 +34,7 @@ class _Text(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "pre":
             self.pre = max(0, self.pre - 1)
-        if tag in _BLOCKS:
+        if tag in _BLOCKS and tag != "li":
             self.out.append("\n")
 
     def handle_data(self, data: str) -> None:

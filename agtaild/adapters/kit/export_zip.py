@@ -4,7 +4,8 @@ An export (ChatGPT's "Export data", Claude.ai's "Export data", Google Takeout) i
 downloaded; its member names and sizes are whatever the file says. :class:`ExportZip` reads
 only members an adapter asks for by name, through :mod:`zipfile`, never extracting anything:
 no member name is ever used as a file path. Every read is bounded twice: by the bytes it
-may produce (:data:`MAX_MEMBER_BYTES`, counted while inflating, whatever the header claims)
+may produce (:data:`MAX_MEMBER_BYTES`, and :data:`MAX_TOTAL_BYTES` for all reads of one zip,
+counted while inflating, whatever the header claims)
 and by the ratio of those bytes to the member's compressed size (:data:`MAX_RATIO`), which
 stops a zip bomb after its first megabytes. A zip that is not one, a member that does not
 inflate, or a read over a cap raises :class:`ExportError`.
@@ -31,6 +32,8 @@ MAX_MEMBER_BYTES = 2 << 30
 #: (JSON compresses 5–20×; a zip bomb 1000× and more).
 MAX_RATIO = 200
 RATIO_GRACE = 8 << 20
+#: The most all reads of one zip may inflate to together.
+MAX_TOTAL_BYTES = 4 << 30
 #: The most members a zip may list (a Takeout with photos lists thousands; a bomb millions).
 MAX_MEMBERS = 200_000
 _CHUNK = 1 << 20
@@ -58,6 +61,7 @@ class ExportZip:
             self._zip.close()
             raise ExportError(f"{path} lists {len(infos)} members, more than {MAX_MEMBERS}: not an export")
         self._infos = [i for i in infos if not i.is_dir()]
+        self._total = 0
 
     def close(self) -> None:
         self._zip.close()
@@ -78,7 +82,7 @@ class ExportZip:
     def read(self, name: str) -> bytes:
         """One member's bytes, inflated under the caps (:class:`ExportError` past them)."""
         info = self._zip.getinfo(name)
-        limit = self.max_member_bytes
+        limit = min(self.max_member_bytes, MAX_TOTAL_BYTES - self._total)
         out = bytearray()
         try:
             with self._zip.open(info) as fh:
@@ -98,6 +102,7 @@ class ExportZip:
             raise
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
             raise ExportError(f"{self.path}: member {name!r} does not inflate ({exc})") from exc
+        self._total += len(out)
         return bytes(out)
 
     def read_json(self, name: str) -> Any:
