@@ -26,9 +26,26 @@ from agtaild.errors import Refused, bad_param
 from agtaild.model import Session
 
 
+def _export_service(agent: str) -> str | None:
+    """The service whose data export this agent's sessions come from (`agtail import`), else None."""
+    from agtaild.adapters import all_adapters
+
+    for adapter in all_adapters():
+        if adapter.id == agent:
+            return adapter.name if adapter.export_service else None
+    return None
+
+
 def refusal(session: Session) -> str | None:
     """Why this session cannot be resumed here, or None."""
     ref = f"{session.agent}:{session.id}"
+    service = _export_service(session.agent)
+    if service is not None:
+        where = f" (collection {session.collection!r})" if session.collection else ""
+        return (
+            f"{ref} was imported from a {service} data export{where}: the conversation lives on the "
+            "service, and nothing on this machine resumes it. Read it with `agtail show`"
+        )
     if session.imported:
         where = f"collection {session.collection!r}" if session.collection else "another machine"
         return (

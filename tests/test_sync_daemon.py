@@ -72,3 +72,26 @@ def test_cli_pull_while_the_daemon_runs_gets_indexed(daemon_b: DaemonProc, tmp_p
         assert all(s["imported"] for s in found)
     finally:
         client.close()
+
+
+def test_cli_import_of_a_chat_export_while_the_daemon_runs_gets_indexed(
+    daemon_b: DaemonProc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agtaild import cli
+    from tests.chat_exports import sample_zip
+
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["agtaild.cli.chat_import"])
+    export = sample_zip("claude-ai", tmp_path)
+    code = cli.main(["--data-dir", str(daemon_b.data_dir), "--only-roots", "import", "claude-ai", str(export)])
+    assert code == 0
+    client = daemon_b.tcp()
+    try:
+        found = wait_until(
+            lambda: client.call("sessions.list", {"collection": "claude-ai", "limit": 100})["sessions"],
+            60, "the imported export to be indexed by the running daemon")  # fmt: skip
+        assert len(found) == 2 and all(s["agent"] == "claude-ai" and s["imported"] for s in found)
+        with pytest.raises(ApiError) as err:
+            client.call("resume.command", {"agent": "claude-ai", "id": found[0]["id"]})
+        assert err.value.code == "refused" and "data export" in str(err.value)
+    finally:
+        client.close()

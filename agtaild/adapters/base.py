@@ -95,6 +95,9 @@ class Adapter:
     #: reports): the index may then read a watched append from the stored Unit without
     #: rediscovering the roots (agtaild.index.targets).
     appends_keep_units: ClassVar[bool] = False
+    #: For a chat service read from its data export (``agtail import SERVICE FILE.zip``): the
+    #: service's name on that command line (agtaild.store.chat_import); None for the others.
+    export_service: ClassVar[str | None] = None
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The agent's own session roots on this machine (existing or not)."""
@@ -129,6 +132,17 @@ class Adapter:
         prompt (``agtail handoff --launch``), or None when its CLI has no such form. ``prompt``
         never starts with ``-`` (the caller checks), so it cannot be read as an option."""
         return None
+
+    def split_export(self, export: Any) -> list[tuple[str, Any]]:
+        """A data export (an open agtaild.adapters.kit.export_zip.ExportZip) as (conversation
+        id, JSON value) pairs, one stored file each (only when ``export_service`` is set)."""
+        raise NotImplementedError
+
+    def superseded(self, stored: Any, conversations: list[tuple[str, Any]]) -> bool:
+        """Whether a stored conversation the new export no longer names is part of one it
+        does (its grouping changed): then a re-import removes it. False for services whose
+        conversations have ids of their own."""
+        return False
 
     def native_files(self, unit: Unit) -> list[str]:
         """The files to copy when exporting, archiving or syncing this unit."""

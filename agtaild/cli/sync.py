@@ -189,7 +189,7 @@ def _refresh_index(ctx: Any) -> None:
         finally:
             backend.close()
     except (AgtailError, ImportError, OSError) as exc:
-        ctx.err(f"agtail: pulled, but the index was not updated ({exc}); run `agtail index`")
+        ctx.err(f"agtail: the collection was written, but the index was not updated ({exc}); run `agtail index`")
 
 
 def _collection_or_host(a: Any) -> str:

@@ -1,0 +1,44 @@
+"""The import store's side of a chat service's export: one JSON file per conversation.
+
+``agtail import`` (agtaild.store.chat_import) writes each conversation of an export as
+``<conversation id>.json`` in the agent's folder of a collection. Discovery takes the
+``*.json`` files directly in the root whose first bytes hold the service's marker key (a
+cheap look: a folder of some other agent's JSON files is not mistaken for an export).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from agtaild.adapters.base import Unit
+from agtaild.adapters.kit import scan
+
+#: How much of a file discovery reads to find the marker.
+SNIFF_BYTES = 64 * 1024
+
+
+def sniff(path: str, marker: bytes) -> bool:
+    try:
+        with open(path, "rb", opener=_nofollow) as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    return marker in head
+
+
+def _nofollow(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
+def conversation_units(agent: str, root: Path, marker: bytes) -> Iterator[Unit]:
+    """One unit per ``*.json`` file of ``root`` that carries ``marker``, by name."""
+    if not root.is_dir():
+        return
+    for entry in sorted(scan.entries(root), key=lambda e: e.name):
+        name = entry.name
+        if name.startswith(".") or not name.endswith(".json") or not scan.is_file(entry):
+            continue
+        if scan.size(entry) > 0 and sniff(entry.path, marker):
+            yield Unit(agent=agent, path=entry.path, files=[entry.path], root=str(root))
