@@ -28,11 +28,11 @@ class LocalBackend:
 
     def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any:
         """``reveal``: the answer unmasked, for this user's own process; logged like the
-        daemon's reveals (agtaild.api.reveal), in the data dir's reveal.log."""
+        daemon's reveals (agtaild.query.reveal_log), in the data dir's reveal.log."""
         if reveal:
             import os
 
-            from agtaild.api.reveal import record
+            from agtaild.query.reveal_log import record
 
             record(
                 self.service.config.data_dir,
