@@ -93,7 +93,9 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     if where is not None:
         from agtaild.index.where import parse
 
-        held = parse(where, what="parameter 'where'").refs(svc._reader())
+        from agtaild.query.secrets import allowed_fingerprints
+
+        held = parse(where, what="parameter 'where'").refs(svc._reader(), sorted(allowed_fingerprints(svc)))
         flt.only_refs = held if flt.only_refs is None else sorted(set(held) & set(flt.only_refs))
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
