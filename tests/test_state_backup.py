@@ -27,13 +27,15 @@ def cli(data: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int
 
 def filled(data: Path) -> UserState:
     st = UserState(data)
-    st.apply([
-        Change(A, "label", "acme", key="client"),
-        Change(A, "label", "x", key="gone"),
-        Change(B, "star", "1"),
-        Change(B, "hide", "1", who="agent"),
-        Change(B, "title", "Ünïcode title ✓", who="agent"),
-    ])
+    st.apply(
+        [
+            Change(A, "label", "acme", key="client"),
+            Change(A, "label", "x", key="gone"),
+            Change(B, "star", "1"),
+            Change(B, "hide", "1", who="agent"),
+            Change(B, "title", "Ünïcode title ✓", who="agent"),
+        ]
+    )
     st.apply([Change(A, "label", None, key="gone")])  # a removal is kept
     rules.add(st, "cwd:~/work/acme/**", "client", "acme")
     allowlist.allow(st, FP, "revoked")
@@ -45,10 +47,17 @@ def test_a_backup_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, _out, _err = cli(tmp_path / "a", capsys, "state", "export", "--to", str(tmp_path / "backup.json"))
     assert code == 0 and (tmp_path / "backup.json").stat().st_mode & 0o077 == 0
     code, out, _ = cli(tmp_path / "b", capsys, "--json", "state", "import", str(tmp_path / "backup.json"))
-    assert code == 0 and json.loads(out) == {"dry_run": False, "changes": 5, "rules": 1, "secret_allowlist": 1}
+    assert code == 0 and json.loads(out) == {
+        "dry_run": False,
+        "changes": 5,
+        "rules": 1,
+        "secret_allowlist": 1,
+    }
     a, b = UserState(tmp_path / "a"), UserState(tmp_path / "b")
     assert b.dump() == a.dump()  # who and when kept, the removal too
-    assert [(r["filter"], r["key"], r["value"]) for r in rules.listed(b)] == [("cwd:~/work/acme/**", "client", "acme")]
+    assert [(r["filter"], r["key"], r["value"]) for r in rules.listed(b)] == [
+        ("cwd:~/work/acme/**", "client", "acme")
+    ]
     assert allowlist.allowed(b)[FP]["reason"] == "revoked"
     # Importing the same backup again changes nothing, and a stdout export is the same document.
     code, out, _ = cli(tmp_path / "b", capsys, "--json", "state", "import", str(tmp_path / "backup.json"))
@@ -58,7 +67,9 @@ def test_a_backup_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert again["sha256"] == json.loads((tmp_path / "backup.json").read_text())["sha256"]
 
 
-def test_a_newer_change_here_is_not_undone_by_an_older_backup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_newer_change_here_is_not_undone_by_an_older_backup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     st = filled(tmp_path / "a")
     cli(tmp_path / "a", capsys, "state", "export", "--to", str(tmp_path / "backup.json"))
     st.apply([Change(A, "label", "globex", key="client")])
@@ -68,12 +79,17 @@ def test_a_newer_change_here_is_not_undone_by_an_older_backup(tmp_path: Path, ca
     assert UserState(tmp_path / "a").of([A])[A]["labels"] == {"client": "globex"}
 
 
-@pytest.mark.parametrize(("edit", "says"), [
-    (lambda d: d["labels"][0].__setitem__(4, "evil"), "does not match its sha256"),
-    (lambda d: d.__setitem__("format", "something"), "not a backup"),
-    (lambda d: d.__setitem__("version", 2), "version 2"),
-])
-def test_a_tampered_backup_is_refused_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, says: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda d: d["labels"][0].__setitem__(4, "evil"), "does not match its sha256"),
+        (lambda d: d.__setitem__("format", "something"), "not a backup"),
+        (lambda d: d.__setitem__("version", 2), "version 2"),
+    ],
+)
+def test_a_tampered_backup_is_refused_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, says: str
+) -> None:  # type: ignore[no-untyped-def]
     filled(tmp_path / "a").close()
     cli(tmp_path / "a", capsys, "state", "export", "--to", str(tmp_path / "backup.json"))
     doc = json.loads((tmp_path / "backup.json").read_text())
@@ -84,7 +100,9 @@ def test_a_tampered_backup_is_refused_whole(tmp_path: Path, capsys: pytest.Captu
     assert UserState(tmp_path / "b").dump() == {"version": 1, "labels": [], "marks": []}
 
 
-def test_a_bad_row_refuses_everything_even_with_a_matching_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_row_refuses_everything_even_with_a_matching_digest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from agtaild.userstate.backup import digest
 
     filled(tmp_path / "a").close()
@@ -106,6 +124,8 @@ def test_a_bad_row_refuses_everything_even_with_a_matching_digest(tmp_path: Path
         assert UserState(tmp_path / "b").dump() == {"version": 1, "labels": [], "marks": []}
     code, _out, err = cli(tmp_path / "b", capsys, "state", "import", str(tmp_path / "missing.json"))
     assert code == 2 and "cannot read" in err
-    code, out, _ = cli(tmp_path / "b", capsys, "--json", "state", "import", "--dry-run", str(tmp_path / "backup.json"))
+    code, out, _ = cli(
+        tmp_path / "b", capsys, "--json", "state", "import", "--dry-run", str(tmp_path / "backup.json")
+    )
     assert code == 0 and json.loads(out)["changes"] == 5
     assert UserState(tmp_path / "b").dump()["labels"] == []  # a dry run writes nothing

@@ -46,20 +46,30 @@ def label_on(config: Config, agent: str, sid: str, key: str, value: str, who: st
 def imported_state(b: Config, collection: str, agent: str, sid: str) -> dict[str, Any]:
     svc = index_of(b)
     try:
-        found = [s for s in all_sessions(svc, imported=True, collection=collection, hidden="include")
-                 if s["agent"] == agent and s["id"] == sid]
+        found = [
+            s
+            for s in all_sessions(svc, imported=True, collection=collection, hidden="include")
+            if s["agent"] == agent and s["id"] == sid
+        ]
         assert len(found) == 1
         return dict(found[0].get("state") or {})
     finally:
         svc.close()
 
 
-def test_a_label_set_on_the_laptop_shows_on_the_desktops_imported_copy(two: tuple[Config, Config], tmp_path: Path) -> None:
+def test_a_label_set_on_the_laptop_shows_on_the_desktops_imported_copy(
+    two: tuple[Config, Config], tmp_path: Path
+) -> None:
     a, b = two
     s = first_session(a)
     label_on(a, s["agent"], s["id"], "client", "acme")
     st = UserState(a.data_dir)
-    st.apply([Change(("", s["agent"], s["id"]), "star", "1"), Change(("", s["agent"], s["id"]), "title", "Laptop's name")])
+    st.apply(
+        [
+            Change(("", s["agent"], s["id"]), "star", "1"),
+            Change(("", s["agent"], s["id"]), "title", "Laptop's name"),
+        ]
+    )
     st.close()
     share = tmp_path / "share"
     share.mkdir()
@@ -96,15 +106,22 @@ def test_the_merge_keeps_precedence_then_the_newer(two: tuple[Config, Config], t
     here = ("laptop", agent, sid)
     # On the desktop, its user already titled the imported copy; an agent labelled it.
     st_b = UserState(b.data_dir)
-    st_b.apply([Change(here, "title", "desktop user's", who="user"), Change(here, "label", "old", key="phase", who="agent")])
+    st_b.apply(
+        [
+            Change(here, "title", "desktop user's", who="user"),
+            Change(here, "label", "old", key="phase", who="agent"),
+        ]
+    )
     st_b.close()
     # On the laptop (later): an agent's title, and an agent's newer phase label, a rule's label.
     st_a = UserState(a.data_dir)
-    st_a.apply([
-        Change(("", agent, sid), "title", "laptop agent's", who="agent"),
-        Change(("", agent, sid), "label", "new", key="phase", who="agent"),
-        Change(("", agent, sid), "label", "r", key="ruled", who="rule"),
-    ])
+    st_a.apply(
+        [
+            Change(("", agent, sid), "title", "laptop agent's", who="agent"),
+            Change(("", agent, sid), "label", "new", key="phase", who="agent"),
+            Change(("", agent, sid), "label", "r", key="ruled", who="rule"),
+        ]
+    )
     st_a.close()
     share = tmp_path / "share"
     share.mkdir()
@@ -140,13 +157,18 @@ def _tampered(path: Path, how: str) -> None:
     path.write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize(("how", "says"), [
-    ("value", "do not match its sha256"),
-    ("truncated", "not JSON"),
-    ("control", "control"),
-    ("version", "version 99"),
-])
-def test_a_tampered_pack_is_refused_whole(two: tuple[Config, Config], tmp_path: Path, how: str, says: str) -> None:
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("value", "do not match its sha256"),
+        ("truncated", "not JSON"),
+        ("control", "control"),
+        ("version", "version 99"),
+    ],
+)
+def test_a_tampered_pack_is_refused_whole(
+    two: tuple[Config, Config], tmp_path: Path, how: str, says: str
+) -> None:
     a, b = two
     s = first_session(a)
     ref = ("", s["agent"], s["id"])
@@ -181,7 +203,9 @@ def test_the_state_travels_over_http_both_ways(two: tuple[Config, Config]) -> No
     assert imported_state(b, "from-a", s["agent"], s["id"])["labels"] == {"client": "acme2"}
 
 
-def test_the_state_travels_over_ssh(two: tuple[Config, Config], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_state_travels_over_ssh(
+    two: tuple[Config, Config], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if rsync_mod.rsync_binary() is None:
         pytest.skip("rsync is not installed (apt-get install rsync)")
     target = tmp_path / "server"

@@ -59,8 +59,10 @@ def cmd_export(ctx: Any) -> int:
     if ctx.json:
         ctx.out_json({"to": str(target), **counts})
     else:
-        ctx.err(f"wrote {target}: {counts['labels']} labels, {counts['marks']} marks, {counts['rules']} rules, "
-                f"{counts['secret_allowlist']} allowlisted secrets")
+        ctx.err(
+            f"wrote {target}: {counts['labels']} labels, {counts['marks']} marks, {counts['rules']} rules, "
+            f"{counts['secret_allowlist']} allowlisted secrets"
+        )
     return 0
 
 
@@ -92,6 +94,9 @@ def cmd_import(ctx: Any) -> int:
         ctx.out_json({"dry_run": bool(ctx.args.dry_run), **out})
     else:
         verb = "would merge" if ctx.args.dry_run else "merged"
-        ctx.err(f"{verb} {out['changes']} label and mark changes, {out['rules']} rules, "
-                f"{out['secret_allowlist']} allowlisted secrets" + (" (nothing written)" if ctx.args.dry_run else ""))
+        ctx.err(
+            f"{verb} {out['changes']} label and mark changes, {out['rules']} rules, "
+            f"{out['secret_allowlist']} allowlisted secrets"
+            + (" (nothing written)" if ctx.args.dry_run else "")
+        )
     return 0

@@ -19,7 +19,7 @@ from agtaild.config import Config
 from agtaild.errors import NotFound, UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
-from agtaild.query import semantic
+from agtaild.query import insight, semantic
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
 from agtaild.query.secrets import apply_has_secret, secrets_allow, secrets_list, secrets_unallow
 
@@ -92,7 +92,6 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     where = p.text("where", max_len=2000)
     if where is not None:
         from agtaild.index.where import parse
-
         from agtaild.query.secrets import allowed_fingerprints
 
         held = parse(where, what="parameter 'where'").refs(svc._reader(), sorted(allowed_fingerprints(svc)))
@@ -406,6 +405,7 @@ METHODS: dict[str, Method] = {
     "secrets.allow": secrets_allow,
     "secrets.unallow": secrets_unallow,
     "files.history": files_history,
+    **insight.METHODS,
     "embeddings.status": semantic.status,
     "embeddings.build": semantic.build,
 }

@@ -39,9 +39,7 @@ def _digest(rows: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def _own_rows(
-    store: Any, sessions: set[tuple[str, str]] | None, agents: set[str] | None
-) -> dict[str, Any]:
+def _own_rows(store: Any, sessions: set[tuple[str, str]] | None, agents: set[str] | None) -> dict[str, Any]:
     """This machine's own sessions' rows (an imported copy's state stays with its machine);
     ``sessions``: only these (agent, id); ``agents``: only these agents'."""
     doc = store.dump()
@@ -95,13 +93,16 @@ def read(directory: Path) -> bytes | None:
     if not path.is_file():
         return None
     if path.stat().st_size > MAX_BYTES:
-        raise Refused(f"{path} is larger than {MAX_BYTES >> 20} MB: not a state pack agtail wrote; it was not read")
+        raise Refused(
+            f"{path} is larger than {MAX_BYTES >> 20} MB: not a state pack agtail wrote; it was not read"
+        )
     return path.read_bytes()
 
 
 def decode(data: bytes, where: str) -> dict[str, Any]:
     """The checked rows of a pack (``labels``, ``marks``: lists of [agent, id, name, value,
     who, at]); a pack that is not whole and ours is refused."""
+
     def refuse(why: str) -> Refused:
         return Refused(f"the state pack {where} was refused, no label, star, title or hide was merged: {why}")
 
@@ -165,20 +166,27 @@ def pushed(config: Any, kind: str, target: Any, collection: str, agents: list[st
         return {"sent": True, "bytes": len(pack)}
     import urllib.parse
 
-    doc = target.json("PUT", f"/import/{urllib.parse.quote(collection, safe='')}/state-pack", body=pack,
-                      headers={"Content-Type": "application/json"})
+    doc = target.json(
+        "PUT",
+        f"/import/{urllib.parse.quote(collection, safe='')}/state-pack",
+        body=pack,
+        headers={"Content-Type": "application/json"},
+    )
     return {"sent": True, "bytes": len(pack), "merged": doc.get("state")}
 
 
-def pulled(config: Any, kind: str, source: Any, collection: str, agents: list[str] | None) -> dict[str, Any] | None:
+def pulled(
+    config: Any, kind: str, source: Any, collection: str, agents: list[str] | None
+) -> dict[str, Any] | None:
     """Merge the pack that came with a pull: ``source`` is the collection directory (a mirror
     for ssh) or the HttpClient. None when the other side has no pack."""
     if kind == "http":
         from agtaild.errors import NotFound
 
         try:
-            with source.request("GET", "/export/state-pack",
-                                query={"agent": ",".join(agents)} if agents else None) as resp:
+            with source.request(
+                "GET", "/export/state-pack", query={"agent": ",".join(agents)} if agents else None
+            ) as resp:
                 data = resp.read(MAX_BYTES + 1)
         except NotFound:  # an older agtaild, without the endpoint
             return None

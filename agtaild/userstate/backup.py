@@ -37,13 +37,21 @@ def digest(body: dict[str, Any]) -> str:
 
 def export(store: UserState) -> dict[str, Any]:
     doc = store.dump()
-    body: dict[str, Any] = {"labels": doc["labels"], "marks": doc["marks"], "rules": [], "secret_allowlist": []}
+    body: dict[str, Any] = {
+        "labels": doc["labels"],
+        "marks": doc["marks"],
+        "rules": [],
+        "secret_allowlist": [],
+    }
     if store.path.exists():
         with store._lock:
             db = store.db
-            body["rules"] = [list(r) for r in db.execute("SELECT filter, key, value, at FROM rules ORDER BY id")]
+            body["rules"] = [
+                list(r) for r in db.execute("SELECT filter, key, value, at FROM rules ORDER BY id")
+            ]
             body["secret_allowlist"] = [
-                list(r) for r in db.execute("SELECT fingerprint, reason, who, at FROM secret_allowlist ORDER BY 1")
+                list(r)
+                for r in db.execute("SELECT fingerprint, reason, who, at FROM secret_allowlist ORDER BY 1")
             ]
     return {
         "format": FORMAT,
@@ -102,13 +110,17 @@ def restore(store: UserState, doc: dict[str, Any], *, dry_run: bool = False) -> 
     for row in doc["rules"]:
         filter_text, key, value, at = _row(row, 4, "rules")
         if not isinstance(filter_text, str) or not filter_text.strip() or len(filter_text) > 2000:
-            raise UsageError(f"the backup's rules: a rule needs a filter of up to 2000 characters: {json.dumps(row)[:80]}")
+            raise UsageError(
+                f"the backup's rules: a rule needs a filter of up to 2000 characters: {json.dumps(row)[:80]}"
+            )
         rules.append((filter_text, checks.key(key), checks.value(value), checks.at(at, now)))
     allows: list[tuple[str, str, str, float]] = []
     for row in doc["secret_allowlist"]:
         fp, reason, who, at = _row(row, 4, "secret_allowlist")
         if not isinstance(reason, str) or len(reason) > MAX_REASON:
-            raise UsageError(f"the backup's secret_allowlist: a reason is text of up to {MAX_REASON} characters")
+            raise UsageError(
+                f"the backup's secret_allowlist: a reason is text of up to {MAX_REASON} characters"
+            )
         allows.append((check_fingerprint(fp), reason, checks.who(who), checks.at(at, now)))
     batch = [store._checked(c) for c in changes]
     out = {"changes": 0, "rules": 0, "secret_allowlist": 0}
@@ -123,7 +135,10 @@ def restore(store: UserState, doc: dict[str, Any], *, dry_run: bool = False) -> 
                 if (filter_text, key, value) in have:
                     continue
                 have.add((filter_text, key, value))
-                db.execute("INSERT INTO rules (filter, key, value, at) VALUES (?, ?, ?, ?)", (filter_text, key, value, at))
+                db.execute(
+                    "INSERT INTO rules (filter, key, value, at) VALUES (?, ?, ?, ?)",
+                    (filter_text, key, value, at),
+                )
                 out["rules"] += 1
             if len(have) > MAX_RULES:
                 raise UsageError(f"the store would hold {len(have)} rules; at most {MAX_RULES}")
