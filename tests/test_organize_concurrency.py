@@ -156,7 +156,7 @@ def test_the_daemon_two_clis_and_an_mcp_agent_label_the_same_sessions_at_once(tm
                 env=env,
                 cwd=str(REPO),
                 stderr=subprocess.PIPE,
-            )  # fmt: skip
+            )
             for name, log in logs.items()
         ]
         stop = threading.Event()
