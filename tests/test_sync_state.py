@@ -235,3 +235,24 @@ def test_an_imported_copys_state_stays_with_its_machine(two: tuple[Config, Confi
     push(b, str(share), "desktop")
     doc = json.loads((share / "desktop" / NAME).read_bytes())
     assert doc["labels"] == [] and doc["marks"] == []
+
+
+def test_a_pull_of_some_agents_takes_only_their_state(tmp_path: Path, corpus: Path) -> None:
+    a = make_machine(tmp_path / "a", corpus, claude=True, codex=True)
+    b = make_machine(tmp_path / "b", corpus, claude=False, codex=False)
+    svc = index_of(a)
+    try:
+        sessions = all_sessions(svc)
+    finally:
+        svc.close()
+    claude_one = next(s for s in sessions if s["agent"] == "claude-code")
+    codex_one = next(s for s in sessions if s["agent"] == "codex")
+    label_on(a, claude_one["agent"], claude_one["id"], "k", "claude")
+    label_on(a, codex_one["agent"], codex_one["id"], "k", "codex")
+    share = tmp_path / "share"
+    share.mkdir()
+    push(a, str(share), "laptop")
+    got = pull(b, str(share), "laptop", agents=["codex"])
+    assert got["errors"] == [] and got["state"]["accepted"] == 1
+    dump = UserState(b.data_dir).dump()
+    assert [r[1] for r in dump["labels"]] == ["codex"]

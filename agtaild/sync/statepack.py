@@ -125,12 +125,18 @@ def decode(data: bytes, where: str) -> dict[str, Any]:
     return rows
 
 
-def merge(config: Any, data: bytes, collection: str, where: str) -> dict[str, Any]:
-    """Merge a pack into this machine's store as ``collection``'s: all of it or, refused, none."""
+def merge(
+    config: Any, data: bytes, collection: str, where: str, agents: list[str] | None = None
+) -> dict[str, Any]:
+    """Merge a pack into this machine's store as ``collection``'s: all of it or, refused, none;
+    ``agents``: only those agents' rows (a pull of some agents takes their state only)."""
     from agtaild.errors import UsageError
     from agtaild.userstate.store import UserState
 
     rows = decode(data, where)
+    if agents:
+        wanted = set(agents)
+        rows = {t: [r for r in rows[t] if not isinstance(r, list) or not r or r[0] in wanted] for t in rows}
     dump = {
         "version": 1,
         "labels": [["", *r] if isinstance(r, list) else r for r in rows["labels"]],
@@ -196,4 +202,4 @@ def pulled(
         where = str(source / NAME)
         if data is None:
             return None
-    return merge(config, data, collection, where)
+    return merge(config, data, collection, where, agents)
