@@ -61,7 +61,9 @@ def example_env(d: DaemonProc) -> dict[str, str]:
 # -- finding the daemon ------------------------------------------------------------------------
 
 
-def test_connect_prefers_the_unix_socket_and_falls_back_to_tcp_with_the_token(daemon: DaemonProc, tmp_path: Path) -> None:
+def test_connect_prefers_the_unix_socket_and_falls_back_to_tcp_with_the_token(
+    daemon: DaemonProc, tmp_path: Path
+) -> None:
     with Client.connect(daemon.data_dir) as c:
         assert c.socket_path == str(daemon.socket) and c.info["pid"] == daemon.proc.pid  # type: ignore[union-attr]
     # The same daemon, its socket gone from agtaild.json's point of view: TCP + token.
@@ -73,7 +75,9 @@ def test_connect_prefers_the_unix_socket_and_falls_back_to_tcp_with_the_token(da
         assert c.session("claude-code", "2c4d36d7")["id"].startswith("2c4d36d7")
 
 
-def test_the_data_dir_comes_from_the_environment_as_for_the_cli(daemon: DaemonProc, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_data_dir_comes_from_the_environment_as_for_the_cli(
+    daemon: DaemonProc, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AGTAIL_DATA_DIR", str(daemon.data_dir))
     assert default_data_dir() == daemon.data_dir
     with Client.connect() as c:
@@ -92,7 +96,9 @@ def test_no_daemon_is_unreachable_naming_where_it_looked(tmp_path: Path) -> None
     with pytest.raises(Unreachable, match=re.escape(str(tmp_path))) as err:
         Client.connect(tmp_path)
     assert err.value.code == "unreachable" and isinstance(err.value, ApiError)
-    (tmp_path / "agtaild.json").write_text(json.dumps({"socket": str(tmp_path / "s.sock"), "url": "http://127.0.0.1:9"}))
+    (tmp_path / "agtaild.json").write_text(
+        json.dumps({"socket": str(tmp_path / "s.sock"), "url": "http://127.0.0.1:9"})
+    )
     assert Client.discover(tmp_path) is None  # a stale agtaild.json: nobody answers
     with pytest.raises(Unreachable):
         Client(socket_path=str(tmp_path / "s.sock")).call("agents.list")
@@ -107,7 +113,9 @@ def test_sessions_follow_the_cursor_to_the_end(client: Client) -> None:
     whole = client.call("sessions.list", {"limit": 1000})["sessions"]
     assert len(whole) >= 10
     paged = list(client.sessions(page_size=3))
-    assert [(s["agent"], s["id"], s["path"]) for s in paged] == [(s["agent"], s["id"], s["path"]) for s in whole]
+    assert [(s["agent"], s["id"], s["path"]) for s in paged] == [
+        (s["agent"], s["id"], s["path"]) for s in whole
+    ]
     assert [s["id"] for s in client.sessions(limit=4, page_size=3)] == [s["id"] for s in whole[:4]]
     assert list(client.sessions(limit=0)) == []
     codex = list(client.sessions(agent="codex", page_size=2))
@@ -119,7 +127,9 @@ def test_search_pages_are_the_single_answer(client: Client) -> None:
     whole = client.call("search", {"q": "hello", "limit": 1000})["hits"]
     assert len(whole) >= 3
     paged = list(client.search("hello", page_size=2))
-    assert [(h["session"]["id"], h["event"]["seq"]) for h in paged] == [(h["session"]["id"], h["event"]["seq"]) for h in whole]
+    assert [(h["session"]["id"], h["event"]["seq"]) for h in paged] == [
+        (h["session"]["id"], h["event"]["seq"]) for h in whole
+    ]
     tools = list(client.search("hello.py", kind="tool_use"))
     assert tools and all(h["event"]["kind"] == "tool_use" for h in tools)
 
@@ -129,7 +139,9 @@ def test_events_in_order_across_pages(client: Client) -> None:
     whole = client.call("events.list", {"agent": "claude-code", "id": s["id"], "limit": 10_000})["events"]
     events = list(client.events("claude-code", s["id"], page_size=2))
     assert events == whole and len(events) > 4
-    assert [e["seq"] for e in client.events("claude-code", s["id"], after_seq=2, limit=2)] == [e["seq"] for e in whole if e["seq"] > 2][:2]
+    assert [e["seq"] for e in client.events("claude-code", s["id"], after_seq=2, limit=2)] == [
+        e["seq"] for e in whole if e["seq"] > 2
+    ][:2]
 
 
 def test_session_stats_agents_and_resume(client: Client) -> None:
@@ -138,9 +150,29 @@ def test_session_stats_agents_and_resume(client: Client) -> None:
     stats = client.stats(by="agent")
     assert {r["key"] for r in stats["rows"]} == {"claude-code", "codex"}
     assert stats["totals"]["total_tokens"] == sum(r["total_tokens"] for r in stats["rows"]) > 0
-    assert {a["id"]: a["sessions"] > 0 for a in client.agents() if a["id"] in ("claude-code", "codex")} == {"claude-code": True, "codex": True}
+    assert {a["id"]: a["sessions"] > 0 for a in client.agents() if a["id"] in ("claude-code", "codex")} == {
+        "claude-code": True,
+        "codex": True,
+    }
     resume = client.resume_command("claude-code", s["id"])
     assert resume["agent"] == "claude-code" and resume["argv"] == ["claude", f"--resume={s['id']}"]
+
+
+def test_a_closer_look_overview_tool_calls_children_and_edits(client: Client) -> None:
+    over = client.overview("claude-code", "77734736")
+    assert over["children_total"] == 1 and over["session"]["id"].startswith("77734736")
+    kids = list(client.children("claude-code", "77734736"))
+    assert [k["id"] for k in kids] == ["agent-abeadf394adf045da"]
+    codex = client.session("codex", "01a229d7-c676")
+    whole = client.call("tools.calls", {"agent": "codex", "id": codex["id"], "limit": 500})["calls"]
+    assert list(client.tool_calls("codex", codex["id"], page_size=1)) == whole and len(whole) >= 3
+    assert {c["tool"] for c in client.tool_calls("codex", codex["id"], tool="exec_command")} == {
+        "exec_command"
+    }
+    edits = list(client.recent_edits(cwd="/tmp/rt", page_size=2, diff_lines=1))
+    assert len(edits) >= 5 and all(len(e["diff"]) <= 1 for e in edits)
+    times = [e["time"] for e in edits]
+    assert times == sorted(times, reverse=True)
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -252,8 +284,12 @@ def test_changes_say_reset_then_what_changed(daemon: DaemonProc) -> None:
 def test_follow_reconnects_across_a_daemon_restart_on_another_port(tmp_path: Path) -> None:
     """TCP only (--socket none) on a free port: the restarted daemon listens elsewhere, and
     the client finds it again through agtaild.json, resuming after the last event it gave."""
-    d = DaemonProc(tmp_path, {"claude-code": copy_claude(tmp_path / "claude")}, extra=["--socket", "none"],
-                   socket_path=tmp_path / "unused.sock")
+    d = DaemonProc(
+        tmp_path,
+        {"claude-code": copy_claude(tmp_path / "claude")},
+        extra=["--socket", "none"],
+        socket_path=tmp_path / "unused.sock",
+    )
 
     def start() -> None:
         d.start(wait_indexed=False)
@@ -281,8 +317,14 @@ def test_follow_reconnects_across_a_daemon_restart_on_another_port(tmp_path: Pat
 
 
 def run_example(d: DaemonProc, name: str, *args: str) -> str:
-    proc = subprocess.run([sys.executable, str(EXAMPLES / name), *args], env=example_env(d), capture_output=True,
-                          text=True, timeout=60, cwd=str(d.base))
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        env=example_env(d),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(d.base),
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -312,8 +354,13 @@ def test_example_touched_file(daemon: DaemonProc) -> None:
 
 def test_example_follow_live(daemon: DaemonProc) -> None:
     path, sid = live_session(daemon, "f0110111")
-    proc = subprocess.Popen([sys.executable, str(EXAMPLES / "follow_live.py"), f"claude-code:{sid}"],
-                            env=example_env(daemon), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / "follow_live.py"), f"claude-code:{sid}"],
+        env=example_env(daemon),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == f"following claude-code:{sid}"
@@ -328,7 +375,9 @@ def test_example_follow_live(daemon: DaemonProc) -> None:
             except queue.Empty:
                 continue
         else:
-            raise AssertionError(f"the example printed nothing: {proc.stderr.read() if proc.poll() is not None else ''}")  # type: ignore[union-attr]
+            raise AssertionError(
+                f"the example printed nothing: {proc.stderr.read() if proc.poll() is not None else ''}"
+            )  # type: ignore[union-attr]
         assert re.match(r"^\d+ text hello from the test \d+$", line.strip()), line
     finally:
         proc.terminate()
@@ -349,7 +398,13 @@ def test_the_package_needs_only_the_standard_library(daemon: DaemonProc) -> None
         "print(json.dumps({'n': n, 'other': other}))"
     )
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PKG), "HOME": str(daemon.base / "home")}
-    proc = subprocess.run([sys.executable, "-S", "-c", code, str(daemon.data_dir)], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(daemon.data_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["n"] >= 10 and doc["other"] == []
@@ -360,15 +415,33 @@ def needs_modern_setuptools() -> None:
     license field of PEP 639, and bdist_wheel built in)."""
     setuptools = pytest.importorskip("setuptools")
     if int(setuptools.__version__.split(".")[0]) < 77:
-        pytest.skip(f"setuptools {setuptools.__version__} is older than the dev extra asks (>= 77): run make setup")
+        pytest.skip(
+            f"setuptools {setuptools.__version__} is older than the dev extra asks (>= 77): run make setup"
+        )
 
 
 def test_its_pyproject_builds_a_wheel_without_dependencies(tmp_path: Path) -> None:
     needs_modern_setuptools()
     src = tmp_path / "src"  # a copy: building writes build/ and *.egg-info next to the sources
     shutil.copytree(PKG, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(src)],
-                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     import zipfile
 
@@ -391,22 +464,46 @@ def test_agtails_own_wheel_carries_the_client_and_the_service_templates(tmp_path
     shutil.copytree(REPO / "agtaild", src / "agtaild", ignore=skip)
     shutil.copytree(PKG, src / "clients" / "python", ignore=skip)
     os.symlink(os.readlink(REPO / "agtail_client"), src / "agtail_client")  # the one source, linked
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(src)],
-                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     import zipfile
 
     (wheel,) = tmp_path.glob("agtaild-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"agtail_client/__init__.py", "agtail_client/wire.py", "agtail_client/py.typed", "agtaild/adapters/claude/parser.py",
-            "agtaild/data/service/agtaild.service.in", "agtaild/data/service/dev.agtail.agtaild.plist.in"} <= names
+    assert {
+        "agtail_client/__init__.py",
+        "agtail_client/wire.py",
+        "agtail_client/py.typed",
+        "agtaild/adapters/claude/parser.py",
+        "agtaild/data/service/agtaild.service.in",
+        "agtaild/data/service/dev.agtail.agtaild.plist.in",
+    } <= names
     assert not any(n.startswith(("clients/", "examples/")) for n in names)
 
 
 def test_change_state_and_the_state_filters(client: Client) -> None:
     sid = "2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6"
     doc = client.change_state("claude-code", sid[:8], label="client=acme", star=True)
-    assert [c["accepted"] for c in doc["changes"]] == [True, True] and doc["session"]["state"]["starred"] is True
+    assert [c["accepted"] for c in doc["changes"]] == [True, True] and doc["session"]["state"][
+        "starred"
+    ] is True
     assert [s["id"] for s in client.sessions(label="client=acme")] == [sid]
     assert [s["id"] for s in client.sessions(starred=True)] == [sid]
     with pytest.raises(BadRequest):

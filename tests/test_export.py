@@ -55,3 +55,27 @@ def test_export_into_an_agent_directory_is_refused(indexed) -> None:  # type: ig
     session = svc.call("sessions.list", {"limit": 1})["sessions"][0]
     with pytest.raises(Refused, match="never writes"):
         export_sessions(config, [session], native / "exported")
+
+
+def test_export_carries_the_chosen_sessions_state_to_a_pull(indexed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from agtaild.sync.remote import pull
+    from agtaild.userstate.store import Change, UserState
+
+    config, svc, _native = indexed
+    sessions = svc.call("sessions.list", {"limit": 100})["sessions"]
+    chosen, left = sessions[0], sessions[1]
+    st = UserState(config.data_dir)
+    st.apply([Change(("", chosen["agent"], chosen["id"]), "label", "acme", key="client"),
+              Change(("", left["agent"], left["id"]), "label", "no", key="other")])
+    st.close()
+    out = tmp_path / "exports" / "box"
+    rep = export_sessions(config, [chosen], out)
+    pack = json.loads((out / "state-pack.json").read_bytes())
+    assert rep["state_pack"].endswith("state-pack.json")
+    assert [r[:4] for r in pack["labels"]] == [[chosen["agent"], chosen["id"], "client", "acme"]]  # only its own
+    other = load_config(data_dir=str(tmp_path / "other"), root_options=[], only_roots=True)
+    got = pull(other, str(tmp_path / "exports"), "box")
+    assert got["errors"] == [] and got["state"]["accepted"] == 1
+    assert UserState(other.data_dir).of([("box", chosen["agent"], chosen["id"])])[("box", chosen["agent"], chosen["id"])]["labels"] == {"client": "acme"}

@@ -25,7 +25,9 @@ from tests.daemon_proc import CLAUDE_REAL, CODEX_REAL, DaemonProc
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = {"search_sessions", "list_sessions", "sessions_here", "read_session", "usage_summary", "handoff_brief",
-         "set_title", "add_label", "remove_label", "file_history"}
+         "set_title", "add_label", "remove_label", "file_history", "session_overview", "session_tool_calls",
+         "recent_edits", "child_sessions", "compare_usage", "activity_report", "tool_usage", "list_projects",
+         "search_session"}
 #: The subagent of the Claude "sub" scenario: its answer is the needle.
 NEEDLE = "wc -l reports 6"
 NEEDLE_SESSION = "claude-code:agent-abeadf394adf045da"

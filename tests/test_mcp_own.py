@@ -182,3 +182,25 @@ async def test_rest_and_json_rpc_write_the_users_state(svc: Service, aiohttp_cli
     answer = await (await client.post("/rpc", json=rpc, headers=auth)).json()
     assert answer["result"]["session"]["title"] == "By an agent" and answer["result"]["changes"][0]["who"] == "agent"
     assert state(svc, CD61)["hidden"] is False
+
+
+def test_a_session_newer_than_the_index_is_found_after_one_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's own session is often a few moments old: not indexed yet, it is looked for
+    again after one index update; a session that does not exist at all is still an error."""
+    import shutil
+
+    root = tmp_path / "projects"
+    shutil.copytree(CLAUDE, root)
+    s = Service(Config(data_dir=str(tmp_path / "d"), roots=[RootSpec("claude-code", str(root))], archive=False))
+    try:
+        s.update_index()
+        sid = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+        line = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": sid, "cwd": HERE, "version": "2.1.197",
+                "timestamp": "2026-11-30T12:00:00.000Z", "message": {"role": "user", "content": "a new session"}}  # fmt: skip
+        (root / "-tmp-rt-claude-home-src-demo-app" / f"{sid}.jsonl").write_text(json.dumps(line) + "\n")
+        text, err = tool(s, "add_label", {"key": "fresh"}, env={"CLAUDE_CODE_SESSION_ID": sid}, monkeypatch=monkeypatch)
+        assert not err and text.startswith(f"claude-code:{sid} (found by the environment"), text
+        text, err = tool(s, "add_label", {"key": "x"}, env={"CLAUDE_CODE_SESSION_ID": "nonexistent-id"}, monkeypatch=monkeypatch)
+        assert err and "no claude-code session 'nonexistent-id'" in text
+    finally:
+        s.close()

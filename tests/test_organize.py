@@ -76,7 +76,14 @@ def test_the_state_survives_a_reindex_and_a_rebuilt_index(tmp_path: Path, capsys
         (("title", "claude-code:cd61"), 2),
         (("star", "claude-code:nosuch"), 4),
         (("hide", "claude-code:cd61", "claude-code:nosuch"), 4),
+        (("label", "claude-code:nosuch", "ok=1"), 4),
+        (("label", "claude-code:cd61", "ok=1", "k\x07=v"), 2),  # a control character in a key
+        (("label", "claude-code:cd61", "ok=1", "k=a\x00b"), 2),  # ... in a value, after a good label
+        (("label", "claude-code:cd61", "ok=1", "k=a\u202eb"), 2),  # a bidi override (format character)
+        (("title", "claude-code:cd61", "x" * 10_000), 2),
+        (("label", "claude-code:cd61", *[f"k{i}" for i in range(10_000)]), 2),  # 10,000 labels on one session
     ],
+    ids=lambda v: v[:2] if isinstance(v, tuple) else v,
 )
 def test_bad_input_is_refused_and_nothing_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int) -> None:
     assert run(tmp_path, capsys, *args)[0] == code

@@ -228,3 +228,24 @@ def test_session_level_fields_are_findings_too_and_incremental(svc: Service, roo
     assert len(seen) == 1
     found = rows(svc, "SELECT f.field FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd'")
     assert sorted(found) == [("/session/cwd",), ("/session/project",)]
+
+
+def test_a_rule_on_has_secret_labels_the_sessions_holding_one(svc: Service) -> None:
+    from agtaild.query.rules import apply_rules
+    from agtaild.userstate import rules
+
+    def where(text: str) -> set[str]:
+        return {s["id"] for s in svc.call("sessions.list", {"where": text})["sessions"]}
+
+    assert where("has-secret") == {"a", "b"} and where("has-secret=false") == {"c"}
+    assert where("has-secret agent=toy") == {"a", "b"}
+    rules.add(svc.state, "has-secret", "leak", "rotate")
+    assert apply_rules(svc) == 2
+    labelled = {s["id"] for s in svc.call("sessions.list", {"label": "leak=rotate"})["sessions"]}
+    assert labelled == {"a", "b"}
+    # An allowlisted secret no longer counts.
+    fp = svc.call("secrets.list", {})["secrets"][0]["fingerprint"]
+    svc.call("secrets.allow", {"fingerprint": fp, "reason": "revoked"})
+    assert where("has-secret") == set() and where("has-secret=false") == {"a", "b", "c"}
+    with pytest.raises(UsageError, match="has-secret=true"):
+        svc.call("sessions.list", {"where": "has-secret:x"})

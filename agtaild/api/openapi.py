@@ -249,6 +249,71 @@ def schemas() -> dict[str, Any]:
                 },
                 ["since", "until", "sessions", "usage", "projects"],
             ),
+            "SessionOverview": _ok(
+                {
+                    "session": _ref("Session"),
+                    "tools": {"type": "array", "description": "tool calls by tool, most used first (at most 50)",
+                              "items": {"type": "object", "properties": {"tool": {"type": "string"}, "calls": {"type": "integer"},
+                                                                         "errors": {"type": "integer"}}}},
+                    "tool_calls": {"type": "integer"},
+                    "tool_errors": {"type": "integer"},
+                    "edits": {"type": "object", "properties": {"files": {"type": "integer"}, "changes": {"type": "integer"},
+                                                               "failed": {"type": "integer"}}},
+                    "children": {"type": "array", "description": "the first 20 child sessions, brief", "items": {"type": "object"}},
+                    "children_total": {"type": "integer"},
+                },
+                ["session", "tools", "tool_calls", "tool_errors", "edits", "children", "children_total"],
+            ),
+            "SessionChildren": _with(
+                _with(_page("sessions", _ref("Session")), "total", {"type": "integer"}),
+                "parent",
+                {"type": "object", "description": "the session asked about, brief"},
+            ),
+            "ToolCalls": _with(
+                _with(
+                    _page(
+                        "calls",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "seq": {"type": "integer"},
+                                "ts": _nullable({"type": "string"}),
+                                "tool": _nullable({"type": "string"}),
+                                "status": {"enum": ["ok", "error", "no result recorded"]},
+                                "duration_ms": _nullable({"type": "integer", "description": "where the agent recorded the result's time"}),
+                                "input": _nullable({"type": "string", "description": "JSON of the input, its first 300 characters"}),
+                                "input_cut": {"type": "integer", "description": "characters of the input left out"},
+                                "subagent": {"type": "string"},
+                            },
+                            "required": ["seq", "ts", "tool", "status", "duration_ms", "input", "input_cut"],
+                        },
+                    ),
+                    "tool",
+                    _nullable({"type": "string"}),
+                ),
+                "scanned_through_seq",
+                {"type": "integer", "description": "the last event seq this page looked at"},
+            ),
+            "RecentEdits": _page(
+                "edits",
+                {
+                    "type": "object",
+                    "properties": {
+                        "edit_id": {"type": "integer"},
+                        "session": {"type": "object"},
+                        "seq": {"type": "integer"},
+                        "time": _nullable({"type": "string"}),
+                        "kind": {"type": "string", "enum": ["create", "edit", "patch", "delete", "command", "rename"]},
+                        "failed": {"type": "boolean"},
+                        "path": {"type": "string"},
+                        "from_path": _nullable({"type": "string"}),
+                        "tool": _nullable({"type": "string"}),
+                        "diff": {"type": "array", "items": {"type": "string"}, "description": "the first diff_lines lines"},
+                        "diff_cut": {"type": "integer"},
+                        "command": {"type": "string"},
+                    },
+                },
+            ),
             "FileHistory": _ok(
                 {
                     "path": {"type": "string", "description": "the path asked for, absolute"},
@@ -346,6 +411,10 @@ RESULT_SCHEMA = {
     "projects.list": "ProjectList",
     "secrets.list": "SecretList",
     "files.history": "FileHistory",
+    "sessions.overview": "SessionOverview",
+    "sessions.children": "SessionChildren",
+    "tools.calls": "ToolCalls",
+    "edits.recent": "RecentEdits",
     "embeddings.status": "EmbeddingsStatus",
 }
 

@@ -331,6 +331,43 @@ METHOD_TABLE: dict[str, Method] = {
             ),
         ),
         Method(
+            "sessions.overview",
+            "One session at a glance: its state, usage, ending, compactions, tool calls by tool, files changed, children",
+            (_PATH_AGENT, _PATH_ID, *_WHICH),
+        ),
+        Method(
+            "sessions.children",
+            "The sessions a session started (subagents), oldest first, paginated",
+            (_PATH_AGENT, _PATH_ID, *_WHICH, Param("limit", "integer", "page size", minimum=1, maximum=500), _CURSOR),
+        ),
+        Method(
+            "tools.calls",
+            "A session's tool calls in order: name, status, duration where recorded, input cut to 300 characters",
+            (
+                _PATH_AGENT,
+                _PATH_ID,
+                *_WHICH,
+                _s("tool", "only calls of this tool (its name as the agent records it, e.g. Bash)"),
+                Param("after_seq", "integer", "only calls with a larger seq", minimum=-1),
+                Param("limit", "integer", "page size", minimum=1, maximum=500),
+                _CURSOR,
+            ),
+        ),
+        Method(
+            "edits.recent",
+            "File changes of one session or under one directory, newest first, with their diffs cut",
+            (
+                _AGENT,
+                _s("id", "the session (a unique prefix is enough); or give cwd"),
+                _s("collection", "the import collection, when the id exists in several"),
+                _s("path", "the session's source path, to tell copies apart"),
+                _s("cwd", "changes of files under this absolute directory (with id: of that session only)"),
+                Param("diff_lines", "integer", "diff lines per change (default 30)", minimum=0, maximum=2000),
+                Param("limit", "integer", "page size (default 20)", minimum=1, maximum=200),
+                _CURSOR,
+            ),
+        ),
+        Method(
             "search",
             "Full-text search over every event, best first",
             (

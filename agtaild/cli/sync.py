@@ -127,6 +127,10 @@ def _say_report(ctx: Any, verb: str, rep: dict[str, Any]) -> None:
     for c in rep.get("conflicts", []):
         kept = f"; the other copy is kept as {c['kept_as']}" if c.get("kept_as") else ""
         ctx.err(f"conflict: {c['path']} had changed on the other side{kept}")
+    state = rep.get("state")
+    if isinstance(state, dict) and "accepted" in state:
+        ctx.err(f"labels, stars, titles and hides: {state['accepted']} of "
+                f"{state.get('labels', 0) + state.get('marks', 0)} rows changed something here")
     for e in rep.get("errors", []):
         ctx.err(f"error: {e['path']}: {e['message']}")
 

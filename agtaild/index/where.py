@@ -9,7 +9,9 @@ Fields: ``agent``, ``cwd``, ``project``, ``title``, ``model`` (any of the sessio
 ``collection`` (text: ``=``, ``!=``, ``:``), ``messages``, ``tokens`` (numbers: every op but
 ``:``), ``imported`` (``=true``/``=false``). In a cwd glob ``*`` matches within one path part,
 ``**`` across parts, ``?`` one character, and a leading ``~`` is the home directory; in the
-other fields ``*`` matches anything. A bad filter
+other fields ``*`` matches anything. ``has-secret`` (or ``has-secret=true``, ``has-secret=false``)
+holds for a session in which the index's secret pass found a secret the user has not
+allowlisted (agtaild.index.findings). A bad filter
 is refused whole, saying which term and why: nothing is ever applied by half a filter.
 
 Every session row is read once and tested here (a glob has no index to use); a rule or a bulk
@@ -31,9 +33,9 @@ from agtaild.errors import UsageError
 
 TEXT_FIELDS = ("agent", "cwd", "project", "title", "model", "collection")
 NUMBER_FIELDS = ("messages", "tokens")
-FLAG_FIELDS = ("imported",)
+FLAG_FIELDS = ("imported", "has-secret")
 OPS = ("<=", ">=", "!=", "=", "<", ">", ":")
-_TERM = re.compile(r"([a-z]+)\s*(<=|>=|!=|=|<|>|:)(.*)", re.S)
+_TERM = re.compile(r"([a-z]+(?:-[a-z]+)?)\s*(<=|>=|!=|=|<|>|:)(.*)", re.S)
 MAX_TERMS = 20
 Ref = tuple[str, str, str]
 
@@ -73,11 +75,13 @@ class Where:
     def holds(self, row: dict[str, Any]) -> bool:
         return all(t.holds(row) for t in self.terms)
 
-    def refs(self, db: sqlite3.Connection) -> list[Ref]:
-        """Every indexed session the filter holds for, as (collection or "", agent, id)."""
+    def refs(self, db: sqlite3.Connection, allowed: list[str] | tuple[str, ...] = ()) -> list[Ref]:
+        """Every indexed session the filter holds for, as (collection or "", agent, id);
+        ``allowed``: the fingerprints of allowlisted secrets (they do not count for has-secret)."""
+        secret_ids = _sessions_with_secrets(db, allowed) if any(t.field == "has-secret" for t in self.terms) else set()
         sql = (
             "SELECT coalesce(s.collection, ''), s.agent, s.sid, s.cwd, s.project, s.title, s.kind,"
-            " CAST(s.data AS TEXT) FROM sessions s"
+            " CAST(s.data AS TEXT), s.id FROM sessions s"
         )
         args: list[Any] = []
         agent = next((t.value for t in self.terms if t.field == "agent" and t.op == "="), None)
@@ -85,13 +89,14 @@ class Where:
             sql += " WHERE s.agent = ?"  # the one term an index answers
             args.append(agent)
         out: list[Ref] = []
-        for collection, ag, sid, cwd, project, title, kind, data in db.execute(sql, args):
+        for collection, ag, sid, cwd, project, title, kind, data, rowid in db.execute(sql, args):
             doc = _doc(data)
             usage: dict[str, Any] = doc["usage"] if isinstance(doc.get("usage"), dict) else {}
             models: list[Any] = doc["models"] if isinstance(doc.get("models"), list) else []
             row = {"agent": ag, "cwd": cwd, "project": project, "title": title, "collection": collection or None,
                    "models": [m for m in models if isinstance(m, str)], "messages": _number(doc.get("messages")),
-                   "tokens": _number(usage.get("total_tokens")), "imported": kind == "imported"}  # fmt: skip
+                   "tokens": _number(usage.get("total_tokens")), "imported": kind == "imported",
+                   "has-secret": rowid in secret_ids}  # fmt: skip
             if self.holds(row):
                 out.append((collection, ag, sid))
         return out
@@ -111,7 +116,19 @@ def parse(text: str, *, what: str = "--where") -> Where:
     return Where(text.strip(), tuple(_term(p, what) for p in parts))
 
 
+def _sessions_with_secrets(db: sqlite3.Connection, allowed: list[str] | tuple[str, ...]) -> set[int]:
+    sql = "SELECT DISTINCT session_id FROM secret_findings"
+    if allowed:
+        sql += f" WHERE fingerprint NOT IN ({', '.join('?' * len(allowed))})"
+    try:
+        return {r[0] for r in db.execute(sql, list(allowed))}
+    except sqlite3.OperationalError:  # an index made before the findings table
+        return set()
+
+
 def _term(part: str, what: str) -> Term:
+    if part == "has-secret":
+        return Term("has-secret", "=", "true")
     m = _TERM.fullmatch(part)
     fields = (*TEXT_FIELDS, *NUMBER_FIELDS, *FLAG_FIELDS)
     if m is None or m.group(1) not in fields:

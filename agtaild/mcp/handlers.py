@@ -21,8 +21,10 @@ INSTRUCTIONS = (
     "agtail indexes the session transcripts of every AI coding agent on this machine (Claude Code, "
     "Codex, Gemini CLI, opencode, …). Use search_sessions to find where something was discussed or "
     "done before, sessions_here for earlier work in this directory, read_session to read one "
-    "(ids are AGENT:ID), usage_summary for tokens and cost; set_title, add_label and remove_label "
-    "name and label the session you are working in."
+    "(ids are AGENT:ID), usage_summary for tokens and cost; session_overview, session_tool_calls, "
+    "child_sessions and search_session look into one session, recent_edits at file changes, "
+    "compare_usage, activity_report, tool_usage and list_projects across sessions; set_title, add_label "
+    "and remove_label name and label the session you are working in."
 )
 
 #: The reading tools only read this machine's index; the writing ones (set_title, add_label,

@@ -87,7 +87,7 @@ def own_session(call: Any, args: dict[str, Any], here: str | None, env: Mapping[
     if args.get("session"):
         session = call("sessions.get", _ref_arg(args["session"]))["session"]
         if named is not None:
-            mine = call("sessions.get", named[0])["session"]
+            mine = _fresh_get(call, named[0])
             if (mine["agent"], mine["id"]) != (session["agent"], session["id"]):
                 raise NotYours(
                     f"{render.ref(session)} is not this agent's session: {named[1]} names {render.ref(mine)}; "
@@ -107,7 +107,7 @@ def own_session(call: Any, args: dict[str, Any], here: str | None, env: Mapping[
             )
         return session, "the argument"
     if named is not None:
-        return call("sessions.get", named[0])["session"], f"the environment ({named[1]})"
+        return _fresh_get(call, named[0]), f"the environment ({named[1]})"
     if here is None:
         raise NotYours("say which session is yours: argument 'session' (AGENT:ID); this server has no directory")
     doc = call("sessions.list", {"cwd": here, "limit": 20, "hidden": "include"})
@@ -116,6 +116,19 @@ def own_session(call: Any, args: dict[str, Any], here: str | None, env: Mapping[
     if not (exact or found):
         raise NotYours(f"no session in {render.clean(here)} yet: name yours with argument 'session' (AGENT:ID)")
     return (exact or found)[0], f"the newest session in {render.clean(here)}"
+
+
+def _fresh_get(call: Any, ref: dict[str, str]) -> dict[str, Any]:
+    """The session the environment names. The agent's own session is often only a few
+    moments old, written after the index last looked: when it is not found, the index is
+    brought up to date once and asked again."""
+    from agtaild.errors import NotFound
+
+    try:
+        return dict(call("sessions.get", ref)["session"])
+    except NotFound:
+        call("index.update", {})
+        return dict(call("sessions.get", ref)["session"])
 
 
 def _change(call: Any, args: dict[str, Any], here: str | None, change: dict[str, Any], what: str) -> str:

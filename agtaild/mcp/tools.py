@@ -10,57 +10,30 @@ schema here, so a wrong argument is a clear tool error and never reaches the ser
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from agtaild.errors import AgtailError, worded
 from agtaild.mcp import own, render
 from agtaild.mcp.handoff import handoff_brief
+from agtaild.mcp.insight_tools import INSIGHT_TOOLS
+from agtaild.mcp.toolkit import (
+    _AGENT,
+    _CURSOR,
+    _CWD,
+    _PROJECT,
+    _SINCE,
+    Call,
+    Tool,
+    ToolArgumentError,
+    _integer,
+    _more,
+    _object,
+    _pick,
+    _split_id,
+    _string,
+)
 
-Call = Callable[[str, dict[str, Any]], Any]
-
-
-class ToolArgumentError(ValueError):
-    """The caller's arguments do not fit the tool's schema."""
-
-
-class Tool:
-    """A tool: its name, title, description, JSON Schema and function. (A plain class, not a
-    dataclass: `agtail mcp` answers the handshake before importing more than it must.)"""
-
-    __slots__ = ("description", "name", "run", "schema", "title", "writes")
-
-    def __init__(
-        self, name: str, title: str, description: str, schema: dict[str, Any],
-        run: Callable[[Call, dict[str, Any], str | None], str], *, writes: bool = False,
-    ) -> None:
-        #: Whether it changes something (the user's state of the caller's own session).
-        self.writes = writes
-        self.name = name
-        self.title = title
-        self.description = description
-        self.schema = schema
-        self.run = run
-
-
-def _string(description: str, **more: Any) -> dict[str, Any]:
-    return {"type": "string", "description": description, **more}
-
-
-def _integer(description: str, default: int, minimum: int, maximum: int) -> dict[str, Any]:
-    return {"type": "integer", "description": description, "default": default, "minimum": minimum, "maximum": maximum}
-
-
-_AGENT = _string("only this agent's sessions (an agent id: claude-code, codex, gemini, opencode, …)")
-_PROJECT = _string("only sessions of this project (the last part of the session's cwd)")
-_CWD = _string("only sessions whose working directory is this absolute path or below it")
-_SINCE = _string("only at or after this time: a date (2026-01-31), a time (2026-01-31T12:00) or an age (30m, 12h, 7d, 2w)")
-_CURSOR = _string("continue after a previous page: the cursor that page printed")
-
-
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
-
+__all__ = ["BY_NAME", "TOOLS", "Call", "Tool", "ToolArgumentError", "check_arguments", "error_text"]
 
 def check_arguments(tool: Tool, args: Any) -> dict[str, Any]:
     """``args`` checked against ``tool.schema`` (the subset of JSON Schema the tools use),
@@ -120,14 +93,6 @@ def error_text(err: BaseException) -> str:
     return str(err)
 
 
-def _pick(args: dict[str, Any], *names: str) -> dict[str, Any]:
-    return {n: args[n] for n in names if args.get(n) not in (None, "")}
-
-
-def _more(doc: dict[str, Any]) -> str | None:
-    return f"cursor={doc['next']!r}" if doc.get("next") else None
-
-
 def search_sessions(call: Call, args: dict[str, Any], here: str | None) -> str:
     params = _pick(args, "agent", "project", "cwd", "since", "kind", "cursor")
     params.update(q=args["query"], limit=args["limit"])
@@ -151,18 +116,6 @@ def sessions_here(call: Call, args: dict[str, Any], here: str | None) -> str:
     params = {"cwd": cwd, "limit": args["limit"], **_pick(args, "agent", "since", "cursor")}
     doc = call("sessions.list", params)
     return render.session_list(doc.get("sessions") or [], heading=f"Sessions in {render.clean(cwd)}", more=_more(doc))
-
-
-def _split_id(value: str) -> dict[str, str]:
-    """The ``agent``/``id`` of a session named as AGENT:ID, or by an id (prefix) alone."""
-    agent, sep, ident = value.strip().partition(":")
-    if not sep:
-        agent, ident = "", value.strip()
-    if not ident or (sep and not agent):
-        raise ToolArgumentError(
-            f"read_session: 'id' must be AGENT:ID as the other tools print it (or an id), got {value[:80]!r}"
-        )
-    return {"agent": agent, "id": ident} if agent else {"id": ident}
 
 
 def read_session(call: Call, args: dict[str, Any], here: str | None) -> str:
@@ -401,5 +354,9 @@ TOOLS += [
         file_history,
     ),
 ]
+
+# The tools of a closer look (one session's overview, tool calls, children; edits, usage
+# compared, reports, tool usage, projects, search in one session): agtaild.mcp.insight_tools.
+TOOLS += INSIGHT_TOOLS
 
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}

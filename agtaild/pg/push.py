@@ -37,6 +37,7 @@ from agtaild.index.queries import event_doc
 from agtaild.pg.connection import connect_team, stopped, transport_warning
 from agtaild.pg.schema import migrate
 from agtaild.pg.shares import sync_shares
+from agtaild.pg.userstate import sync_state
 from agtaild.userstate.store import FILE as STATE_FILE
 
 #: Roughly how many event rows one transaction carries (whole sessions: a batch ends between
@@ -59,6 +60,8 @@ class PushReport:
     usage: int = 0
     deleted_events: int = 0
     shared: int = 0
+    #: Sessions whose labels, star, hide or title changed on the team server (agtaild.pg.userstate).
+    state: int = 0
     full: bool = False
     seconds: float = 0.0
     cursor: int = 0
@@ -69,7 +72,7 @@ class PushReport:
     @property
     def rows(self) -> int:
         """Rows written to the team database (0 for an unchanged index)."""
-        return self.sessions + self.removed + self.events + self.usage + self.deleted_events + self.shared
+        return self.sessions + self.removed + self.events + self.usage + self.deleted_events + self.shared + self.state
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +83,7 @@ class PushReport:
             "usage": self.usage,
             "deleted_events": self.deleted_events,
             "shared": self.shared,
+            "state": self.state,
             "rows": self.rows,
             "full": self.full,
             "cursor": self.cursor,
@@ -371,6 +375,7 @@ class Pusher:
     def _share(self) -> None:
         if self.state is not None:
             self.report.shared += sync_shares(self.team, self.machine, self.state)
+            self.report.state += sync_state(self.team, self.machine, self.state)
 
     def _drop_stale(self) -> None:
         """Rows of this machine from an earlier index that this one does not have."""

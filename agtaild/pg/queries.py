@@ -32,10 +32,16 @@ class TeamFilter(msgspec.Struct):
     collection: str | None = None
     programmatic: bool | None = None
     archived: bool | None = None
+    #: The user's state as filters (agtaild.pg.userstate): hidden sessions are left out unless
+    #: asked for, as on the local daemon.
+    label: str | None = None
+    starred: bool | None = None
+    hidden: str = "exclude"
 
     def sql(self, a: str = "s") -> tuple[list[str], list[Any]]:
-        where: list[str] = []
-        args: list[Any] = []
+        from agtaild.pg.userstate import filter_sql
+
+        where, args = filter_sql(a, label=self.label, starred=self.starred, hidden=self.hidden)
         for column in ("agent", "machine", "project", "collection"):
             value = getattr(self, column)
             if value:
@@ -113,6 +119,9 @@ def session_docs(
             d["usage"] = usage[rid]
         else:
             d["usage"] = unrecorded_cost(d.get("usage") or empty_usage())
+    from agtaild.pg.userstate import annotate
+
+    annotate(cur, docs)
     return docs
 
 

@@ -57,12 +57,18 @@ EVENT_POLICY = (
     f"{_OPERATOR} OR {_TIER} = 'all' OR EXISTS (SELECT 1 FROM sessions s WHERE s.machine = events.machine"
     " AND s.agent = events.agent AND s.sid = events.sid AND s.collection = events.collection)"
 )
+#: The user's state of those sessions (labels, stars, titles, hides): as their events.
+STATE_POLICY = (
+    f"{_OPERATOR} OR {_TIER} = 'all' OR EXISTS (SELECT 1 FROM sessions s WHERE s.machine = session_state.machine"
+    " AND s.agent = session_state.agent AND s.sid = session_state.sid AND s.collection = session_state.collection)"
+)
 #: Usage, the daily rollup and the machines: figures without text, for every reader.
 AGGREGATE_POLICY = f"{_OPERATOR} OR {_TIER} IS NOT NULL"
 
 POLICIES = {
     "sessions": SESSION_POLICY,
     "events": EVENT_POLICY,
+    "session_state": STATE_POLICY,
     "usage": AGGREGATE_POLICY,
     "usage_daily": AGGREGATE_POLICY,
     "machines": AGGREGATE_POLICY,

@@ -34,7 +34,7 @@ from agtaild.pg import readers
 from agtaild.pg.schema import managed, migrate, require_init
 
 #: The tables that hold machine data: each row's ``machine`` names its owner.
-MACHINE_TABLES = ("machines", "sessions", "events", "usage", "usage_daily")
+MACHINE_TABLES = ("machines", "sessions", "events", "usage", "usage_daily", "session_state")
 
 #: The machine the connected login role was made for (NULL for any other role): what every
 #: pusher policy compares ``machine`` with. An uncorrelated subquery, so PostgreSQL computes it

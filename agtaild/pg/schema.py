@@ -199,7 +199,30 @@ def m004_shared(cur: Any) -> None:
     cur.execute("CREATE INDEX sessions_shared ON sessions (machine) WHERE shared")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared]
+def m005_session_state(cur: Any) -> None:
+    """``session_state``: the labels, star, hide and title the user of the pushing machine gave
+    each session (agtaild.pg.userstate), kept by every push."""
+    cur.execute(
+        """
+        CREATE TABLE session_state (
+            machine text NOT NULL,
+            agent text NOT NULL,
+            sid text NOT NULL,
+            collection text NOT NULL,
+            labels jsonb NOT NULL DEFAULT '{}',
+            starred boolean NOT NULL DEFAULT false,
+            hidden boolean NOT NULL DEFAULT false,
+            title text,
+            changed_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (machine, agent, sid, collection),
+            FOREIGN KEY (machine, agent, sid, collection) REFERENCES sessions ON DELETE CASCADE
+        )"""
+    )
+    cur.execute("CREATE INDEX session_state_labels ON session_state USING gin (labels)")
+    cur.execute("CREATE INDEX session_state_hidden ON session_state (machine) WHERE hidden")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared, m005_session_state]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.

@@ -149,8 +149,21 @@ def _known_agent(p: Params, name: str = "agent") -> str | None:
     return agent
 
 
-def _filter(p: Params) -> TeamFilter:
-    return TeamFilter(machine=p.text("machine"), **session_filter_fields(p, _known_agent(p)))
+#: The user's state as filters (agtaild.pg.userstate), as on the local daemon.
+_STATE = ("label", "starred", "hidden")
+
+
+def _filter(p: Params, *, state_filters: bool = False) -> TeamFilter:
+    """The request's session filters; hidden sessions are left out (``state_filters``: the
+    request may ask for them, and filter by label and star)."""
+    state: dict[str, Any] = {}
+    if state_filters:
+        state = {
+            "label": p.text("label", max_len=400),
+            "starred": p.flag("starred"),
+            "hidden": p.choice("hidden", ("exclude", "only", "include"), "exclude") or "exclude",
+        }
+    return TeamFilter(machine=p.text("machine"), **session_filter_fields(p, _known_agent(p)), **state)
 
 
 
@@ -162,8 +175,8 @@ def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
 
 
 def sessions_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
-    p = Params("sessions.list", params, (*_FILTERS, "q", "total", "limit", "cursor"))
-    flt = _filter(p)
+    p = Params("sessions.list", params, (*_FILTERS, *_STATE, "q", "total", "limit", "cursor"))
+    flt = _filter(p, state_filters=True)
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
     if p.text("q"):
@@ -209,12 +222,12 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.index.text import MODES
     from agtaild.pg.search import search as run_search
 
-    p = Params("search", params, ("q", "session", "kind", "mode", "limit", "cursor", *_FILTERS))
+    p = Params("search", params, ("q", "session", "kind", "mode", "limit", "cursor", *_FILTERS, *_STATE))
     q = p.text("q", required=True, allow_empty=True, max_len=10_000)
     assert q is not None
     mode = p.choice("mode", MODES, "phrase") or "phrase"
     kind = p.choice("kind", EVENT_KINDS)
-    flt = _filter(p)
+    flt = _filter(p, state_filters=True)
     limit = p.integer("limit", 20, minimum=1, maximum=1000) or 20
     after = p.number_cursor("search", 2)
     ref = p.text("session", max_len=1000)

@@ -42,7 +42,7 @@ from agtaild.secrets.items import PLAIN, digest, fields_to_scan
 #: snippets, paths).
 TEXT_METHODS = frozenset(
     {"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "state.change",
-     "usage.live", "report", "secrets.list"}
+     "usage.live", "report", "secrets.list", "sessions.overview", "sessions.children", "tools.calls", "edits.recent"}
 )
 
 __all__ = ["PLAIN", "TEXT_METHODS", "AnswerMasker", "mask_answer", "masker_for"]

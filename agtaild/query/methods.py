@@ -19,7 +19,7 @@ from agtaild.config import Config
 from agtaild.errors import NotFound, UsageError, bad_param
 from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
-from agtaild.query import semantic
+from agtaild.query import insight, semantic
 from agtaild.query.organize import STATE_FILTERS, annotate, state_refs
 from agtaild.query.secrets import (
     annotate_secrets,
@@ -98,8 +98,9 @@ def sessions_list(svc: Reading, params: dict[str, Any]) -> dict[str, Any]:
     where = p.text("where", max_len=2000)
     if where is not None:
         from agtaild.index.where import parse
+        from agtaild.query.secrets import allowed_fingerprints
 
-        held = parse(where, what="parameter 'where'").refs(svc._reader())
+        held = parse(where, what="parameter 'where'").refs(svc._reader(), sorted(allowed_fingerprints(svc)))
         flt.only_refs = held if flt.only_refs is None else sorted(set(held) & set(flt.only_refs))
     limit = p.integer("limit", 50, minimum=1, maximum=1000) or 50
     after = p.number_cursor("sessions", 2)
@@ -413,6 +414,7 @@ METHODS: dict[str, Method] = {
     "secrets.allow": secrets_allow,
     "secrets.unallow": secrets_unallow,
     "files.history": files_history,
+    **insight.METHODS,
     "embeddings.status": semantic.status,
     "embeddings.build": semantic.build,
 }

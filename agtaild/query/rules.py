@@ -21,10 +21,12 @@ Ref = tuple[str, str, str]
 def targets(db: sqlite3.Connection, store: Any, rule: dict[str, Any]) -> list[Ref]:
     """The sessions the rule would label now."""
     from agtaild.index.where import parse
+    from agtaild.userstate.allowlist import allowed
     from agtaild.userstate.rules import holders
 
     taken = holders(store, rule["key"])
-    return [ref for ref in parse(rule["filter"], what=f"rule {rule['id']}").refs(db) if ref not in taken]
+    flt = parse(rule["filter"], what=f"rule {rule['id']}")
+    return [ref for ref in flt.refs(db, sorted(allowed(store))) if ref not in taken]
 
 
 def apply_rule(db: sqlite3.Connection, store: Any, rule: dict[str, Any]) -> int:

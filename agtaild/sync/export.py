@@ -3,7 +3,9 @@
 DIR gets the collection layout (``<agent>/<path relative to the session root>``) and a
 ``manifest.json`` listing each file's relative path, size, mtime, sha256, agent and session
 id: a directory another machine can `agtail sync pull DIR_PARENT --collection DIR_NAME`, or
-that the same adapters read if copied under an import store. Exporting again into the same
+that the same adapters read if copied under an import store. Beside it, ``state-pack.json``:
+the labels, stars, titles and hides of those sessions (agtaild.sync.statepack), which that pull
+brings along. Exporting again into the same
 DIR moves only the difference, like a push.
 """
 
@@ -84,9 +86,14 @@ def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
     finally:
         source.close()
         cache.close()
+    from agtaild.sync import statepack
+
+    pack = statepack.build(config, sessions={(s["agent"], s["id"]) for s in sessions})
+    statepack.write(to, pack)
     return {
         "to": str(to),
         "manifest": str(to / "manifest.json"),
+        "state_pack": str(to / statepack.NAME),
         "sessions": [f"{s['agent']}:{s['id']}" for s in sessions],
         **{k: v for k, v in report.items() if k not in {"source", "destination", "dry_run"}},
     }

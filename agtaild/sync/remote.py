@@ -23,6 +23,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError, UsageError
 from agtaild.fsnames import from_text as native_name
+from agtaild.sync import statepack
 from agtaild.sync.directory import DirectoryDestination, DirectorySource, scan_tree
 from agtaild.sync.manifest import (
     HashCache,
@@ -102,15 +103,18 @@ def push(
         from agtaild.sync.redact import redacting_source
 
         source = redacting_source(source)
+    pack_target: Any = None
     try:
         if kind == "ssh":
             from agtaild.sync.rsync import parse_ssh_remote
 
-            report = parse_ssh_remote(remote).push(source, collection, limits, dry_run=dry_run)
+            pack_target = parse_ssh_remote(remote)
+            report = pack_target.push(source, collection, limits, dry_run=dry_run)
         elif kind == "http":
             from agtaild.sync.http import HttpDestination
 
-            report = transfer(source, HttpDestination(_client(remote, token), collection), limits,
+            pack_target = _client(remote, token)
+            report = transfer(source, HttpDestination(pack_target, collection), limits,
                               dry_run=dry_run, progress=progress)
         else:
             root = _dir(remote)
@@ -120,14 +124,27 @@ def push(
             check_not_native(dest_root, _native_roots(config))
             dest = DirectoryDestination(dest_root, cache, set(limits.known_agents or []))
             report = transfer(source, dest, limits, dry_run=dry_run, progress=progress)
+            pack_target = dest_root
         if redact:
             from agtaild.sync.redact import add_to_report
 
             add_to_report(report, source)  # type: ignore[arg-type]
+        if not dry_run:
+            _carry_state(report, lambda: statepack.pushed(config, kind, pack_target, collection, agents))
     finally:
         source.close()
         cache.close()
     return _finish(config, "push", remote, collection, report, dry_run)
+
+
+def _carry_state(report: dict[str, Any], step: Any) -> None:
+    """The state pack's part of a push or a pull (agtaild.sync.statepack): its outcome is the
+    report's ``state``; a refused or failed pack is one of its errors, the files stay moved."""
+    try:
+        report["state"] = step()
+    except AgtailError as exc:
+        report["state"] = {"error": exc.message}
+        report["errors"].append({"path": statepack.NAME, "message": exc.message})
 
 
 def pull(
@@ -151,27 +168,33 @@ def pull(
     cache = open_hash_cache(config.data_dir)
     dest = DirectoryDestination(dest_root, cache, known)
     wire: dict[str, int] = {}
+    pack_source: Any = None
     try:
         source: Any
         if kind == "http":
             from agtaild.sync.http import HttpSource
 
-            source = HttpSource(_client(remote, token), agents)
+            pack_source = _client(remote, token)
+            source = HttpSource(pack_source, agents)
         elif kind == "ssh":
             from agtaild.sync.rsync import parse_ssh_remote
 
             mirror, wire = parse_ssh_remote(remote).mirror(collection, sync_state_dir(config.data_dir) / "rsync", limits)
             source = DirectorySource(mirror, cache, known)
+            pack_source = mirror
         else:
             src_root = _dir(remote) / collection
             if not src_root.is_dir():
                 raise UsageError(f"{src_root} does not exist; check the remote and the collection name "
                                  f"(`agtail sync status {remote}` lists the collections there)")
             source = DirectorySource(src_root, cache, known)
+            pack_source = src_root
         try:
             report = transfer(source, dest, limits, dry_run=dry_run, progress=progress)
         finally:
             source.close()
+        if not dry_run:
+            _carry_state(report, lambda: statepack.pulled(config, kind, pack_source, collection, agents))
     finally:
         cache.close()
     if wire:

@@ -242,6 +242,31 @@ async def export_manifest(request: web.Request) -> web.Response:
     return _ok({"manifest": msgspec.to_builtins(manifest), "snapshot": sid})
 
 
+@streaming_body  # checks its own size limit
+async def import_state_pack(request: web.Request) -> web.Response:
+    """A push's state pack (agtaild.sync.statepack): merged at once, whole or not at all."""
+    from agtaild.sync import statepack
+
+    srv = _server(request)
+    collection = request.match_info["collection"]
+    srv.destination(collection)  # the name is checked as a push's is
+    if (request.content_length or 0) > statepack.MAX_BYTES:
+        raise TooLarge(f"a state pack may be at most {statepack.MAX_BYTES} bytes")
+    data = await request.content.read(statepack.MAX_BYTES + 1)
+    merged = await _thread(statepack.merge, srv.config, data, collection, "pushed over HTTP")
+    return _ok({"state": merged})
+
+
+async def export_state_pack(request: web.Request) -> web.Response:
+    """This machine's state of its own sessions, as a pull takes it."""
+    from agtaild.sync import statepack
+
+    srv = _server(request)
+    agents = [a for a in request.query.get("agent", "").split(",") if a] or None
+    pack = await _thread(statepack.build, srv.config, None, agents)
+    return web.Response(body=pack, content_type="application/json")
+
+
 def _int(request: web.Request, name: str) -> int:
     try:
         value = int(request.query.get(name, ""))
@@ -297,7 +322,9 @@ def register_routes(app: web.Application) -> None:
     r.add_post(f"{API}/import/{{collection}}/check", import_check)
     r.add_put(f"{API}/import/{{collection}}/file", import_file)
     r.add_put(f"{API}/import/{{collection}}/manifest", import_manifest)
+    r.add_put(f"{API}/import/{{collection}}/state-pack", import_state_pack)
     r.add_get(f"{API}/export/manifest", export_manifest)
+    r.add_get(f"{API}/export/state-pack", export_state_pack)
     r.add_get(f"{API}/export/prefix", export_prefix)
     r.add_get(f"{API}/export/file", export_file)
 
@@ -329,7 +356,11 @@ def openapi_paths() -> dict[str, Any]:
             "put": op("Write one file (header X-Agtail-Write)", "importFile", "application/octet-stream")},
         f"{API}/import/{{collection}}/manifest": {
             "parameters": [coll], "put": op("Save the push record", "importManifest", "application/json")},
+        f"{API}/import/{{collection}}/state-pack": {
+            "parameters": [coll],
+            "put": op("Merge a push's labels, stars, titles and hides", "importStatePack", "application/json")},
         f"{API}/export/manifest": {"get": op("This machine's native files", "exportManifest")},
+        f"{API}/export/state-pack": {"get": op("This machine's labels, stars, titles and hides", "exportStatePack")},
         f"{API}/export/prefix": {"get": op("sha256 of a file's first bytes", "exportPrefix")},
         f"{API}/export/file": {"get": op("Bytes of one exported file", "exportFile")},
     }

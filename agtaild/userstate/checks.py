@@ -61,6 +61,18 @@ def who(text: str) -> str:
     return text
 
 
+#: A carried change may be stamped this far ahead of this machine's clock (clocks drift); one
+#: further ahead would win every later change, so it is refused.
+MAX_CLOCK_AHEAD = 86400.0
+
+
+def at(value: object, now: float) -> float:
+    """A carried change's time: seconds since the epoch, not in the future (give or take a day)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < value <= now + MAX_CLOCK_AHEAD):
+        raise UsageError(f"a change's time must be seconds since 1970, not after now: {str(value)[:40]!r}")
+    return float(value)
+
+
 def parse_label(arg: str) -> tuple[str, str]:
     """``key`` or ``key=value`` as the CLI takes it."""
     k, _, v = arg.partition("=")

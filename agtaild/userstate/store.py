@@ -44,6 +44,10 @@ class Change:
     value: str | None
     key: str = ""
     who: str = "user"
+    #: When it was made, for a change carried from elsewhere (a sync's state pack, a backup):
+    #: then a change of the same rank wins only when it is newer, and the same change twice
+    #: is taken once. None: now, and a change of the same rank always wins.
+    at: float | None = None
 
 
 def _m001_base(db: sqlite3.Connection) -> None:
@@ -156,14 +160,15 @@ class UserState:
         if not agent or not sid or len(sid) > 512 or len(collection) > 128:
             raise UsageError(f"not a session: {agent!r}:{sid!r}")
         checks.who(c.who)
+        at = None if c.at is None else checks.at(c.at, self._clock())
         if c.what == "label":
             return Change(
-                c.ref, "label", None if c.value is None else checks.value(c.value), checks.key(c.key), c.who
+                c.ref, "label", None if c.value is None else checks.value(c.value), checks.key(c.key), c.who, at
             )
         if c.what in ("star", "hide"):
-            return Change(c.ref, c.what, None if c.value in (None, "", "0") else "1", "", c.who)
+            return Change(c.ref, c.what, None if c.value in (None, "", "0") else "1", "", c.who, at)
         if c.what == "title":
-            return Change(c.ref, "title", None if c.value is None else checks.title(c.value), "", c.who)
+            return Change(c.ref, "title", None if c.value is None else checks.title(c.value), "", c.who, at)
         raise UsageError(f"unknown change {c.what!r}")
 
     def _write(self, db: sqlite3.Connection, c: Change) -> bool:
@@ -173,12 +178,14 @@ class UserState:
         else:
             table, name_col, name = "marks", "mark", c.what
         row = db.execute(
-            f"SELECT who FROM {table} WHERE collection = ? AND agent = ? AND sid = ? AND {name_col} = ?",
+            f"SELECT who, at, value FROM {table} WHERE collection = ? AND agent = ? AND sid = ? AND {name_col} = ?",
             (collection, agent, sid, name),
         ).fetchone()
         if row is not None and checks.RANK[row[0]] > checks.RANK[c.who]:
             return False
-        now = self._clock()
+        if c.at is not None and row is not None and row[0] == c.who and row[1] >= c.at:
+            return False  # carried: the same rank's newer (or the very same) change holds
+        now = self._clock() if c.at is None else c.at
         db.execute(
             f"INSERT OR REPLACE INTO {table} (collection, agent, sid, {name_col}, value, who, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (collection, agent, sid, name, c.value, c.who, now),
@@ -288,7 +295,9 @@ class UserState:
     def load(self, doc: Any, *, collection: str | None = None) -> int:
         """Take another store's dump (another machine's, arriving with its sessions as
         ``collection``): each row is applied as a change by its own ``who``, so precedence holds
-        here too. Returns the rows accepted. A malformed dump is refused whole."""
+        here too, and of the same rank the newer change wins (a row's own time is kept): the
+        same dump loaded twice changes nothing the second time. Returns the rows accepted. A
+        malformed dump is refused whole, before anything is written."""
         if not isinstance(doc, dict) or doc.get("version") != 1:
             raise UsageError("not a dump of agtail's user state (version 1)")
         changes: list[Change] = []
@@ -298,12 +307,18 @@ class UserState:
             for row in rows:
                 if not (isinstance(row, list) and len(row) == 7 and all(isinstance(x, str) for x in row[:4])):
                     raise UsageError(f"user state dump: a malformed {table} row: {json.dumps(row)[:80]}")
-                src_collection, agent, sid, name, value, who = row[:6]
+                src_collection, agent, sid, name, value, who, at = row
+                if value is not None and not isinstance(value, str):
+                    raise UsageError(f"user state dump: a {table} value is text or null: {json.dumps(row)[:80]}")
+                if table == "marks" and name not in MARKS:
+                    raise UsageError(f"user state dump: {name[:20]!r} is no mark ({', '.join(MARKS)})")
+                if not isinstance(who, str):
+                    raise UsageError(f"user state dump: who made a change is text: {json.dumps(row)[:80]}")
                 ref = (collection if collection is not None else src_collection, agent, sid)
                 if table == "labels":
-                    changes.append(Change(ref, "label", value, key=name, who=who))
+                    changes.append(Change(ref, "label", value, key=name, who=who, at=at))
                 else:
-                    changes.append(Change(ref, name, value, who=who))
+                    changes.append(Change(ref, name, value, who=who, at=at))
         return sum(1 for _, ok in self.apply(changes) if ok)
 
 

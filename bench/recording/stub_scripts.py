@@ -33,6 +33,9 @@ class Reply:
         return f"tool {self.tool}" if self.tool else f"text {self.text[:40]!r}"
 
 
+#: The word the mcpfind scenario searches for (an earlier session's prompt holds it).
+CODEWORD = "zorblax-codeword-25"
+
 # Abstract steps: (kind, data).
 SCENARIOS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "basic": [
@@ -76,6 +79,16 @@ SCENARIOS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "child": [
         ("shell", {"command": "ls", "say": "Child agent listing files."}),
         ("text", {"say": "Child done: listed the files."}),
+    ],
+    # An agent that looks for its own earlier session through agtail's MCP tools, by their
+    # real names as Claude Code offers them (mcp__<server>__<tool>), and labels the one it is in.
+    "mcpfind": [
+        ("mcp", {"tool": "mcp__agtail__sessions_here", "args": {}, "say": "Looking for earlier work here."}),
+        ("mcp", {"tool": "mcp__agtail__search_sessions", "args": {"query": CODEWORD},
+                 "say": "Searching for the codeword."}),
+        ("mcp", {"tool": "mcp__agtail__add_label", "args": {"key": "found", "value": "earlier"},
+                 "say": "Labelling this session."}),
+        ("text", {"say": "Found the earlier session through agtail."}),
     ],
 }
 
@@ -144,6 +157,10 @@ def _concrete(kind: str, data: dict[str, Any], tools: list[str], body: dict[str,
         return Reply(text=say, reasoning=think, delay=data.get("delay", 0.0))
     if kind == "error":
         return Reply(text=say, status=data["status"])
+    if kind == "mcp":  # one named tool with fixed arguments, when the agent offers it
+        if data["tool"] not in tools:
+            return Reply(text=f"{say} (the tool {data['tool']} was not offered)")
+        return Reply(text=say, reasoning=think, tool=data["tool"], tool_args=dict(data["args"]))
     if kind == "code":
         if "execute" in tools:
             return Reply(text=say, reasoning=think, tool="execute",

@@ -58,7 +58,12 @@ def conversation_state(messages: list[dict[str, Any]]) -> tuple[str, str, int, l
     last_tag = -1
     agent = scenario = ""
     for i, msg in enumerate(messages):
-        m = TAG.search(_text_of(msg.get("content")))
+        content = msg.get("content")
+        if isinstance(content, list) and content and all(
+            isinstance(b, dict) and b.get("type") in ("tool_result", "function_call_output") for b in content
+        ):
+            continue  # a tool's output is no prompt, even when it quotes one (agtail's listings do)
+        m = TAG.search(_text_of(content))
         if m and msg.get("role") in ("user", "human", None):
             last_tag, agent, scenario = i, m.group(1), m.group(2)
     if last_tag < 0:

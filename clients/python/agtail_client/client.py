@@ -54,9 +54,22 @@ class Client(Transport):
         date-time or an age (``7d``); ``q`` keeps sessions with an event matching it. The
         user's own state: ``label`` (KEY or KEY=VALUE), ``starred``, ``hidden`` (exclude, the
         default, only, include), ``where`` (a filter such as ``messages<2``: docs/organize.md)."""
-        params = {"agent": agent, "cwd": cwd, "project": project, "since": since, "until": until, "imported": imported,
-                  "collection": collection, "programmatic": programmatic, "archived": archived, "q": q,
-                  "label": label, "starred": starred, "hidden": hidden, "where": where}
+        params = {
+            "agent": agent,
+            "cwd": cwd,
+            "project": project,
+            "since": since,
+            "until": until,
+            "imported": imported,
+            "collection": collection,
+            "programmatic": programmatic,
+            "archived": archived,
+            "q": q,
+            "label": label,
+            "starred": starred,
+            "hidden": hidden,
+            "where": where,
+        }
         return self._pages("sessions.list", "sessions", params, limit, page_size)
 
     def search(
@@ -79,8 +92,19 @@ class Client(Transport):
         """Full-text hits, best first (``search``): each ``{"session", "event", "snippet"}``.
         ``session`` is ``AGENT:ID``; ``kind`` an event kind (text, tool_use, …); ``mode`` how
         ``q`` matches (phrase by default)."""
-        params = {"q": q, "agent": agent, "kind": kind, "session": session, "cwd": cwd, "project": project,
-                  "since": since, "until": until, "mode": mode, "imported": imported, "collection": collection}
+        params = {
+            "q": q,
+            "agent": agent,
+            "kind": kind,
+            "session": session,
+            "cwd": cwd,
+            "project": project,
+            "since": since,
+            "until": until,
+            "mode": mode,
+            "imported": imported,
+            "collection": collection,
+        }
         return self._pages("search", "hits", params, limit, page_size)
 
     def events(
@@ -96,8 +120,57 @@ class Client(Transport):
     ) -> Iterator[dict[str, Any]]:
         """A session's events in order (``events.list``); ``after_seq`` starts after that seq.
         ``collection``/``path`` pick one copy when the id is in several (imported) places."""
-        params = {"agent": agent, "id": session_id, "after_seq": after_seq, "collection": collection, "path": path}
+        params = {
+            "agent": agent,
+            "id": session_id,
+            "after_seq": after_seq,
+            "collection": collection,
+            "path": path,
+        }
         return self._pages("events.list", "events", params, limit, page_size)
+
+    def tool_calls(
+        self,
+        agent: str,
+        session_id: str,
+        *,
+        tool: str | None = None,
+        collection: str | None = None,
+        limit: int | None = None,
+        page_size: int = 500,
+    ) -> Iterator[dict[str, Any]]:
+        """A session's tool calls in order (``tools.calls``): ``{"seq", "ts", "tool", "status",
+        "duration_ms", "input", "input_cut"}``; ``tool``: only that tool's."""
+        params = {"agent": agent, "id": session_id, "tool": tool, "collection": collection}
+        return self._pages("tools.calls", "calls", params, limit, page_size)
+
+    def children(
+        self,
+        agent: str,
+        session_id: str,
+        *,
+        collection: str | None = None,
+        limit: int | None = None,
+        page_size: int = 500,
+    ) -> Iterator[dict[str, Any]]:
+        """The sessions this one started (subagents), oldest first (``sessions.children``)."""
+        params = {"agent": agent, "id": session_id, "collection": collection}
+        return self._pages("sessions.children", "sessions", params, limit, page_size)
+
+    def recent_edits(
+        self,
+        *,
+        agent: str | None = None,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        diff_lines: int | None = None,
+        limit: int | None = None,
+        page_size: int = 200,
+    ) -> Iterator[dict[str, Any]]:
+        """File changes of one session (``agent``, ``session_id``) or under an absolute
+        directory (``cwd``), newest first, diffs cut to ``diff_lines`` (``edits.recent``)."""
+        params = {"agent": agent, "id": session_id, "cwd": cwd, "diff_lines": diff_lines}
+        return self._pages("edits.recent", "edits", params, limit, page_size)
 
     def _pages(
         self, method: str, key: str, params: dict[str, Any], limit: int | None, page_size: int
@@ -121,12 +194,20 @@ class Client(Transport):
                 return
 
     # -- single documents -------------------------------------------------------------------
-    def session(self, agent: str, session_id: str, *, collection: str | None = None, path: str | None = None) -> dict[str, Any]:
+    def session(
+        self, agent: str, session_id: str, *, collection: str | None = None, path: str | None = None
+    ) -> dict[str, Any]:
         """One session (``sessions.get``); ``session_id`` may be a unique prefix. Raises
         NotFound."""
         params = {"agent": agent, "id": session_id, "collection": collection, "path": path}
         doc = self.call("sessions.get", {k: v for k, v in params.items() if v is not None})
         return doc.get("session", doc) if isinstance(doc, dict) else doc
+
+    def overview(self, agent: str, session_id: str, *, collection: str | None = None) -> dict[str, Any]:
+        """One session at a glance (``sessions.overview``): ``{"session", "tools", "tool_calls",
+        "tool_errors", "edits", "children", "children_total"}``."""
+        params = {"agent": agent, "id": session_id, "collection": collection}
+        return dict(self.call("sessions.overview", {k: v for k, v in params.items() if v is not None}))
 
     def change_state(
         self,
@@ -145,8 +226,18 @@ class Client(Transport):
         """Label (``KEY`` or ``KEY=VALUE``), unlabel, star, hide or title one session as the
         user (``state.change``): ``{"session", "changes": [{"what", "key", "value", "who",
         "accepted"}]}``. A bad value raises BadRequest and nothing of the call is written."""
-        params = {"agent": agent, "id": session_id, "label": label, "unlabel": unlabel, "star": star, "hide": hide,
-                  "title": title, "clear_title": clear_title, "collection": collection, "path": path}
+        params = {
+            "agent": agent,
+            "id": session_id,
+            "label": label,
+            "unlabel": unlabel,
+            "star": star,
+            "hide": hide,
+            "title": title,
+            "clear_title": clear_title,
+            "collection": collection,
+            "path": path,
+        }
         return dict(self.call("state.change", {k: v for k, v in params.items() if v is not None}))
 
     def stats(
@@ -162,8 +253,15 @@ class Client(Transport):
     ) -> dict[str, Any]:
         """Token usage and cost (``stats``): ``{"totals": Usage, "rows": [{"key", …Usage}]}``,
         grouped ``by`` day (default), model, agent, project, session, tool or hour."""
-        params = {"by": by, "agent": agent, "project": project, "since": since, "until": until,
-                  "imported": imported, "collection": collection}
+        params = {
+            "by": by,
+            "agent": agent,
+            "project": project,
+            "since": since,
+            "until": until,
+            "imported": imported,
+            "collection": collection,
+        }
         return dict(self.call("stats", {k: v for k, v in params.items() if v is not None}))
 
     def agents(self) -> list[dict[str, Any]]:
@@ -224,7 +322,9 @@ class Client(Transport):
             time.sleep(RECONNECT_DELAYS[failures])
             failures += 1
 
-    def changes(self, *, agent: str | None = None, last_event_id: str | None = None) -> Iterator[dict[str, Any]]:
+    def changes(
+        self, *, agent: str | None = None, last_event_id: str | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Sessions added, updated or removed, as they happen (SSE ``/changes``): each
         ``{"agent", "id", "path", "action"}``; ``{"action": "reset"}`` means "list again"
         (changes were missed). Raises Unreachable when the daemon goes away."""
