@@ -225,6 +225,25 @@ def texts_of(value: Any, texts: list[str], key: str | None = None, depth: int = 
             texts_of(v, texts, None, depth + 1, levels)
 
 
+#: In a value's JSON, what an embedded JSON document's escapes look like (``\\u0070``,
+#: ``\\/``): the only escapes that can spell a keyword's character (keywords are letters,
+#: digits and ``_.-~=:/``, none of which JSON must escape) once :func:`texts_of` decodes it.
+_HIDING_ESCAPES = (b"\\\\u", b"\\\\/")
+
+
+def may_find_encoded(scanner: Scanner, encoded: bytes) -> bool:
+    """Whether masking the value whose JSON is ``encoded`` (as msgspec or ``json.dumps`` with
+    ``ensure_ascii=False`` writes it) could change anything. Every text :func:`texts_of` gathers
+    is, byte for byte, in ``encoded`` — a string as it is, a key before its value with a quote
+    between them (no keyword holds one) — save the strings of an embedded JSON document, which
+    may spell a character with an escape; so when ``encoded`` holds no such escape and no
+    rule's keyword (:meth:`Scanner.may_find`), no text of the value holds one either and
+    nothing in it would be masked. Exact, not a guess: True means "scan it"."""
+    if not scanner.keywords_json_plain or any(escape in encoded for escape in _HIDING_ESCAPES):
+        return True
+    return scanner.may_find(encoded)
+
+
 def masked_value(plan: Any, results: list[TextScan], scanner: Scanner) -> Any:
     """The planned value masked, given the scans of ``texts``."""
     return _masked(plan, results, scanner)

@@ -138,9 +138,16 @@ class Scanner:
             patterns.options(patterns.KEYWORD_SET_MAX_MEM, literal=True, case_sensitive=False)
         )
         self._by_keyword: list[tuple[int, ...]] = []
+        self._keywords: list[bytes] = []
         for kw, indexes in keywords.items():
             self._set.Add(kw)
             self._by_keyword.append(tuple(indexes))
+            self._keywords.append(kw)
+        #: No keyword holds a character JSON escapes (a quote, a backslash, a control
+        #: character): each is, byte for byte, in the JSON of a string holding it.
+        self.keywords_json_plain = not any(b in kw for kw in self._keywords for b in b'"\\') and all(
+            c >= 0x20 for kw in self._keywords for c in kw
+        )
         self._canary = self._set.Add(CANARY)  # the last index: every keyword's is below it
         self._set.Compile()
 
@@ -153,6 +160,30 @@ class Scanner:
     def scan_many(self, texts: Sequence[str]) -> list[tuple[Finding, ...]]:
         """The findings of each text (a tuple: most are the same empty one)."""
         return [r.findings for r in self.results(texts)]
+
+    def may_find(self, data: bytes) -> bool:
+        """Whether a scan of the text whose UTF-8 is ``data`` (or of a text holding it) could
+        find anything: False only when no rule's keyword occurs in it, in any ASCII case —
+        the very test a rule passes before it runs (:meth:`_scan_unit`), so a False is exact,
+        never a guess. One pass of the keyword set (in C) and a check of the keywords it
+        reports (the set folds case more widely than the rules do, and the canary holds a
+        keyword of its own); True when the set gave up before the end."""
+        if self._always:
+            return True
+        found = self._set.Match(data + SEP + CANARY) or []
+        if self._canary not in found:
+            return True
+        lower: bytes | None = None
+        for k in found:
+            if k != self._canary:
+                lower = data.lower() if lower is None else lower
+                if self._keywords[k] in lower:
+                    return True
+        return False
+
+    def may_find_text(self, text: str) -> bool:
+        """:meth:`may_find` of a text."""
+        return self.may_find(textbytes.encode(text))
 
     def results(self, texts: Sequence[str]) -> list[TextScan]:
         """Findings, masking spans and completeness of each text, in order."""

@@ -6,12 +6,15 @@ so memory stays flat whatever the session's size.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
+
+import msgspec
 
 from agtaild.share import html, markdown
 from agtaild.share.gather import Call, SharedSession, open_session
 from agtaild.share.redact import Redactor
+
+_encode = msgspec.json.Encoder().encode
 
 FORMATS = ("md", "html", "json")
 MEDIA_TYPES = {
@@ -22,13 +25,14 @@ MEDIA_TYPES = {
 
 
 def write_json(shared: SharedSession, out: TextIO, *, redact: Redactor) -> None:
-    """``{"session": Session, "events": [Event…], "secrets_masked": bool}``, as the API gives them."""
-    out.write('{"session": ')
-    out.write(json.dumps(redact.document(shared.session), ensure_ascii=False))
-    out.write(', "secrets_masked": ' + ("true" if redact.secrets_masked else "false"))
-    out.write(', "events": [')
-    for i, ev in enumerate(shared.events()):
-        out.write((",\n" if i else "\n") + json.dumps(redact.document(ev), ensure_ascii=False))
+    """``{"session": Session, "secrets_masked": bool, "events": [Event…]}``, as the API gives
+    them: one event a line, each encoded once (msgspec) and a page written at a time."""
+    session = _encode(redact.document(shared.session)).decode()
+    out.write(f'{{"session": {session}, "secrets_masked": {"true" if redact.secrets_masked else "false"}, "events": [')
+    sep = "\n"
+    for page in shared.pages():
+        out.write(sep + b",\n".join(redact.documents(page)).decode())
+        sep = ",\n"
     out.write("\n]}\n")
 
 

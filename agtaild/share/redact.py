@@ -5,6 +5,12 @@ Secrets are masked with the scanner's rules on the text being written (agtaild.s
 session whose scan has not run yet is masked all the same; where that package is not installed
 the text passes as it is and :data:`SECRETS_MASKED` is False (the document says so).
 ``--redact-paths`` replaces the home directory with ``~`` and the user name with ``<user>``.
+
+Cheap on a huge session: a text that holds none of the rules' keywords cannot hold a secret
+(:meth:`agtaild.secrets.Scanner.may_find`, one pass of the keyword set in C), so only the few
+that do are scanned; events written whole (JSON) are masked a page at a time as every exit
+masks them (agtaild.query.masking), which looks at each event's JSON once for a keyword and
+walks only the events that have one.
 """
 
 from __future__ import annotations
@@ -14,6 +20,16 @@ import pwd
 import re
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
+
+
+def _scanner() -> Any:
+    try:
+        from agtaild.secrets import default_scanner
+    except ImportError:
+        return None
+    return default_scanner()
 
 
 def _secret_masker() -> Callable[[str], str] | None:
@@ -32,6 +48,16 @@ def _json_masker() -> Callable[[Any], Any] | None:
     return mask_json
 
 
+def _items_masker(scanner: Any) -> Any:
+    """A masker of answers' items of its own (its verdicts die with the document: a 50 MB
+    session would fill the shared one with verdicts no exit asks for again)."""
+    if scanner is None:
+        return None
+    from agtaild.query.masking import AnswerMasker
+
+    return AnswerMasker(scanner, max_verdicts=0)
+
+
 class Redactor:
     """Applied to every string a document writes (``text``), to every JSON value (``value``) and
     to every JSON document written whole (``document``)."""
@@ -39,22 +65,39 @@ class Redactor:
     def __init__(self, *, paths: bool = False, home: str | None = None, user: str | None = None) -> None:
         self._mask = _secret_masker()
         self._mask_json = _json_masker()
+        self._scanner = _scanner() if self._mask is not None else None
+        self._items = _items_masker(self._scanner)
         self.secrets_masked = self._mask is not None
         self._subs: list[tuple[re.Pattern[str], str]] = []
+        self._needles: list[bytes] = []  # what a path substitution looks for, as JSON holds it
         if paths:
             home = (home or os.path.expanduser("~")).rstrip("/")
             user = user or _user_name()
             if home and home != "/":
                 self._subs.append((re.compile(re.escape(home) + r"(?=/|\b|$)"), "~"))
+                self._needles.append(home.encode())
             if user and len(user) >= 3:
                 self._subs.append((re.compile(r"(?<![\w.-])" + re.escape(user) + r"(?![\w-])"), "<user>"))
+                self._needles.append(user.encode())
 
     def text(self, value: str) -> str:
-        if self._mask is not None:
+        if self._mask is not None and (self._scanner is None or self._scanner.may_find_text(value)):
             value = self._mask(value)
         for pattern, repl in self._subs:
             value = pattern.sub(repl, value)
         return value
+
+    def documents(self, values: list[dict[str, Any]]) -> list[bytes]:
+        """A page of events, each masked as every exit masks an event (agtaild.query.masking),
+        then the path substitutions: each one's JSON (msgspec), encoded once when clean."""
+        masked = self._items.mask({"events": values})["events"] if self._items is not None else values
+        out: list[bytes] = []
+        for value in masked:
+            data = _encode(value)
+            if self._needles and any(n in data for n in self._needles):
+                data = _encode(self._paths(value))
+            out.append(data)
+        return out
 
     def document(self, value: Any) -> Any:
         """A JSON document (a session, an event) masked as the service masks its answers (the
@@ -83,6 +126,9 @@ class Redactor:
         if isinstance(value, dict):
             return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in value.items()}
         return value
+
+
+_encode = msgspec.json.Encoder().encode
 
 
 def _user_name() -> str | None:
