@@ -290,6 +290,24 @@ async def test_the_api_serves_the_export_as_a_download(claude: Service, aiohttp_
     assert (await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export")).status == 401
 
 
+async def test_the_api_download_streams_what_the_cli_writes(claude: Service, aiohttp_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agtaild.api import share as api_share
+    from agtaild.api.app import create_app
+    from agtaild.api.security import Security
+    from agtaild.query.methods import METHODS
+
+    monkeypatch.setattr(api_share, "CHUNK", 2000)  # many chunks even for a small session
+    client = await aiohttp_client(create_app(claude, methods=METHODS, security=Security("t" * 32)))
+    auth = {"Authorization": "Bearer " + "t" * 32}
+    for fmt in ("md", "html", "json"):
+        resp = await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export?format={fmt}&depth=0", headers=auth)
+        assert resp.status == 200 and resp.headers.get("Transfer-Encoding") == "chunked"
+        assert "Content-Length" not in resp.headers
+        chunks = [chunk async for chunk in resp.content.iter_chunked(1 << 20)]
+        body = b"".join(chunks).decode("utf-8")
+        assert body == render(claude, "claude-code", BASIC, fmt, depth=0) and len(body) > 2000
+
+
 DOC = REPO / "docs" / "share.md"
 
 
@@ -305,11 +323,11 @@ def doc_examples(data_dir: Path | None = None) -> dict[str, str]:
             page = render(svc, "claude-code", BASIC, "html")
             edit = page.index('<details class="tool"><summary>Edit')
             doc = render(svc, "claude-code", BASIC, "json")
-            first = doc.index('\n{"seq": 0,') + 1
+            first = doc.index('\n{"seq":0,') + 1
             return {
                 "md": md[md.index("**Edit**") : md.index("**Bash**", md.index("**Edit**"))].strip(),
                 "html": page[edit : page.index("</details>", edit) + len("</details>")],
-                "json": '{"session": {"agent": "claude-code", "id": "' + BASIC + '", …}, "secrets_masked": '
+                "json": '{"session": {"agent":"claude-code","id":"' + BASIC + '",…}, "secrets_masked": '
                 + json.dumps(json.loads(doc)["secrets_masked"]) + ', "events": [\n' + doc[first : doc.index("\n", first)] + "\n…",
                 "brief": brief.build(open_session(svc.call, "claude-code", TASKS), target="Codex CLI").strip(),
             }
