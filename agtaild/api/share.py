@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 PATH = f"{API}/sessions/{{agent}}/{{id}}/export"
 _PARAMS = ("format", "branches", "depth", "redact_paths", "collection")
 _FLAGS = {"true": True, "1": True, "false": False, "0": False}
+#: Whether the document's secrets are masked (false only where the scanner is not installed).
+SECRETS_HEADER = "X-Agtail-Secrets-Masked"
 #: Characters sent to the client at a time.
 CHUNK = 256 << 10
 
@@ -64,6 +66,7 @@ async def export_session(request: web.Request) -> web.StreamResponse:
             "Content-Type": MEDIA_TYPES[fmt],
             "Content-Disposition": f'attachment; filename="{name}.{fmt}"',
             "X-Content-Type-Options": "nosniff",
+            SECRETS_HEADER: "true" if doc.report["secrets_masked"] else "false",
         }
     )
     await resp.prepare(request)

@@ -54,6 +54,22 @@ class DaemonBackend:
         except OSError as err:
             raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
 
+    def download(self, path: str, params: dict[str, Any], out: Any) -> dict[str, str]:
+        """A REST document of any size (a session's export) copied into ``out`` as it comes."""
+        from agtail_client import ApiError, Unreachable
+
+        try:
+            headers: dict[str, str] = self.client.download(path, params, out)
+            return headers
+        except TimeoutError as err:
+            raise AgtailError(f"agtaild sent no whole answer in time ({err}); try again") from None
+        except Unreachable as err:
+            raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
+        except ApiError as err:
+            raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
+        except OSError as err:
+            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
+
     def close(self) -> None:
         self.client.close()
 

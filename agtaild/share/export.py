@@ -30,8 +30,9 @@ def write_json(shared: SharedSession, out: TextIO, *, redact: Redactor) -> None:
     session = _encode(redact.document(shared.session)).decode()
     out.write(f'{{"session": {session}, "secrets_masked": {"true" if redact.secrets_masked else "false"}, "events": [')
     sep = "\n"
+    known_clean = getattr(shared.call, "known_clean", None)  # agtaild.share.gather.reading
     for page in shared.pages():
-        out.write(sep + b",\n".join(redact.documents(page)).decode())
+        out.write(sep + b",\n".join(redact.documents(page, known_clean)).decode())
         sep = ",\n"
     out.write("\n]}\n")
 

@@ -87,10 +87,18 @@ class Redactor:
             value = pattern.sub(repl, value)
         return value
 
-    def documents(self, values: list[dict[str, Any]]) -> list[bytes]:
-        """A page of events, each masked as every exit masks an event (agtaild.query.masking),
-        then the path substitutions: each one's JSON (msgspec), encoded once when clean."""
-        masked = self._items.mask({"events": values})["events"] if self._items is not None else values
+    def documents(
+        self, values: list[dict[str, Any]], known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = None
+    ) -> list[bytes]:
+        """A page of events, each masked as every exit masks an event (agtaild.query.masking;
+        ``known_clean(scanner, digests)``: the index's record of events it scanned clean), then
+        the path substitutions: each one's JSON (msgspec), encoded once when clean."""
+        if self._items is not None:
+            scanner = self._scanner
+            lookup = None if known_clean is None else (lambda keys: known_clean(scanner, keys))
+            masked = self._items.mask({"events": values}, lookup)["events"]
+        else:
+            masked = values
         out: list[bytes] = []
         for value in masked:
             data = _encode(value)

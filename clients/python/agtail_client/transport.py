@@ -29,7 +29,7 @@ from agtail_client.wire import Connection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
-    from typing import Any, TypeVar
+    from typing import Any, BinaryIO, TypeVar
 
     T = TypeVar("T", bound="Transport")
 
@@ -252,6 +252,35 @@ class Transport:
         if not base:
             raise ApiError("unreachable", "this agtaild does not listen on TCP (--listen none): no browser can reach it")
         return str(base).rstrip("/") + path
+
+    def download(
+        self, path: str, params: dict[str, Any] | None, out: BinaryIO, *, timeout: float | None = None
+    ) -> dict[str, str]:
+        """GET ``path`` (under /api/v1) and copy its body into ``out`` as it arrives, on a
+        connection of its own (a document of any size, e.g. a session's export, is never held
+        whole); returns the response's headers. Raises ApiError on an error status, and
+        ``OSError`` (http.client's ``IncompleteRead`` among them) when the body is cut short."""
+        import http.client
+
+        conn = stream_connection(
+            self.socket_path, None if self.socket_path else host_port(self.url), tls=is_tls(self.url)
+        )
+        conn.timeout = self.timeout if timeout is None else timeout
+        try:
+            try:
+                conn.request("GET", API + path + query(params), headers=self._headers({"Accept": "*/*"}))
+                resp = conn.getresponse()
+            except (ConnectionRefusedError, FileNotFoundError) as err:
+                raise Unreachable(f"agtaild does not answer at {self.socket_path or self.url}: {err}") from None
+            if resp.status != 200:
+                document(resp.status, resp.read())
+            while chunk := resp.read1(1 << 20):
+                out.write(chunk)
+            return {k: v for k, v in resp.getheaders()}
+        except http.client.IncompleteRead as err:
+            raise ConnectionResetError(f"the download from agtaild was cut short ({err})") from None
+        finally:
+            conn.close()
 
     # -- live streams ---------------------------------------------------------------------
     def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> EventStream:
