@@ -114,4 +114,6 @@ def test_the_answer_masker_masks_what_a_full_walk_masks(planted: bool) -> None:
     for i in range(0, len(events), 200):
         masked.extend(masker.mask({"events": events[i : i + 200]})["events"])
     assert masked == [walked(scanner, ev) for ev in events]
-    assert planted is False or sum(m is not e for m, e in zip(masked, events, strict=True)) >= len(events) // 7
+    assert (
+        planted is False or sum(m is not e for m, e in zip(masked, events, strict=True)) >= len(events) // 7
+    )

@@ -30,13 +30,22 @@ def _argv(d: DaemonProc, *rest: str, daemon: bool = True) -> list[str]:
             "--root", f"claude-code={d.roots['claude-code']}", *rest]  # fmt: skip
 
 
-def test_the_cli_copies_the_daemons_export(daemon: DaemonProc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_copies_the_daemons_export(
+    daemon: DaemonProc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import agtaild.share.export as share_export
 
     alone: dict[str, bytes] = {}
     for fmt in ("md", "html", "json"):
         out = tmp_path / f"alone.{fmt}"
-        assert main(_argv(daemon, "export", "claude-code:cd61be5e", "--format", fmt, "--to", str(out), daemon=False)) == 0
+        assert (
+            main(
+                _argv(
+                    daemon, "export", "claude-code:cd61be5e", "--format", fmt, "--to", str(out), daemon=False
+                )
+            )
+            == 0
+        )
         alone[fmt] = out.read_bytes()
 
     def refused(*args: object, **kwargs: object) -> None:
@@ -45,10 +54,15 @@ def test_the_cli_copies_the_daemons_export(daemon: DaemonProc, tmp_path: Path, m
     monkeypatch.setattr(share_export, "export", refused)
     for fmt in ("md", "html", "json"):
         out = tmp_path / f"daemon.{fmt}"
-        assert main(_argv(daemon, "export", "cd61be5e", "--format", fmt, "--to", str(out))) == 0  # an id alone
+        assert (
+            main(_argv(daemon, "export", "cd61be5e", "--format", fmt, "--to", str(out))) == 0
+        )  # an id alone
         assert out.read_bytes() == alone[fmt] and not Path(f"{out}.agtail-partial").exists()
     capsys.readouterr()
-    assert main(_argv(daemon, "export", "claude-code:nosuch", "--format", "md", "--to", str(tmp_path / "x.md"))) == 4
+    assert (
+        main(_argv(daemon, "export", "claude-code:nosuch", "--format", "md", "--to", str(tmp_path / "x.md")))
+        == 4
+    )
     assert "nosuch" in capsys.readouterr().err and not (tmp_path / "x.md").exists()
     assert main(_argv(daemon, "export", "claude-code:cd61be5e", "--format", "md", "--depth", "0")) == 0
     assert capsys.readouterr().out.startswith("# Create hello.py")

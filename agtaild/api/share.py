@@ -46,7 +46,9 @@ async def export_session(request: web.Request) -> web.StreamResponse:
     query = request.query
     unknown = sorted(set(query) - set(_PARAMS))
     if unknown:
-        raise UsageError(f"parameter {unknown[0]!r} is not a parameter of this endpoint (accepted: {', '.join(_PARAMS)})")
+        raise UsageError(
+            f"parameter {unknown[0]!r} is not a parameter of this endpoint (accepted: {', '.join(_PARAMS)})"
+        )
     fmt = query.get("format", "md")
     if fmt not in FORMATS:
         raise UsageError(f"parameter 'format': expected one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -135,16 +137,37 @@ def openapi_paths() -> dict[str, Any]:
                 "parameters": [
                     param("agent", {"type": "string"}, "agent id", "path"),
                     param("id", {"type": "string"}, "session id (a unique prefix is enough)", "path"),
-                    param("format", {"type": "string", "enum": ["md", "html", "json"], "default": "md"}, "the document"),
-                    param("branches", {"type": "boolean"}, "every conversation branch, not only the active one"),
-                    param("depth", {"type": "integer", "minimum": 0, "maximum": 5, "default": 1}, "subagents inlined this deep"),
-                    param("redact_paths", {"type": "boolean"}, "replace the home directory and the user name"),
+                    param(
+                        "format",
+                        {"type": "string", "enum": ["md", "html", "json"], "default": "md"},
+                        "the document",
+                    ),
+                    param(
+                        "branches", {"type": "boolean"}, "every conversation branch, not only the active one"
+                    ),
+                    param(
+                        "depth",
+                        {"type": "integer", "minimum": 0, "maximum": 5, "default": 1},
+                        "subagents inlined this deep",
+                    ),
+                    param(
+                        "redact_paths", {"type": "boolean"}, "replace the home directory and the user name"
+                    ),
                     param("collection", {"type": "string"}, "which copy: an imported collection"),
                 ],
                 "responses": {
                     "200": {
-                        "description": "the document",
-                        "content": {t: {"schema": {"type": "string"}} for t in ("text/markdown", "text/html", "application/json")},
+                        "description": "the document, streamed (chunked) as it is written",
+                        "headers": {
+                            SECRETS_HEADER: {
+                                "description": "whether its secrets are masked (false only where the scanner is not installed)",
+                                "schema": {"type": "string", "enum": ["true", "false"]},
+                            }
+                        },
+                        "content": {
+                            t: {"schema": {"type": "string"}}
+                            for t in ("text/markdown", "text/html", "application/json")
+                        },
                     },
                     "400": {"description": "bad parameter (the message names it)"},
                     "401": {"description": "no or wrong token (TCP only)"},

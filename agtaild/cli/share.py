@@ -120,7 +120,9 @@ def _export_to(backend: Any, agent: str, sid: str, args: Any, out: Any) -> dict[
 
     download = getattr(backend, "download", None)
     if download is not None:
-        session = backend.call("sessions.get", {"agent": agent, "id": sid} if agent else {"id": sid})["session"]
+        session = backend.call("sessions.get", {"agent": agent, "id": sid} if agent else {"id": sid})[
+            "session"
+        ]
         from urllib.parse import quote
 
         params = {"format": args.format, "depth": str(args.depth)}

@@ -52,7 +52,9 @@ class DaemonBackend:
         except ApiError as err:  # data kept: the CLI words a refused parameter as its option
             raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
         except OSError as err:
-            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
+            raise AgtailError(
+                f"lost the connection to agtaild ({err}); try again, or use --no-daemon"
+            ) from None
 
     def download(self, path: str, params: dict[str, Any], out: Any) -> dict[str, str]:
         """A REST document of any size (a session's export) copied into ``out`` as it comes."""
@@ -68,7 +70,9 @@ class DaemonBackend:
         except ApiError as err:
             raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
         except OSError as err:
-            raise AgtailError(f"lost the connection to agtaild ({err}); try again, or use --no-daemon") from None
+            raise AgtailError(
+                f"lost the connection to agtaild ({err}); try again, or use --no-daemon"
+            ) from None
 
     def close(self) -> None:
         self.client.close()
@@ -90,7 +94,11 @@ def _same_roots(daemon_roots: Any, ours: list[Any]) -> bool:
     import msgspec
 
     def key(roots: Any) -> set[tuple[Any, ...]]:
-        return {(r.get("agent"), r.get("path"), r.get("kind"), r.get("collection")) for r in roots or [] if r.get("kind") != "archive"}
+        return {
+            (r.get("agent"), r.get("path"), r.get("kind"), r.get("collection"))
+            for r in roots or []
+            if r.get("kind") != "archive"
+        }
 
     return key(daemon_roots) == key(msgspec.to_builtins(ours))
 

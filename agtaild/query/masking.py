@@ -44,8 +44,18 @@ from agtaild.secrets.items import PLAIN, digest, digest_of, encoded, fields_to_s
 #: Methods whose answers hold text from transcripts (titles, prompts, tool input and output,
 #: snippets, paths).
 TEXT_METHODS = frozenset(
-    {"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "state.change",
-     "usage.live", "report", "secrets.list"}
+    {
+        "sessions.list",
+        "sessions.get",
+        "events.list",
+        "search",
+        "projects.list",
+        "resume.command",
+        "state.change",
+        "usage.live",
+        "report",
+        "secrets.list",
+    }
 )
 
 __all__ = ["PLAIN", "TEXT_METHODS", "AnswerMasker", "mask_answer", "masker_for"]

@@ -97,7 +97,15 @@ def _identity(scanner: Scanner) -> str:
     h = hashlib.sha256(f"agtail {agtaild.__version__} items {FORMAT}\n".encode())
 
     def allow(a: Any) -> str:
-        return repr((a.target, [getattr(rx, "pattern", str(rx)) for rx in a.regexes], a.stopwords, a.condition, a.has_paths))
+        return repr(
+            (
+                a.target,
+                [getattr(rx, "pattern", str(rx)) for rx in a.regexes],
+                a.stopwords,
+                a.condition,
+                a.has_paths,
+            )
+        )
 
     for rule in scanner.rules:
         h.update(

@@ -66,7 +66,9 @@ def _pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _plan(value: Any, path: str | None, texts: list[str], depth: int, levels: int, key: str | None = None) -> Any:
+def _plan(
+    value: Any, path: str | None, texts: list[str], depth: int, levels: int, key: str | None = None
+) -> Any:
     """The value as nodes, its strings appended to ``texts``. ``path`` None: no JSON Pointers
     are built (masking needs none, and building them is most of a walk's cost)."""
     if depth > MAX_DEPTH:
@@ -84,7 +86,9 @@ def _plan(value: Any, path: str | None, texts: list[str], depth: int, levels: in
             except (ValueError, RecursionError):
                 inner = None
             if isinstance(inner, dict | list):
-                node.inner = _plan(inner, None if path is None else path + "#json", texts, depth + 1, levels + 1)
+                node.inner = _plan(
+                    inner, None if path is None else path + "#json", texts, depth + 1, levels + 1
+                )
                 node.inner_value = inner
         return node
     if isinstance(value, dict):
@@ -93,13 +97,22 @@ def _plan(value: Any, path: str | None, texts: list[str], depth: int, levels: in
             if path is None:
                 knode, child = (_plan(k, None, texts, depth + 1, levels) if isinstance(k, str) else k), None
             else:
-                knode = _plan(k, f"{path}/{_pointer(k)}#key", texts, depth + 1, levels) if isinstance(k, str) else k
+                knode = (
+                    _plan(k, f"{path}/{_pointer(k)}#key", texts, depth + 1, levels)
+                    if isinstance(k, str)
+                    else k
+                )
                 child = f"{path}/{_pointer(k) if isinstance(k, str) else k}"
-            plan.items.append((knode, _plan(v, child, texts, depth + 1, levels, k if isinstance(k, str) else None)))
+            plan.items.append(
+                (knode, _plan(v, child, texts, depth + 1, levels, k if isinstance(k, str) else None))
+            )
         return plan
     if isinstance(value, list | tuple):
         return _List(
-            [_plan(v, None if path is None else f"{path}/{i}", texts, depth + 1, levels) for i, v in enumerate(value)],
+            [
+                _plan(v, None if path is None else f"{path}/{i}", texts, depth + 1, levels)
+                for i, v in enumerate(value)
+            ],
             isinstance(value, tuple),
         )
     return _Other(value)
@@ -124,7 +137,8 @@ def _shift(scan: TextScan, prefix: int) -> TextScan:
 def _findings(plan: Any, results: list[TextScan], base: str) -> list[Finding]:
     if isinstance(plan, _Str):
         own = [
-            msgspec.structs.replace(f, field=base + plan.path) for f in _shift(results[plan.index], plan.prefix).findings
+            msgspec.structs.replace(f, field=base + plan.path)
+            for f in _shift(results[plan.index], plan.prefix).findings
         ]
         if plan.inner is None:
             return own
@@ -179,7 +193,11 @@ def dirty(plan: Any, results: list[TextScan]) -> bool:
     (its key context aside), or a string whose scan stopped early."""
     if isinstance(plan, _Str):
         scan = _shift(results[plan.index], plan.prefix)
-        return bool(scan.spans) or scan.scanned is not None or (plan.inner is not None and dirty(plan.inner, results))
+        return (
+            bool(scan.spans)
+            or scan.scanned is not None
+            or (plan.inner is not None and dirty(plan.inner, results))
+        )
     if isinstance(plan, _Dict):
         return any((isinstance(k, _Str) and dirty(k, results)) or dirty(v, results) for k, v in plan.items)
     if isinstance(plan, _List):

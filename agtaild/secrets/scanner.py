@@ -115,9 +115,7 @@ class Scanner:
     """The rules of a :class:`RuleSet`, ready to run. Build one and reuse it (compiling the
     keyword set costs milliseconds); it holds no per-scan state and is thread-safe."""
 
-    def __init__(
-        self, ruleset: RuleSet, *, include_low: bool = True, disabled: Sequence[str] = ()
-    ) -> None:
+    def __init__(self, ruleset: RuleSet, *, include_low: bool = True, disabled: Sequence[str] = ()) -> None:
         off = set(disabled)
         self.rules: tuple[Rule, ...] = tuple(
             r
@@ -202,7 +200,11 @@ class Scanner:
         short: dict[int, int] = {}
         lengths = list(map(len, texts))
         ends = list(itertools.accumulate(lengths))  # ends[i]: characters of texts[:i + 1]
-        long = [i for i, n in enumerate(lengths) if n > CHUNK_CHARS] if lengths and max(lengths) > CHUNK_CHARS else []
+        long = (
+            [i for i, n in enumerate(lengths) if n > CHUNK_CHARS]
+            if lengths and max(lengths) > CHUNK_CHARS
+            else []
+        )
         long.append(len(texts))
         i = 0
         for stop in long:
@@ -309,7 +311,9 @@ class Scanner:
             reached = offset + to_char[limit]
             short[index] = min(short.get(index, reached), reached)
 
-    def _run_rule(self, r: int, rule: Rule, b: bytes, found: list[tuple[int, int, int, str]], pos: int = 0) -> int:
+    def _run_rule(
+        self, r: int, rule: Rule, b: bytes, found: list[tuple[int, int, int, str]], pos: int = 0
+    ) -> int:
         """Append the rule's findings in ``b`` from ``pos``; the byte offset up to which it looked."""
         match = rule.regex._regexp.Match
         group = rule.secret_group
@@ -394,7 +398,9 @@ def _allows(allowlist: Allowlist, secret: str, b: bytes, ms: int, me: int) -> bo
         else:
             target = secret.encode()
         if allowlist.either is not None:
-            checks.append(allowlist.either._regexp.Match(patterns.UNANCHORED, target, 0, len(target))[0][0] >= 0)
+            checks.append(
+                allowlist.either._regexp.Match(patterns.UNANCHORED, target, 0, len(target))[0][0] >= 0
+            )
         else:
             checks.append(any(rx.search(target) is not None for rx in allowlist.regexes))
     if allowlist.stopwords:

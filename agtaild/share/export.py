@@ -28,7 +28,9 @@ def write_json(shared: SharedSession, out: TextIO, *, redact: Redactor) -> None:
     """``{"session": Session, "secrets_masked": bool, "events": [Event…]}``, as the API gives
     them: one event a line, each encoded once (msgspec) and a page written at a time."""
     session = _encode(redact.document(shared.session)).decode()
-    out.write(f'{{"session": {session}, "secrets_masked": {"true" if redact.secrets_masked else "false"}, "events": [')
+    out.write(
+        f'{{"session": {session}, "secrets_masked": {"true" if redact.secrets_masked else "false"}, "events": ['
+    )
     sep = "\n"
     known_clean = getattr(shared.call, "known_clean", None)  # agtaild.share.gather.reading
     for page in shared.pages():

@@ -106,7 +106,9 @@ class _Reader:
 
     def __init__(self, service: Any) -> None:
         self._call = service.call
-        self.known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = getattr(service, "_known_clean", None)
+        self.known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = getattr(
+            service, "_known_clean", None
+        )
 
     def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return cast(dict[str, Any], self._call(method, params, reveal=method == "events.list"))
@@ -115,7 +117,9 @@ class _Reader:
 def open_session(
     call: Call, agent: str, ident: str, *, branches: bool = False, collection: str | None = None
 ) -> SharedSession:
-    params: dict[str, Any] = {"agent": agent, "id": ident} if agent else {"id": ident}  # an id alone: unique across agents
+    params: dict[str, Any] = (
+        {"agent": agent, "id": ident} if agent else {"id": ident}
+    )  # an id alone: unique across agents
     if collection:
         params["collection"] = collection
     return SharedSession(call, call("sessions.get", params)["session"], branches=branches)

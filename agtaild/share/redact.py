@@ -88,7 +88,9 @@ class Redactor:
         return value
 
     def documents(
-        self, values: list[dict[str, Any]], known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = None
+        self,
+        values: list[dict[str, Any]],
+        known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = None,
     ) -> list[bytes]:
         """A page of events, each masked as every exit masks an event (agtaild.query.masking;
         ``known_clean(scanner, digests)``: the index's record of events it scanned clean), then

@@ -103,7 +103,9 @@ class Transport:
         if not socket_path and not url:
             raise ValueError("give socket_path or url")
         if not socket_path:
-            warning = check_url(str(url), insecure=insecure)  # a bad URL is an error now, not at the first call
+            warning = check_url(
+                str(url), insecure=insecure
+            )  # a bad URL is an error now, not at the first call
             if warning is not None:
                 import warnings
 
@@ -121,7 +123,9 @@ class Transport:
 
     # -- finding the daemon ---------------------------------------------------------------
     @classmethod
-    def discover(cls: type[T], data_dir: str | os.PathLike[str] | None = None, *, timeout: float = 30.0) -> T | None:
+    def discover(
+        cls: type[T], data_dir: str | os.PathLike[str] | None = None, *, timeout: float = 30.0
+    ) -> T | None:
         """The daemon serving ``data_dir`` (default: as the CLI finds it), from its
         agtaild.json: its unix socket first, then TCP with the token file. None when none
         answers."""
@@ -157,7 +161,12 @@ class Transport:
         if fresh is None:
             return False
         self.close()
-        self.socket_path, self.url, self.token, self.info = fresh.socket_path, fresh.url, fresh.token, fresh.info
+        self.socket_path, self.url, self.token, self.info = (
+            fresh.socket_path,
+            fresh.url,
+            fresh.token,
+            fresh.info,
+        )
         fresh.close()
         return True
 
@@ -168,7 +177,9 @@ class Transport:
         client = cls.discover(data_dir, timeout=timeout)
         if client is None:
             where = resolve_data_dir(data_dir)
-            raise Unreachable(f"no agtaild answers for the data dir {where} (is it running? `agtaild`, or `agtail service install`)")
+            raise Unreachable(
+                f"no agtaild answers for the data dir {where} (is it running? `agtaild`, or `agtail service install`)"
+            )
         return client
 
     def __enter__(self: T) -> T:
@@ -195,16 +206,26 @@ class Transport:
         return headers
 
     def request(
-        self, method: str, path: str, body: bytes | None = None, *, headers: dict[str, str] | None = None, timeout: float | None = None
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> tuple[int, bytes]:
         """One HTTP exchange on the kept-alive connection (reconnecting once if it went stale)."""
         for attempt in (1, 2):
             conn = self._connection()
             try:
-                return conn.exchange(method, path, body, self._headers(headers), self.timeout if timeout is None else timeout)
+                return conn.exchange(
+                    method, path, body, self._headers(headers), self.timeout if timeout is None else timeout
+                )
             except (ConnectionRefusedError, FileNotFoundError) as err:
                 self.close()
-                raise Unreachable(f"agtaild does not answer at {self.socket_path or self.url}: {err}") from None
+                raise Unreachable(
+                    f"agtaild does not answer at {self.socket_path or self.url}: {err}"
+                ) from None
             except (BrokenPipeError, ConnectionResetError):  # a kept-alive connection the daemon closed
                 self.close()
                 if attempt == 2:
@@ -214,7 +235,9 @@ class Transport:
                 raise
         raise AssertionError("unreachable")
 
-    def get(self, path: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> dict[str, Any]:
+    def get(
+        self, path: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """A REST document (``path`` under /api/v1, e.g. "/sessions"); raises ApiError."""
         status, raw = self.request("GET", API + path + query(params), timeout=timeout)
         return document(status, raw)
@@ -228,7 +251,9 @@ class Transport:
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """One JSON-RPC call → its result; raises ApiError (a subclass per error code)."""
         req = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
-        status, raw = self.request("POST", "/rpc", json.dumps(req).encode(), headers={"Content-Type": "application/json"})
+        status, raw = self.request(
+            "POST", "/rpc", json.dumps(req).encode(), headers={"Content-Type": "application/json"}
+        )
         if status != 200:
             document(status, raw)  # raises the REST error (401, 403, 413)
         try:
@@ -250,7 +275,9 @@ class Transport:
         path = self.post("/login-link")["path"]
         base = self.url or self.info.get("url")
         if not base:
-            raise ApiError("unreachable", "this agtaild does not listen on TCP (--listen none): no browser can reach it")
+            raise ApiError(
+                "unreachable", "this agtaild does not listen on TCP (--listen none): no browser can reach it"
+            )
         return str(base).rstrip("/") + path
 
     def download(
@@ -271,7 +298,9 @@ class Transport:
                 conn.request("GET", API + path + query(params), headers=self._headers({"Accept": "*/*"}))
                 resp = conn.getresponse()
             except (ConnectionRefusedError, FileNotFoundError) as err:
-                raise Unreachable(f"agtaild does not answer at {self.socket_path or self.url}: {err}") from None
+                raise Unreachable(
+                    f"agtaild does not answer at {self.socket_path or self.url}: {err}"
+                ) from None
             if resp.status != 200:
                 document(resp.status, resp.read())
             while chunk := resp.read1(1 << 20):
@@ -283,7 +312,9 @@ class Transport:
             conn.close()
 
     # -- live streams ---------------------------------------------------------------------
-    def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> EventStream:
+    def stream(
+        self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None
+    ) -> EventStream:
         """Server-Sent Events from ``path`` (under /api/v1), on a connection of its own.
         Iterate it; ``close()`` (from any thread) ends it."""
         conn = stream_connection(
@@ -327,7 +358,9 @@ def query(params: dict[str, Any] | None) -> str:
     """``?a=1&b=true`` for the parameters that are not None (booleans as true/false)."""
     if not params:
         return ""
-    items = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
+    items = {
+        k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None
+    }
     return "?" + urllib.parse.urlencode(items) if items else ""
 
 
