@@ -23,10 +23,7 @@ repeated search) and almost none holds a secret:
   is stored and records the digests of the clean ones (agtaild.index.findings); the service
   asks for all of an answer's unknown digests in one query, so a page read first costs about
   as little as a page read again.
-* An item in neither whose JSON holds no rule's keyword is clean without a walk of its
-  values (agtaild.secrets.jsonwalk.may_find_encoded: one pass of the keyword set over the
-  bytes already encoded for the digest; exact, not a guess). Most items are so.
-* The fields of every other item are scanned in one batch (one keyword-set pass
+* The fields of every item in neither are scanned in one batch (one keyword-set pass
   over all of them before any rule runs, agtaild.secrets.scanner), and only the items that
   hold a secret are rebuilt: a clean item is sent as the very object the query made.
 """
@@ -39,23 +36,13 @@ from typing import Any
 
 import msgspec
 
-from agtaild.secrets.items import PLAIN, digest, digest_of, encoded, fields_to_scan
+from agtaild.secrets.items import PLAIN, digest, fields_to_scan
 
 #: Methods whose answers hold text from transcripts (titles, prompts, tool input and output,
 #: snippets, paths).
 TEXT_METHODS = frozenset(
-    {
-        "sessions.list",
-        "sessions.get",
-        "events.list",
-        "search",
-        "projects.list",
-        "resume.command",
-        "state.change",
-        "usage.live",
-        "report",
-        "secrets.list",
-    }
+    {"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "state.change",
+     "usage.live", "report", "secrets.list"}
 )
 
 __all__ = ["PLAIN", "TEXT_METHODS", "AnswerMasker", "mask_answer", "masker_for"]
@@ -86,10 +73,10 @@ class AnswerMasker:
             verdict = self._verdicts.get(whole)
             if verdict is not None:
                 return msgspec.json.decode(verdict) if verdict else answer
-        unknown: list[tuple[_Item, bytes | None, dict[str, Any], bytes | None]] = []
+        unknown: list[tuple[_Item, bytes | None, dict[str, Any]]] = []
         root = self._collect(answer, unknown)
         if unknown and known_clean is not None:  # verdicts the index recorded (agtaild.index.findings)
-            keys = [u[1] for u in unknown if u[1] is not None]
+            keys = [k for _, k, _ in unknown if k is not None]
             clean = known_clean(keys) if keys else set()
             if clean:
                 for known in clean:
@@ -97,17 +84,9 @@ class AnswerMasker:
                 unknown = [u for u in unknown if u[1] not in clean]
         pending: list[tuple[_Item, bytes | None, dict[str, Any], int, int]] = []
         texts: list[str] = []
-        for item, key, scanned, data in unknown:
-            if data is not None and not jsonwalk.may_find_encoded(self.scanner, data):
-                if key is not None:
-                    self._remember(key, _CLEAN)
-                continue
+        for item, key, scanned in unknown:
             lo = len(texts)
             for name, v in scanned.items():
-                if data is not None and len(scanned) > 1:  # the same test field by field
-                    one = encoded({name: v})
-                    if one is not None and not jsonwalk.may_find_encoded(self.scanner, one):
-                        continue
                 jsonwalk.texts_of(v, texts, name)
             pending.append((item, key, scanned, lo, len(texts)))
         if pending:
@@ -149,15 +128,14 @@ class AnswerMasker:
                 item.lists[k] = [self._collect(x, unknown) for x in v]
         if not scanned:
             return item
-        data = encoded(scanned)
-        key = None if data is None else digest_of(data)
+        key = digest(scanned)
         if key is not None:
             verdict = self._verdicts.get(key)
             if verdict is not None:
                 if verdict:
                     item.masked = msgspec.json.decode(verdict)
                 return item
-        unknown.append((item, key, scanned, data))
+        unknown.append((item, key, scanned))
         return item
 
     def _remember(self, digest: bytes, verdict: bytes) -> None:

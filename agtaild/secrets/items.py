@@ -59,24 +59,13 @@ def fields_to_scan(value: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return scanned, subs
 
 
-def encoded(value: Any) -> bytes | None:
-    """The value's JSON, as :func:`digest` digests it (None: not JSON)."""
-    try:
-        return msgspec.json.encode(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def digest_of(data: bytes) -> bytes:
-    """:func:`digest` of the value whose JSON is ``data``."""
-    return hashlib.sha256(data).digest()[:16]
-
-
 def digest(value: Any) -> bytes | None:
     """What a verdict is kept under: 16 bytes of the sha256 of the value's JSON (None: not
     JSON, so scanned every time). sha256: the fastest digest here (CPU SHA extensions)."""
-    data = encoded(value)
-    return None if data is None else digest_of(data)
+    try:
+        return hashlib.sha256(msgspec.json.encode(value)).digest()[:16]
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 _identities: dict[int, tuple[Scanner, str]] = {}
@@ -97,15 +86,7 @@ def _identity(scanner: Scanner) -> str:
     h = hashlib.sha256(f"agtail {agtaild.__version__} items {FORMAT}\n".encode())
 
     def allow(a: Any) -> str:
-        return repr(
-            (
-                a.target,
-                [getattr(rx, "pattern", str(rx)) for rx in a.regexes],
-                a.stopwords,
-                a.condition,
-                a.has_paths,
-            )
-        )
+        return repr((a.target, [getattr(rx, "pattern", str(rx)) for rx in a.regexes], a.stopwords, a.condition, a.has_paths))
 
     for rule in scanner.rules:
         h.update(

@@ -66,9 +66,7 @@ def _pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _plan(
-    value: Any, path: str | None, texts: list[str], depth: int, levels: int, key: str | None = None
-) -> Any:
+def _plan(value: Any, path: str | None, texts: list[str], depth: int, levels: int, key: str | None = None) -> Any:
     """The value as nodes, its strings appended to ``texts``. ``path`` None: no JSON Pointers
     are built (masking needs none, and building them is most of a walk's cost)."""
     if depth > MAX_DEPTH:
@@ -86,9 +84,7 @@ def _plan(
             except (ValueError, RecursionError):
                 inner = None
             if isinstance(inner, dict | list):
-                node.inner = _plan(
-                    inner, None if path is None else path + "#json", texts, depth + 1, levels + 1
-                )
+                node.inner = _plan(inner, None if path is None else path + "#json", texts, depth + 1, levels + 1)
                 node.inner_value = inner
         return node
     if isinstance(value, dict):
@@ -97,22 +93,13 @@ def _plan(
             if path is None:
                 knode, child = (_plan(k, None, texts, depth + 1, levels) if isinstance(k, str) else k), None
             else:
-                knode = (
-                    _plan(k, f"{path}/{_pointer(k)}#key", texts, depth + 1, levels)
-                    if isinstance(k, str)
-                    else k
-                )
+                knode = _plan(k, f"{path}/{_pointer(k)}#key", texts, depth + 1, levels) if isinstance(k, str) else k
                 child = f"{path}/{_pointer(k) if isinstance(k, str) else k}"
-            plan.items.append(
-                (knode, _plan(v, child, texts, depth + 1, levels, k if isinstance(k, str) else None))
-            )
+            plan.items.append((knode, _plan(v, child, texts, depth + 1, levels, k if isinstance(k, str) else None)))
         return plan
     if isinstance(value, list | tuple):
         return _List(
-            [
-                _plan(v, None if path is None else f"{path}/{i}", texts, depth + 1, levels)
-                for i, v in enumerate(value)
-            ],
+            [_plan(v, None if path is None else f"{path}/{i}", texts, depth + 1, levels) for i, v in enumerate(value)],
             isinstance(value, tuple),
         )
     return _Other(value)
@@ -137,8 +124,7 @@ def _shift(scan: TextScan, prefix: int) -> TextScan:
 def _findings(plan: Any, results: list[TextScan], base: str) -> list[Finding]:
     if isinstance(plan, _Str):
         own = [
-            msgspec.structs.replace(f, field=base + plan.path)
-            for f in _shift(results[plan.index], plan.prefix).findings
+            msgspec.structs.replace(f, field=base + plan.path) for f in _shift(results[plan.index], plan.prefix).findings
         ]
         if plan.inner is None:
             return own
@@ -193,11 +179,7 @@ def dirty(plan: Any, results: list[TextScan]) -> bool:
     (its key context aside), or a string whose scan stopped early."""
     if isinstance(plan, _Str):
         scan = _shift(results[plan.index], plan.prefix)
-        return (
-            bool(scan.spans)
-            or scan.scanned is not None
-            or (plan.inner is not None and dirty(plan.inner, results))
-        )
+        return bool(scan.spans) or scan.scanned is not None or (plan.inner is not None and dirty(plan.inner, results))
     if isinstance(plan, _Dict):
         return any((isinstance(k, _Str) and dirty(k, results)) or dirty(v, results) for k, v in plan.items)
     if isinstance(plan, _List):
@@ -241,25 +223,6 @@ def texts_of(value: Any, texts: list[str], key: str | None = None, depth: int = 
     elif cls is list or cls is tuple or isinstance(value, list | tuple):
         for v in value:
             texts_of(v, texts, None, depth + 1, levels)
-
-
-#: In a value's JSON, what an embedded JSON document's escapes look like (``\\u0070``,
-#: ``\\/``): the only escapes that can spell a keyword's character (keywords are letters,
-#: digits and ``_.-~=:/``, none of which JSON must escape) once :func:`texts_of` decodes it.
-_HIDING_ESCAPES = (b"\\\\u", b"\\\\/")
-
-
-def may_find_encoded(scanner: Scanner, encoded: bytes) -> bool:
-    """Whether masking the value whose JSON is ``encoded`` (as msgspec or ``json.dumps`` with
-    ``ensure_ascii=False`` writes it) could change anything. Every text :func:`texts_of` gathers
-    is, byte for byte, in ``encoded`` — a string as it is, a key before its value with a quote
-    between them (no keyword holds one) — save the strings of an embedded JSON document, which
-    may spell a character with an escape; so when ``encoded`` holds no such escape and no
-    rule's keyword (:meth:`Scanner.may_find`), no text of the value holds one either and
-    nothing in it would be masked. Exact, not a guess: True means "scan it"."""
-    if not scanner.keywords_json_plain or any(escape in encoded for escape in _HIDING_ESCAPES):
-        return True
-    return scanner.may_find(encoded)
 
 
 def masked_value(plan: Any, results: list[TextScan], scanner: Scanner) -> Any:

@@ -115,7 +115,9 @@ class Scanner:
     """The rules of a :class:`RuleSet`, ready to run. Build one and reuse it (compiling the
     keyword set costs milliseconds); it holds no per-scan state and is thread-safe."""
 
-    def __init__(self, ruleset: RuleSet, *, include_low: bool = True, disabled: Sequence[str] = ()) -> None:
+    def __init__(
+        self, ruleset: RuleSet, *, include_low: bool = True, disabled: Sequence[str] = ()
+    ) -> None:
         off = set(disabled)
         self.rules: tuple[Rule, ...] = tuple(
             r
@@ -136,16 +138,9 @@ class Scanner:
             patterns.options(patterns.KEYWORD_SET_MAX_MEM, literal=True, case_sensitive=False)
         )
         self._by_keyword: list[tuple[int, ...]] = []
-        self._keywords: list[bytes] = []
         for kw, indexes in keywords.items():
             self._set.Add(kw)
             self._by_keyword.append(tuple(indexes))
-            self._keywords.append(kw)
-        #: No keyword holds a character JSON escapes (a quote, a backslash, a control
-        #: character): each is, byte for byte, in the JSON of a string holding it.
-        self.keywords_json_plain = not any(b in kw for kw in self._keywords for b in b'"\\') and all(
-            c >= 0x20 for kw in self._keywords for c in kw
-        )
         self._canary = self._set.Add(CANARY)  # the last index: every keyword's is below it
         self._set.Compile()
 
@@ -158,30 +153,6 @@ class Scanner:
     def scan_many(self, texts: Sequence[str]) -> list[tuple[Finding, ...]]:
         """The findings of each text (a tuple: most are the same empty one)."""
         return [r.findings for r in self.results(texts)]
-
-    def may_find(self, data: bytes) -> bool:
-        """Whether a scan of the text whose UTF-8 is ``data`` (or of a text holding it) could
-        find anything: False only when no rule's keyword occurs in it, in any ASCII case —
-        the very test a rule passes before it runs (:meth:`_scan_unit`), so a False is exact,
-        never a guess. One pass of the keyword set (in C) and a check of the keywords it
-        reports (the set folds case more widely than the rules do, and the canary holds a
-        keyword of its own); True when the set gave up before the end."""
-        if self._always:
-            return True
-        found = self._set.Match(data + SEP + CANARY) or []
-        if self._canary not in found:
-            return True
-        lower: bytes | None = None
-        for k in found:
-            if k != self._canary:
-                lower = data.lower() if lower is None else lower
-                if self._keywords[k] in lower:
-                    return True
-        return False
-
-    def may_find_text(self, text: str) -> bool:
-        """:meth:`may_find` of a text."""
-        return self.may_find(textbytes.encode(text))
 
     def results(self, texts: Sequence[str]) -> list[TextScan]:
         """Findings, masking spans and completeness of each text, in order."""
@@ -200,11 +171,7 @@ class Scanner:
         short: dict[int, int] = {}
         lengths = list(map(len, texts))
         ends = list(itertools.accumulate(lengths))  # ends[i]: characters of texts[:i + 1]
-        long = (
-            [i for i, n in enumerate(lengths) if n > CHUNK_CHARS]
-            if lengths and max(lengths) > CHUNK_CHARS
-            else []
-        )
+        long = [i for i, n in enumerate(lengths) if n > CHUNK_CHARS] if lengths and max(lengths) > CHUNK_CHARS else []
         long.append(len(texts))
         i = 0
         for stop in long:
@@ -311,9 +278,7 @@ class Scanner:
             reached = offset + to_char[limit]
             short[index] = min(short.get(index, reached), reached)
 
-    def _run_rule(
-        self, r: int, rule: Rule, b: bytes, found: list[tuple[int, int, int, str]], pos: int = 0
-    ) -> int:
+    def _run_rule(self, r: int, rule: Rule, b: bytes, found: list[tuple[int, int, int, str]], pos: int = 0) -> int:
         """Append the rule's findings in ``b`` from ``pos``; the byte offset up to which it looked."""
         match = rule.regex._regexp.Match
         group = rule.secret_group
@@ -398,9 +363,7 @@ def _allows(allowlist: Allowlist, secret: str, b: bytes, ms: int, me: int) -> bo
         else:
             target = secret.encode()
         if allowlist.either is not None:
-            checks.append(
-                allowlist.either._regexp.Match(patterns.UNANCHORED, target, 0, len(target))[0][0] >= 0
-            )
+            checks.append(allowlist.either._regexp.Match(patterns.UNANCHORED, target, 0, len(target))[0][0] >= 0)
         else:
             checks.append(any(rx.search(target) is not None for rx in allowlist.regexes))
     if allowlist.stopwords:
