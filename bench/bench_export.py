@@ -5,8 +5,9 @@ brief within its budget).
 Makes the session with bench/make_huge_claude.py in a temporary folder, indexes it once (not
 timed), then runs each command as its own `agtail --no-daemon` process on that index, as a
 person would: `export --format md|html|json --to FILE` and `handoff --to codex --print`. For
-each: wall time, the process's peak RSS (``ru_maxrss`` of that child alone, from ``wait4``),
-and the size of what it wrote. Prints one JSON document.
+each (the run of least CPU of ``--runs``, and the fastest wall time of them): wall time, the process's peak RSS (``ru_maxrss`` of that child alone, from ``wait4``),
+its CPU seconds (user + system, from the same ``wait4``: on a loaded machine the wall time
+is mostly waiting for a core) and the size of what it wrote. Prints one JSON document.
 
     python bench/bench_export.py --mb 50
 """
@@ -38,14 +39,18 @@ def run(argv: list[str], env: dict[str, str], stdout: Any) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return {"rc": proc.returncode, "seconds": round(wall, 2), "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "stderr": err.strip()[-300:]}  # fmt: skip
+    return {"rc": proc.returncode, "seconds": round(wall, 2), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "max_rss_mb": round(usage.ru_maxrss / 1024, 1), "stderr": err.strip()[-300:]}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mb", type=float, default=50.0, help="the session's size in MB (default 50)")
-    parser.add_argument("--runs", type=int, default=2, help="runs of each command; the best is kept (default 2)")
+    parser.add_argument(
+        "--runs", type=int, default=2, help="runs of each command; the one of least CPU is kept (default 2)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agtail-bench-export-") as tmp:
         base = Path(tmp)
@@ -56,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         home.mkdir()
         env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
                "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
-               "PYTHONPATH": str(REPO)}  # fmt: skip
+               "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(base / "pycache")}  # fmt: skip
+        # Bytecode cached (in the temporary folder) as an installed agtail has it: where the
+        # environment says PYTHONDONTWRITEBYTECODE, every command would compile agtail anew.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         agtail = [sys.executable, "-c", "import sys; from agtaild.cli import main; sys.exit(main())",
                   "--no-daemon", "--data-dir", str(base / "data"), "--only-roots", "--root", f"claude-code={root}"]  # fmt: skip
         t0 = time.perf_counter()
@@ -72,14 +80,20 @@ def main(argv: list[str] | None = None) -> int:
         for fmt in ("md", "html", "json"):
             target = base / f"out.{fmt}"
             best: dict[str, Any] | None = None
+            walls = []
             for _ in range(args.runs):
-                r = run([*agtail, "export", ref, "--format", fmt, "--to", str(target)], env, subprocess.DEVNULL)
+                r = run(
+                    [*agtail, "export", ref, "--format", fmt, "--to", str(target)], env, subprocess.DEVNULL
+                )
                 r["out_bytes"] = target.stat().st_size if target.exists() else None
-                if best is None or r["seconds"] < best["seconds"]:
+                walls.append(r["seconds"])
+                if best is None or r["cpu_seconds"] < best["cpu_seconds"]:
                     best = r
-            results[f"export_{fmt}"] = best
+            assert best is not None
+            results[f"export_{fmt}"] = {**best, "fastest_seconds": min(walls)}
         brief_path = base / "brief.md"
         best = None
+        walls = []
         for _ in range(args.runs):
             with open(brief_path, "wb") as out:
                 r = run([*agtail, "handoff", ref, "--to", "codex", "--print"], env, out)
@@ -87,9 +101,12 @@ def main(argv: list[str] | None = None) -> int:
             r["out_chars"] = len(text)
             r["budget_chars"] = 8000 * 4
             r["says_what_it_cut"] = "Cut to fit the budget:" in text
-            if best is None or r["seconds"] < best["seconds"]:
+            walls.append(r["seconds"])
+            if best is None or r["cpu_seconds"] < best["cpu_seconds"]:
                 best = r
-        results["handoff_print"] = best
+        assert best is not None
+        results["handoff_print"] = {**best, "fastest_seconds": min(walls)}
+        results["load_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(results, indent=2))
     return 0
 

@@ -35,7 +35,7 @@ TASKS = "c17426d0-3a0c-46ca-9b8c-d079169cd4a9"
 REPO = Path(__file__).resolve().parent.parent
 
 HOSTILE = [
-    "<script>window.pwned = 1</script> and <img src=x onerror=\"window.pwned=2\">",
+    '<script>window.pwned = 1</script> and <img src=x onerror="window.pwned=2">',
     "a fence inside: ```` ``` ```` and ``` alone\n```\nunclosed fence",
     "</details></summary># not a heading of ours",
     "<style>body{display:none}</style><iframe src='http://example.invalid/'></iframe>",
@@ -44,7 +44,13 @@ HOSTILE = [
 
 @pytest.fixture
 def claude(tmp_path: Path) -> Service:
-    svc = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("claude-code", str(REPO / CLAUDE))], archive=False))
+    svc = Service(
+        Config(
+            data_dir=str(tmp_path / "data"),
+            roots=[RootSpec("claude-code", str(REPO / CLAUDE))],
+            archive=False,
+        )
+    )
     svc.update_index()
     yield svc
     svc.close()
@@ -59,7 +65,11 @@ def hostile(tmp_path: Path, toy_registry: ToyAdapter) -> Service:  # noqa: F811 
         lines.append(toy_line(t="tool", id=f"c{i}", name="Bash", input={"command": f"echo '{text}'"}, ts=ts))
         lines.append(toy_line(t="result", id=f"c{i}", output=text, ts=ts))
     write_session(tmp_path / "root" / "evil.jsonl", lines)
-    svc = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(tmp_path / "root"))], archive=False))
+    svc = Service(
+        Config(
+            data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(tmp_path / "root"))], archive=False
+        )
+    )
     svc.update_index()
     yield svc
     svc.close()
@@ -90,7 +100,11 @@ def assert_only_our_html(text: str) -> None:
         cleaned = chunk
         for ours in ("<details><summary>", "</summary>", "</details>", "<details>"):
             cleaned = cleaned.replace(ours, "")
-        stripped = "".join(line for line in cleaned.split("\n") if not line.startswith(("Thinking", "Output", "Subagent", "Summary")))
+        stripped = "".join(
+            line
+            for line in cleaned.split("\n")
+            if not line.startswith(("Thinking", "Output", "Subagent", "Summary"))
+        )
         assert "<" not in stripped, chunk
 
 
@@ -111,11 +125,17 @@ def test_the_diff_in_the_markdown_applies(claude: Service, tmp_path: Path) -> No
     import subprocess
 
     text = render(claude, "claude-code", BASIC, "md")
-    diff = next(t.content for t in MarkdownIt("commonmark").parse(text) if t.type == "fence" and t.info == "diff")
+    diff = next(
+        t.content for t in MarkdownIt("commonmark").parse(text) if t.type == "fence" and t.info == "diff"
+    )
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "hello.py").write_text('def greet(name):\n    return "Hello, " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n')
-    check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=diff, text=True, capture_output=True)
+    (repo / "hello.py").write_text(
+        'def greet(name):\n    return "Hello, " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n'
+    )
+    check = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=repo, input=diff, text=True, capture_output=True
+    )
     assert check.returncode == 0, check.stderr
 
 
@@ -133,7 +153,9 @@ def test_hostile_text_stays_text_in_markdown(hostile: Service) -> None:
     assert_only_our_html(text)
     tokens = MarkdownIt("commonmark").parse(text)
     assert [t.tag for t in tokens if t.type == "heading_open"][:1] == ["h1"]
-    assert not any(t.type == "heading_open" and "not a heading" in tokens[i + 1].content for i, t in enumerate(tokens))
+    assert not any(
+        t.type == "heading_open" and "not a heading" in tokens[i + 1].content for i, t in enumerate(tokens)
+    )
     # every tool input survives whole inside its fence, however many backticks it holds
     fences = [t.content for t in tokens if t.type == "fence" and t.info == "sh"]
     assert any("```` ``` ````" in f for f in fences)
@@ -149,7 +171,11 @@ def test_fences_outgrow_their_content() -> None:
 def test_hunk_headers_count_their_lines() -> None:
     hunk = {"old_start": 3, "new_start": 3, "lines": [" a", "-b", "+c", "+d", " e"]}
     assert diffs.hunk_header(hunk) == "@@ -3,3 +3,4 @@"
-    created = {"files": [{"path": "/w/n.txt", "op": "create", "hunks": [{"old_start": 1, "new_start": 1, "lines": ["+x"]}]}]}
+    created = {
+        "files": [
+            {"path": "/w/n.txt", "op": "create", "hunks": [{"old_start": 1, "new_start": 1, "lines": ["+x"]}]}
+        ]
+    }
     assert diffs.unified(created, "/w") == "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+x\n"
 
 
@@ -167,7 +193,9 @@ def test_redact_paths_hides_home_and_user(claude: Service) -> None:
     assert "/tmp/rt/claude/home" not in text and "~/src/demo-app" in text
 
 
-async def test_html_is_self_contained_and_runs_no_transcript_script(hostile: Service, tmp_path: Path, browser: Any) -> None:
+async def test_html_is_self_contained_and_runs_no_transcript_script(
+    hostile: Service, tmp_path: Path, browser: Any
+) -> None:
     page = tmp_path / "evil.html"
     page.write_text(render(hostile, "toy", "evil", "html"), encoding="utf-8")
     requests: list[str] = []
@@ -182,7 +210,10 @@ async def test_html_is_self_contained_and_runs_no_transcript_script(hostile: Ser
     await browser.send("Network.enable")
     await browser.goto(page.as_uri())
     assert await browser.eval("window.pwned === undefined") is True
-    assert await browser.eval("document.querySelectorAll('script, iframe, img, style:not(head style)').length") == 0
+    assert (
+        await browser.eval("document.querySelectorAll('script, iframe, img, style:not(head style)').length")
+        == 0
+    )
     assert "window.pwned = 1" in await browser.text()
     assert requests == [page.as_uri()]  # the page itself, nothing else
     # the focused switch hides the tools and keeps prompts and answers
@@ -195,7 +226,9 @@ async def test_html_is_self_contained_and_runs_no_transcript_script(hostile: Ser
 def test_the_brief_says_the_task_what_was_done_and_where_it_stopped(claude: Service) -> None:
     shared = open_session(claude.call, "claude-code", BASIC)
     text = brief.build(shared, target="Codex CLI")
-    assert text == brief.build(open_session(claude.call, "claude-code", BASIC), target="Codex CLI")  # deterministic
+    assert text == brief.build(
+        open_session(claude.call, "claude-code", BASIC), target="Codex CLI"
+    )  # deterministic
     assert text.startswith("# Handoff")
     assert "Create hello.py with a greet() function" in text
     assert "- `hello.py`: written" in text or "- `hello.py`: edited" in text
@@ -217,7 +250,15 @@ def test_the_brief_carries_the_todo_list(claude: Service) -> None:
 
 
 def cli(tmp_path: Path, *args: str) -> list[str]:
-    return ["--no-daemon", "--data-dir", str(tmp_path / "cli"), "--only-roots", "--root", f"claude-code={REPO / CLAUDE}", *args]
+    return [
+        "--no-daemon",
+        "--data-dir",
+        str(tmp_path / "cli"),
+        "--only-roots",
+        "--root",
+        f"claude-code={REPO / CLAUDE}",
+        *args,
+    ]
 
 
 def test_cli_export_writes_a_file_or_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -227,8 +268,12 @@ def test_cli_export_writes_a_file_or_stdout(tmp_path: Path, capsys: pytest.Captu
     capsys.readouterr()
     assert main(cli(tmp_path, "export", "claude-code:cd61be5e", "--format", "json")) == 0
     assert json.loads(capsys.readouterr().out)["session"]["id"] == BASIC
-    assert main(cli(tmp_path, "export", "claude-code:cd61be5e", "claude-code:77734736", "--format", "md")) == 2
-    assert main(cli(tmp_path, "export", "claude-code:cd61be5e", "--format", "html", "--to", str(tmp_path))) == 2
+    assert (
+        main(cli(tmp_path, "export", "claude-code:cd61be5e", "claude-code:77734736", "--format", "md")) == 2
+    )
+    assert (
+        main(cli(tmp_path, "export", "claude-code:cd61be5e", "--format", "html", "--to", str(tmp_path))) == 2
+    )
     assert main(cli(tmp_path, "export", "claude-code:nosuch", "--format", "md")) == 4
     assert main(cli(tmp_path, "export", "claude-code:cd61be5e")) == 2  # native needs --to DIR
 
@@ -238,33 +283,72 @@ def fake_agent(bin_dir: Path, name: str) -> Path:
     bin_dir.mkdir(exist_ok=True)
     script = bin_dir / name
     record = bin_dir / f"{name}.json"
-    script.write_text(f"#!{sys.executable}\nimport json, os, sys\njson.dump({{'argv': sys.argv, 'cwd': os.getcwd()}}, open({str(record)!r}, 'w'))\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\njson.dump({{'argv': sys.argv, 'cwd': os.getcwd()}}, open({str(record)!r}, 'w'))\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return record
 
 
-def test_handoff_launches_the_target_with_the_brief(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_handoff_launches_the_target_with_the_brief(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = fake_agent(tmp_path / "bin", "codex")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     work = tmp_path / "work"
     work.mkdir()
     # the recorded cwd is gone: a clear error and its own exit code, then --cwd
     assert main(cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "codex", "--launch")) == 5
+    err = capsys.readouterr().err
+    assert "does not exist here" in err and "--cwd DIR" in err and "--print" in err
+    assert (
+        main(
+            cli(
+                tmp_path,
+                "handoff",
+                "claude-code:cd61be5e",
+                "--to",
+                "codex",
+                "--launch",
+                "--cwd",
+                str(tmp_path / "nowhere"),
+            )
+        )
+        == 5
+    )
+    assert "is not a directory" in capsys.readouterr().err
     assert not record.exists()
-    assert main(cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "codex", "--launch", "--cwd", str(work))) == 0
+    assert (
+        main(
+            cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "codex", "--launch", "--cwd", str(work))
+        )
+        == 0
+    )
     ran = json.loads(record.read_text())
     assert ran["cwd"] == str(work) and ran["argv"][1].startswith("# Handoff") and len(ran["argv"]) == 2
 
 
-def test_handoff_refuses_what_it_cannot_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_handoff_refuses_what_it_cannot_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     work = tmp_path / "work"
     work.mkdir()
-    assert main(cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "codex", "--launch", "--cwd", str(work))) == 4
+    assert (
+        main(
+            cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "codex", "--launch", "--cwd", str(work))
+        )
+        == 4
+    )
     assert "'codex' (Codex CLI) is not installed" in capsys.readouterr().err
     assert main(cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "nosuch", "--print")) == 2
     assert main(cli(tmp_path, "handoff", "claude-code:cd61be5e", "--launch")) == 2
-    assert main(cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "aider", "--launch", "--cwd", str(work))) == 3
+    assert (
+        main(
+            cli(tmp_path, "handoff", "claude-code:cd61be5e", "--to", "aider", "--launch", "--cwd", str(work))
+        )
+        == 3
+    )
     capsys.readouterr()
     assert main(cli(tmp_path, "--json", "handoff", "claude-code:cd61be5e", "--to", "gemini")) == 0
     assert json.loads(capsys.readouterr().out)["brief"].startswith("# Handoff")
@@ -281,13 +365,39 @@ async def test_the_api_serves_the_export_as_a_download(claude: Service, aiohttp_
     assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/markdown")
     assert resp.headers["Content-Disposition"] == f'attachment; filename="claude-code-{BASIC}.md"'
     assert (await resp.text()).startswith("# Create hello.py")
-    html_resp = await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export?format=html&depth=0", headers=auth)
+    html_resp = await client.get(
+        f"/api/v1/sessions/claude-code/{BASIC}/export?format=html&depth=0", headers=auth
+    )
     assert "Content-Security-Policy" in await html_resp.text()
     bad = await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export?format=pdf", headers=auth)
     assert bad.status == 400 and "format" in (await bad.json())["error"]["message"]
-    assert (await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export?nosuch=1", headers=auth)).status == 400
+    assert (
+        await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export?nosuch=1", headers=auth)
+    ).status == 400
     assert (await client.get("/api/v1/sessions/claude-code/nosuch/export", headers=auth)).status == 404
     assert (await client.get(f"/api/v1/sessions/claude-code/{BASIC}/export")).status == 401
+
+
+async def test_the_api_download_streams_what_the_cli_writes(
+    claude: Service, aiohttp_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agtaild.api import share as api_share
+    from agtaild.api.app import create_app
+    from agtaild.api.security import Security
+    from agtaild.query.methods import METHODS
+
+    monkeypatch.setattr(api_share, "CHUNK", 2000)  # many chunks even for a small session
+    client = await aiohttp_client(create_app(claude, methods=METHODS, security=Security("t" * 32)))
+    auth = {"Authorization": "Bearer " + "t" * 32}
+    for fmt in ("md", "html", "json"):
+        resp = await client.get(
+            f"/api/v1/sessions/claude-code/{BASIC}/export?format={fmt}&depth=0", headers=auth
+        )
+        assert resp.status == 200 and resp.headers.get("Transfer-Encoding") == "chunked"
+        assert "Content-Length" not in resp.headers
+        chunks = [chunk async for chunk in resp.content.iter_chunked(1 << 20)]
+        body = b"".join(chunks).decode("utf-8")
+        assert body == render(claude, "claude-code", BASIC, fmt, depth=0) and len(body) > 2000
 
 
 DOC = REPO / "docs" / "share.md"
@@ -298,20 +408,33 @@ def doc_examples(data_dir: Path | None = None) -> dict[str, str]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        svc = Service(Config(data_dir=str(data_dir or Path(tmp) / "data"), roots=[RootSpec("claude-code", str(REPO / CLAUDE))], archive=False))
+        svc = Service(
+            Config(
+                data_dir=str(data_dir or Path(tmp) / "data"),
+                roots=[RootSpec("claude-code", str(REPO / CLAUDE))],
+                archive=False,
+            )
+        )
         try:
             svc.update_index()
             md = render(svc, "claude-code", BASIC, "md")
             page = render(svc, "claude-code", BASIC, "html")
             edit = page.index('<details class="tool"><summary>Edit')
             doc = render(svc, "claude-code", BASIC, "json")
-            first = doc.index('\n{"seq": 0,') + 1
+            first = doc.index('\n{"seq":0,') + 1
             return {
                 "md": md[md.index("**Edit**") : md.index("**Bash**", md.index("**Edit**"))].strip(),
                 "html": page[edit : page.index("</details>", edit) + len("</details>")],
-                "json": '{"session": {"agent": "claude-code", "id": "' + BASIC + '", …}, "secrets_masked": '
-                + json.dumps(json.loads(doc)["secrets_masked"]) + ', "events": [\n' + doc[first : doc.index("\n", first)] + "\n…",
-                "brief": brief.build(open_session(svc.call, "claude-code", TASKS), target="Codex CLI").strip(),
+                "json": '{"session": {"agent":"claude-code","id":"'
+                + BASIC
+                + '",…}, "secrets_masked": '
+                + json.dumps(json.loads(doc)["secrets_masked"])
+                + ', "events": [\n'
+                + doc[first : doc.index("\n", first)]
+                + "\n…",
+                "brief": brief.build(
+                    open_session(svc.call, "claude-code", TASKS), target="Codex CLI"
+                ).strip(),
             }
         finally:
             svc.close()
@@ -328,7 +451,9 @@ def _doc_with(text: str, examples: dict[str, str]) -> str:
 
 def test_the_examples_in_docs_share_md_are_what_agtail_writes() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert _doc_with(text, doc_examples()) == text, "docs/share.md is stale: python -m tests.test_share --write"
+    assert _doc_with(text, doc_examples()) == text, (
+        "docs/share.md is stale: python -m tests.test_share --write"
+    )
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

@@ -73,7 +73,6 @@ def _reading(backend: Any) -> Any:
 
 def cmd_export_document(ctx: Any) -> int:
     from agtaild.cli.refs import ref_params
-    from agtaild.share.export import export
 
     args = ctx.args
     if len(args.sessions) != 1:
@@ -83,22 +82,19 @@ def cmd_export_document(ctx: Any) -> int:
     ref = ref_params(args.sessions[0])
     agent, sid = ref.get("agent", ""), ref["id"]
     target = args.to or "-"
+    path = os.path.abspath(os.path.expanduser(target)) if target != "-" else "-"
+    if target != "-" and os.path.isdir(path):
+        raise UsageError(f"{target} is a directory; --format {args.format} writes one file")
     backend = open_backend(ctx)
-    call = _reading(backend)
     try:
         if target == "-":
-            report = export(call, agent, sid, args.format, sys.stdout, branches=args.branches,
-                            depth=args.depth, redact_paths=args.redact_paths)  # fmt: skip
+            report = _export_to(backend, agent, sid, args, sys.stdout)
             sys.stdout.flush()
             return 0
-        path = os.path.abspath(os.path.expanduser(target))
-        if os.path.isdir(path):
-            raise UsageError(f"{target} is a directory; --format {args.format} writes one file")
         tmp = f"{path}.agtail-partial"
         try:
-            with open(tmp, "w", encoding="utf-8") as out:
-                report = export(call, agent, sid, args.format, out, branches=args.branches,
-                                depth=args.depth, redact_paths=args.redact_paths)  # fmt: skip
+            with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as out:
+                report = _export_to(backend, agent, sid, args, out)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -114,6 +110,35 @@ def cmd_export_document(ctx: Any) -> int:
         if not report["secrets_masked"]:
             ctx.err("agtail: secrets are not masked in it (the secret scanner is not installed)")
     return 0
+
+
+def _export_to(backend: Any, agent: str, sid: str, args: Any, out: Any) -> dict[str, Any]:
+    """Write the document to ``out``: made here from the backend's answers, or, from a
+    running daemon that offers it, its own export endpoint copied as it streams (the daemon
+    reads the index in-process: no page of events crosses JSON-RPC)."""
+    from agtaild.share.export import export
+
+    download = getattr(backend, "download", None)
+    if download is not None:
+        session = backend.call("sessions.get", {"agent": agent, "id": sid} if agent else {"id": sid})[
+            "session"
+        ]
+        from urllib.parse import quote
+
+        params = {"format": args.format, "depth": str(args.depth)}
+        params.update({k: "true" for k in ("branches", "redact_paths") if getattr(args, k)})
+        where = f"/sessions/{quote(session['agent'], safe='')}/{quote(session['id'], safe='')}/export"
+        out.flush()
+        try:
+            headers = download(where, params, out.buffer)
+        except NotFound as err:
+            if "no such endpoint" not in str(err):
+                raise
+        else:
+            return {"agent": session["agent"], "id": session["id"], "title": session.get("title"),
+                    "format": args.format, "secrets_masked": headers.get("X-Agtail-Secrets-Masked") != "false"}  # fmt: skip
+    return export(_reading(backend), agent, sid, args.format, out, branches=args.branches, depth=args.depth,
+                  redact_paths=args.redact_paths)  # fmt: skip
 
 
 def cmd_handoff(ctx: Any) -> int:

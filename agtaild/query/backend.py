@@ -73,8 +73,44 @@ class DaemonBackend:
                 f"lost the connection to agtaild ({err}); try again, or use --no-daemon"
             ) from None
 
+    def download(self, path: str, params: dict[str, Any], out: Any) -> dict[str, str]:
+        """A REST document of any size (a session's export) copied into ``out`` as it comes."""
+        from agtail_client import ApiError, Unreachable
+
+        sink = _Sink(out)
+        try:
+            headers: dict[str, str] = self.client.download(path, params, sink)
+            return headers
+        except TimeoutError as err:
+            raise AgtailError(f"agtaild sent no whole answer in time ({err}); try again") from None
+        except Unreachable as err:
+            raise AgtailError(f"{err.message}; run the command again, or with --no-daemon") from None
+        except ApiError as err:
+            raise _ERRORS.get(err.code, AgtailError)(err.message, data=err.data) from None
+        except OSError as err:
+            if sink.error is not None:  # writing failed (a closed pipe, a full disk): not the daemon
+                raise sink.error from None
+            raise AgtailError(
+                f"lost the connection to agtaild ({err}); try again, or use --no-daemon"
+            ) from None
+
     def close(self) -> None:
         self.client.close()
+
+
+class _Sink:
+    """``out`` for a download, remembering a failure to write (told apart from the daemon's)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return int(self.out.write(data))
+        except OSError as err:
+            self.error = err
+            raise
 
 
 _ERRORS: dict[str, type[AgtailError]] = {

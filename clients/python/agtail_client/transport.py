@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
     from collections.abc import Iterator
     from pathlib import Path
-    from typing import Any, TypeVar
+    from typing import Any, BinaryIO, TypeVar
 
     T = TypeVar("T", bound="Transport")
 
@@ -103,7 +103,9 @@ class Transport:
         if not socket_path and not url:
             raise ValueError("give socket_path or url")
         if not socket_path:
-            warning = check_url(str(url), insecure=insecure)  # a bad URL is an error now, not at the first call
+            warning = check_url(
+                str(url), insecure=insecure
+            )  # a bad URL is an error now, not at the first call
             if warning is not None:
                 import warnings
 
@@ -129,7 +131,9 @@ class Transport:
 
     # -- finding the daemon ---------------------------------------------------------------
     @classmethod
-    def discover(cls: type[T], data_dir: str | os.PathLike[str] | None = None, *, timeout: float = 30.0) -> T | None:
+    def discover(
+        cls: type[T], data_dir: str | os.PathLike[str] | None = None, *, timeout: float = 30.0
+    ) -> T | None:
         """The daemon serving ``data_dir`` (default: as the CLI finds it), from its
         agtaild.json: its unix socket first, then TCP with the token file. None when none
         answers."""
@@ -167,7 +171,12 @@ class Transport:
         if fresh is None:
             return False
         self.close()
-        self.socket_path, self.url, self.token, self.info = fresh.socket_path, fresh.url, fresh.token, fresh.info
+        self.socket_path, self.url, self.token, self.info = (
+            fresh.socket_path,
+            fresh.url,
+            fresh.token,
+            fresh.info,
+        )
         fresh.close()
         return True
 
@@ -205,16 +214,26 @@ class Transport:
         return headers
 
     def request(
-        self, method: str, path: str, body: bytes | None = None, *, headers: dict[str, str] | None = None, timeout: float | None = None
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> tuple[int, bytes]:
         """One HTTP exchange on the kept-alive connection (reconnecting once if it went stale)."""
         for attempt in (1, 2):
             conn = self._connection()
             try:
-                return conn.exchange(method, path, body, self._headers(headers), self.timeout if timeout is None else timeout)
+                return conn.exchange(
+                    method, path, body, self._headers(headers), self.timeout if timeout is None else timeout
+                )
             except (ConnectionRefusedError, FileNotFoundError) as err:
                 self.close()
-                raise Unreachable(f"agtaild does not answer at {self.socket_path or self.url}: {err}") from None
+                raise Unreachable(
+                    f"agtaild does not answer at {self.socket_path or self.url}: {err}"
+                ) from None
             except (BrokenPipeError, ConnectionResetError):  # a kept-alive connection the daemon closed
                 self.close()
                 if attempt == 2:
@@ -224,7 +243,9 @@ class Transport:
                 raise
         raise AssertionError("unreachable")
 
-    def get(self, path: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> dict[str, Any]:
+    def get(
+        self, path: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """A REST document (``path`` under /api/v1, e.g. "/sessions"); raises ApiError."""
         status, raw = self.request("GET", API + path + query(params), timeout=timeout)
         return document(status, raw)
@@ -238,7 +259,9 @@ class Transport:
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """One JSON-RPC call → its result; raises ApiError (a subclass per error code)."""
         req = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
-        status, raw = self.request("POST", "/rpc", json.dumps(req).encode(), headers={"Content-Type": "application/json"})
+        status, raw = self.request(
+            "POST", "/rpc", json.dumps(req).encode(), headers={"Content-Type": "application/json"}
+        )
         if status != 200:
             document(status, raw)  # raises the REST error (401, 403, 413)
         try:
@@ -260,11 +283,46 @@ class Transport:
         path = self.post("/login-link")["path"]
         base = self.url or self.info.get("url")
         if not base:
-            raise ApiError("unreachable", "this agtaild does not listen on TCP (--listen none): no browser can reach it")
+            raise ApiError(
+                "unreachable", "this agtaild does not listen on TCP (--listen none): no browser can reach it"
+            )
         return str(base).rstrip("/") + path
 
+    def download(
+        self, path: str, params: dict[str, Any] | None, out: BinaryIO, *, timeout: float | None = None
+    ) -> dict[str, str]:
+        """GET ``path`` (under /api/v1) and copy its body into ``out`` as it arrives, on a
+        connection of its own (a document of any size, e.g. a session's export, is never held
+        whole); returns the response's headers. Raises ApiError on an error status, and
+        ``OSError`` (http.client's ``IncompleteRead`` among them) when the body is cut short."""
+        import http.client
+
+        conn = stream_connection(
+            self.socket_path, None if self.socket_path else host_port(self.url), tls=is_tls(self.url)
+        )
+        conn.timeout = self.timeout if timeout is None else timeout
+        try:
+            try:
+                conn.request("GET", API + path + query(params), headers=self._headers({"Accept": "*/*"}))
+                resp = conn.getresponse()
+            except (ConnectionRefusedError, FileNotFoundError) as err:
+                raise Unreachable(
+                    f"agtaild does not answer at {self.socket_path or self.url}: {err}"
+                ) from None
+            if resp.status != 200:
+                document(resp.status, resp.read())
+            while chunk := resp.read1(1 << 20):
+                out.write(chunk)
+            return {k: v for k, v in resp.getheaders()}
+        except http.client.IncompleteRead as err:
+            raise ConnectionResetError(f"the download from agtaild was cut short ({err})") from None
+        finally:
+            conn.close()
+
     # -- live streams ---------------------------------------------------------------------
-    def stream(self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None) -> EventStream:
+    def stream(
+        self, path: str, params: dict[str, Any] | None = None, *, last_event_id: str | None = None
+    ) -> EventStream:
         """Server-Sent Events from ``path`` (under /api/v1), on a connection of its own.
         Iterate it; ``close()`` (from any thread) ends it."""
         conn = stream_connection(
