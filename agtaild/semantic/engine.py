@@ -186,6 +186,16 @@ class Engine:
         self.matrix.refresh(store, embedder.dimension)
         return self.matrix.nearest_events(self.query_vector(text), want)
 
+    def warm(self) -> None:
+        """Load the store's new vectors into memory and make the search's lists when it is
+        large (agtaild.semantic.knn): the daemon's embedder does it after each build, so that
+        a query finds the matrix ready."""
+        store = self.store()
+        dimension = int(store.meta("dimension") or 0)
+        if store.model_id is None or not dimension:
+            return
+        self.matrix.refresh(store, dimension, partition=True)
+
     # -- status ---------------------------------------------------------------------------
     def status(self, *, events_total: Callable[[], int] | None = None, fresh: bool = True) -> dict[str, Any]:
         """The backend, model, coverage and health, as /health, doctor and the CLI show them."""
@@ -296,6 +306,8 @@ class Background:
                 continue
             try:
                 engine.build(stop=self._stop, pace=self._pace)
+                if not self._stop.is_set():
+                    engine.warm()
                 self._built_stamp = stamp
                 backoff = self.first_backoff
                 continue

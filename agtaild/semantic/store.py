@@ -168,11 +168,12 @@ class VectorStore:
             chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return int(seen), int(chunks)
 
-    def rows_after(self, last_id: int) -> list[tuple[int, int, float, bytes]]:
-        """(chunk id, event id, scale, vector bytes) of every chunk after ``last_id``."""
+    def rows_after(self, last_id: int, limit: int = -1) -> list[tuple[int, int, float, bytes]]:
+        """(chunk id, event id, scale, vector bytes) of the chunks after ``last_id`` (at most
+        ``limit`` of them; -1: all)."""
         with self.lock:
             return self.db.execute(
-                "SELECT id, event_id, scale, vec FROM chunks WHERE id > ? ORDER BY id", (last_id,)
+                "SELECT id, event_id, scale, vec FROM chunks WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit)
             ).fetchall()
 
     def size_bytes(self) -> int:
