@@ -2,10 +2,16 @@
 
     python bench/bench_semantic.py cost [--rows 200000] [--model DIR]
     python bench/bench_semantic.py quality --model DIR
+    python bench/bench_semantic.py scale --data DIR [--runs 52]
 
 ``cost``: exact kNN over an int8 store of ``--rows`` random unit vectors (256-d; p50/p95 of 50
 queries, the matrix already in memory, as in a running daemon), the store's size per 100k
 chunks, and with ``--model`` the local model's embedding throughput on sample texts.
+
+``scale --data DIR``: against a data dir already indexed and embedded (the 2 GB corpus: see
+bench/RESULTS.md for the commands): vector store size per 100k chunks, loading the matrix,
+exact and listed (inverted-file) kNN with the listed search's recall@10 against exact, and
+whole semantic, hybrid and full-text searches in-process (kNN + fusion), p50/p95.
 
 ``quality``: bench/semantic_queries.json — a synthetic index of sessions, each with a
 paraphrased query written without the session's distinctive words — indexed in a temporary data
@@ -138,15 +144,90 @@ def quality(model_dir: Path) -> dict[str, Any]:
     }
 
 
+def _pcts(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {"p50": round(statistics.median(ordered), 1), "p95": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 1)}
+
+
+def scale(data: Path, runs: int) -> dict[str, Any]:
+    """Against a data dir that already holds an index and its vectors (embedded with the local
+    model: ``agtail --data-dir DATA embeddings build``): the store's size, loading, exact and
+    listed kNN (with recall against exact), and whole semantic / hybrid searches in-process."""
+    import sqlite3
+
+    import numpy as np
+
+    from agtaild.config import Config
+    from agtaild.query.service import Service
+
+    out: dict[str, Any] = {}
+    with sqlite3.connect(data / "vectors.sqlite3") as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    svc = Service(Config(data_dir=str(data), roots=[], archive=False))
+    engine = svc.semantic
+    store = engine.store()
+    seen, chunks = store.counts()
+    out.update(events_embedded=seen, chunks=chunks, store_bytes=store.size_bytes(),
+               store_bytes_per_100k_chunks=int(store.size_bytes() * 100_000 / max(1, chunks)),
+               model=store.model_id)
+    dim = int(store.meta("dimension") or 0)
+    t = time.perf_counter()
+    engine.matrix.refresh(store, dim)
+    out["load_seconds"] = round(time.perf_counter() - t, 2)
+    doc = json.loads(QUERIES.read_text())
+    queries = [q["query"] for q in doc["queries"]][:runs]
+    vecs = [engine.query_vector(q) for q in queries]
+    t = time.perf_counter()
+    engine.warm()
+    part = engine.matrix.partition
+    out["partition_seconds"] = round(time.perf_counter() - t, 2)
+    out["lists"] = part.lists if part is not None else 0
+    exact_ms, listed_ms, recall = [], [], []
+    for v in vecs:
+        t = time.perf_counter()
+        exact = engine.matrix.nearest_events(v, 100, exact=True)
+        exact_ms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        listed = engine.matrix.nearest_events(v, 100)
+        listed_ms.append((time.perf_counter() - t) * 1000)
+        recall.append(len({e for e, _ in exact[:10]} & {e for e, _ in listed[:10]}) / 10)
+    out["knn_exact_ms"] = _pcts(exact_ms)
+    out["knn_listed_ms"] = _pcts(listed_ms)
+    out["knn_listed_recall_at_10"] = round(float(np.mean(recall)), 3)
+    embed_ms = []
+    for q in queries:
+        t = time.perf_counter()
+        engine.query_vector(q)
+        embed_ms.append((time.perf_counter() - t) * 1000)
+    out["query_embedding_ms"] = _pcts(embed_ms)
+    for mode in ("semantic", "hybrid", "phrase"):
+        svc.call("search", {"q": queries[0], "mode": mode, "limit": 20})  # warm
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            svc.call("search", {"q": q, "mode": mode, "limit": 20})
+            times.append((time.perf_counter() - t) * 1000)
+        out[f"search_{mode}_ms"] = _pcts(times)
+    svc.close()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("cost", "quality"))
+    ap.add_argument("what", choices=("cost", "quality", "scale"))
+    ap.add_argument("--data", type=Path, help="scale: a data dir with an index and its vectors")
+    ap.add_argument("--runs", type=int, default=52, help="scale: queries (at most the 52 of the quality set)")
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--model", type=Path)
     args = ap.parse_args()
     if args.what == "quality" and args.model is None:
         ap.error("quality needs --model DIR")
-    result = cost(args.rows, args.model) if args.what == "cost" else quality(args.model)
+    if args.what == "scale":
+        if args.data is None:
+            ap.error("scale needs --data DIR")
+        result = scale(args.data, args.runs)
+    else:
+        result = cost(args.rows, args.model) if args.what == "cost" else quality(args.model)
     print(json.dumps(result, indent=2))
     return 0
 

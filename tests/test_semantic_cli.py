@@ -14,6 +14,8 @@ from agtaild.cli import main
 from tests.daemon_proc import DaemonProc, copy_claude, wait_until
 from tests.pty_run import AGTAIL
 from tests.semantic_fakes import FakeEndpoint
+from tests.test_cli_startup import AGTAIL as IMPORTTIME
+from tests.test_cli_startup import heavy, imported
 
 
 @pytest.fixture
@@ -76,6 +78,17 @@ def test_the_daemon_embeds_in_the_background(tmp_path: Path, endpoint: FakeEndpo
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
         assert "(100%)" in proc.stdout
+        # A search by meaning through the daemon: the daemon embeds the query; the CLI process
+        # imports none of numpy, tokenizers or the semantic package (nor the usual heavy ones).
+        for mode in ("hybrid", "semantic"):
+            probe = [*IMPORTTIME, "--data-dir", str(d.data_dir), "search", "--mode", mode, "--limit", "3", "test"]
+            proc = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert f"[{'full-text+' if mode == 'hybrid' else ''}semantic]" in proc.stdout or "[semantic]" in proc.stdout
+            modules = imported(proc.stderr)
+            assert "agtail_client" in modules  # it did ask the daemon
+            assert heavy(modules) == []
+            assert sorted(m for m in modules if m.split(".")[0] in ("numpy", "tokenizers") or m.startswith("agtaild.semantic")) == []
         endpoint.behaviour = "error500"
         words = client.call("search", {"q": "test", "mode": "words", "limit": 5})
         assert words["hits"]  # lexical search: unaffected
