@@ -3,6 +3,7 @@
     python bench/bench_semantic.py cost [--rows 200000] [--model DIR]
     python bench/bench_semantic.py quality --model DIR
     python bench/bench_semantic.py scale --data DIR [--runs 52]
+    python bench/bench_semantic.py cli --data DIR --root AGENT=PATH… [--runs 11]
 
 ``cost``: exact kNN over an int8 store of ``--rows`` random unit vectors (256-d; p50/p95 of 50
 queries, the matrix already in memory, as in a running daemon), the store's size per 100k
@@ -12,6 +13,11 @@ chunks, and with ``--model`` the local model's embedding throughput on sample te
 bench/RESULTS.md for the commands): vector store size per 100k chunks, loading the matrix,
 exact and listed (inverted-file) kNN with the listed search's recall@10 against exact, and
 whole semantic, hybrid and full-text searches in-process (kNN + fusion), p50/p95.
+
+``cli --data DIR --root …``: a daemon started on that data dir (no archive);
+``python -c pass``, ``agtail search`` (full-text) and ``agtail search --mode hybrid|semantic``
+as whole processes, alternating, medians of ``--runs`` rounds (at least 7), and their ratios
+to the bare Python start.
 
 ``quality``: bench/semantic_queries.json — a synthetic index of sessions, each with a
 paraphrased query written without the session's distinctive words — indexed in a temporary data
@@ -212,9 +218,75 @@ def scale(data: Path, runs: int) -> dict[str, Any]:
     return out
 
 
+def cli(data: Path, roots: list[str], runs: int) -> dict[str, Any]:
+    """Whole CLI processes through a daemon serving ``data`` (already indexed and embedded),
+    against ``python -c pass``, alternating, ``runs`` rounds: medians of wall and CPU (the
+    child's own, reaped with wait4), as bench/bench_first_minute.py measures the others."""
+    import shutil
+    import subprocess
+
+    from tests.daemon_proc import DaemonProc
+
+    agtail = str(Path(sys.executable).parent / "agtail")
+    base = Path(tempfile.mkdtemp(prefix="agtail-bench-semantic-cli-"))
+    (base / "data").symlink_to(data.resolve())
+    d = DaemonProc(base, dict(r.split("=", 1) for r in roots), extra=["--no-archive"])
+    d.start(timeout=600)
+    env = {**os.environ, "HOME": str(base / "home")}
+
+    def run(argv: list[str]) -> tuple[int, float, float]:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        return os.waitstatus_to_exitcode(status), time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+    try:
+        deadline = time.monotonic() + 1800
+        while True:  # the figure is the CLI's: wait for the vectors in memory and their lists
+            emb = (d.unix().health() or {}).get("embeddings") or {}
+            if emb.get("ready") and emb.get("lists"):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the daemon's vectors are not ready: {emb}")
+            time.sleep(1)
+        q = "the session where we fixed the flaky login test"
+        dd = ["--data-dir", str(d.data_dir)]
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "search WORD (full-text)": [agtail, *dd, "search", "--mode", "phrase", "session"],
+            "search --mode hybrid": [agtail, *dd, "search", "--mode", "hybrid", q],
+            "search --mode semantic": [agtail, *dd, "search", "--mode", "semantic", q],
+        }
+        walls: dict[str, list[float]] = {k: [] for k in commands}
+        cpus: dict[str, list[float]] = {k: [] for k in commands}
+        for name, argv in commands.items():  # once each, to warm the page cache
+            code, _w, _c = run(argv)
+            if code != 0:
+                raise RuntimeError(f"{name} exited {code}")
+        for _ in range(runs):
+            for name, argv in commands.items():
+                _code, wall, cpu = run(argv)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+    finally:
+        d.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+    bw, bc = statistics.median(walls["python -c pass"]), statistics.median(cpus["python -c pass"])
+    return {
+        name: {
+            "wall_ms": round(statistics.median(walls[name]) * 1000, 1),
+            "cpu_ms": round(statistics.median(cpus[name]) * 1000, 1),
+            "wall_ratio": round(statistics.median(walls[name]) / bw, 2),
+            "cpu_ratio": round(statistics.median(cpus[name]) / bc, 2),
+        }
+        for name in commands
+    } | {"runs": runs}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("cost", "quality", "scale"))
+    ap.add_argument("what", choices=("cost", "quality", "scale", "cli"))
+    ap.add_argument("--root", action="append", default=[], help="cli: AGENT=PATH, the roots of --data's index")
     ap.add_argument("--data", type=Path, help="scale: a data dir with an index and its vectors")
     ap.add_argument("--runs", type=int, default=52, help="scale: queries (at most the 52 of the quality set)")
     ap.add_argument("--rows", type=int, default=200_000)
@@ -222,7 +294,11 @@ def main() -> int:
     args = ap.parse_args()
     if args.what == "quality" and args.model is None:
         ap.error("quality needs --model DIR")
-    if args.what == "scale":
+    if args.what == "cli":
+        if args.data is None:
+            ap.error("cli needs --data DIR")
+        result = cli(args.data, args.root, max(7, args.runs if args.runs != 52 else 11))
+    elif args.what == "scale":
         if args.data is None:
             ap.error("scale needs --data DIR")
         result = scale(args.data, args.runs)

@@ -229,6 +229,7 @@ class Engine:
             chunks=chunks,
             rate=round(self.rate, 1) if self.rate else None,
             store_bytes=store.size_bytes(),
+            lists=self.matrix.partition.lists if self.matrix.partition is not None else 0,
             healthy=healthy,
             ready=healthy and seen >= total,
         )
