@@ -110,14 +110,23 @@ def quality(model_dir: Path) -> dict[str, Any]:
             for i, text in enumerate(s["messages"]):
                 role = "user" if i % 2 == 0 else "assistant"
                 content: Any = text if role == "user" else [{"type": "text", "text": text}]
-                lines.append(json.dumps({
-                    "type": role, "sessionId": s["id"], "uuid": f"{s['id']}-{i}", "cwd": "/work/app",
-                    "timestamp": f"2025-03-{1 + n % 28:02d}T10:{i:02d}:00Z",
-                    "message": {"role": role, "content": content},
-                }))
+                lines.append(
+                    json.dumps(
+                        {
+                            "type": role,
+                            "sessionId": s["id"],
+                            "uuid": f"{s['id']}-{i}",
+                            "cwd": "/work/app",
+                            "timestamp": f"2025-03-{1 + n % 28:02d}T10:{i:02d}:00Z",
+                            "message": {"role": role, "content": content},
+                        }
+                    )
+                )
             (root / f"{s['id']}.jsonl").write_text("\n".join(lines) + "\n")
         data = Path(tmp) / "data"
-        cfg = Config(data_dir=str(data), roots=[RootSpec("claude-code", str(Path(tmp) / "projects"))], archive=False)
+        cfg = Config(
+            data_dir=str(data), roots=[RootSpec("claude-code", str(Path(tmp) / "projects"))], archive=False
+        )
         svc = Service(cfg)
         svc.update_index()
         (data / "semantic.json").write_text(json.dumps({"backend": "static", "model_dir": str(model_dir)}))
@@ -142,7 +151,9 @@ def quality(model_dir: Path) -> dict[str, Any]:
         svc.close()
     total = len(doc["queries"])
     return {
-        "sessions": len(doc["sessions"]), "queries": total, "events": status["events"],
+        "sessions": len(doc["sessions"]),
+        "queries": total,
+        "events": status["events"],
         "build_seconds": round(build_s, 2),
         "recall_at_5": {m: round(v / total, 3) for m, v in found.items()},
         "found": found,
@@ -152,7 +163,10 @@ def quality(model_dir: Path) -> dict[str, Any]:
 
 def _pcts(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
-    return {"p50": round(statistics.median(ordered), 1), "p95": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 1)}
+    return {
+        "p50": round(statistics.median(ordered), 1),
+        "p95": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 1),
+    }
 
 
 def scale(data: Path, runs: int) -> dict[str, Any]:
@@ -173,9 +187,13 @@ def scale(data: Path, runs: int) -> dict[str, Any]:
     engine = svc.semantic
     store = engine.store()
     seen, chunks = store.counts()
-    out.update(events_embedded=seen, chunks=chunks, store_bytes=store.size_bytes(),
-               store_bytes_per_100k_chunks=int(store.size_bytes() * 100_000 / max(1, chunks)),
-               model=store.model_id)
+    out.update(
+        events_embedded=seen,
+        chunks=chunks,
+        store_bytes=store.size_bytes(),
+        store_bytes_per_100k_chunks=int(store.size_bytes() * 100_000 / max(1, chunks)),
+        model=store.model_id,
+    )
     dim = int(store.meta("dimension") or 0)
     t = time.perf_counter()
     engine.matrix.refresh(store, dim)
@@ -286,7 +304,9 @@ def cli(data: Path, roots: list[str], runs: int) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("cost", "quality", "scale", "cli"))
-    ap.add_argument("--root", action="append", default=[], help="cli: AGENT=PATH, the roots of --data's index")
+    ap.add_argument(
+        "--root", action="append", default=[], help="cli: AGENT=PATH, the roots of --data's index"
+    )
     ap.add_argument("--data", type=Path, help="scale: a data dir with an index and its vectors")
     ap.add_argument("--runs", type=int, default=52, help="scale: queries (at most the 52 of the quality set)")
     ap.add_argument("--rows", type=int, default=200_000)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.semantic_fakes import np
 from agtaild.semantic import knn
 from agtaild.semantic.knn import Matrix
 from agtaild.semantic.store import VectorStore
+from tests.semantic_fakes import np
 
 DIM = 32
 
@@ -77,7 +77,9 @@ def test_the_lists_find_what_the_exact_search_finds(tmp_path: Path, small_thresh
     assert found / total >= 0.8
 
 
-def test_rows_added_after_the_lists_are_searched_and_then_listed(tmp_path: Path, small_thresholds: None) -> None:
+def test_rows_added_after_the_lists_are_searched_and_then_listed(
+    tmp_path: Path, small_thresholds: None
+) -> None:
     rng = np.random.default_rng(5)
     vecs = _clustered(rng, 2000, rng.normal(size=(20, DIM)))
     store = _store(tmp_path, vecs)

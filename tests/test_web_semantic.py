@@ -28,7 +28,9 @@ pytestmark = pytest.mark.skipif(
     not chromium_available(), reason="needs headless Chromium at /usr/bin/chromium (apt-get install chromium)"
 )
 
-OPTIONS = "[...document.querySelectorAll('#view-search .mode-select option')].map((o) => [o.value, o.disabled])"
+OPTIONS = (
+    "[...document.querySelectorAll('#view-search .mode-select option')].map((o) => [o.value, o.disabled])"
+)
 NOTE = "(() => { const n = document.querySelector('#view-search .mode-note'); return n && !n.hidden ? n.textContent : ''; })()"
 TOPBAR = "(() => { const n = document.querySelector('.embed-progress'); return n && !n.hidden ? n.textContent : ''; })()"
 FOUND_BY = "[...document.querySelectorAll('#view-search .hit .found-by')].map((t) => t.textContent)"
@@ -56,19 +58,26 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 
 def rpc(daemon: Daemon, method: str, params: dict[str, Any]) -> Any:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-    req = urllib.request.Request(daemon.url + "/rpc", data=body, method="POST", headers={
-        "Authorization": f"Bearer {daemon.token}", "Content-Type": "application/json"})
+    req = urllib.request.Request(
+        daemon.url + "/rpc",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {daemon.token}", "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.loads(resp.read())
 
 
-async def test_modes_status_and_failure_in_the_viewer(daemon: Daemon, endpoint: FakeEndpoint, browser: Browser,
-                                                      shots: Path) -> None:
+async def test_modes_status_and_failure_in_the_viewer(
+    daemon: Daemon, endpoint: FakeEndpoint, browser: Browser, shots: Path
+) -> None:
     # No backend: full-text only, the other two choices disabled with the reason.
     await login(browser, daemon, "#/search?q=greet")
     await browser.wait_for("document.querySelectorAll('#view-search .hit').length > 0", what="full-text hits")
-    options = await browser.wait_for(f"(() => {{ const o = {OPTIONS}; return o.length === 3 && o[1][1] && o; }})()",
-                                     what="disabled semantic and hybrid")
+    options = await browser.wait_for(
+        f"(() => {{ const o = {OPTIONS}; return o.length === 3 && o[1][1] && o; }})()",
+        what="disabled semantic and hybrid",
+    )
     assert options == [["phrase", False], ["semantic", True], ["hybrid", True]]
     assert "Search by meaning is off: no backend configured" in await browser.eval(NOTE)
     assert set(await browser.eval(FOUND_BY)) == {"full-text"}
@@ -76,13 +85,16 @@ async def test_modes_status_and_failure_in_the_viewer(daemon: Daemon, endpoint: 
     assert await browser.eval(TOPBAR) == ""
 
     # A backend configured and a build asked for: the page follows it without a reload.
-    (daemon.data / "semantic.json").write_text(json.dumps({"backend": "openai", "url": endpoint.url, "model": "hash"}))
+    (daemon.data / "semantic.json").write_text(
+        json.dumps({"backend": "openai", "url": endpoint.url, "model": "hash"})
+    )
     answer = rpc(daemon, "embeddings.build", {})
     assert answer["result"]["enabled"] is True, answer
     line = await browser.wait_for(
         "(() => { const n = document.querySelector('#view-search .meaning-line');"
         " return n && !n.hidden && n.textContent.includes('(100%)') && n.textContent; })()",
-        timeout=40, what="the status line at full coverage",
+        timeout=40,
+        what="the status line at full coverage",
     )
     status = daemon.get("/api/v1/embeddings")
     assert status["ready"] is True and status["model"].startswith("openai:hash@"), status
@@ -94,8 +106,11 @@ async def test_modes_status_and_failure_in_the_viewer(daemon: Daemon, endpoint: 
 
     # Without a mode the daemon picks hybrid now; the menu says so and every hit its ranking.
     await browser.eval("location.hash = '#/search?q=greeting+in+japanese'")
-    await browser.wait_for("document.querySelector('#view-search .mode-select').value === 'hybrid'"
-                           " && document.querySelectorAll('#view-search .hit').length > 0", what="hybrid hits")
+    await browser.wait_for(
+        "document.querySelector('#view-search .mode-select').value === 'hybrid'"
+        " && document.querySelectorAll('#view-search .hit').length > 0",
+        what="hybrid hits",
+    )
     hybrid = await browser.eval(FOUND_BY)
     assert hybrid and set(hybrid) <= {"full-text", "semantic", "full-text + semantic"}
     assert "semantic" in " ".join(hybrid)
@@ -104,27 +119,38 @@ async def test_modes_status_and_failure_in_the_viewer(daemon: Daemon, endpoint: 
     await browser.screenshot(shots / "search-hybrid.png")
 
     # Choosing a mode puts it in the address and asks again.
-    await browser.eval("(() => { const s = document.querySelector('#view-search .mode-select');"
-                       " s.value = 'semantic'; s.dispatchEvent(new Event('change')); })()")
+    await browser.eval(
+        "(() => { const s = document.querySelector('#view-search .mode-select');"
+        " s.value = 'semantic'; s.dispatchEvent(new Event('change')); })()"
+    )
     await browser.wait_for("location.hash.includes('mode=semantic')", what="the mode in the address")
-    semantic = await browser.wait_for(f"(() => {{ const f = {FOUND_BY}; return f.length && f.every((x) => x === 'semantic') && f; }})()",
-                                      what="semantic hits")
-    assert len(semantic) == len(daemon.get("/api/v1/search?q=greeting+in+japanese&mode=semantic&limit=40")["hits"])
+    semantic = await browser.wait_for(
+        f"(() => {{ const f = {FOUND_BY}; return f.length && f.every((x) => x === 'semantic') && f; }})()",
+        what="semantic hits",
+    )
+    assert len(semantic) == len(
+        daemon.get("/api/v1/search?q=greeting+in+japanese&mode=semantic&limit=40")["hits"]
+    )
 
     # The endpoint fails, and the index changes so that the daemon's embedder tries it.
     endpoint.behaviour = "error500"
     session = daemon.root / HOSTILE_DIR / f"{HOSTILE}.jsonl"
     with session.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(appended_line()) + "\n")
-    topbar = await browser.wait_for(f"(() => {{ const t = {TOPBAR}; return t.startsWith('Embeddings failing · retry in') && t; }})()",
-                                    timeout=40, what="the failure and its backoff in the top bar")
+    topbar = await browser.wait_for(
+        f"(() => {{ const t = {TOPBAR}; return t.startsWith('Embeddings failing · retry in') && t; }})()",
+        timeout=40,
+        what="the failure and its backoff in the top bar",
+    )
     assert topbar.endswith(" s")
     title = await browser.eval("document.querySelector('.embed-progress').title")
     assert "500" in title and "retrying in" in title
     await browser.eval("location.hash = '#/search?q=greet'")
     await browser.wait_for(f"{OPTIONS}[1][1] === true", what="semantic disabled again")
     assert (await browser.eval(NOTE)).startswith("The model is failing: ")
-    await browser.wait_for("document.querySelectorAll('#view-search .hit').length > 0", what="full-text still answering")
+    await browser.wait_for(
+        "document.querySelectorAll('#view-search .hit').length > 0", what="full-text still answering"
+    )
     assert await browser.eval("document.querySelector('#view-search .mode-select').value") == "phrase"
     assert set(await browser.eval(FOUND_BY)) == {"full-text"}
     health = daemon.get("/api/v1/health")["embeddings"]

@@ -36,8 +36,13 @@ MAX_BACKOFF = 1800.0
 
 
 class Engine:
-    def __init__(self, data_dir: str | Path, index_path: str | Path, *,
-                 embedder_factory: Callable[[Settings], Embedder] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        index_path: str | Path,
+        *,
+        embedder_factory: Callable[[Settings], Embedder] | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.index_path = Path(index_path)
         self._factory = embedder_factory or (lambda s: open_embedder(s, self.data_dir))
@@ -109,16 +114,28 @@ class Engine:
         self._status_cache = None
 
     # -- building -------------------------------------------------------------------------
-    def build(self, *, stop: threading.Event | None = None, progress: Callable[[dict[str, Any]], None] | None = None,
-              pace: Callable[[int], None] | None = None) -> dict[str, Any]:
+    def build(
+        self,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+        pace: Callable[[int], None] | None = None,
+    ) -> dict[str, Any]:
         """Embed every event the store has not seen; returns the status after."""
         with self._build_lock:
             return self._build(stop, progress, pace)
 
-    def _build(self, stop: threading.Event | None, progress: Callable[[dict[str, Any]], None] | None,
-               pace: Callable[[int], None] | None) -> dict[str, Any]:
+    def _build(
+        self,
+        stop: threading.Event | None,
+        progress: Callable[[dict[str, Any]], None] | None,
+        pace: Callable[[int], None] | None,
+    ) -> dict[str, Any]:
         if not self.enabled:
-            raise EmbedError(self._settings_error or "search by meaning is off: no backend in " + str(settings_path(self.data_dir)))
+            raise EmbedError(
+                self._settings_error
+                or "search by meaning is off: no backend in " + str(settings_path(self.data_dir))
+            )
         try:
             embedder = self.embedder()
         except EmbedError as exc:
@@ -259,8 +276,13 @@ class Background:
     """Builds on a thread of its own at the lowest priority: when nudged, and when the index
     file changed since the last build (checked every ``idle_check`` seconds)."""
 
-    def __init__(self, engine: Callable[[], Engine | None], *, idle_check: float = 60.0,
-                 first_backoff: float = FIRST_BACKOFF) -> None:
+    def __init__(
+        self,
+        engine: Callable[[], Engine | None],
+        *,
+        idle_check: float = 60.0,
+        first_backoff: float = FIRST_BACKOFF,
+    ) -> None:
         self.engine = engine
         self.idle_check = idle_check
         self.first_backoff = first_backoff

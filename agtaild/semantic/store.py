@@ -55,8 +55,13 @@ class VectorStore:
         self.path = Path(path)
         self.index_path = Path(index_path)
         self.lock = threading.RLock()
-        self.db = sqlite3.connect(f"file:{quote(str(self.path))}", uri=True, check_same_thread=False,
-                                  isolation_level=None, timeout=30)
+        self.db = sqlite3.connect(
+            f"file:{quote(str(self.path))}",
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=30,
+        )
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
@@ -124,10 +129,13 @@ class VectorStore:
     # -- the embedder's side ----------------------------------------------------------------
     def drop_stale(self, db: sqlite3.Connection) -> int:
         """Forget events the index no longer has as they were (``db``: from :meth:`attached`)."""
-        stale = [r[0] for r in db.execute(
-            "SELECT s.event_id FROM seen s LEFT JOIN idx.events e ON e.id = s.event_id"
-            " WHERE e.id IS NULL OR e.session_id != s.session_id OR e.seq != s.seq"
-        )]
+        stale = [
+            r[0]
+            for r in db.execute(
+                "SELECT s.event_id FROM seen s LEFT JOIN idx.events e ON e.id = s.event_id"
+                " WHERE e.id IS NULL OR e.session_id != s.session_id OR e.seq != s.seq"
+            )
+        ]
         if stale:
             with self._write():
                 for start in range(0, len(stale), 500):
@@ -147,14 +155,18 @@ class VectorStore:
             args.append(below)
         return [r[0] for r in db.execute(sql + " ORDER BY e.id DESC LIMIT ?", [*args, limit])]
 
-    def add(self, seen: Sequence[tuple[int, int, int]], chunks: Sequence[tuple[int, int]], vectors: Any) -> None:
+    def add(
+        self, seen: Sequence[tuple[int, int, int]], chunks: Sequence[tuple[int, int]], vectors: Any
+    ) -> None:
         """Record events looked at, and the vectors of their chunks ((event id, chunk no) each)."""
         rows: list[tuple[int, int, float, bytes]] = []
         if chunks:
             q, scale = quantize(vectors)
             rows = [(eid, n, float(scale[i]), q[i].tobytes()) for i, (eid, n) in enumerate(chunks)]
         with self.lock, self._write():
-            self.db.executemany("INSERT OR REPLACE INTO seen (event_id, session_id, seq) VALUES (?, ?, ?)", seen)
+            self.db.executemany(
+                "INSERT OR REPLACE INTO seen (event_id, session_id, seq) VALUES (?, ?, ?)", seen
+            )
             if rows:
                 self.db.executemany(
                     "INSERT INTO chunks (event_id, chunk, scale, vec) VALUES (?, ?, ?, ?)", rows
@@ -173,7 +185,8 @@ class VectorStore:
         ``limit`` of them; -1: all)."""
         with self.lock:
             return self.db.execute(
-                "SELECT id, event_id, scale, vec FROM chunks WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit)
+                "SELECT id, event_id, scale, vec FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                (last_id, limit),
             ).fetchall()
 
     def size_bytes(self) -> int:
