@@ -215,6 +215,22 @@ def scale(data: Path, runs: int) -> dict[str, Any]:
         listed = engine.matrix.nearest_events(v, 100)
         listed_ms.append((time.perf_counter() - t) * 1000)
         recall.append(len({e for e, _ in exact[:10]} & {e for e, _ in listed[:10]}) / 10)
+    from agtaild.semantic import knn
+
+    default_share = knn.PROBE_SHARE
+    by_share: dict[str, Any] = {}
+    for share in (1 / 32, 1 / 16, 1 / 8):  # how much of the lists a search reads: speed and recall
+        knn.PROBE_SHARE = share
+        ms, rec = [], []
+        for v in vecs:
+            exact = {e for e, _ in engine.matrix.nearest_events(v, 10, exact=True)}
+            t = time.perf_counter()
+            listed = engine.matrix.nearest_events(v, 100)
+            ms.append((time.perf_counter() - t) * 1000)
+            rec.append(len(exact & {e for e, _ in listed[:10]}) / 10)
+        by_share[f"1/{round(1 / share)}"] = {**_pcts(ms), "recall_at_10": round(float(np.mean(rec)), 3)}
+    knn.PROBE_SHARE = default_share
+    out["knn_listed_by_probe_share"] = by_share
     out["knn_exact_ms"] = _pcts(exact_ms)
     out["knn_listed_ms"] = _pcts(listed_ms)
     out["knn_listed_recall_at_10"] = round(float(np.mean(recall)), 3)
@@ -224,6 +240,28 @@ def scale(data: Path, runs: int) -> dict[str, Any]:
         engine.query_vector(q)
         embed_ms.append((time.perf_counter() - t) * 1000)
     out["query_embedding_ms"] = _pcts(embed_ms)
+    from agtaild.index.budget import time_budget
+    from agtaild.index.search import SearchScope, ranked_rows
+    from agtaild.query import semantic as meaning
+
+    scope = SearchScope()
+    for mode in ("semantic", "hybrid"):  # the ranking alone: kNN (+ full-text ranking + fusion)
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            meaning.rank(svc, q, mode, scope, meaning.FUSE_DEPTH)
+            times.append((time.perf_counter() - t) * 1000)
+        out[f"rank_{mode}_ms"] = _pcts(times)
+    times = []
+    db = svc._reader()
+    for q in queries:  # hybrid's full-text side alone: any of the words, bm25, 100 deep
+        t = time.perf_counter()
+        with time_budget(db):
+            ranked_rows(
+                db, meaning._or_query(q, db, str(svc.config.index_path)), scope, limit=meaning.FUSE_DEPTH
+            )
+        times.append((time.perf_counter() - t) * 1000)
+    out["rank_full_text_side_ms"] = _pcts(times)
     for mode in ("semantic", "hybrid", "phrase"):
         svc.call("search", {"q": queries[0], "mode": mode, "limit": 20})  # warm
         times = []

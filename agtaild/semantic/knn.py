@@ -8,8 +8,9 @@ of itself.
 Up to ``PARTITION_MIN_ROWS`` rows every search is exact. Above, once :meth:`Matrix.refresh` is
 asked to ``partition`` (the daemon's embedder does, after a build, at low priority; a one-shot
 CLI search never pays for it), the rows are split into ``≈ √rows`` lists by spherical k-means
-(an inverted file) and a search scores only the rows of the lists whose centroids are nearest
-the query, plus every row added since the lists were made. Measured against the exact search
+(an inverted file), the matrix is rearranged in list order, and a search scores only the rows
+of the lists whose centroids are nearest the query, plus every row added since the lists were
+made. Measured against the exact search
 on the 2 GB corpus in bench/RESULTS.md (speed and recall).
 """
 
@@ -37,11 +38,13 @@ KMEANS_SAMPLE_PER_LIST = 48
 
 
 class Partition:
-    """An inverted file: unit centroids, and the matrix rows of each centroid's list."""
+    """An inverted file: unit centroids, and the matrix rows of each centroid's list. Once it
+    is in use the matrix's first ``rows`` rows are kept in list order, so that list ``i`` is
+    the contiguous rows ``starts[i]:starts[i + 1]`` (a search reads slices, never gathers)."""
 
     def __init__(self, centroids: Any, order: Any, starts: Any, rows: int) -> None:
         self.centroids = centroids  # float32, lists × dimension
-        self.order = order  # row numbers, grouped by list
+        self.order = order  # the rows, grouped by list: the rearrangement to apply to the matrix
         self.starts = starts  # list i holds order[starts[i]:starts[i + 1]]
         self.rows = rows  # the matrix rows it covers: 0 … rows-1
 
@@ -49,16 +52,17 @@ class Partition:
     def lists(self) -> int:
         return len(self.centroids)
 
-    def candidates(self, q: Any, total_rows: int) -> Any:
-        """Row numbers to score for the query ``q``: the nearest lists' rows and every newer row."""
+    def spans(self, q: Any, total_rows: int) -> list[tuple[int, int]]:
+        """(start, stop) row ranges to score for the query ``q``, in a matrix in list order:
+        the nearest lists and every newer row."""
         import numpy as np
 
         probe = max(1, math.ceil(self.lists * PROBE_SHARE))
-        near = np.argpartition(-(self.centroids @ q), probe - 1)[:probe]
-        parts = [self.order[self.starts[i] : self.starts[i + 1]] for i in near]
+        near = np.sort(np.argpartition(-(self.centroids @ q), probe - 1)[:probe])
+        spans = [(int(self.starts[i]), int(self.starts[i + 1])) for i in near]
         if total_rows > self.rows:
-            parts.append(np.arange(self.rows, total_rows, dtype=self.order.dtype))
-        return np.concatenate(parts)
+            spans.append((self.rows, total_rows))
+        return [(a, b) for a, b in spans if b > a]
 
 
 def _unit_rows(block: Any) -> Any:
@@ -83,6 +87,14 @@ def _nearest_centroid(vectors: Any, centroids: Any, start: int, stop: int) -> An
     return out
 
 
+def _grouped(centroids: Any, assign: Any, rows: int) -> Partition:
+    import numpy as np
+
+    order = np.argsort(assign, kind="stable").astype(np.int64)
+    starts = np.searchsorted(assign[order], np.arange(len(centroids) + 1)).astype(np.int64)
+    return Partition(centroids, order, starts, rows)
+
+
 def build_partition(vectors: Any, *, seed: int = 1) -> Partition:
     """Spherical k-means over a sample of the rows (deterministic for a given matrix), then
     every row to its nearest centroid."""
@@ -105,25 +117,19 @@ def build_partition(vectors: Any, *, seed: int = 1) -> Partition:
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         centroids = (sums / norms).astype(np.float32)
-    assign = _nearest_centroid(vectors, centroids, 0, rows)
-    order = np.argsort(assign, kind="stable").astype(np.int64)
-    starts = np.searchsorted(assign[order], np.arange(lists + 1)).astype(np.int64)
-    return Partition(centroids, order, starts, rows)
+    return _grouped(centroids, _nearest_centroid(vectors, centroids, 0, rows), rows)
 
 
 def extend_partition(part: Partition, vectors: Any) -> Partition:
-    """The lists again with the rows added since ``part`` was made (its centroids kept)."""
+    """The lists again with the rows added since ``part`` was made (its centroids kept); the
+    matrix's first ``part.rows`` rows are in ``part``'s list order."""
     import numpy as np
 
     rows = len(vectors)
-    counts = np.diff(part.starts)
-    old_assign = np.repeat(np.arange(part.lists, dtype=np.int32), counts)
     assign = np.empty(rows, dtype=np.int32)
-    assign[part.order] = old_assign
+    assign[: part.rows] = np.repeat(np.arange(part.lists, dtype=np.int32), np.diff(part.starts))
     assign[part.rows :] = _nearest_centroid(vectors, part.centroids, part.rows, rows)
-    order = np.argsort(assign, kind="stable").astype(np.int64)
-    starts = np.searchsorted(assign[order], np.arange(part.lists + 1)).astype(np.int64)
-    return Partition(part.centroids, order, starts, rows)
+    return _grouped(part.centroids, assign, rows)
 
 
 class Matrix:
@@ -206,8 +212,23 @@ class Matrix:
             else:
                 made = extend_partition(part, vectors)
             with self._lock:
-                if self.generation == generation:
-                    self.partition = made
+                if self.generation == generation and self.rows >= made.rows:
+                    self._rearrange(made)
+
+    def _rearrange(self, part: Partition) -> None:
+        """Put the first ``part.rows`` rows in ``part``'s list order, in new arrays (a running
+        search keeps the arrays and the partition it took, which agree)."""
+        import numpy as np
+
+        n, order = part.rows, part.order
+        arrays = []
+        for old in (self._vectors, self._scales, self._events):
+            new = np.empty_like(old)
+            new[:n] = old[:n][order]
+            new[n : self.rows] = old[n : self.rows]
+            arrays.append(new)
+        self._vectors, self._scales, self._events = arrays
+        self.partition = part
 
     def nearest_events(self, query: Any, want: int, *, exact: bool = False) -> list[tuple[int, float]]:
         """Up to ``want`` (event id, cosine) pairs, best first; an event scores by its best chunk."""
@@ -218,16 +239,20 @@ class Matrix:
         if vectors is None or not len(vectors):
             return []
         q = np.asarray(query, dtype=np.float32)
-        rows = None if exact or part is None else part.candidates(q, len(vectors))
-        n_rows = len(vectors) if rows is None else len(rows)
-        scores = np.empty(n_rows, dtype=np.float32)
+        spans = [(0, len(vectors))] if exact or part is None else part.spans(q, len(vectors))
+        total = sum(b - a for a, b in spans)
+        scores = np.empty(total, dtype=np.float32)
         buf = np.empty((BLOCK, vectors.shape[1]), dtype=np.float32)
-        for start in range(0, n_rows, BLOCK):
-            block = vectors[start : start + BLOCK] if rows is None else vectors[rows[start : start + BLOCK]]
-            n = len(block)
-            np.copyto(buf[:n], block, casting="unsafe")
-            np.dot(buf[:n], q, out=scores[start : start + n])
-        scores *= scales if rows is None else scales[rows]
+        at = 0
+        for a, b in spans:
+            for start in range(a, b, BLOCK):
+                n = min(BLOCK, b - start)
+                np.copyto(buf[:n], vectors[start : start + n], casting="unsafe")
+                np.dot(buf[:n], q, out=scores[at : at + n])
+                scores[at : at + n] *= scales[start : start + n]
+                at += n
+        whole = spans == [(0, len(vectors))]
+        rows = None if whole else np.concatenate([np.arange(a, b) for a, b in spans])
         row_events = events if rows is None else events[rows]
         take = min(len(scores), max(want * 4, want + 16))
         while True:
