@@ -51,7 +51,71 @@ def default_mode(svc: Any) -> tuple[str, str | None]:
 #: Words too common to rank by: in an any-of-the-words query they match nearly every event,
 #: and their noise outweighed the vector ranking in the fusion (bench/RESULTS.md).
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
 )
 
 
@@ -94,7 +158,9 @@ def _or_query(q: str, db: Any = None, key: str = "") -> Any:
     return msgspec.structs.replace(base, words=" OR ".join(tokens), wide=[])
 
 
-def search(svc: Any, q: str, mode: str, scope: Any, *, limit: int, cursor: list[Any] | None) -> dict[str, Any]:
+def search(
+    svc: Any, q: str, mode: str, scope: Any, *, limit: int, cursor: list[Any] | None
+) -> dict[str, Any]:
     """One page of ``semantic`` or ``hybrid`` hits (the caller applies the user's state)."""
     from agtaild.index.search import hits
 
@@ -116,7 +182,9 @@ def search(svc: Any, q: str, mode: str, scope: Any, *, limit: int, cursor: list[
     return answer
 
 
-def rank(svc: Any, q: str, mode: str, scope: Any, depth: int) -> tuple[list[tuple[int, float]], dict[int, list[str]], list[str]]:
+def rank(
+    svc: Any, q: str, mode: str, scope: Any, depth: int
+) -> tuple[list[tuple[int, float]], dict[int, list[str]], list[str]]:
     """The ranking alone (kNN, and for ``hybrid`` the full-text ranking and the fusion):
     (event id, fused score) best first, the rankings that found each event, and notes."""
     from agtaild.index.budget import time_budget
