@@ -170,7 +170,10 @@ def search(
     order, found, notes = rank(svc, q, mode, scope, depth)
     page = order[offset : offset + limit]
     extra = {eid: {"found_by": found[eid]} for eid, _ in page}
-    docs = hits(db, svc.pricing(), _or_query(q), [(eid, -score) for eid, score in page], extra=extra)
+    # the snippets mark the words the full-text side ranked by (the common ones would each cost
+    # a pass over their every event here too)
+    full_query = _or_query(q, db, str(getattr(svc.config, "index_path", "")))
+    docs = hits(db, svc.pricing(), full_query, [(eid, -score) for eid, score in page], extra=extra)
     more = len(order) > offset + limit
     answer: dict[str, Any] = {
         "hits": docs,
