@@ -2,12 +2,16 @@
 
     python bench/bench_semantic.py cost [--rows 200000] [--model DIR]
     python bench/bench_semantic.py quality --model DIR
+    python bench/bench_semantic.py quality-sample --model DIR
     python bench/bench_semantic.py scale --data DIR [--runs 52]
     python bench/bench_semantic.py cli --data DIR --root AGENT=PATH… [--runs 11]
 
 ``cost``: exact kNN over an int8 store of ``--rows`` random unit vectors (256-d; p50/p95 of 50
 queries, the matrix already in memory, as in a running daemon), the store's size per 100k
 chunks, and with ``--model`` the local model's embedding throughput on sample texts.
+
+``quality-sample``: the same over the sample corpus (tests/corpus, Claude Code and Codex): the
+23 queries of bench/semantic_queries_sample.json, each with its target sessions.
 
 ``scale --data DIR``: against a data dir already indexed and embedded (the 2 GB corpus: see
 bench/RESULTS.md for the commands): vector store size per 100k chunks, loading the matrix,
@@ -158,6 +162,48 @@ def quality(model_dir: Path) -> dict[str, Any]:
         "recall_at_5": {m: round(v / total, 3) for m, v in found.items()},
         "found": found,
         "query_ms_p95": {m: round(sorted(v)[int(len(v) * 0.95) - 1], 1) for m, v in latency.items()},
+    }
+
+
+SAMPLE_QUERIES = REPO / "bench" / "semantic_queries_sample.json"
+
+
+def quality_sample(model_dir: Path) -> dict[str, Any]:
+    """bench/semantic_queries_sample.json over the sample corpus (tests/corpus/claude-code and
+    tests/corpus/codex, every source a root), indexed and embedded in a temporary data dir."""
+    from agtaild.config import Config, RootSpec
+    from agtaild.query.service import Service
+
+    doc = json.loads(SAMPLE_QUERIES.read_text())
+    corpus = REPO / "tests" / "corpus"
+    roots = [RootSpec("claude-code", str(p)) for p in sorted((corpus / "claude-code").glob("*/projects"))]
+    roots += [RootSpec("codex", str(p)) for p in sorted((corpus / "codex").glob("*/sessions"))]
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["HOME"] = tmp
+        data = Path(tmp) / "data"
+        svc = Service(Config(data_dir=str(data), roots=roots, archive=False))
+        svc.update_index()
+        (data / "semantic.json").write_text(json.dumps({"backend": "static", "model_dir": str(model_dir)}))
+        status = svc.call("embeddings.build", {})
+        found: dict[str, int] = {}
+        for mode in ("phrase", "words", "semantic", "hybrid"):
+            found[mode] = 0
+            for q in doc["queries"]:
+                hits = svc.call("search", {"q": q["query"], "mode": mode, "limit": 50}, reveal=True)["hits"]
+                top: list[str] = []
+                for h in hits:
+                    ref = f"{h['session']['agent']}:{h['session']['id']}"
+                    if ref not in top:
+                        top.append(ref)
+                found[mode] += any(t in top[:5] for t in q["targets"])
+        svc.close()
+    total = len(doc["queries"])
+    return {
+        "queries": total,
+        "events": status["events"],
+        "chunks": status["chunks"],
+        "recall_at_5": {m: round(v / total, 3) for m, v in found.items()},
+        "found": found,
     }
 
 
@@ -348,7 +394,7 @@ def cli(data: Path, roots: list[str], runs: int, word: str) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("cost", "quality", "scale", "cli"))
+    ap.add_argument("what", choices=("cost", "quality", "quality-sample", "scale", "cli"))
     ap.add_argument(
         "--root", action="append", default=[], help="cli: AGENT=PATH, the roots of --data's index"
     )
@@ -360,7 +406,11 @@ def main() -> int:
     args = ap.parse_args()
     if args.what == "quality" and args.model is None:
         ap.error("quality needs --model DIR")
-    if args.what == "cli":
+    if args.what == "quality-sample":
+        if args.model is None:
+            ap.error("quality-sample needs --model DIR")
+        result = quality_sample(args.model)
+    elif args.what == "cli":
         if args.data is None:
             ap.error("cli needs --data DIR")
         result = cli(args.data, args.root, max(7, args.runs if args.runs != 52 else 11), args.word)
