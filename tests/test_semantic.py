@@ -5,6 +5,7 @@ The embedder is tests/semantic_fakes.HashEmbedder (deterministic, no model)."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -118,11 +119,20 @@ def test_pages_continue_without_repeating(svc: Service) -> None:
     svc.call("embeddings.build", {})
     first = svc.call("search", {"q": "fixture chart", "mode": "semantic", "limit": 2})
     assert len(first["hits"]) == 2 and first["next"]
-    second = svc.call("search", {"q": "fixture chart", "mode": "semantic", "limit": 2, "cursor": first["next"]})
+    second = svc.call(
+        "search", {"q": "fixture chart", "mode": "semantic", "limit": 2, "cursor": first["next"]}
+    )
     seen = [(h["session"]["id"], h["event"]["seq"]) for h in first["hits"] + second["hits"]]
     assert len(seen) == len(set(seen)) == 3 and second["next"] is None
     with pytest.raises(UsageError):
-        svc.call("search", {"q": "fixture", "mode": "semantic", "cursor": svc.call("search", {"q": "fixture", "limit": 1, "mode": "words"})["next"] or "x"})
+        svc.call(
+            "search",
+            {
+                "q": "fixture",
+                "mode": "semantic",
+                "cursor": svc.call("search", {"q": "fixture", "limit": 1, "mode": "words"})["next"] or "x",
+            },
+        )
 
 
 def test_new_events_are_embedded_and_a_build_resumes(tmp_path: Path, toy_registry: Any) -> None:
@@ -130,18 +140,25 @@ def test_new_events_are_embedded_and_a_build_resumes(tmp_path: Path, toy_registr
     try:
         svc.call("embeddings.build", {})
         calls = len(emb.calls)
-        _session(tmp_path / "root", "deploy", "/work/ops", [("user", "ship the release to production servers")])
+        _session(
+            tmp_path / "root", "deploy", "/work/ops", [("user", "ship the release to production servers")]
+        )
         svc.update_index()
         status = svc.call("embeddings.status", {})
         assert status["events"] == 4 and status["events_embedded"] == 3 and not status["ready"]
         svc.call("embeddings.build", {})
         assert [t for c in emb.calls[calls:] for t in c] == ["ship the release to production servers"]
-        assert svc.call("search", {"q": "shipping releases", "mode": "semantic"})["hits"][0]["session"]["id"] == "deploy"
+        assert (
+            svc.call("search", {"q": "shipping releases", "mode": "semantic"})["hits"][0]["session"]["id"]
+            == "deploy"
+        )
     finally:
         svc.close()
 
 
-def test_a_stopped_build_loses_at_most_a_batch_and_resumes(tmp_path: Path, toy_registry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stopped_build_loses_at_most_a_batch_and_resumes(
+    tmp_path: Path, toy_registry: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import agtaild.semantic.engine as engine_mod
 
     monkeypatch.setattr(engine_mod, "BATCH_EVENTS", 1)
@@ -277,7 +294,10 @@ def test_store_quantizes_within_a_small_error(tmp_path: Path) -> None:
 
 
 def test_what_is_embedded() -> None:
-    assert source_text("tool_use", None, '{"command":  "pytest -x"}', "Bash", 1, None) == 'Bash: {"command": "pytest -x"} (failed)'
+    assert (
+        source_text("tool_use", None, '{"command":  "pytest -x"}', "Bash", 1, None)
+        == 'Bash: {"command": "pytest -x"} (failed)'
+    )
     assert source_text("text", "hello", None, None, None, "user") == "hello"
     assert source_text("text", "hello", None, None, None, "system") == ""
     assert source_text("summary", " compacted ", None, None, None, None) == "compacted"
@@ -339,7 +359,43 @@ def test_without_settings_search_imports_nothing_of_it(tmp_path: Path, corpus: P
         "print(bad); sys.exit(rc)"
     )
     root = f"claude-code={corpus / 'claude-code' / 'spotter' / 'projects'}"
-    out = subprocess.run([sys.executable, "-c", code, "--data-dir", str(tmp_path / "d"), "--no-daemon", "--only-roots",
-                          "--root", root, "search", "test"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--no-daemon",
+            "--only-roots",
+            "--root",
+            root,
+            "search",
+            "test",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_hybrid_leaves_out_words_too_common_to_rank_by(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agtaild.query import semantic as meaning
+
+    svc.call("embeddings.build", {})
+    db, key = svc._reader(), str(svc.config.index_path)
+    monkeypatch.setattr(meaning, "_common", {})
+    assert meaning._or_query("logarithmic axis", db, key).words == '"logarithmic" OR "axis"'
+    monkeypatch.setattr(meaning, "_common", {})
+    monkeypatch.setattr(meaning, "COMMON_MATCHES", 0)  # every word found in more than 0 events is common
+    assert meaning._or_query("logarithmic zzunknownword", db, key).words == '"zzunknownword"'
+    assert (
+        meaning._or_query("logarithmic axis", db, key).words == '"logarithmic" OR "axis"'
+    )  # all common: kept
+    doc = svc.call("search", {"q": "logarithmic zzunknownword", "mode": "hybrid"})
+    assert doc["hits"] and all(h["found_by"] == ["semantic"] for h in doc["hits"])
+    assert {"logarithmic"} <= {
+        m.lower() for h in doc["hits"] for m in re.findall("«([^»]+)»", h.get("snippet") or "")
+    }

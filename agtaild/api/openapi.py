@@ -172,6 +172,7 @@ def schemas() -> dict[str, Any]:
                     "healthy": {"type": "boolean"},
                     "ready": {"type": "boolean", "description": "healthy and every event embedded: hybrid is the default"},
                     "retry_in": {"type": "integer", "description": "seconds until the embedder tries again"},
+                    "lists": {"type": "integer", "description": "the in-memory search's inverted-file lists; 0: every search is exact"},
                 },
                 ["enabled", "backend", "state", "healthy", "ready"],
             ),

@@ -51,13 +51,99 @@ def default_mode(svc: Any) -> tuple[str, str | None]:
 #: Words too common to rank by: in an any-of-the-words query they match nearly every event,
 #: and their noise outweighed the vector ranking in the fusion (bench/RESULTS.md).
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
 )
 
 
-def _or_query(q: str) -> Any:
+#: A word found in more events than this is left out of hybrid's full-text side, as the
+#: stopwords are: ranking any-of-the-words by bm25 scores every event that has one of them,
+#: and one such word made that side cost 100+ ms on the 2 GB corpus (bench/RESULTS.md).
+COMMON_MATCHES = 20_000
+_common: dict[tuple[str, str], bool] = {}
+
+
+def _is_common(db: Any, key: str, token: str) -> bool:
+    """Whether the full-text token matches more than COMMON_MATCHES events (remembered: a
+    count only grows, and a word wrongly kept costs time, never a hit)."""
+    known = _common.get((key, token))
+    if known is None:
+        row = db.execute(
+            "SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT 1 OFFSET ?", (token, COMMON_MATCHES)
+        ).fetchone()
+        if len(_common) > 10_000:
+            _common.clear()
+        known = _common[(key, token)] = row is not None
+    return known
+
+
+def _or_query(q: str, db: Any = None, key: str = "") -> Any:
     """The query as full-text words, any of them, common words left out (the full-text side
-    of hybrid); the query as it is when it has nothing else."""
+    of hybrid; with ``db``, also the words too common in that index); the query as it is when
+    it has nothing else."""
     import msgspec
 
     from agtaild.index.text import compile_query
@@ -66,18 +152,48 @@ def _or_query(q: str) -> Any:
     base = compile_query(" ".join(kept) or q, "words")
     if not base.words:
         return base
-    return msgspec.structs.replace(base, words=" OR ".join(base.words.split(" AND ")), wide=[])
+    tokens = base.words.split(" AND ")
+    if db is not None:
+        tokens = [t for t in tokens if not _is_common(db, key, t)] or tokens
+    return msgspec.structs.replace(base, words=" OR ".join(tokens), wide=[])
 
 
-def search(svc: Any, q: str, mode: str, scope: Any, *, limit: int, cursor: list[Any] | None) -> dict[str, Any]:
+def search(
+    svc: Any, q: str, mode: str, scope: Any, *, limit: int, cursor: list[Any] | None
+) -> dict[str, Any]:
     """One page of ``semantic`` or ``hybrid`` hits (the caller applies the user's state)."""
-    from agtaild.index.budget import time_budget
-    from agtaild.index.search import filter_events, hits, ranked_rows
-    from agtaild.semantic.embedders import EmbedError
+    from agtaild.index.search import hits
 
     offset = int(cursor[0]) if cursor else 0
-    want = offset + limit + 1
-    depth = max(FUSE_DEPTH, want)
+    depth = max(FUSE_DEPTH, offset + limit + 1)
+    db = svc._reader()
+    order, found, notes = rank(svc, q, mode, scope, depth)
+    page = order[offset : offset + limit]
+    extra = {eid: {"found_by": found[eid]} for eid, _ in page}
+    # the snippets mark the words the full-text side ranked by (the common ones would each cost
+    # a pass over their every event here too)
+    full_query = _or_query(q, db, str(getattr(svc.config, "index_path", "")))
+    docs = hits(db, svc.pricing(), full_query, [(eid, -score) for eid, score in page], extra=extra)
+    more = len(order) > offset + limit
+    answer: dict[str, Any] = {
+        "hits": docs,
+        "next": encode_cursor(CURSOR_TAG, offset + limit) if more else None,
+        "mode": mode,
+    }
+    if notes:
+        answer["note"] = notes[0]
+    return answer
+
+
+def rank(
+    svc: Any, q: str, mode: str, scope: Any, depth: int
+) -> tuple[list[tuple[int, float]], dict[int, list[str]], list[str]]:
+    """The ranking alone (kNN, and for ``hybrid`` the full-text ranking and the fusion):
+    (event id, fused score) best first, the rankings that found each event, and notes."""
+    from agtaild.index.budget import time_budget
+    from agtaild.index.search import filter_events, ranked_rows
+    from agtaild.semantic.embedders import EmbedError
+
     db = svc._reader()
     notes: list[str] = []
     engine = engine_of(svc)
@@ -90,27 +206,19 @@ def search(svc: Any, q: str, mode: str, scope: Any, *, limit: int, cursor: list[
         if mode == "semantic":
             raise
         notes.append(f"semantic ranking unavailable ({exc}): full-text ranking")
-    full_query = _or_query(q)
     text_ranked: list[int] = []
     if mode == "hybrid":
+        full_query = _or_query(q, db, str(getattr(svc.config, "index_path", "")))
         with time_budget(db):
             text_ranked = [r[0] for r in ranked_rows(db, full_query, scope, limit=depth)]
     found: dict[int, list[str]] = {}
     fused: dict[int, float] = {}
     for name, ranking in (("full-text", text_ranked), ("semantic", vector)):
-        for rank, eid in enumerate(ranking):
-            fused[eid] = fused.get(eid, 0.0) + 1.0 / (RRF_K + rank + 1)
+        for place, eid in enumerate(ranking):
+            fused[eid] = fused.get(eid, 0.0) + 1.0 / (RRF_K + place + 1)
             found.setdefault(eid, []).append(name)
     order = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
-    page = order[offset : offset + limit]
-    extra = {eid: {"found_by": found[eid]} for eid, _ in page}
-    docs = hits(db, svc.pricing(), full_query, [(eid, -score) for eid, score in page], extra=extra)
-    more = len(order) > offset + limit
-    answer: dict[str, Any] = {"hits": docs, "next": encode_cursor(CURSOR_TAG, offset + limit) if more else None,
-                              "mode": mode}
-    if notes:
-        answer["note"] = notes[0]
-    return answer
+    return order, found, notes
 
 
 def _vector_ranking(engine: Any, db: Any, q: str, scope: Any, depth: int, filter_events: Any) -> list[int]:

@@ -12,7 +12,7 @@ A missing model, a failing endpoint or a half-built store leaves full-text searc
     static.py     the local static model (model2vec layout: tokenizer.json + int8 embeddings)
     texts.py      what of an event is embedded (prompts, answers, tool-call summaries), masked, chunked
     store.py      the vector store: a SQLite file of int8 BLOBs keyed to index ids and the model
-    knn.py        exact nearest neighbours with numpy over the store
+    knn.py        nearest neighbours with numpy over the store: exact, or an inverted file when large
     engine.py     the pieces together: status, a build pass, the background embedder
 
 Layer rule: this package sits beside the index (layer 3): it imports the foundation, the

@@ -36,8 +36,13 @@ MAX_BACKOFF = 1800.0
 
 
 class Engine:
-    def __init__(self, data_dir: str | Path, index_path: str | Path, *,
-                 embedder_factory: Callable[[Settings], Embedder] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        index_path: str | Path,
+        *,
+        embedder_factory: Callable[[Settings], Embedder] | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.index_path = Path(index_path)
         self._factory = embedder_factory or (lambda s: open_embedder(s, self.data_dir))
@@ -109,16 +114,28 @@ class Engine:
         self._status_cache = None
 
     # -- building -------------------------------------------------------------------------
-    def build(self, *, stop: threading.Event | None = None, progress: Callable[[dict[str, Any]], None] | None = None,
-              pace: Callable[[int], None] | None = None) -> dict[str, Any]:
+    def build(
+        self,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+        pace: Callable[[int], None] | None = None,
+    ) -> dict[str, Any]:
         """Embed every event the store has not seen; returns the status after."""
         with self._build_lock:
             return self._build(stop, progress, pace)
 
-    def _build(self, stop: threading.Event | None, progress: Callable[[dict[str, Any]], None] | None,
-               pace: Callable[[int], None] | None) -> dict[str, Any]:
+    def _build(
+        self,
+        stop: threading.Event | None,
+        progress: Callable[[dict[str, Any]], None] | None,
+        pace: Callable[[int], None] | None,
+    ) -> dict[str, Any]:
         if not self.enabled:
-            raise EmbedError(self._settings_error or "search by meaning is off: no backend in " + str(settings_path(self.data_dir)))
+            raise EmbedError(
+                self._settings_error
+                or "search by meaning is off: no backend in " + str(settings_path(self.data_dir))
+            )
         try:
             embedder = self.embedder()
         except EmbedError as exc:
@@ -186,6 +203,16 @@ class Engine:
         self.matrix.refresh(store, embedder.dimension)
         return self.matrix.nearest_events(self.query_vector(text), want)
 
+    def warm(self) -> None:
+        """Load the store's new vectors into memory and make the search's lists when it is
+        large (agtaild.semantic.knn): the daemon's embedder does it after each build, so that
+        a query finds the matrix ready."""
+        store = self.store()
+        dimension = int(store.meta("dimension") or 0)
+        if store.model_id is None or not dimension:
+            return
+        self.matrix.refresh(store, dimension, partition=True)
+
     # -- status ---------------------------------------------------------------------------
     def status(self, *, events_total: Callable[[], int] | None = None, fresh: bool = True) -> dict[str, Any]:
         """The backend, model, coverage and health, as /health, doctor and the CLI show them."""
@@ -219,6 +246,7 @@ class Engine:
             chunks=chunks,
             rate=round(self.rate, 1) if self.rate else None,
             store_bytes=store.size_bytes(),
+            lists=self.matrix.partition.lists if self.matrix.partition is not None else 0,
             healthy=healthy,
             ready=healthy and seen >= total,
         )
@@ -248,8 +276,13 @@ class Background:
     """Builds on a thread of its own at the lowest priority: when nudged, and when the index
     file changed since the last build (checked every ``idle_check`` seconds)."""
 
-    def __init__(self, engine: Callable[[], Engine | None], *, idle_check: float = 60.0,
-                 first_backoff: float = FIRST_BACKOFF) -> None:
+    def __init__(
+        self,
+        engine: Callable[[], Engine | None],
+        *,
+        idle_check: float = 60.0,
+        first_backoff: float = FIRST_BACKOFF,
+    ) -> None:
         self.engine = engine
         self.idle_check = idle_check
         self.first_backoff = first_backoff
@@ -296,6 +329,8 @@ class Background:
                 continue
             try:
                 engine.build(stop=self._stop, pace=self._pace)
+                if not self._stop.is_set():
+                    engine.warm()
                 self._built_stamp = stamp
                 backoff = self.first_backoff
                 continue

@@ -55,11 +55,17 @@ class VectorStore:
         self.path = Path(path)
         self.index_path = Path(index_path)
         self.lock = threading.RLock()
-        self.db = sqlite3.connect(f"file:{quote(str(self.path))}", uri=True, check_same_thread=False,
-                                  isolation_level=None, timeout=30)
+        self.db = sqlite3.connect(
+            f"file:{quote(str(self.path))}",
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=30,
+        )
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        self._counts: tuple[int, tuple[int, int]] | None = None
 
     def close(self) -> None:
         with self.lock, contextlib.suppress(sqlite3.Error):
@@ -99,6 +105,7 @@ class VectorStore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
+        self._counts = None
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -124,10 +131,13 @@ class VectorStore:
     # -- the embedder's side ----------------------------------------------------------------
     def drop_stale(self, db: sqlite3.Connection) -> int:
         """Forget events the index no longer has as they were (``db``: from :meth:`attached`)."""
-        stale = [r[0] for r in db.execute(
-            "SELECT s.event_id FROM seen s LEFT JOIN idx.events e ON e.id = s.event_id"
-            " WHERE e.id IS NULL OR e.session_id != s.session_id OR e.seq != s.seq"
-        )]
+        stale = [
+            r[0]
+            for r in db.execute(
+                "SELECT s.event_id FROM seen s LEFT JOIN idx.events e ON e.id = s.event_id"
+                " WHERE e.id IS NULL OR e.session_id != s.session_id OR e.seq != s.seq"
+            )
+        ]
         if stale:
             with self._write():
                 for start in range(0, len(stale), 500):
@@ -147,14 +157,18 @@ class VectorStore:
             args.append(below)
         return [r[0] for r in db.execute(sql + " ORDER BY e.id DESC LIMIT ?", [*args, limit])]
 
-    def add(self, seen: Sequence[tuple[int, int, int]], chunks: Sequence[tuple[int, int]], vectors: Any) -> None:
+    def add(
+        self, seen: Sequence[tuple[int, int, int]], chunks: Sequence[tuple[int, int]], vectors: Any
+    ) -> None:
         """Record events looked at, and the vectors of their chunks ((event id, chunk no) each)."""
         rows: list[tuple[int, int, float, bytes]] = []
         if chunks:
             q, scale = quantize(vectors)
             rows = [(eid, n, float(scale[i]), q[i].tobytes()) for i, (eid, n) in enumerate(chunks)]
         with self.lock, self._write():
-            self.db.executemany("INSERT OR REPLACE INTO seen (event_id, session_id, seq) VALUES (?, ?, ?)", seen)
+            self.db.executemany(
+                "INSERT OR REPLACE INTO seen (event_id, session_id, seq) VALUES (?, ?, ?)", seen
+            )
             if rows:
                 self.db.executemany(
                     "INSERT INTO chunks (event_id, chunk, scale, vec) VALUES (?, ?, ?, ?)", rows
@@ -162,17 +176,26 @@ class VectorStore:
 
     # -- counts ---------------------------------------------------------------------------
     def counts(self) -> tuple[int, int]:
-        """(events looked at, chunks stored)."""
+        """(events looked at, chunks stored). Counting a million rows takes ~0.2 s here, and
+        /health asks often: the counts are kept until this connection writes or another one
+        commits (SQLite's ``data_version``)."""
         with self.lock:
+            version = self.db.execute("PRAGMA data_version").fetchone()[0]
+            cached = self._counts
+            if cached is not None and cached[0] == version:
+                return cached[1]
             seen = self.db.execute("SELECT count(*) FROM seen").fetchone()[0]
             chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._counts = (version, (int(seen), int(chunks)))
         return int(seen), int(chunks)
 
-    def rows_after(self, last_id: int) -> list[tuple[int, int, float, bytes]]:
-        """(chunk id, event id, scale, vector bytes) of every chunk after ``last_id``."""
+    def rows_after(self, last_id: int, limit: int = -1) -> list[tuple[int, int, float, bytes]]:
+        """(chunk id, event id, scale, vector bytes) of the chunks after ``last_id`` (at most
+        ``limit`` of them; -1: all)."""
         with self.lock:
             return self.db.execute(
-                "SELECT id, event_id, scale, vec FROM chunks WHERE id > ? ORDER BY id", (last_id,)
+                "SELECT id, event_id, scale, vec FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                (last_id, limit),
             ).fetchall()
 
     def size_bytes(self) -> int:

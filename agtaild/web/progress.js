@@ -1,11 +1,14 @@
-// The daemon's indexing progress in the top bar.
+// The daemon's indexing progress in the top bar, and the embedder's (meaning.js).
 //
 // While the daemon indexes (a first run, a reindex, a rescan), /health carries a `progress`
-// object (docs/api.md); a thin bar and a line in the top bar show it. Polled every second
-// while an update runs, every 20 s otherwise; the element is made here, not in index.html.
+// object (docs/api.md); a thin bar and a line in the top bar show it. /health's `embeddings`
+// (search by meaning, when configured) goes to meaning.js. Polled every second while an
+// update runs, every 3 s while vectors are being built or retried, every 5 s while search by
+// meaning is configured, every 20 s otherwise; the element is made here, not in index.html.
 
 import { api } from './api.js';
 import { $, h } from './dom.js';
+import { meaning } from './meaning.js';
 import { state } from './state.js';
 import { listView } from './views/sessions.js';
 
@@ -25,15 +28,18 @@ export const indexProgress = {
   },
   async poll() {
     let progress = null;
+    let health = null;
     try {
-      progress = (await api('/health')).progress || null;
+      health = await api('/health');
+      progress = health.progress || null;
     } catch (_) {
       progress = null; // not answering: the live toggle says so
     }
     this.show(progress);
     this.refreshList(progress);
+    if (health) meaning.update(health.embeddings);
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.poll(), progress ? 1000 : 20000);
+    this.timer = setTimeout(() => this.poll(), progress ? 1000 : meaning.moving() ? 3000 : meaning.status && meaning.status.enabled ? 5000 : 20000);
   },
   // The change stream speaks once an update ends; a first index takes a while, so the
   // session list is re-read every few seconds while sessions are still being added.
