@@ -48,7 +48,7 @@ def by_tool(cur: Any, flt: TeamFilter, by: str = "tool") -> dict[str, Any]:
     cur.execute(
         "SELECT s.agent, e.doc::json->>'tool', e.doc::json->'extra'->>'tool_category',"
         " coalesce(e.doc::json->>'is_error' = 'true', false), count(*)"
-        " FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        " FROM reader_events e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(['e.kind = %s', *where])} GROUP BY 1, 2, 3, 4",
         ["tool_use", *args],
     )
@@ -61,7 +61,7 @@ def by_hour(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     local = "extract(isodow FROM to_timestamp({c}) AT TIME ZONE %s)::int, extract(hour FROM to_timestamp({c}) AT TIME ZONE %s)::int"
     where, args = _where(flt, "e.epoch")
     cur.execute(
-        f"SELECT {local.format(c='e.epoch')}, count(*) FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        f"SELECT {local.format(c='e.epoch')}, count(*) FROM reader_events e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(['e.epoch IS NOT NULL', *where])} GROUP BY 1, 2",
         [zone, zone, *args],
     )

@@ -189,7 +189,7 @@ def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before
     after = -1 if after_seq is None else after_seq
     if before_seq is not None:
         cur.execute(
-            f"SELECT seq, doc FROM events WHERE (machine, agent, sid, collection) = ({key})"
+            f"SELECT seq, doc FROM reader_events WHERE (machine, agent, sid, collection) = ({key})"
             " AND seq < %s AND seq > %s ORDER BY seq DESC LIMIT %s",
             (rid, before_seq, after, limit + 1),
         )
@@ -197,13 +197,13 @@ def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before
         earlier = len(rows) > limit
         rows = rows[:limit][::-1]
         cur.execute(
-            f"SELECT 1 FROM events WHERE (machine, agent, sid, collection) = ({key}) AND seq >= %s LIMIT 1",
+            f"SELECT 1 FROM reader_events WHERE (machine, agent, sid, collection) = ({key}) AND seq >= %s LIMIT 1",
             (rid, before_seq),
         )
         more = cur.fetchone() is not None and bool(rows)
     else:
         cur.execute(
-            f"SELECT seq, doc FROM events WHERE (machine, agent, sid, collection) = ({key})"
+            f"SELECT seq, doc FROM reader_events WHERE (machine, agent, sid, collection) = ({key})"
             " AND seq > %s ORDER BY seq LIMIT %s",
             (rid, after, limit + 1),
         )
@@ -213,7 +213,7 @@ def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before
         earlier = False
         if rows:
             cur.execute(
-                f"SELECT 1 FROM events WHERE (machine, agent, sid, collection) = ({key}) AND seq < %s LIMIT 1",
+                f"SELECT 1 FROM reader_events WHERE (machine, agent, sid, collection) = ({key}) AND seq < %s LIMIT 1",
                 (rid, rows[0][0]),
             )
             earlier = cur.fetchone() is not None

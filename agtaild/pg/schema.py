@@ -124,7 +124,9 @@ def m002_reading(cur: Any) -> None:
     cur.execute("ALTER TABLE sessions ADD COLUMN project_root text")
     cur.execute("CREATE INDEX sessions_project_root ON sessions (project_root)")
     cur.execute('CREATE INDEX sessions_sid_bytes ON sessions (agent, sid COLLATE "C")')
-    cur.execute("CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'")
+    cur.execute(
+        "CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'"
+    )
 
 
 def m003_stats(cur: Any) -> None:
@@ -199,7 +201,18 @@ def m004_shared(cur: Any) -> None:
     cur.execute("CREATE INDEX sessions_shared ON sessions (machine) WHERE shared")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared]
+def m005_reader_events(cur: Any) -> None:
+    """``reader_events``: the one way the team server reads events, filtered to the sessions
+    its caller may read (agtaild.pg.readers.create_events_view), and the readers' table the
+    filter consults (empty until ``agtail pg add-reader``; a database without roles has no
+    readers, and its team server asks as the operator)."""
+    from agtaild.pg import readers
+
+    readers.create_table(cur)
+    readers.create_events_view(cur)
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared, m005_reader_events]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.

@@ -109,7 +109,7 @@ def search(
         where.append("s.id = %s")
         args.append(session_id)
     matches = (
-        "FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        "FROM reader_events e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(where)}"
     )
     if rank_args:
@@ -156,7 +156,7 @@ def _hits(
     ids = [r[0] for r in rows]
     cur.execute(
         f"SELECT e.id, e.doc, e.text, e.tool_input, e.tool_result, {SESSION_COLUMNS}"
-        " FROM events e JOIN sessions s USING (machine, agent, sid, collection) WHERE e.id = ANY(%s)",
+        " FROM reader_events e JOIN sessions s USING (machine, agent, sid, collection) WHERE e.id = ANY(%s)",
         (ids,),
     )
     found = {r[0]: r for r in cur.fetchall()}

@@ -70,10 +70,14 @@ class TeamService:
 
     def run(self, fn: Callable[[Any], Any], *, caller: str | None = None) -> Any:
         """``fn(cursor)`` on a pooled connection that tells PostgreSQL who asks (the request's
-        caller, agtaild.api.caller): row-level security answers by it (agtaild.pg.readers)."""
+        caller, agtaild.api.caller): row-level security and the events view answer by it
+        (agtaild.pg.readers)."""
+        if not self.managed:
+            caller = OPERATOR  # no roles, no readers: whoever passed the daemon's token
         with self.pool.connection() as conn, conn.cursor() as cur:
-            if self.managed:
-                cur.execute("SELECT set_config('agtail.reader', %s, false)", (CALLER.get() if caller is None else caller,))
+            cur.execute(
+                "SELECT set_config('agtail.reader', %s, false)", (CALLER.get() if caller is None else caller,)
+            )
             return fn(cur)
 
     def reader_token(self, token: str) -> str | None:
@@ -153,7 +157,6 @@ def _filter(p: Params) -> TeamFilter:
     return TeamFilter(machine=p.text("machine"), **session_filter_fields(p, _known_agent(p)))
 
 
-
 def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
     agent, ident = p.session_ref()
     return queries.resolve_session(
@@ -201,7 +204,9 @@ def events_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
     return svc.run(
-        lambda cur: queries.list_events(cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before)
+        lambda cur: queries.list_events(
+            cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before
+        )
     )
 
 
@@ -246,7 +251,9 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
 
 def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     p = Params(
-        "stats", params, ("by", "agent", "machine", "project", "since", "until", "imported", "collection", "limit")
+        "stats",
+        params,
+        ("by", "agent", "machine", "project", "since", "until", "imported", "collection", "limit"),
     )
     by = p.choice("by", queries.STATS_BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
@@ -269,7 +276,9 @@ def projects_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.pg import activity
 
     p = Params("projects.list", params, ("agent", "since", "imported", "machine"))
-    flt = TeamFilter(agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine"))
+    flt = TeamFilter(
+        agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine")
+    )
     return svc.run(lambda cur: activity.projects(cur, svc.pricing(), flt))
 
 
