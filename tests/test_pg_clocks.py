@@ -196,3 +196,37 @@ def test_machines_with_clocks_hours_apart_lose_and_repeat_nothing(
     assert team_rows(url) == team_rows(clean)
     listed = cli(capsys, [*laptop, "list", "--limit", "500", "--no-update"])["sessions"]
     assert len([r for r in team_rows(url, "laptop")["sessions"]]) == len(listed)
+
+
+def test_a_push_that_commits_after_a_later_one_is_announced_when_it_commits(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The change feed goes by transactions, not by any clock: a batch that began first and
+    commits last (a slow push) is announced once it commits, after the quicker one, and
+    neither twice. (Stamped by the time its transaction began, it was passed over.)"""
+    from agtaild.pg.service import TeamService
+
+    push(capsys, machine(tmp_path, "a", {"codex": MACHINE_A["codex"]}), pg_url, "laptop")
+    push(capsys, machine(tmp_path, "b", {"claude-code": MACHINE_A["claude-code"]}), pg_url, "desktop")
+    with psycopg.connect(pg_url) as conn:
+        one = {
+            m: conn.execute("SELECT agent, sid FROM sessions WHERE machine = %s LIMIT 1", (m,)).fetchone()
+            for m in ("laptop", "desktop")
+        }
+    touch = "UPDATE sessions SET pushed_at = now() WHERE machine = %s AND agent = %s AND sid = %s"
+    svc = TeamService(pg_url, data_dir=tmp_path / "server")
+    try:
+        stamp, _ = svc.changes_since(None)
+        slow = psycopg.connect(pg_url)  # its transaction stays open until the commit below
+        slow.execute(touch, ("laptop", *one["laptop"]))
+        with psycopg.connect(pg_url) as quick:
+            quick.execute(touch, ("desktop", *one["desktop"]))
+        stamp, held = svc.changes_since(stamp)
+        assert held == []  # held back while an older transaction may still commit: not lost
+        slow.commit()
+        slow.close()
+        stamp, heard = svc.changes_since(stamp)
+        assert [c["path"] for c in heard] == [f"{m}:{a}:{s}" for m, (a, s) in one.items()]
+        assert svc.changes_since(stamp)[1] == []
+    finally:
+        svc.close()

@@ -38,7 +38,7 @@ from agtaild.pg.schema import managed, migrate, require_init
 MACHINE_TABLES = ("machines", "sessions", "events", "usage", "usage_daily")
 
 #: Tables the team server's role may not read at all: it reads events through the view
-#: agtaild.pg.readers.EVENTS_VIEW, which keeps to the sessions its caller may read.
+#: the views of agtaild.pg.readers.EVENTS_VIEWS, which keep to the sessions its caller may read.
 SERVER_NO_TABLE = ("events",)
 
 #: The machine the connected login role was made for (NULL for any other role): what every
@@ -151,7 +151,8 @@ def init(conn: Any) -> dict[str, Any]:
         # The events the asking reader may read, for the team server only (not the pushers: the
         # view runs as its owner, who reads every machine's rows).
         readers.create_events_view(cur)
-        cur.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(readers.EVENTS_VIEW), s))
+        for view in readers.EVENTS_VIEWS:
+            cur.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(view), s))
         cur.execute(
             "SELECT kind, name, role, removed IS NOT NULL FROM agtail_logins ORDER BY kind, name, created"
         )

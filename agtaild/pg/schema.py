@@ -56,7 +56,7 @@ def m001_initial(cur: Any) -> None:
             doc text NOT NULL,              -- the Session JSON (usage is summed from usage rows)
             index_id text NOT NULL,         -- the index this row came from
             last_event bigint NOT NULL DEFAULT 0, -- highest local event row id pushed
-            pushed_at timestamptz NOT NULL DEFAULT now(), -- the team server's change feed
+            pushed_at timestamptz NOT NULL DEFAULT now(), -- when (the feed: m006_change_feed)
             PRIMARY KEY (machine, agent, sid, collection)
         )"""
     )
@@ -212,7 +212,38 @@ def m005_reader_events(cur: Any) -> None:
     readers.create_events_view(cur)
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared, m005_reader_events]
+def m006_change_feed(cur: Any) -> None:
+    """``sessions.changed``: the transaction that last wrote the session (set by a trigger on
+    every insert and update, whatever the statement says), for the team server's change feed.
+
+    The feed reads the sessions written by transactions older than every one still running
+    (``pg_snapshot_xmin``), and moves up to there: a push batch that started before another
+    machine's and commits after it is announced when it commits, never skipped (``pushed_at``,
+    a transaction's start time, could be older than a stamp the feed had already passed). No
+    clock of any machine, nor the database's, decides the order."""
+    cur.execute("ALTER TABLE sessions ADD COLUMN changed xid8 NOT NULL DEFAULT pg_current_xact_id()")
+    cur.execute("CREATE INDEX sessions_changed ON sessions (changed, id)")
+    cur.execute(
+        """CREATE FUNCTION agtail_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.changed := pg_current_xact_id();
+            RETURN NEW;
+        END $$"""
+    )
+    cur.execute(
+        "CREATE TRIGGER sessions_changed BEFORE INSERT OR UPDATE ON sessions"
+        " FOR EACH ROW EXECUTE FUNCTION agtail_session_changed()"
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    m001_initial,
+    m002_reading,
+    m003_stats,
+    m004_shared,
+    m005_reader_events,
+    m006_change_feed,
+]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.
