@@ -15,7 +15,7 @@ import msgspec
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage, unrecorded_cost
 from agtaild.index.refs import chosen
-from agtaild.pg.readers import EVENTS_VIEW
+from agtaild.pg.reader_rules import EVENTS_VIEW
 from agtaild.pricing import PriceTable
 
 SESSION_COLUMNS = "s.id, s.machine, s.agent, s.sid, s.collection, s.kind, s.doc"

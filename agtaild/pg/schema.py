@@ -203,13 +203,13 @@ def m004_shared(cur: Any) -> None:
 
 def m005_reader_events(cur: Any) -> None:
     """``reader_events``: the one way the team server reads events, filtered to the sessions
-    its caller may read (agtaild.pg.readers.create_events_view), and the readers' table the
+    its caller may read (agtaild.pg.reader_rules.create_events_view), and the readers' table the
     filter consults (empty until ``agtail pg add-reader``; a database without roles has no
     readers, and its team server asks as the operator)."""
-    from agtaild.pg import readers
+    from agtaild.pg import reader_rules
 
-    readers.create_table(cur)
-    readers.create_events_view(cur)
+    reader_rules.create_table(cur)
+    reader_rules.create_events_view(cur)
 
 
 def m006_change_feed(cur: Any) -> None:
