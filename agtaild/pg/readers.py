@@ -3,9 +3,9 @@
 A reader is a person with a personal token (``agtail pg add-reader``); the database keeps only
 its SHA-256. The team server connects with its own role (``<db>_server``, agtaild.pg.roles) and
 sends, with every query, who is asking (``agtail.reader``: ``operator`` for the server's own
-token, a reader token's digest, or nothing). The row-level security policies below compare it
-with ``agtail_readers`` — and events, which the server's role cannot read as a table, come
-through the view ``reader_events`` that applies the same sessions rule — so a bug in the
+token, a reader token's digest, or nothing). The row-level security policies
+(agtaild.pg.reader_rules) compare it with ``agtail_readers`` — and events, which the server's
+role cannot read as a table, come through views that apply the same rule — so a bug in the
 server's Python cannot widen a reader's view: the rows are not there for the query. (The role
 chooses the caller it names: it is trusted with that, as the holder of the operator's token;
 docs/team.md.)

@@ -12,7 +12,7 @@ because roles are shared by every database of a cluster:
   read them.
 * ``<db>_server``: the team server's; writes nothing, and reads what the reader it asks for
   may see (agtaild.pg.readers): sessions, usage and machines under row policies, events only
-  through the view ``reader_events`` (never the table).
+  through the views of agtaild.pg.reader_rules (never the table).
 
 ``agtail pg add-machine NAME`` (:func:`add_login`) makes a login role in the pushers' group,
 recorded in ``agtail_logins`` with the machine name its policies compare against, and returns
