@@ -10,7 +10,8 @@
 
 With --rls the database is set up as `agtail pg init` does (group roles, row-level security):
 each machine pushes with its own login role, the team server reads with its role, and the
-queries are asked as a reader of tier `all`.
+queries are asked as a reader of tier `all` (at 10 machines also as a reader of tier `own`
+who reads machine m0's sessions).
 
 A throw-away PostgreSQL cluster is started for the run (tests/pg_cluster.py), on a unix socket.
 
@@ -51,7 +52,9 @@ def corpus(work: Path, mb: float) -> tuple[Path, dict[str, Any]]:
     out = work / f"corpus{int(mb)}"
     summary = work / f"corpus{int(mb)}.json"
     if not summary.exists():
-        text = subprocess.run([sys.executable, str(GEN), str(out), "--mb", str(mb)], check=True, capture_output=True, text=True).stdout
+        text = subprocess.run(
+            [sys.executable, str(GEN), str(out), "--mb", str(mb)], check=True, capture_output=True, text=True
+        ).stdout
         summary.write_text(text)
         # Settled: written an hour ago (a file changed in the last seconds is read again by the
         # next update, in case it was caught mid-write; a real history is not that fresh).
@@ -90,8 +93,12 @@ QUERIES: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def query_times(call: Any, needles: list[str], repeat: int) -> dict[str, float]:
-    out = {name: timed(lambda m=method, p=params: call(m, p), repeat) * 1000 for name, method, params in QUERIES}
-    out["search rare word"] = statistics.median(timed(lambda n=n: call("search", {"q": n}), repeat) for n in needles[:5]) * 1000
+    out = {
+        name: timed(lambda m=method, p=params: call(m, p), repeat) * 1000 for name, method, params in QUERIES
+    }
+    out["search rare word"] = (
+        statistics.median(timed(lambda n=n: call("search", {"q": n}), repeat) for n in needles[:5]) * 1000
+    )
     return {k: (None if v != v else round(v, 2)) for k, v in out.items()}
 
 
@@ -132,6 +139,7 @@ def with_roles(url: str, machines: int) -> dict[str, str]:
         logins = {f"m{i}": add_login(conn, url, "machine", f"m{i}")["url"] for i in range(machines)}
         logins["server"] = add_login(conn, url, "server", "server")["url"]
         logins["reader"] = add_reader(conn, "bench", "all", machines=[], projects=[])["token"]
+        logins["own"] = add_reader(conn, "bench-own", "own", machines=["m0"], projects=[])["token"]
     return logins
 
 
@@ -202,6 +210,9 @@ def main() -> int:
             "push_s": round(time.perf_counter() - t, 1),
             "team_ms": query_times(team.call, needles, args.repeat),
         }
+        if logins:  # and as a reader of one machine's sessions (tier `own`, machine m0)
+            CALLER.set(team.reader_token(logins["own"]) or "")
+            result["scale"]["team_ms_own_reader"] = query_times(team.call, needles, args.repeat)
         with psycopg.connect(url) as conn:
             size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
         result["scale"]["database_mb"] = round(size / 2**20)

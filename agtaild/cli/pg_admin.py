@@ -27,7 +27,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "pushing machines and of the team server, and row-level security that lets each machine write "
         "only its own rows. Safe to run again (after an upgrade: new migrations and grants).",
     )
-    init.add_argument("admin_url", nargs="?", metavar="ADMIN_URL", help=f"postgresql://… of an administrator (env: {_ADMIN_ENV})")
+    init.add_argument(
+        "admin_url",
+        nargs="?",
+        metavar="ADMIN_URL",
+        help=f"postgresql://… of an administrator (env: {_ADMIN_ENV})",
+    )
     init.set_defaults(func=run_init)
     for kind in ("machine", "server"):
         add = sub.add_parser(
@@ -43,7 +48,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         )
         add.add_argument("name", metavar="NAME")
         _admin_url(add)
-        add.add_argument("--to", metavar="FILE", help="write the URL to FILE (mode 0600) instead of printing it")
+        add.add_argument(
+            "--to", metavar="FILE", help="write the URL to FILE (mode 0600) instead of printing it"
+        )
         add.add_argument(
             "--reuse",
             action="store_true",
@@ -60,9 +67,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         remove.add_argument("name", metavar="NAME")
         _admin_url(remove)
         if kind == "machine":
-            remove.add_argument("--delete-history", action="store_true", help="also delete the machine's rows")
+            remove.add_argument(
+                "--delete-history", action="store_true", help="also delete the machine's rows"
+            )
         remove.set_defaults(func=run_remove, kind=kind)
-    logins = sub.add_parser("logins", parents=[common], help="(administrator) the login roles, current and removed")
+    logins = sub.add_parser(
+        "logins", parents=[common], help="(administrator) the login roles, current and removed"
+    )
     _admin_url(logins)
     logins.set_defaults(func=run_logins)
     reader = sub.add_parser(
@@ -74,13 +85,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     reader.add_argument("name", metavar="NAME")
     reader.add_argument("--tier", required=True, choices=("aggregate", "own", "project", "all"))
-    reader.add_argument("--machines", default="", metavar="A,B", help="with --tier own: the reader's machines")
-    reader.add_argument("--projects", default="", metavar="P,Q", help="with --tier project: git roots or project names")
+    reader.add_argument(
+        "--machines", default="", metavar="A,B", help="with --tier own: the reader's machines"
+    )
+    reader.add_argument(
+        "--projects", default="", metavar="P,Q", help="with --tier project: git roots or project names"
+    )
     _admin_url(reader)
-    reader.add_argument("--to", metavar="FILE", help="write the token to FILE (mode 0600) instead of printing it")
-    reader.add_argument("--reuse", action="store_true", help="give an existing (or revoked) reader a new token")
+    reader.add_argument(
+        "--to", metavar="FILE", help="write the token to FILE (mode 0600) instead of printing it"
+    )
+    reader.add_argument(
+        "--reuse", action="store_true", help="give an existing (or revoked) reader a new token"
+    )
     reader.set_defaults(func=run_add_reader)
-    revoke = sub.add_parser("remove-reader", parents=[common], help="(administrator) revoke a reader's token at once")
+    revoke = sub.add_parser(
+        "remove-reader", parents=[common], help="(administrator) revoke a reader's token at once"
+    )
     revoke.add_argument("name", metavar="NAME")
     _admin_url(revoke)
     revoke.set_defaults(func=run_remove_reader)
@@ -90,7 +111,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _admin_url(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", default=os.environ.get(_ADMIN_ENV), help=f"the administrator's postgresql://… (env: {_ADMIN_ENV})")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get(_ADMIN_ENV),
+        help=f"the administrator's postgresql://… (env: {_ADMIN_ENV})",
+    )
 
 
 def _connect(url: str | None) -> Any:
@@ -160,7 +185,9 @@ def run_add(ctx: Any) -> int:
         return 0
     if not target:
         print(made["url"])
-    replaced = f"; the old credentials ({', '.join(made['replaced'])}) no longer work" if made["replaced"] else ""
+    replaced = (
+        f"; the old credentials ({', '.join(made['replaced'])}) no longer work" if made["replaced"] else ""
+    )
     use = "agtail pg push --url-file FILE" if args.kind == "machine" else "agtaild --backend URL"
     ctx.err(
         f"{args.kind} {args.name!r}: role {made['role']}"
@@ -195,6 +222,11 @@ def run_remove(ctx: Any) -> int:
         ctx.err(
             f"{args.kind} {args.name!r}: {len(done['removed'])} login role(s) dropped"
             + (f", {done['deleted_sessions']} sessions deleted" if delete else "")
+            + (
+                f"; no longer in the machines of reader(s) {', '.join(done['readers'])}"
+                if done.get("readers")
+                else ""
+            )
             + f"; the name stays taken (`agtail pg add-{args.kind} {args.name} --reuse` to give it new credentials)."
         )
     return 0
@@ -223,7 +255,9 @@ def run_add_reader(ctx: Any) -> int:
     args = ctx.args
     machines, projects = _names(args.machines), _names(args.projects)
     made = _admin(
-        lambda conn: add_reader(conn, args.name, args.tier, machines=machines, projects=projects, reuse=args.reuse),
+        lambda conn: add_reader(
+            conn, args.name, args.tier, machines=machines, projects=projects, reuse=args.reuse
+        ),
         args.url,
     )
     if args.to:
@@ -236,6 +270,11 @@ def run_add_reader(ctx: Any) -> int:
         print(made["token"])
     if made.get("unknown_machines"):
         ctx.err(f"warning: no machine has pushed as {', '.join(made['unknown_machines'])} yet")
+    if made.get("removed_machines"):
+        ctx.err(
+            f"warning: {', '.join(made['removed_machines'])} had its credentials removed: this reader reads"
+            " the history it left"
+        )
     ctx.err(
         f"reader {args.name!r}, tier {args.tier}: token "
         + (f"written to {made['to']} (mode 0600)" if args.to else "above (shown this once)")

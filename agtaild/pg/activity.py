@@ -14,7 +14,7 @@ from typing import Any
 
 from agtaild.index.activity import HourCells, tool_rows
 from agtaild.index.queries import add_usage, empty_usage
-from agtaild.pg.queries import TeamFilter
+from agtaild.pg.queries import EVENTS, TeamFilter
 from agtaild.pricing import PriceTable
 
 
@@ -48,7 +48,7 @@ def by_tool(cur: Any, flt: TeamFilter, by: str = "tool") -> dict[str, Any]:
     cur.execute(
         "SELECT s.agent, e.doc::json->>'tool', e.doc::json->'extra'->>'tool_category',"
         " coalesce(e.doc::json->>'is_error' = 'true', false), count(*)"
-        " FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        f" FROM {EVENTS.get()} e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(['e.kind = %s', *where])} GROUP BY 1, 2, 3, 4",
         ["tool_use", *args],
     )
@@ -61,7 +61,7 @@ def by_hour(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     local = "extract(isodow FROM to_timestamp({c}) AT TIME ZONE %s)::int, extract(hour FROM to_timestamp({c}) AT TIME ZONE %s)::int"
     where, args = _where(flt, "e.epoch")
     cur.execute(
-        f"SELECT {local.format(c='e.epoch')}, count(*) FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        f"SELECT {local.format(c='e.epoch')}, count(*) FROM {EVENTS.get()} e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(['e.epoch IS NOT NULL', *where])} GROUP BY 1, 2",
         [zone, zone, *args],
     )
@@ -117,14 +117,18 @@ def projects(cur: Any, pricing: PriceTable, flt: TeamFilter) -> dict[str, Any]:
     )
     for root, model, long_ctx, *tokens in cur.fetchall():
         inp, outp, cr, cw, rs = (int(t) for t in tokens)
-        add_usage(group(root), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
+        add_usage(
+            group(root), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model
+        )
     out = []
     for g in groups.values():
         g["agents"] = sorted(g["agents"])
         g["machines"] = sorted(g["machines"])
         g["cwds"] = sorted(g["cwds"])[:50]
         last = g["last_active"]
-        g["last_active"] = datetime.fromtimestamp(last, UTC).isoformat().replace("+00:00", "Z") if last else None
+        g["last_active"] = (
+            datetime.fromtimestamp(last, UTC).isoformat().replace("+00:00", "Z") if last else None
+        )
         out.append(g)
     out.sort(key=lambda g: (g["last_active"] or "", g["root"]), reverse=True)
     return {"projects": out}

@@ -283,7 +283,9 @@ class Pusher:
                 _clean_doc(doc),
                 self.index_id,
                 after,
-                _clean(project_root(cwd)) if cwd else None,  # the git root, found here where the repository is
+                _clean(project_root(cwd))
+                if cwd
+                else None,  # the git root, found here where the repository is
             ),
         )
         self.report.sessions += 1

@@ -7,6 +7,7 @@ every session. Usage is summed from the usage rows and priced now, as locally.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
@@ -14,9 +15,14 @@ import msgspec
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import KIND_PREFERENCE, add_usage, empty_usage, unrecorded_cost
 from agtaild.index.refs import chosen
+from agtaild.pg.reader_rules import EVENTS_VIEW
 from agtaild.pricing import PriceTable
 
 SESSION_COLUMNS = "s.id, s.machine, s.agent, s.sid, s.collection, s.kind, s.doc"
+
+#: The view the current call reads events through (agtaild.pg.readers.create_events_view):
+#: set for each call by agtaild.pg.service.TeamService.run; the default is right for anyone.
+EVENTS: ContextVar[str] = ContextVar("agtail_events_view", default=EVENTS_VIEW)
 
 
 class TeamFilter(msgspec.Struct):
@@ -139,7 +145,9 @@ def list_sessions(
     where, args = flt.sql()
     count = None
     if total:
-        cur.execute("SELECT count(*) FROM sessions s" + (" WHERE " + " AND ".join(where) if where else ""), args)
+        cur.execute(
+            "SELECT count(*) FROM sessions s" + (" WHERE " + " AND ".join(where) if where else ""), args
+        )
         count = int(cur.fetchone()[0])
     if after is not None:
         where.append("(s.activity < %s OR (s.activity = %s AND s.id < %s))")
@@ -179,7 +187,9 @@ def resolve_session(
         args.append(collection)
     cur.execute(sql + " LIMIT 200", args)
     rows = cur.fetchall()
-    which = chosen([(r[5], r[1]) for r in rows], ident, agent, f" from machine {machine!r}" if machine else "")
+    which = chosen(
+        [(r[5], r[1]) for r in rows], ident, agent, f" from machine {machine!r}" if machine else ""
+    )
     copies = [r for r in rows if (r[5], r[1]) == which]
     copies.sort(key=lambda r: (r[4] != here, KIND_PREFERENCE.get(r[2], 9), r[3] or "", r[4], r[0]))
     return int(copies[0][0])
@@ -190,7 +200,9 @@ def load_session(cur: Any, pricing: PriceTable, rid: int, here: str | None) -> d
     return session_docs(cur, pricing, cur.fetchall(), here)[rid]
 
 
-def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before_seq: int | None = None) -> dict[str, Any]:
+def list_events(
+    cur: Any, rid: int, *, after_seq: int | None, limit: int, before_seq: int | None = None
+) -> dict[str, Any]:
     """A page of events in seq order, as agtaild.index.queries.list_events: after
     ``after_seq``, or the ``limit`` events just before ``before_seq``; ``prev_seq`` (the
     ``before_seq`` of the page before) lets a viewer grow a window both ways."""
@@ -198,7 +210,7 @@ def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before
     after = -1 if after_seq is None else after_seq
     if before_seq is not None:
         cur.execute(
-            f"SELECT seq, doc FROM events WHERE (machine, agent, sid, collection) = ({key})"
+            f"SELECT seq, doc FROM {EVENTS.get()} WHERE (machine, agent, sid, collection) = ({key})"
             " AND seq < %s AND seq > %s ORDER BY seq DESC LIMIT %s",
             (rid, before_seq, after, limit + 1),
         )
@@ -206,13 +218,13 @@ def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before
         earlier = len(rows) > limit
         rows = rows[:limit][::-1]
         cur.execute(
-            f"SELECT 1 FROM events WHERE (machine, agent, sid, collection) = ({key}) AND seq >= %s LIMIT 1",
+            f"SELECT 1 FROM {EVENTS.get()} WHERE (machine, agent, sid, collection) = ({key}) AND seq >= %s LIMIT 1",
             (rid, before_seq),
         )
         more = cur.fetchone() is not None and bool(rows)
     else:
         cur.execute(
-            f"SELECT seq, doc FROM events WHERE (machine, agent, sid, collection) = ({key})"
+            f"SELECT seq, doc FROM {EVENTS.get()} WHERE (machine, agent, sid, collection) = ({key})"
             " AND seq > %s ORDER BY seq LIMIT %s",
             (rid, after, limit + 1),
         )
@@ -222,7 +234,7 @@ def list_events(cur: Any, rid: int, *, after_seq: int | None, limit: int, before
         earlier = False
         if rows:
             cur.execute(
-                f"SELECT 1 FROM events WHERE (machine, agent, sid, collection) = ({key}) AND seq < %s LIMIT 1",
+                f"SELECT 1 FROM {EVENTS.get()} WHERE (machine, agent, sid, collection) = ({key}) AND seq < %s LIMIT 1",
                 (rid, rows[0][0]),
             )
             earlier = cur.fetchone() is not None
@@ -264,8 +276,12 @@ _STATS_KEY = {
 
 def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[str, Any]:
     """Tokens and cost, counting each response once per machine (its own ``counted`` copy)."""
-    if by in ("day", "model", "agent", "machine") and not (flt.project or flt.imported is not None or flt.collection):
-        precise = (flt.since is not None and flt.since.day is None) or (flt.until is not None and flt.until.day is None)
+    if by in ("day", "model", "agent", "machine") and not (
+        flt.project or flt.imported is not None or flt.collection
+    ):
+        precise = (flt.since is not None and flt.since.day is None) or (
+            flt.until is not None and flt.until.day is None
+        )
         if not precise:
             return _daily_stats(cur, pricing, by=by, flt=flt)
     where, args = ["u.counted"], []
@@ -289,7 +305,9 @@ def stats(cur: Any, pricing: PriceTable, *, by: str, flt: TeamFilter) -> dict[st
 
     extra = "max(s.title)" if by == "session" else "u.agent" if by == "day" else "NULL"
     split = ", u.agent" if by == "day" else ""
-    scope = f"FROM usage u JOIN sessions s USING (machine, agent, sid, collection) WHERE {' AND '.join(where)}"
+    scope = (
+        f"FROM usage u JOIN sessions s USING (machine, agent, sid, collection) WHERE {' AND '.join(where)}"
+    )
     cur.execute(
         f"SELECT {_STATS_KEY[by]} AS k, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
         f" sum(u.cache_write), sum(u.reasoning), {extra} {scope} GROUP BY 1, 2, 3{split}",

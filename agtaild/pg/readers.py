@@ -3,15 +3,20 @@
 A reader is a person with a personal token (``agtail pg add-reader``); the database keeps only
 its SHA-256. The team server connects with its own role (``<db>_server``, agtaild.pg.roles) and
 sends, with every query, who is asking (``agtail.reader``: ``operator`` for the server's own
-token, a reader token's digest, or nothing). The row-level security policies below compare it
-with ``agtail_readers``, so a bug in the server's Python cannot widen a reader's view: the rows
-are not there for the query.
+token, a reader token's digest, or nothing). The row-level security policies
+(agtaild.pg.reader_rules) compare it with ``agtail_readers`` — and events, which the server's
+role cannot read as a table, come through views that apply the same rule — so a bug in the
+server's Python cannot widen a reader's view: the rows are not there for the query. (The role
+chooses the caller it names: it is trusted with that, as the holder of the operator's token;
+docs/team.md.)
 
 Tiers:
 
 * ``aggregate``: usage (tokens and costs by day, model, agent, machine) and the machines; no
   session, event, title, path or text row at all.
 * ``own``: the sessions and events of the machines named with ``--machines``, and aggregates.
+  ``agtail pg remove-machine`` takes the machine out of every reader's list
+  (:func:`drop_machine`): its history, if kept, is no longer theirs to read.
 * ``project``: the sessions and events whose project (its git root, or name) is one named with
   ``--projects``, those the user of their machine labelled ``share=team`` (``shared``, kept by
   every push), and aggregates.
@@ -28,70 +33,37 @@ import secrets
 from typing import Any
 
 from agtaild.errors import NotFound, Refused, UsageError
+from agtaild.pg.reader_rules import (
+    AGGREGATE_POLICY,
+    ALL_EVENTS_VIEW,
+    EVENTS_VIEW,
+    EVENTS_VIEWS,
+    POLICIES,
+    READS_ALL,
+    SESSION_POLICY,
+    TIERS,
+    create_events_view,
+    create_table,
+    reads_all,
+    session_rule,
+)
 from agtaild.pg.schema import require_init
 
-TIERS = ("aggregate", "own", "project", "all")
 
-_SETTING = "current_setting('agtail.reader', true)"
-_OPERATOR = f"({_SETTING} = 'operator')"
-
-
-def _reader(column: str) -> str:
-    """One column of the asking reader's row: an uncorrelated subquery (computed once per
-    statement), NULL for anyone who is not an active reader."""
-    return (
-        f"(SELECT r.{column} FROM agtail_readers r WHERE r.token_hash = {_SETTING} AND r.revoked IS NULL)"
+def drop_machine(cur: Any, machine: str) -> list[str]:
+    """Take ``machine`` out of every reader's ``--machines`` (a removed machine), in the
+    caller's transaction; the readers changed. Their tokens keep working for the rest; giving
+    the name again (``add-machine --reuse``) gives them nothing back by itself."""
+    cur.execute(
+        "UPDATE agtail_readers SET machines = array_remove(machines, %s) WHERE %s = ANY(machines)"
+        " RETURNING name",
+        (machine, machine),
     )
-
-
-_TIER = _reader("tier")
-#: Sessions whose content the caller may read.
-SESSION_POLICY = (
-    f"{_OPERATOR} OR {_TIER} = 'all'"
-    f" OR ({_TIER} = 'own' AND machine = ANY({_reader('machines')}::text[]))"
-    f" OR ({_TIER} = 'project' AND (project_root = ANY({_reader('projects')}::text[]) OR project = ANY({_reader('projects')}::text[])))"
-    f" OR ({_TIER} = 'project' AND shared)"
-)
-#: Events of those sessions: the subquery on sessions is itself under the sessions policy.
-EVENT_POLICY = (
-    f"{_OPERATOR} OR {_TIER} = 'all' OR EXISTS (SELECT 1 FROM sessions s WHERE s.machine = events.machine"
-    " AND s.agent = events.agent AND s.sid = events.sid AND s.collection = events.collection)"
-)
-#: The user's state of those sessions (labels, stars, titles, hides): as their events.
-STATE_POLICY = (
-    f"{_OPERATOR} OR {_TIER} = 'all' OR EXISTS (SELECT 1 FROM sessions s WHERE s.machine = session_state.machine"
-    " AND s.agent = session_state.agent AND s.sid = session_state.sid AND s.collection = session_state.collection)"
-)
-#: Usage, the daily rollup and the machines: figures without text, for every reader.
-AGGREGATE_POLICY = f"{_OPERATOR} OR {_TIER} IS NOT NULL"
-
-POLICIES = {
-    "sessions": SESSION_POLICY,
-    "events": EVENT_POLICY,
-    "session_state": STATE_POLICY,
-    "usage": AGGREGATE_POLICY,
-    "usage_daily": AGGREGATE_POLICY,
-    "machines": AGGREGATE_POLICY,
-}
+    return sorted(r[0] for r in cur.fetchall())
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def create_table(cur: Any) -> None:
-    cur.execute(
-        """CREATE TABLE IF NOT EXISTS agtail_readers (
-            name text PRIMARY KEY,
-            tier text NOT NULL CHECK (tier IN ('aggregate', 'own', 'project', 'all')),
-            machines text[] NOT NULL DEFAULT '{}',
-            projects text[] NOT NULL DEFAULT '{}',
-            token_hash text NOT NULL UNIQUE,   -- SHA-256 of the token; the token itself is nowhere
-            created timestamptz NOT NULL DEFAULT now(),
-            revoked timestamptz
-        )"""
-    )
-    cur.execute("REVOKE ALL ON agtail_readers FROM PUBLIC")
 
 
 def add_reader(
@@ -113,18 +85,35 @@ def add_reader(
         if found is not None and not reuse:
             state = "was revoked" if found[0] else "exists"
             raise Refused(f"reader {name!r} {state}: choose another name, or --reuse to give it a new token")
-        unknown = []
+        unknown, removed = [], []
         if machines:
-            cur.execute("SELECT m FROM unnest(%s::text[]) m WHERE m NOT IN (SELECT machine FROM machines)", (machines,))
+            cur.execute(
+                "SELECT m FROM unnest(%s::text[]) m WHERE m NOT IN (SELECT machine FROM machines)",
+                (machines,),
+            )
             unknown = [m for (m,) in cur.fetchall()]
+            cur.execute(
+                "SELECT m FROM unnest(%s::text[]) m WHERE EXISTS (SELECT 1 FROM agtail_logins l WHERE l.kind = 'machine'"
+                " AND l.name = m) AND NOT EXISTS (SELECT 1 FROM agtail_logins l WHERE l.kind = 'machine'"
+                " AND l.name = m AND l.removed IS NULL)",
+                (machines,),
+            )
+            removed = [m for (m,) in cur.fetchall()]
         cur.execute(
             "INSERT INTO agtail_readers (name, tier, machines, projects, token_hash) VALUES (%s, %s, %s, %s, %s)"
             " ON CONFLICT (name) DO UPDATE SET tier = excluded.tier, machines = excluded.machines,"
             " projects = excluded.projects, token_hash = excluded.token_hash, created = now(), revoked = NULL",
             (name, tier, machines, projects, token_hash(token)),
         )
-    return {"reader": name, "tier": tier, "token": token, "machines": machines, "projects": projects,
-            **({"unknown_machines": unknown} if unknown else {})}
+    return {
+        "reader": name,
+        "tier": tier,
+        "token": token,
+        "machines": machines,
+        "projects": projects,
+        **({"unknown_machines": unknown} if unknown else {}),
+        **({"removed_machines": removed} if removed else {}),
+    }
 
 
 def remove_reader(conn: Any, name: str) -> dict[str, Any]:
@@ -141,12 +130,20 @@ def remove_reader(conn: Any, name: str) -> dict[str, Any]:
 
 def list_readers(conn: Any) -> list[dict[str, Any]]:
     with conn.cursor() as cur:
-        cur.execute("SELECT name, tier, machines, projects, created, revoked FROM agtail_readers ORDER BY name")
+        cur.execute(
+            "SELECT name, tier, machines, projects, created, revoked FROM agtail_readers ORDER BY name"
+        )
         rows = cur.fetchall()
     conn.commit()
     return [
-        {"reader": n, "tier": t, "machines": m, "projects": p, "created": c.isoformat(),
-         "revoked": r.isoformat() if r else None}
+        {
+            "reader": n,
+            "tier": t,
+            "machines": m,
+            "projects": p,
+            "created": c.isoformat(),
+            "revoked": r.isoformat() if r else None,
+        }
         for n, t, m, p, c, r in rows
     ]
 
@@ -156,3 +153,25 @@ def check_token(cur: Any, token: str) -> str | None:
     digest = token_hash(token)
     cur.execute("SELECT 1 FROM agtail_readers WHERE token_hash = %s AND revoked IS NULL", (digest,))
     return digest if cur.fetchone() is not None else None
+
+
+__all__ = [
+    "AGGREGATE_POLICY",
+    "ALL_EVENTS_VIEW",
+    "EVENTS_VIEW",
+    "EVENTS_VIEWS",
+    "POLICIES",
+    "READS_ALL",
+    "SESSION_POLICY",
+    "TIERS",
+    "add_reader",
+    "check_token",
+    "create_events_view",
+    "create_table",
+    "drop_machine",
+    "list_readers",
+    "reads_all",
+    "remove_reader",
+    "session_rule",
+    "token_hash",
+]

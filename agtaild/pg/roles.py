@@ -11,7 +11,8 @@ because roles are shared by every database of a cluster:
   role was made for (:data:`MINE`). No TRUNCATE, no DDL, no other machine's rows, not even to
   read them.
 * ``<db>_server``: the team server's; writes nothing, and reads what the reader it asks for
-  may see (agtaild.pg.readers).
+  may see (agtaild.pg.readers): sessions, usage and machines under row policies, events only
+  through the views of agtaild.pg.reader_rules (never the table).
 
 ``agtail pg add-machine NAME`` (:func:`add_login`) makes a login role in the pushers' group,
 recorded in ``agtail_logins`` with the machine name its policies compare against, and returns
@@ -36,6 +37,10 @@ from agtaild.pg.schema import managed, migrate, require_init
 #: The tables that hold machine data: each row's ``machine`` names its owner.
 MACHINE_TABLES = ("machines", "sessions", "events", "usage", "usage_daily", "session_state")
 
+#: Tables the team server's role may not read at all: it reads events through the view
+#: the views of agtaild.pg.readers.EVENTS_VIEWS, which keep to the sessions its caller may read.
+SERVER_NO_TABLE = ("events",)
+
 #: The machine the connected login role was made for (NULL for any other role): what every
 #: pusher policy compares ``machine`` with. An uncorrelated subquery, so PostgreSQL computes it
 #: once per statement and uses the (machine, …) indexes with the result.
@@ -56,7 +61,11 @@ def _sql() -> Any:
 
 def group_names(database: str) -> tuple[str, str]:
     """The pushers' and the team server's group roles of ``database`` (at most 63 bytes)."""
-    base = database if len(database.encode()) <= 40 else database[:30] + "_" + hashlib.sha256(database.encode()).hexdigest()[:8]
+    base = (
+        database
+        if len(database.encode()) <= 40
+        else database[:30] + "_" + hashlib.sha256(database.encode()).hexdigest()[:8]
+    )
     return f"{base}_pushers", f"{base}_server"
 
 
@@ -104,7 +113,9 @@ def init(conn: Any) -> dict[str, Any]:
         cur.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         p, s = sql.Identifier(pushers), sql.Identifier(server)
         cur.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}, {}").format(p, s))
-        cur.execute(sql.SQL("GRANT SELECT ON agtail_migrations, agtail_roles, agtail_logins TO {}, {}").format(p, s))
+        cur.execute(
+            sql.SQL("GRANT SELECT ON agtail_migrations, agtail_roles, agtail_logins TO {}, {}").format(p, s)
+        )
         cur.execute(sql.SQL("GRANT SELECT ON agtail_readers TO {}").format(s))
         for table in (*MACHINE_TABLES, "agtail_logins"):
             t = sql.Identifier(table)
@@ -112,6 +123,8 @@ def init(conn: Any) -> dict[str, Any]:
             cur.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(t))
             for policy in ("agtail_own", "agtail_read"):
                 cur.execute(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(sql.Identifier(policy), t))
+            if table in SERVER_NO_TABLE:
+                continue
             # The team server reads what the asking reader may see (agtaild.pg.readers).
             cur.execute(
                 sql.SQL("CREATE POLICY agtail_read ON {} FOR SELECT TO {} USING ({})").format(
@@ -119,18 +132,30 @@ def init(conn: Any) -> dict[str, Any]:
                 )
             )
         cur.execute(
-            sql.SQL("CREATE POLICY agtail_own ON agtail_logins FOR SELECT TO {} USING (role = current_user)").format(p)
+            sql.SQL(
+                "CREATE POLICY agtail_own ON agtail_logins FOR SELECT TO {} USING (role = current_user)"
+            ).format(p)
         )
         for table in MACHINE_TABLES:
             t = sql.Identifier(table)
             cur.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(t, p))
-            cur.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(t, s))
+            if table in SERVER_NO_TABLE:
+                cur.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(t, s))
+            else:
+                cur.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(t, s))
             cur.execute(
-                sql.SQL("CREATE POLICY agtail_own ON {} TO {} USING (machine = {mine}) WITH CHECK (machine = {mine})").format(
-                    t, p, mine=sql.SQL(MINE)
-                )
+                sql.SQL(
+                    "CREATE POLICY agtail_own ON {} TO {} USING (machine = {mine}) WITH CHECK (machine = {mine})"
+                ).format(t, p, mine=sql.SQL(MINE))
             )
-        cur.execute("SELECT kind, name, role, removed IS NOT NULL FROM agtail_logins ORDER BY kind, name, created")
+        # The events the asking reader may read, for the team server only (not the pushers: the
+        # view runs as its owner, who reads every machine's rows).
+        readers.create_events_view(cur)
+        for view in readers.EVENTS_VIEWS:
+            cur.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(view), s))
+        cur.execute(
+            "SELECT kind, name, role, removed IS NOT NULL FROM agtail_logins ORDER BY kind, name, created"
+        )
         logins = [{"kind": k, "name": n, "role": r, "removed": rm} for k, n, r, rm in cur.fetchall()]
     return {
         "database": database,
@@ -150,7 +175,13 @@ def login_url(admin_url: str, role: str, password: str) -> str:
         raise UsageError("--url: give the administrator's connection as a postgresql://… URL")
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(
-        (parts.scheme, f"{quote(role, safe='')}:{quote(password, safe='')}@{host}", parts.path, parts.query, "")
+        (
+            parts.scheme,
+            f"{quote(role, safe='')}:{quote(password, safe='')}@{host}",
+            parts.path,
+            parts.query,
+            "",
+        )
     )
 
 
@@ -174,8 +205,11 @@ def add_login(conn: Any, admin_url: str, kind: str, name: str, *, reuse: bool = 
         if (earlier or pushed) and not reuse:
             active = [r for r, removed, _c in earlier if removed is None]
             said = (
-                f"has credentials ({', '.join(active)})" if active
-                else "had credentials before" if earlier else "pushed before roles were set up"
+                f"has credentials ({', '.join(active)})"
+                if active
+                else "had credentials before"
+                if earlier
+                else "pushed before roles were set up"
             )
             held = f", and {pushed} sessions in the team database are its" if pushed else ""
             raise Refused(
@@ -189,18 +223,26 @@ def add_login(conn: Any, admin_url: str, kind: str, name: str, *, reuse: bool = 
         verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
         cur.execute(
             sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE {}").format(
-                sql.Identifier(role), sql.Literal(verifier), sql.Identifier(pushers if kind == "machine" else server)
+                sql.Identifier(role),
+                sql.Literal(verifier),
+                sql.Identifier(pushers if kind == "machine" else server),
             )
         )
         cur.execute("INSERT INTO agtail_logins (role, kind, name) VALUES (%s, %s, %s)", (role, kind, name))
     _end_sessions(conn, dropped)
-    return {kind: name, "role": role, "url": login_url(admin_url, role, password), "replaced": [r for r, _o in dropped]}
+    return {
+        kind: name,
+        "role": role,
+        "url": login_url(admin_url, role, password),
+        "replaced": [r for r, _o in dropped],
+    }
 
 
 def remove_login(conn: Any, kind: str, name: str, *, delete_history: bool = False) -> dict[str, Any]:
     """Drop the login roles of ``name`` and end their connections (a push under way stops at
     its current batch, which is rolled back). The name stays taken (see :func:`add_login`);
-    ``delete_history`` also deletes the machine's rows."""
+    ``delete_history`` also deletes the machine's rows. A machine leaves every reader's
+    ``--machines`` (``readers``: the readers whose scope it left)."""
     require_init(conn)
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_ROLES_LOCK,))
@@ -213,12 +255,13 @@ def remove_login(conn: Any, kind: str, name: str, *, delete_history: bool = Fals
             raise NotFound(f"no {kind} named {name!r} in this team database")
         dropped = _drop_roles(cur, active)
         deleted = 0
+        scoped = readers.drop_machine(cur, name) if kind == "machine" else []
         if delete_history and kind == "machine":
             cur.execute("DELETE FROM sessions WHERE machine = %s", (name,))
             deleted = cur.rowcount
             cur.execute("DELETE FROM machines WHERE machine = %s", (name,))
     _end_sessions(conn, dropped)
-    return {kind: name, "removed": [r for r, _o in dropped], "deleted_sessions": deleted}
+    return {kind: name, "removed": [r for r, _o in dropped], "deleted_sessions": deleted, "readers": scoped}
 
 
 def _drop_roles(cur: Any, roles: list[str]) -> list[tuple[str, int]]:
@@ -282,7 +325,9 @@ def push_identity(conn: Any) -> str | None:
     if not member:
         return None
     if mine is None:
-        raise AgtailError(f"the team database has no machine for role {user!r} (its credentials were removed?)")
+        raise AgtailError(
+            f"the team database has no machine for role {user!r} (its credentials were removed?)"
+        )
     return str(mine)
 
 

@@ -56,7 +56,7 @@ def m001_initial(cur: Any) -> None:
             doc text NOT NULL,              -- the Session JSON (usage is summed from usage rows)
             index_id text NOT NULL,         -- the index this row came from
             last_event bigint NOT NULL DEFAULT 0, -- highest local event row id pushed
-            pushed_at timestamptz NOT NULL DEFAULT now(), -- the team server's change feed
+            pushed_at timestamptz NOT NULL DEFAULT now(), -- when (the feed: m007_change_feed)
             PRIMARY KEY (machine, agent, sid, collection)
         )"""
     )
@@ -124,7 +124,9 @@ def m002_reading(cur: Any) -> None:
     cur.execute("ALTER TABLE sessions ADD COLUMN project_root text")
     cur.execute("CREATE INDEX sessions_project_root ON sessions (project_root)")
     cur.execute('CREATE INDEX sessions_sid_bytes ON sessions (agent, sid COLLATE "C")')
-    cur.execute("CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'")
+    cur.execute(
+        "CREATE INDEX events_tool_use ON events (machine, agent, sid, collection) WHERE kind = 'tool_use'"
+    )
 
 
 def m003_stats(cur: Any) -> None:
@@ -222,7 +224,51 @@ def m005_session_state(cur: Any) -> None:
     cur.execute("CREATE INDEX session_state_hidden ON session_state (machine) WHERE hidden")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_reading, m003_stats, m004_shared, m005_session_state]
+
+def m006_reader_events(cur: Any) -> None:
+    """``reader_events``: the one way the team server reads events, filtered to the sessions
+    its caller may read (agtaild.pg.reader_rules.create_events_view), and the readers' table the
+    filter consults (empty until ``agtail pg add-reader``; a database without roles has no
+    readers, and its team server asks as the operator)."""
+    from agtaild.pg import reader_rules
+
+    reader_rules.create_table(cur)
+    reader_rules.create_events_view(cur)
+
+
+def m007_change_feed(cur: Any) -> None:
+    """``sessions.changed``: the transaction that last wrote the session (set by a trigger on
+    every insert and update, whatever the statement says), for the team server's change feed.
+
+    The feed reads the sessions written by transactions older than every one still running
+    (``pg_snapshot_xmin``), and moves up to there: a push batch that started before another
+    machine's and commits after it is announced when it commits, never skipped (``pushed_at``,
+    a transaction's start time, could be older than a stamp the feed had already passed). No
+    clock of any machine, nor the database's, decides the order."""
+    cur.execute("ALTER TABLE sessions ADD COLUMN changed xid8 NOT NULL DEFAULT pg_current_xact_id()")
+    cur.execute("CREATE INDEX sessions_changed ON sessions (changed, id)")
+    cur.execute(
+        """CREATE FUNCTION agtail_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.changed := pg_current_xact_id();
+            RETURN NEW;
+        END $$"""
+    )
+    cur.execute(
+        "CREATE TRIGGER sessions_changed BEFORE INSERT OR UPDATE ON sessions"
+        " FOR EACH ROW EXECUTE FUNCTION agtail_session_changed()"
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    m001_initial,
+    m002_reading,
+    m003_stats,
+    m004_shared,
+    m005_session_state,
+    m006_reader_events,
+    m007_change_feed,
+]
 
 #: One lock id for "a migration is running" (pg_advisory_xact_lock), so two machines pushing
 #: into a new database at once do not both create the tables.

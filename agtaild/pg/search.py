@@ -22,7 +22,7 @@ from typing import Any
 from agtaild.errors import UsageError, bad_param
 from agtaild.index.params import encode_cursor
 from agtaild.index.text import make_snippet
-from agtaild.pg.queries import SESSION_COLUMNS, TeamFilter, session_docs
+from agtaild.pg.queries import EVENTS, SESSION_COLUMNS, TeamFilter, session_docs
 from agtaild.pricing import PriceTable
 
 #: How long one search may run on the server.
@@ -109,7 +109,7 @@ def search(
         where.append("s.id = %s")
         args.append(session_id)
     matches = (
-        "FROM events e JOIN sessions s USING (machine, agent, sid, collection)"
+        f"FROM {EVENTS.get()} e JOIN sessions s USING (machine, agent, sid, collection)"
         f" WHERE {' AND '.join(where)}"
     )
     if rank_args:
@@ -131,9 +131,7 @@ def search(
             cur.execute(sql, params)
             rows = cur.fetchall()
     except psycopg.errors.QueryCanceled:
-        raise UsageError(
-            "query too expensive (it ran past the server's time limit); narrow it"
-        ) from None
+        raise UsageError("query too expensive (it ran past the server's time limit); narrow it") from None
     except (psycopg.errors.InvalidRegularExpression, psycopg.errors.DataException) as err:
         raise bad_param("q", f"could not be used: {str(err).strip()}") from None
     more = len(rows) > limit
@@ -156,7 +154,7 @@ def _hits(
     ids = [r[0] for r in rows]
     cur.execute(
         f"SELECT e.id, e.doc, e.text, e.tool_input, e.tool_result, {SESSION_COLUMNS}"
-        " FROM events e JOIN sessions s USING (machine, agent, sid, collection) WHERE e.id = ANY(%s)",
+        f" FROM {EVENTS.get()} e JOIN sessions s USING (machine, agent, sid, collection) WHERE e.id = ANY(%s)",
         (ids,),
     )
     found = {r[0]: r for r in cur.fetchall()}

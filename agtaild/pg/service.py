@@ -22,10 +22,14 @@ from agtaild.index.params import Params
 from agtaild.model import EVENT_KINDS
 from agtaild.pg import queries
 from agtaild.pg.queries import TeamFilter
+from agtaild.pg.readers import ALL_EVENTS_VIEW, EVENTS_VIEW, reads_all
 from agtaild.pg.schema import managed, migrate
 from agtaild.query.methods import SESSION_FILTERS, session_filter_fields
 
 Method = Callable[["TeamService", dict[str, Any]], dict[str, Any]]
+
+#: Sessions per read of the change feed (the next read continues after the last).
+FEED_PAGE = 1000
 
 
 class TeamService:
@@ -53,6 +57,10 @@ class TeamService:
         self.here = machine
         self._pricing: Any = None
         self._lock = threading.Lock()
+        #: Callers PostgreSQL says read everything (or not). A caller's value never gains
+        #: rights: a token's tier is fixed (a new tier comes with a new token), and one revoked
+        #: since reads nothing through either view.
+        self._reads_all: dict[str, bool] = {}
 
     def pricing(self) -> Any:
         with self._lock:
@@ -70,11 +78,25 @@ class TeamService:
 
     def run(self, fn: Callable[[Any], Any], *, caller: str | None = None) -> Any:
         """``fn(cursor)`` on a pooled connection that tells PostgreSQL who asks (the request's
-        caller, agtaild.api.caller): row-level security answers by it (agtaild.pg.readers)."""
+        caller, agtaild.api.caller): row-level security and the events view answer by it
+        (agtaild.pg.readers)."""
+        # No roles, no readers: whoever passed the daemon's token is the operator.
+        who = OPERATOR if not self.managed else CALLER.get() if caller is None else caller
         with self.pool.connection() as conn, conn.cursor() as cur:
-            if self.managed:
-                cur.execute("SELECT set_config('agtail.reader', %s, false)", (CALLER.get() if caller is None else caller,))
-            return fn(cur)
+            wide = self._reads_all.get(who)
+            if wide is None:
+                wide = reads_all(cur, who)
+                if len(self._reads_all) < 10_000:
+                    self._reads_all[who] = wide
+            else:
+                cur.execute("SELECT set_config('agtail.reader', %s, false)", (who,))
+            # The view of every event for a caller who reads everything (a caller taken for one
+            # wrongly reads nothing there), else the view of the caller's sessions' events.
+            view = queries.EVENTS.set(ALL_EVENTS_VIEW if wide else EVENTS_VIEW)
+            try:
+                return fn(cur)
+            finally:
+                queries.EVENTS.reset(view)
 
     def reader_token(self, token: str) -> str | None:
         """A reader's token → the caller value its requests carry (None: not an active reader,
@@ -102,20 +124,30 @@ class TeamService:
         return [c for c in changes if c.path in seen]
 
     def changes_since(self, stamp: Any) -> tuple[Any, list[dict[str, Any]]]:
-        """Sessions pushed after ``stamp`` (None: only learn the current stamp): the change feed."""
+        """Sessions written after ``stamp`` (None: only learn the current stamp): the change
+        feed. A stamp is (transaction, session row id): the sessions written by transactions
+        that had all ended when this read began, in that order (schema m007_change_feed), so
+        a push that commits late is announced then, and nothing is announced twice."""
 
         def read(cur: Any) -> tuple[Any, list[dict[str, Any]]]:
             if stamp is None:
-                cur.execute("SELECT max(pushed_at) FROM sessions")
-                return cur.fetchone()[0], []
+                cur.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+                return (cur.fetchone()[0], 0), []
+            after, after_id = stamp
+            # One statement: the horizon is that of the snapshot the rows are read in.
             cur.execute(
-                "SELECT machine, agent, sid, pushed_at FROM sessions WHERE pushed_at > %s ORDER BY pushed_at LIMIT 1000",
-                (stamp,),
+                "SELECT h.horizon::text, s.machine, s.agent, s.sid, s.changed::text, s.id"
+                " FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS horizon) h LEFT JOIN LATERAL"
+                " (SELECT machine, agent, sid, changed, id FROM sessions WHERE (changed, id) > (%s::xid8, %s)"
+                " AND changed < h.horizon ORDER BY changed, id LIMIT %s) s ON true",
+                (after, after_id, FEED_PAGE),
             )
             rows = cur.fetchall()
-            top = rows[-1][3] if rows else stamp
+            found = [r for r in rows if r[1] is not None]
+            top = (found[-1][4], found[-1][5]) if len(found) == FEED_PAGE else (rows[0][0], 0)
             return top, [
-                {"agent": a, "id": s, "path": f"{m}:{a}:{s}", "action": "updated"} for m, a, s, _ in rows
+                {"agent": a, "id": s, "path": f"{m}:{a}:{s}", "action": "updated"}
+                for _h, m, a, s, _c, _i in found
             ]
 
         return self.run(read, caller=OPERATOR)  # the feed itself; each stream filters (visible)
@@ -166,7 +198,6 @@ def _filter(p: Params, *, state_filters: bool = False) -> TeamFilter:
     return TeamFilter(machine=p.text("machine"), **session_filter_fields(p, _known_agent(p)), **state)
 
 
-
 def _resolve(svc: TeamService, p: Params, cur: Any) -> int:
     agent, ident = p.session_ref()
     return queries.resolve_session(
@@ -214,7 +245,9 @@ def events_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     if cursor is not None:
         after = max(int(cursor[0]), after if after is not None else -1)
     return svc.run(
-        lambda cur: queries.list_events(cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before)
+        lambda cur: queries.list_events(
+            cur, _resolve(svc, p, cur), after_seq=after, limit=limit, before_seq=before
+        )
     )
 
 
@@ -259,7 +292,9 @@ def search(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
 
 def stats(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     p = Params(
-        "stats", params, ("by", "agent", "machine", "project", "since", "until", "imported", "collection", "limit")
+        "stats",
+        params,
+        ("by", "agent", "machine", "project", "since", "until", "imported", "collection", "limit"),
     )
     by = p.choice("by", queries.STATS_BY, "day") or "day"
     limit = p.integer("limit", minimum=1)
@@ -282,7 +317,9 @@ def projects_list(svc: TeamService, params: dict[str, Any]) -> dict[str, Any]:
     from agtaild.pg import activity
 
     p = Params("projects.list", params, ("agent", "since", "imported", "machine"))
-    flt = TeamFilter(agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine"))
+    flt = TeamFilter(
+        agent=_known_agent(p), since=p.when("since"), imported=p.flag("imported"), machine=p.text("machine")
+    )
     return svc.run(lambda cur: activity.projects(cur, svc.pricing(), flt))
 
 

@@ -33,8 +33,8 @@ def local_shares(state: Path) -> list[tuple[str, str, str]] | None:
 
 def sync_shares(team: Any, machine: str, state: Path) -> int:
     """Mark ``machine``'s sessions shared or not as the labels in ``state`` say (one
-    transaction); the number of sessions changed. A changed session gets a new ``pushed_at``,
-    so the team server's change feed tells the readers who now see it (or no longer do)."""
+    transaction); the number of sessions changed. A changed session is written again (schema
+    m007_change_feed), so the team server's change feed tells the readers who now see it (or no longer do)."""
     shares = local_shares(state)
     if shares is None:
         return 0
