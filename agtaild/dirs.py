@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pathlib (with urllib.parse under it) is imported where a Path is made: `agtail` starts faster
+    from collections.abc import Mapping
     from pathlib import Path
 
 APP = "agtail"

@@ -1,31 +1,33 @@
 """`agtail`: the command line. Data on stdout, every message on stderr.
 
 Each command lives in a small module under ``agtaild/cli/`` that exposes
-``register(subparsers, common)``; this file only builds the parser, resolves the global
-options into a :class:`Context` and maps errors to exit codes (errors.py). Heavy imports
+``register(subparsers, common)``; this file resolves the global options into a
+:class:`Context`, runs the command and maps errors to exit codes (errors.py). Heavy imports
 happen inside the command handlers, so `agtail --help` starts fast.
 
-Start-up is part of every command's time, so a read command against a running daemon imports
-only the standard library's socket and json beside argparse: the data dir comes from
-agtaild.dirs (no platformdirs), the client speaks HTTP itself (no http.client), JSON is
-written with the json module when that gives msgspec's bytes (no msgspec), and only the
-command module named on the command line is registered. tests/test_cli_startup.py holds it.
+Start-up is part of every command's time, so a plain read command against a running daemon
+imports little beyond what a bare interpreter has: the line is parsed by agtaild.cli.fastparse
+from the command's own declarations (argparse, agtaild.cli.parser, only for help, errors and
+what fastparse leaves to it), the data dir comes from agtaild.dirs (no platformdirs or
+pathlib), the client speaks HTTP over ``_socket`` itself (no http.client) and reads JSON with
+json's C scanner (agtail_client.cjson: no json package, so no re), ``--json`` is written with
+the json module when that gives msgspec's bytes (no msgspec), and only the command module named
+on the command line is registered. tests/test_cli_startup.py holds it.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
 
-from agtaild import __version__
 from agtaild.errors import AgtailError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from collections.abc import Callable, Sequence
     from typing import Any
+
+    Handler = Callable[["Context"], int | None]
 
 #: Command modules, each with register(subparsers, common).
 COMMAND_MODULES: list[str] = [
@@ -77,6 +79,9 @@ COMMANDS: dict[str, str] = {
     "embeddings": "agtaild.cli.embeddings",
 }
 
+#: argparse.SUPPRESS (the same string), without importing argparse.
+SUPPRESS = "==SUPPRESS=="
+
 #: Global options that take a value (and the flags that do not), as the command line may give
 #: them before the command.
 _VALUE_OPTIONS = ("--data-dir", "--root")
@@ -86,7 +91,7 @@ _FLAG_OPTIONS = ("--only-roots", "--no-daemon", "--json", "--insecure")
 class Context:
     """The resolved global options, handed to every command handler."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: Any) -> None:
         self.args = args
         self.data_dir: str | None = getattr(args, "data_dir", None)
         self.root_options: list[str] = list(getattr(args, "root", None) or [])
@@ -207,33 +212,16 @@ def help_width() -> int:
     return (columns or 80) - 2
 
 
-#: help_width() as build_parser found it (None: not built yet, ask each time).
-_width: int | None = None
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if len(args) < 4 and kwargs.get("width") is None:
-            kwargs["width"] = _width if _width is not None else help_width()
-        super().__init__(*args, **kwargs)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser with :func:`help_width`; its subparsers are of this class too."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-
-def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
+def _common_options(for_subcommand: bool, make: Any = None) -> Any:
     """Global options, accepted before or after the command name.
 
     On subcommands the defaults are SUPPRESS so a value given before the command is not
     overwritten by the subparser's default.
     """
-    p = _Parser(add_help=False)
-    d = argparse.SUPPRESS if for_subcommand else None
+    if make is None:
+        from agtaild.cli.parser import Parser as make
+    p = make(add_help=False)
+    d = make.SUPPRESS if for_subcommand else None  # argparse tests its own object by identity
     g = p.add_argument_group("global options")
     g.add_argument(
         "--data-dir",
@@ -291,71 +279,14 @@ def command_named(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; given the command line, of only the command module it
-    names when it surely names one (the parse is the same: no other command is involved)."""
-    global _width
-    _cached_translations()
-    _width = help_width()  # once: argparse makes a formatter for every argument it adds
-    modules = COMMAND_MODULES
-    command = command_named(argv) if argv is not None else None
-    if command is not None and COMMANDS[command] in modules:
-        modules = [COMMANDS[command]]
-    parser = _Parser(
-        prog="agtail",
-        description="Find, read, follow and keep the sessions of your AI coding agents.",
-        parents=[_common_options(False)],
-    )
-    parser.add_argument("--version", action="version", version=f"agtail {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    common = _common_options(True)
-    target = sub if command is None else _OnlyCommand(sub, command)
-    for name in modules:
-        importlib.import_module(name).register(target, common)
-    return parser
+def build_parser(argv: Sequence[str] | None = None) -> Any:
+    """The argparse parser of every command (of only the one ``argv`` surely names):
+    agtaild.cli.parser, imported only when the command line needs it."""
+    from agtaild.cli.parser import build_parser as build
+
+    return build(argv)
 
 
-class _OnlyCommand:
-    """The subparsers action, building only the parser of the named command: a module
-    registers several (agtaild.cli.query: six), and the others are never used when the
-    command line names one. Their add_parser gets a :class:`_Unbuilt`."""
-
-    def __init__(self, sub: Any, command: str) -> None:
-        self.sub = sub
-        self.command = command
-
-    def add_parser(self, name: str, **kwargs: Any) -> Any:
-        if name == self.command:
-            return self.sub.add_parser(name, **kwargs)
-        return _Unbuilt()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.sub, name)
-
-
-class _Unbuilt:
-    """Takes every call a command module makes on a parser (add_argument, groups,
-    set_defaults) and builds nothing."""
-
-    def __getattr__(self, _name: str) -> Any:
-        return self._ignore
-
-    def _ignore(self, *_args: Any, **_kwargs: Any) -> _Unbuilt:
-        return self
-
-
-def _cached_translations() -> None:
-    """argparse asks gettext for each of its messages anew, and each ask looks for catalogue
-    files on disk (~25 asks for one command's parser). The answer cannot change within a
-    process, so it is asked once per message."""
-    import functools
-
-    if not hasattr(argparse._, "cache_info"):  # type: ignore[attr-defined]
-        argparse._ = functools.lru_cache(maxsize=None)(argparse._)  # type: ignore[attr-defined]
-        argparse.ngettext = functools.lru_cache(maxsize=None)(argparse.ngettext)  # type: ignore[attr-defined]
-
-
-Handler = Callable[[Context], int | None]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -410,11 +341,15 @@ def in_cli_terms(err: AgtailError) -> str:
 
 def _run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    from agtaild.cli.fastparse import parse
+
+    args = parse(argv)  # a plain command line, without argparse (None: argparse decides)
+    if args is None:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "func", None)
     if handler is None:
-        parser.print_help(sys.stderr)
+        build_parser(argv).print_help(sys.stderr)
         return 2
     ctx = Context(args)
     if getattr(args, "insecure", False):  # every client of this command sees the opt-in (agtail_client)

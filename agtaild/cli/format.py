@@ -8,10 +8,8 @@ diffs in agtaild.cli.diff.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 
 from agtaild.cli.costs import cost_phrase, tokens
@@ -21,6 +19,7 @@ from agtaild.words import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any, TextIO
 
 #: The highlight markers in search snippets, as the API sends them (agtaild.index.text makes
@@ -211,6 +210,8 @@ def compact_input(value: Any) -> str:
                 return " ".join(inner) if isinstance(inner, list) else inner
     if isinstance(value, str):
         return value
+    import json  # only for a value that is not text
+
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -304,6 +305,8 @@ def event_lines(ev: dict[str, Any], style: Style, *, full: bool = False, diffs: 
         elif not diffs:  # the raw input: as JSON, or the patch text a call line no longer shows
             inp = ev.get("input")
             if isinstance(inp, (dict, list)):
+                import json  # a tool's input, shown whole
+
                 out += _block(json.dumps(inp, ensure_ascii=False, indent=2), "    ", None if full else 40)
             elif isinstance(inp, str) and edit is not None:
                 out += _block(inp, "    ", None if full else 40)

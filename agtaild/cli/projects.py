@@ -5,10 +5,9 @@ Worktrees of one repository group under the main repository (agtaild.index.proje
 
 from __future__ import annotations
 
-import argparse
-
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: the read path does not import typing (tests/test_cli_startup.py)
+if TYPE_CHECKING:  # annotations only: the read path imports neither typing nor argparse (tests/test_cli_startup.py)
+    import argparse
     from typing import Any
 
 

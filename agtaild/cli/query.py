@@ -10,7 +10,6 @@ Heavy modules are imported inside the handlers: `agtail --help` and `agtail list
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -19,6 +18,7 @@ from agtaild.words import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    import argparse
     from typing import Any
 
 #: The CONTRACT keys of `agtail index --json`; extensions follow them.

@@ -13,7 +13,6 @@ stream that never ends cannot be one document.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -21,6 +20,7 @@ from agtaild.errors import NotFound, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    import argparse
     from typing import Any
 
 RECONNECT_DELAYS = (0.5, 1, 2, 5, 5, 10)

@@ -10,7 +10,6 @@ early. Parameters left None are not sent (the daemon's defaults apply).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 from agtail_client.errors import Unreachable
 from agtail_client.transport import Transport
@@ -18,6 +17,7 @@ from agtail_client.wire import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from collections.abc import Iterator
     from typing import Any
 
 #: Seconds between attempts when ``follow(..., reconnect=True)`` lost the daemon.

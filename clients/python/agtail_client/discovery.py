@@ -8,13 +8,14 @@ so that the client needs nothing beyond the standard library). A running daemon 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Mapping
+
+from agtail_client import cjson as json  # json.loads/dumps without the json package (agtail_client.cjson)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 

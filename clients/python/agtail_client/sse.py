@@ -8,12 +8,13 @@ stream is opened: a plain call does not pay for it.
 from __future__ import annotations
 
 import _socket
-import json
-from collections.abc import Iterator
+
+from agtail_client import cjson as json  # json.loads/dumps without the json package (agtail_client.cjson)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
     import http.client
+    from collections.abc import Iterator
     from typing import Any
 
 

@@ -17,9 +17,9 @@ a time does not hold the caller past it.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 
+from agtail_client import cjson as json  # json.loads/dumps without the json package (agtail_client.cjson)
 from agtail_client.discovery import read_state, read_token, resolve_data_dir_name
 from agtail_client.errors import ApiError, Unreachable, error_for, rpc_error
 from agtail_client.sse import EventStream, stream_connection
