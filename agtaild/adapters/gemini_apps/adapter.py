@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from agtaild.adapters.base import ResumeCommand, Unit
 from agtaild.adapters.gemini_apps.groups import entry_keys, group_entries
 from agtaild.adapters.gemini_apps.html_text import html_to_text
-from agtaild.adapters.kit.export_docs import conversation_units
+from agtaild.adapters.kit.export_docs import conversation_units, head_of
 from agtaild.adapters.kit.export_zip import ExportError
 from agtaild.adapters.kit.jsondoc import Category, JsonDocAdapter, RecordBook
 from agtaild.adapters.kit.stamps import norm_iso, widen
@@ -55,12 +55,7 @@ class GeminiAppsAdapter(JsonDocAdapter):
 
     def discover(self, root: Path) -> Iterator[Unit]:
         for unit in conversation_units(self.id, root, MARKER):
-            try:
-                with open(unit.path, "rb") as fh:
-                    head = fh.read(64)
-            except OSError:
-                continue
-            if head.lstrip()[:1] == b"[":
+            if head_of(unit.path, 64).lstrip()[:1] == b"[":
                 yield unit
 
     def split_export(self, export: Any) -> list[tuple[str, Any]]:

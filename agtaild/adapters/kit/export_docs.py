@@ -8,28 +8,26 @@ cheap look: a folder of some other agent's JSON files is not mistaken for an exp
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from agtaild.adapters.base import Unit
-from agtaild.adapters.kit import scan
+from agtaild.adapters.kit import files, scan
 
 #: How much of a file discovery reads to find the marker.
 SNIFF_BYTES = 64 * 1024
 
 
 def sniff(path: str, marker: bytes) -> bool:
+    return marker in head_of(path, SNIFF_BYTES)
+
+
+def head_of(path: str, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file (b"" when it cannot be read, or is none)."""
     try:
-        with open(path, "rb", opener=_nofollow) as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError:
-        return False
-    return marker in head
-
-
-def _nofollow(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+        return files.read_regular(path, size)
+    except (OSError, ValueError):
+        return b""
 
 
 def conversation_units(agent: str, root: Path, marker: bytes) -> Iterator[Unit]:
