@@ -61,7 +61,7 @@ UNIX_HEAVY = ("pathlib", "urllib", "ipaddress", "socket", "selectors")
 #: And what a plain read command line (no --json) needs neither: argparse (agtaild.cli.fastparse
 #: parses it), the json package (agtail_client.cjson), and re, enum and gettext under them —
 #: together more than half of such a command's instructions.
-PLAIN_HEAVY = ("argparse", "re", "enum", "gettext", "json")
+PLAIN_HEAVY = ("argparse", "re", "enum", "gettext", "json", "datetime")
 
 
 def imported(stderr: str) -> set[str]:

@@ -8,9 +8,10 @@ diffs in agtaild.cli.diff.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
-from datetime import datetime
+import time
 
 from agtaild.cli.costs import cost_phrase, tokens
 from agtaild.cli.width import cells, fit, pad
@@ -65,15 +66,94 @@ def local_time(value: str | float | None, *, seconds: bool = False) -> str:
     """An ISO timestamp or epoch as local 'YYYY-MM-DD HH:MM' ('-' when unknown)."""
     if value is None or value == "":
         return "-"
+    shape = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
     try:
         if isinstance(value, (int, float)):
-            dt = datetime.fromtimestamp(value).astimezone()
+            local = time.localtime(_whole_seconds(value))
         else:
-            dt = datetime.fromisoformat(value)
-            dt = dt.astimezone() if dt.tzinfo else dt
+            fields = _iso_fields(value)
+            if fields is None:  # not the shape the index writes
+                local = None
+            elif fields[1] is None:  # no zone: shown as written
+                local = fields[0]
+            else:
+                local = time.localtime(_epoch(fields[0]) - fields[1])
+        if local is not None and 1000 <= local.tm_year <= 9998:
+            return time.strftime(shape, local)
+        return _local_time_datetime(value, shape)  # the rest as datetime has it
     except (ValueError, OverflowError, OSError):
         return str(value)[:16]
-    return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def _whole_seconds(value: float) -> int:
+    """The second ``datetime.fromtimestamp(value)`` falls in: it rounds to the microsecond
+    (half to even) first, so 1.9999999 is in second 2, and -1e-9 in second 0."""
+    if isinstance(value, int):
+        return value
+    fraction, whole = math.modf(value)
+    micros = round(fraction * 1e6)
+    if micros >= 1_000_000:
+        whole += 1
+    elif micros < 0:
+        whole -= 1
+    return int(whole)
+
+
+def _local_time_datetime(value: str | float, shape: str) -> str:
+    from datetime import datetime
+
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(value).astimezone().strftime(shape)
+    dt = datetime.fromisoformat(value)
+    return (dt.astimezone() if dt.tzinfo else dt).strftime(shape)
+
+
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _iso_fields(text: str) -> tuple[time.struct_time, int | None] | None:
+    """``YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM]`` (what the index stores) as its fields and
+    its offset from UTC in seconds (None: no zone); None for any other shape. Without
+    importing datetime, which costs a listing more than the rest of its formatting."""
+    if len(text) < 19 or text[4] != "-" or text[7] != "-" or text[10] not in "T " or text[13] != ":" or text[16] != ":":
+        return None
+    parts = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19])
+    if not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    year, month, day, hour, minute, second = map(int, parts)
+    rest = text[19:]
+    if rest[:1] == ".":
+        digits = len(rest) - len(rest[1:].lstrip("0123456789")) - 1
+        if digits < 1:
+            return None
+        rest = rest[1 + digits :]
+    offset: int | None = None
+    if rest == "Z":
+        offset = 0
+    elif len(rest) == 6 and rest[0] in "+-" and rest[3] == ":" and rest[1:3].isdigit() and rest[4:6].isdigit():
+        hours, minutes = int(rest[1:3]), int(rest[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        offset = (hours * 3600 + minutes * 60) * (1 if rest[0] == "+" else -1)
+    elif rest:
+        return None
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not (year >= 1 and 1 <= month <= 12 and hour < 24 and minute < 60 and second < 60):
+        return None
+    if not 1 <= day <= _DAYS[month - 1] + (1 if month == 2 and leap else 0):
+        return None
+    return time.struct_time((year, month, day, hour, minute, second, 0, 1, -1)), offset
+
+
+def _epoch(t: time.struct_time) -> int:
+    """Seconds since 1970 of a UTC calendar time (days from the civil calendar, H. Hinnant)."""
+    y = t.tm_year - (t.tm_mon <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (t.tm_mon + (-3 if t.tm_mon > 2 else 9)) + 2) // 5 + t.tm_mday - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    return days * 86400 + t.tm_hour * 3600 + t.tm_min * 60 + t.tm_sec
 
 
 def clock(value: str | None) -> str:
