@@ -487,7 +487,7 @@ def test_commands_names_every_command_with_the_module_that_registers_it(monkeypa
     everything = choices(cli.build_parser())
     assert set(cli.COMMANDS) == everything
     for module in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", [module])
+        monkeypatch.setattr("agtaild.cli.commands.COMMAND_MODULES", [module])
         assert choices(cli.build_parser()) == {c for c, m in cli.COMMANDS.items() if m == module}, module
         monkeypatch.undo()
 
@@ -526,7 +526,9 @@ def test_the_parser_of_one_command_parses_as_the_whole_one(argv: list[str]) -> N
 
 
 def test_the_global_options_are_the_ones_skipped_before_the_command() -> None:
-    actions = [a for a in cli._common_options(False)._actions if a.option_strings]
+    from agtaild.cli.parser import Parser
+
+    actions = [a for a in cli._common_options(False, Parser)._actions if a.option_strings]
     assert {s for a in actions if a.nargs == 0 for s in a.option_strings} == set(cli._FLAG_OPTIONS)
     assert {s for a in actions if a.nargs != 0 for s in a.option_strings} == set(cli._VALUE_OPTIONS)
 

@@ -17,7 +17,7 @@ from tests.synctools import make_machine
 def test_pick_lists_recent_sessions_and_prints_the_chosen_command(
     tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ["agtaild.cli.resume"])
+    monkeypatch.setattr("agtaild.cli.commands.COMMAND_MODULES", ["agtaild.cli.resume"])
     a = make_machine(tmp_path / "a", corpus, claude=True)
     svc = Service(a, workers=1)
     try:

@@ -19,7 +19,7 @@ MINE = ["agtaild.cli.resume", "agtaild.cli.sync", "agtaild.cli.doctor"]
 @pytest.fixture(autouse=True)
 def only_my_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests exercise these commands; they need not wait for the others to exist."""
-    monkeypatch.setattr(cli, "COMMAND_MODULES", MINE)
+    monkeypatch.setattr("agtaild.cli.commands.COMMAND_MODULES", MINE)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:

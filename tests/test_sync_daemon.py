@@ -56,7 +56,7 @@ def test_cli_pull_while_the_daemon_runs_gets_indexed(daemon_b: DaemonProc, tmp_p
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from agtaild import cli
 
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ["agtaild.cli.sync"])
+    monkeypatch.setattr("agtaild.cli.commands.COMMAND_MODULES", ["agtaild.cli.sync"])
     a = make_machine(tmp_path / "a", corpus, claude=True)
     share = tmp_path / "share"
     share.mkdir()
@@ -80,7 +80,7 @@ def test_cli_import_of_a_chat_export_while_the_daemon_runs_gets_indexed(
     from agtaild import cli
     from tests.chat_exports import sample_zip
 
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ["agtaild.cli.chat_import"])
+    monkeypatch.setattr("agtaild.cli.commands.COMMAND_MODULES", ["agtaild.cli.chat_import"])
     export = sample_zip("claude-ai", tmp_path)
     code = cli.main(["--data-dir", str(daemon_b.data_dir), "--only-roots", "import", "claude-ai", str(export)])
     assert code == 0

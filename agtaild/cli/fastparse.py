@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 
-from agtaild.cli import COMMANDS, SUPPRESS, _common_options, command_named
+from agtaild.cli.commands import COMMANDS, SUPPRESS, _common_options, command_named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

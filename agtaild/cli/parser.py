@@ -12,8 +12,9 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from agtaild import __version__, cli
-from agtaild.cli import _common_options, command_named, help_width
+from agtaild import __version__
+from agtaild.cli import commands as cli
+from agtaild.cli.commands import _common_options, command_named, help_width
 from agtaild.cli.fastparse import Unbuilt
 
 #: help_width() as build_parser found it (None: not built yet, ask each time).
