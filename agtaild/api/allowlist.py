@@ -11,26 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from aiohttp import web
 
-from agtaild.api.context import CTX, json_response
+from agtaild.api.context import CTX, json_object_body, json_response
 from agtaild.api.params import METHOD_TABLE
 from agtaild.api.rest import API
-from agtaild.errors import UsageError
 
 PATHS = {f"{API}/secrets/allow": "secrets.allow", f"{API}/secrets/unallow": "secrets.unallow"}
 
 
 def _handler(method: str) -> Any:
     async def handler(request: web.Request) -> web.Response:
-        raw = await request.read()
-        try:
-            body = msgspec.json.decode(raw) if raw.strip() else {}
-        except msgspec.DecodeError as err:
-            raise UsageError(f"the body is not JSON: {err}") from None
-        if not isinstance(body, dict):
-            raise UsageError('the body must be a JSON object: {"fingerprint": "…"}')
+        body = await json_object_body(request, 'a JSON object: {"fingerprint": "…"}')
         params = METHOD_TABLE[method].parse_json(body)
         return json_response(await request.app[CTX].call_encoded(method, params))
 

@@ -24,7 +24,7 @@ from aiohttp import web
 from agtaild.api.answers import Answers, answer_key
 from agtaild.api.hub import ChangeHub
 from agtaild.api.security import Security
-from agtaild.errors import AgtailError, Forbidden, NotFound, error_body
+from agtaild.errors import AgtailError, Forbidden, NotFound, UsageError, error_body
 
 log = logging.getLogger("agtaild.api")
 
@@ -138,6 +138,19 @@ def ok_json(doc: Any) -> bytes:
     if body[:1] == b"{":
         return b'{"ok":true,' + body[1:]
     return _encoder.encode({"ok": True, "result": doc})
+
+
+async def json_object_body(request: web.Request, shape: str) -> dict[str, Any]:
+    """A POST's JSON object (an empty body: {}); UsageError (400) for anything else, ``shape``
+    saying what the body should be."""
+    raw = await request.read()
+    try:
+        body = msgspec.json.decode(raw) if raw.strip() else {}
+    except msgspec.DecodeError as err:
+        raise UsageError(f"the body is not JSON: {err}") from None
+    if not isinstance(body, dict):
+        raise UsageError(f"the body must be {shape}")
+    return body
 
 
 def json_response(body: bytes, status: int = 200) -> web.Response:

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from aiohttp import web
 
-from agtaild.api.context import CTX, json_response
+from agtaild.api.context import CTX, json_object_body, json_response
 from agtaild.api.params import METHOD_TABLE
 from agtaild.api.rest import API
 from agtaild.errors import UsageError
@@ -25,13 +24,9 @@ METHOD = "state.change"
 
 
 async def change_state(request: web.Request) -> web.Response:
-    raw = await request.read()
-    try:
-        body = msgspec.json.decode(raw) if raw.strip() else {}
-    except msgspec.DecodeError as err:
-        raise UsageError(f"the body is not JSON: {err}") from None
-    if not isinstance(body, dict):
-        raise UsageError("the body must be a JSON object of parameters (label, unlabel, star, hide, title, clear_title, who)")
+    body = await json_object_body(
+        request, "a JSON object of parameters (label, unlabel, star, hide, title, clear_title, who)"
+    )
     for name in ("agent", "id"):
         if name in body:
             raise UsageError(f"parameter {name!r} is the path's, not the body's")

@@ -172,12 +172,16 @@ class LocalFilesSource:
         else:
             size = st.st_size
             digest = self.cache.file_sha256(local.source, st)
+        return self._file_entry(local, st.st_mtime, size, digest)
+
+    def _file_entry(self, local: LocalFile, mtime: float, size: int, digest: str) -> FileEntry:
+        """The manifest's entry of ``local`` sent as ``size`` bytes of hash ``digest``."""
         return FileEntry(
             path=local.path,
             size=size,
             sha256=digest,
             agent=local.agent,
-            mtime=st.st_mtime,
+            mtime=mtime,
             session=local.sessions[0] if len(local.sessions) == 1 else None,
             sessions=list(local.sessions),
             origin=self.origin,

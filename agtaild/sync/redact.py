@@ -296,16 +296,7 @@ class RedactedFilesSource(LocalFilesSource):
             return None
         with open(copy, "rb") as fh:
             digest, size = hash_stream(fh)
-        return FileEntry(
-            path=local.path,
-            size=size,
-            sha256=digest,
-            agent=local.agent,
-            mtime=st.st_mtime,
-            session=local.sessions[0] if len(local.sessions) == 1 else None,
-            sessions=list(local.sessions),
-            origin=self.origin,
-        )
+        return self._file_entry(local, st.st_mtime, size, digest)
 
     def close(self) -> None:
         super().close()

@@ -28,9 +28,22 @@ export function apiUrl(path, params) {
 }
 
 export async function api(path, params) {
+  return request(apiUrl(path, params), { headers: { Accept: 'application/json' } });
+}
+
+// POST a JSON body (a change: state, allowlist); the answer as api() gives it.
+export async function postApi(path, body) {
+  return request(API + path, {
+    method: 'POST',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+async function request(url, init) {
   let res;
   try {
-    res = await fetch(apiUrl(path, params), { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    res = await fetch(url, Object.assign({ credentials: 'same-origin' }, init));
   } catch (err) {
     throw new ApiError(0, 'network', 'agtaild is not answering (' + err.message + ')');
   }

@@ -6,33 +6,12 @@
 // which answers the session as it now is: the bar is drawn again from that answer, never
 // from what the page guessed. Label text is shown through textContent like every string.
 
-import { ApiError, sessionPath } from './api.js';
+import { postApi, sessionPath } from './api.js';
 import { clear, h } from './dom.js';
 
 export async function changeState(s, body) {
   const which = s.collection ? { collection: s.collection, path: s.path } : { path: s.path };
-  let res;
-  try {
-    res = await fetch('/api/v1' + sessionPath(s.agent, s.id) + '/state', {
-      method: 'POST',
-      headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
-      credentials: 'same-origin',
-      body: JSON.stringify(Object.assign(which, body)),
-    });
-  } catch (err) {
-    throw new ApiError(0, 'network', 'agtaild is not answering (' + err.message + ')');
-  }
-  let doc = null;
-  try {
-    doc = await res.json();
-  } catch (_) {
-    doc = null;
-  }
-  if (!res.ok || !doc || doc.ok === false) {
-    const e = (doc && doc.error) || {};
-    throw new ApiError(res.status, e.code || 'error', e.message || res.status + ' ' + res.statusText);
-  }
-  return doc;
+  return postApi(sessionPath(s.agent, s.id) + '/state', Object.assign(which, body));
 }
 
 const labelText = (k, v) => (v ? k + '=' + v : k);

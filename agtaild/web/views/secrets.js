@@ -5,37 +5,12 @@
 // already revoked; it leaves this list and the badges, and stays masked everywhere).
 // ?session=AGENT:ID narrows the list to one session; ?allowlisted=1 shows the allowlisted too.
 
-import { ApiError, api } from '../api.js';
+import { api, postApi } from '../api.js';
 import { $, clear, h } from '../dom.js';
 import { fmtFull, fmtInt, relTime, toDate } from '../format.js';
 import { queryHash, sessionHash, setHash } from '../router.js';
 import { handleError } from '../ui.js';
 import { agentBadge, tag } from '../widgets.js';
-
-async function post(path, body) {
-  let res;
-  try {
-    res = await fetch('/api/v1' + path, {
-      method: 'POST',
-      headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
-      credentials: 'same-origin',
-      body: JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new ApiError(0, 'network', 'agtaild is not answering (' + err.message + ')');
-  }
-  let doc = null;
-  try {
-    doc = await res.json();
-  } catch (_) {
-    doc = null;
-  }
-  if (!res.ok || !doc || doc.ok === false) {
-    const e = (doc && doc.error) || {};
-    throw new ApiError(res.status, e.code || 'error', e.message || res.status + ' ' + res.statusText);
-  }
-  return doc;
-}
 
 const when = (iso) => {
   const d = toDate(iso);
@@ -129,7 +104,7 @@ export const secretsView = {
   async change(path, body, error) {
     error.textContent = '';
     try {
-      await post(path, body);
+      await postApi(path, body);
       const r = new URLSearchParams(location.hash.split('?')[1] || '');
       await this.show(r, true);
     } catch (err) {
