@@ -68,6 +68,7 @@ def test_a_line_parsed_here_is_what_argparse_makes_of_it(argv: list[str]) -> Non
         ["list", "--limit", "5", "--agent", "codex", "--json"],
         ["--data-dir", "/x", "list", "--root", "a=b", "--root", "c=d"],
         ["--root", "z=1", "list", "--root", "a=b"],
+        ["--data-dir", "list", "list", "--limit", "3"],  # a global option's value that is a command's name
         ["search", "flaky", "test", "--limit=3", "--mode", "words"],
         ["show", "claude-code:abc", "--full", "--around", "5"],
         ["stats", "--by", "model"],

@@ -474,6 +474,29 @@ def test_the_clients_url_quoting_is_urllib_parses(text: str, safe: str) -> None:
     assert urlencode(params) == urllib.parse.urlencode(params)
 
 
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+@settings(max_examples=300, deadline=None)
+def test_the_clients_json_is_the_json_modules(value: Any) -> None:
+    """agtail_client.cjson (json's C halves, without the json package) writes what json.dumps
+    writes and reads it back as json.loads does (NaN included: compared by repr)."""
+    from agtail_client import cjson
+
+    text = json.dumps(value)
+    assert cjson.dumps(value) == text
+    assert repr(cjson.loads(text)) == repr(json.loads(text))
+    assert repr(cjson.loads(text.encode())) == repr(json.loads(text.encode()))
+    for bad in ("", "{", "[1,]", "1 2", "\ufeff1"):
+        with pytest.raises(ValueError):
+            cjson.loads(bad)
+
+
 # -- the parser ------------------------------------------------------------------------------
 
 

@@ -228,13 +228,14 @@ def _run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     from agtaild.cli.fastparse import parse
 
+    parser = None
     args = parse(argv)  # a plain command line, without argparse (None: argparse decides)
     if args is None:
         parser = build_parser(argv)
         args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "func", None)
     if handler is None:
-        build_parser(argv).print_help(sys.stderr)
+        (parser or build_parser(argv)).print_help(sys.stderr)
         return 2
     ctx = Context(args)
     if getattr(args, "insecure", False):  # every client of this command sees the opt-in (agtail_client)

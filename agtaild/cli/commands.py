@@ -141,12 +141,19 @@ def command_named(argv: Sequence[str]) -> str | None:
     """The command a command line names, when that is certain: only global options (spelt
     out in full) come before it. None otherwise (help, --version, no command, an abbreviated
     or unknown option, an unknown command), and then every command is built."""
-    args = iter(argv)
-    for arg in args:
+    at = command_at(argv)
+    return None if at is None else argv[at]
+
+
+def command_at(argv: Sequence[str]) -> int | None:
+    """Where in ``argv`` the command :func:`command_named` finds is (None: no certain one)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
         if arg in _VALUE_OPTIONS:
-            next(args, None)
+            i += 2
         elif arg in _FLAG_OPTIONS or arg.startswith(tuple(o + "=" for o in _VALUE_OPTIONS)):
-            continue
+            i += 1
         else:
-            return arg if arg in COMMANDS else None
+            return i if arg in COMMANDS else None
     return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 
-from agtaild.cli.commands import COMMANDS, SUPPRESS, _common_options, command_named
+from agtaild.cli.commands import COMMANDS, SUPPRESS, _common_options, command_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -185,25 +185,25 @@ class _Commands:
 
 def parse(argv: Sequence[str]) -> Namespace | None:
     """``argv`` as argparse would parse it, or None when argparse is to parse it."""
-    command = command_named(argv)
-    if command is None:
+    at = command_at(argv)
+    if at is None:
         return None
+    command = argv[at]
     try:
         top = _common_options(False, Recorder)
         commands = _Commands(command)
         importlib.import_module(COMMANDS[command]).register(commands, _common_options(True, Recorder))
         if commands.found is None:
             return None
-        at = list(argv).index(command)
-        values = _parse(top, list(argv[:at]), top_level=True)
+        values = _parse(top, list(argv[:at]))
         values["command"] = command
-        values.update(_parse(commands.found, list(argv[at + 1 :]), top_level=False))
+        values.update(_parse(commands.found, list(argv[at + 1 :])))
     except Unsupported:
         return None
     return Namespace(**values)
 
 
-def _parse(spec: Recorder, tokens: list[str], *, top_level: bool) -> dict[str, Any]:
+def _parse(spec: Recorder, tokens: list[str]) -> dict[str, Any]:
     options: dict[str, Action] = {}
     for action in spec.actions:
         if not action.positional:
@@ -277,8 +277,6 @@ def _parse(spec: Recorder, tokens: list[str], *, top_level: bool) -> dict[str, A
     for dest, value in spec.defaults.items():
         out.setdefault(dest, value)
     out.update(given)
-    if top_level:
-        out.pop("command", None)
     return out
 
 

@@ -43,10 +43,6 @@ def terminal_width(stream: TextIO | None = None) -> int | None:
     return None
 
 
-def _char_width(ch: str) -> int:
-    return _WIDTHS[ch]
-
-
 class _Widths(dict[str, int]):
     """Each character's columns, asked of unicodedata once per character and process: a
     listing measures a title's characters several times (fit, then the table's padding)."""
@@ -105,7 +101,7 @@ def fit_left(text: str, width: int) -> str:
         return ""
     out, used = [], 0
     for ch in reversed(shown):
-        w = _char_width(ch)
+        w = _WIDTHS[ch]
         if used + w > width - 1:
             break
         out.append(ch)

@@ -27,16 +27,18 @@ class _Decoding:
     object_pairs_hook = None
     parse_float = float
     parse_int = int
-    memo: dict[str, str] = {}
     parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
 
 
+#: The scanner json.loads uses, made once as json makes its default decoder's (it keeps and
+#: clears its own memo of keys per call).
+_scan = _json.make_scanner(_Decoding) if _json is not None else None  # type: ignore[arg-type]
 _WHITESPACE = " \t\n\r"
 
 
 def loads(data: str | bytes | bytearray) -> Any:
     """``json.loads(data)``: ValueError (json's JSONDecodeError is one) when it is not JSON."""
-    if _json is None:  # pragma: no cover
+    if _scan is None:  # pragma: no cover
         import json
 
         return json.loads(data)
@@ -49,13 +51,10 @@ def loads(data: str | bytes | bytearray) -> Any:
     else:
         text = data
     start = len(text) - len(text.lstrip(_WHITESPACE))
-    _Decoding.memo = {}
     try:
-        doc, end = _json.make_scanner(_Decoding)(text, start)  # type: ignore[arg-type]
+        doc, end = _scan(text, start)
     except StopIteration:
         raise ValueError(f"Expecting value: char {start}") from None
-    finally:
-        _Decoding.memo = {}
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
     return doc
