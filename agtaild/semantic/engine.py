@@ -59,6 +59,9 @@ class Engine:
         self.rate: float | None = None
         self.last_build: float | None = None
         self._status_cache: tuple[float, dict[str, Any]] | None = None
+        #: Bumped by every change the status shows (:meth:`_changed`): a status computed across
+        #: one is not kept, or /health would show the state before it for up to 5 s.
+        self._generation = 0
         #: One build at a time (the daemon's embedder and a request may both ask for one).
         self._build_lock = threading.Lock()
 
@@ -75,7 +78,8 @@ class Engine:
         with self._lock:
             if stamp != self._stamp:
                 self._stamp = stamp
-                self._embedder, self._status_cache = None, None
+                self._embedder = None
+                self._changed()
                 try:
                     self._settings, self._settings_error = load_settings(self.data_dir), None
                 except AgtailError as exc:
@@ -109,9 +113,13 @@ class Engine:
                 self._store.close()
                 self._store = None
 
+    def _changed(self) -> None:
+        self._generation += 1
+        self._status_cache = None
+
     def _failed(self, exc: BaseException) -> None:
         self.error = str(exc) or exc.__class__.__name__
-        self._status_cache = None
+        self._changed()
 
     # -- building -------------------------------------------------------------------------
     def build(
@@ -162,7 +170,7 @@ class Engine:
                 store.add(seen, [(p.event_id, p.chunk) for p in pieces], vectors)
                 done += len(pieces)
                 self.rate = done / max(1e-6, time.monotonic() - started)
-                self._status_cache = None
+                self._changed()
                 if progress is not None:
                     progress(self.status())
                 if pace is not None:
@@ -174,7 +182,7 @@ class Engine:
         finally:
             self.state = "idle"
             self.last_build = time.time()
-            self._status_cache = None
+            self._changed()
         return self.status()
 
     # -- searching ------------------------------------------------------------------------
@@ -191,7 +199,8 @@ class Engine:
             self._failed(exc)
             raise
         if self.error is not None and self.state != "building":
-            self.error, self._status_cache = None, None  # it answers again
+            self.error = None  # it answers again
+            self._changed()
         return vec[0]
 
     def nearest(self, text: str, want: int) -> list[tuple[int, float]]:
@@ -217,6 +226,7 @@ class Engine:
     def status(self, *, events_total: Callable[[], int] | None = None, fresh: bool = True) -> dict[str, Any]:
         """The backend, model, coverage and health, as /health, doctor and the CLI show them."""
         now = time.monotonic()
+        generation = self._generation
         cached = self._status_cache
         if not fresh and cached is not None and now - cached[0] < 5:
             return cached[1]
@@ -252,7 +262,8 @@ class Engine:
         )
         if self.retry_at is not None:
             doc["retry_in"] = max(0, round(self.retry_at - time.monotonic()))
-        self._status_cache = (now, doc)
+        if generation == self._generation:  # nothing changed while it was made
+            self._status_cache = (now, doc)
         return doc
 
 
