@@ -84,3 +84,50 @@ async def test_rest_and_json_rpc_are_masked(svc: Service, aiohttp_client: Any) -
     rpc = await client.post("/rpc", json={"jsonrpc": "2.0", "id": 1, "method": "events.list", "params": {"agent": "toy", "id": "leaky"}}, headers=auth)
     body = await rpc.text()
     assert "q7R8" in body and leaks(body) == []
+
+
+def test_a_file_s_history_is_masked_in_every_exit(tmp_path: Path) -> None:
+    """files.history (and the MCP file_history tool) carry edits' text: masked like the rest,
+    because every method's answer is, not a list of the ones that hold text."""
+    project = tmp_path / "proj"
+    target = str(project / "deploy.sh")
+    sid = "5f0c6c5e-1111-4222-8333-944445555666"
+    base = {"sessionId": sid, "cwd": str(project), "version": "2.1.197", "isSidechain": False, "userType": "external"}
+    lines = [
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T10:00:00Z",
+         "message": {"role": "user", "content": "write the deploy script"}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-01T10:00:01Z",
+         "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+                     "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write",
+                                  "input": {"file_path": target, "content": f"export GH_TOKEN={GITHUB}\n"}}],
+                     "usage": {"input_tokens": 10, "output_tokens": 5}}},
+        {**base, "type": "user", "uuid": "r1", "parentUuid": "a1", "timestamp": "2026-01-01T10:00:02Z",
+         "message": {"role": "user", "content": [{"tool_use_id": "toolu_1", "type": "tool_result", "content": "ok"}]},
+         "toolUseResult": {"type": "create", "filePath": target, "content": f"export GH_TOKEN={GITHUB}\n"}},
+    ]
+    root = tmp_path / "claude" / "projects" / "-proj"
+    root.mkdir(parents=True)
+    (root / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("claude-code", str(tmp_path / "claude" / "projects"))], archive=False))
+    try:
+        service.update_index()
+        revealed = service.call("files.history", {"path": target}, reveal=True)
+        assert leaks(revealed) == [GITHUB]  # the edit is there, with its text
+        masked = service.call("files.history", {"path": target})
+        assert leaks(masked) == [] and "«secret:github-pat" in json.dumps(masked, ensure_ascii=False)
+        from mcp import Client
+
+        from agtaild.mcp.server import build_server
+
+        async def tool() -> str:
+            async with Client(build_server(service.call, here=str(project))) as client:
+                result = await client.call_tool("file_history", {"path": target})
+                assert not result.is_error, result
+                return "".join(getattr(c, "text", "") for c in result.content)
+
+        import anyio
+
+        text = anyio.run(tool)
+        assert target in text and leaks(text) == []
+    finally:
+        service.close()

@@ -10,8 +10,8 @@ API) ask beyond listing and searching.
   directory, newest first, each with its diff cut to a number of lines.
 
 Every answer is bounded (a ``limit`` with a maximum, a ``cursor`` to continue, inputs and diffs
-cut) and holds transcript text, so it is masked on the way out like the others
-(agtaild.query.masking.TEXT_METHODS).
+cut) and holds transcript text, masked on the way out like every answer
+(agtaild.query.masking).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ masked with the scanner's rules (agtaild.secrets) on the way out of the query la
 Masking here, on the text being sent, covers every front end at once (the CLI in-process and
 through the daemon, REST, JSON-RPC, SSE, MCP, the viewer, exports) and a session whose scan has
 not run yet alike. A secret becomes ``«secret:RULE …WXYZ»``: the text stays readable and the
-JSON valid. Answers of numbers only (stats, agents) pass as they are.
+JSON valid. Every method's answer goes through it, numbers-only ones too (stats, agents): they
+cost a digest and a lookup, and no method can be forgotten.
 
 Cheap, because most answers are read again and again (a viewer's page, a follow, an agent's
 repeated search) and almost none holds a secret:
@@ -38,14 +39,10 @@ import msgspec
 
 from agtaild.secrets.items import PLAIN, digest, fields_to_scan
 
-#: Methods whose answers hold text from transcripts (titles, prompts, tool input and output,
-#: snippets, paths).
-TEXT_METHODS = frozenset(
-    {"sessions.list", "sessions.get", "events.list", "search", "projects.list", "resume.command", "state.change",
-     "usage.live", "report", "secrets.list", "sessions.overview", "sessions.children", "tools.calls", "edits.recent"}
-)
+#: Every method's answer is masked: one that holds no transcript text costs a digest and one
+#: lookup, and a method added later can never leave unmasked because a list forgot it.
 
-__all__ = ["PLAIN", "TEXT_METHODS", "AnswerMasker", "mask_answer", "masker_for"]
+__all__ = ["PLAIN", "AnswerMasker", "mask_answer", "masker_for"]
 
 #: Verdicts kept per scanner (oldest dropped first); ~100 bytes each when clean.
 MAX_VERDICTS = 200_000
@@ -189,15 +186,12 @@ def masker_for(scanner: Any) -> AnswerMasker:
 
 
 def mask_answer(
-    method: str,
     answer: dict[str, Any],
     scanner: Any = None,
     known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = None,
 ) -> dict[str, Any]:
     """``known_clean(scanner, digests)``: the digests the index recorded as clean under that
     scanner's rules (agtaild.index.findings.known_clean)."""
-    if method not in TEXT_METHODS:
-        return answer
     if scanner is None:
         from agtaild.secrets import default_scanner
 
