@@ -300,11 +300,20 @@ def _phrase_snippet(pattern: list[re.Pattern[str]] | None, texts: list[str | Non
 
 
 def hits(
-    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], *, extra: dict[int, dict[str, Any]] | None = None
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    query: Query,
+    rows: list[Any],
+    *,
+    extra: dict[int, dict[str, Any]] | None = None,
+    fts_snippets: bool = True,
 ) -> list[dict[str, Any]]:
     """The hit documents of ``rows`` ((event id, score) pairs, in the order given), each with
-    ``extra[event id]``'s fields added; events gone from the index are left out."""
-    return _hits(db, pricing, query, rows, extra)
+    ``extra[event id]``'s fields added; events gone from the index are left out. Without
+    ``fts_snippets``, a hit whose words Python's phrase finder does not find gets the start of
+    its text, not FTS5's ``snippet()`` (hits found by meaning rarely hold the words: each such
+    look-up is a wasted seek of every word's postings)."""
+    return _hits(db, pricing, query, rows, extra, fts_snippets=fts_snippets)
 
 
 def filter_events(db: sqlite3.Connection, scope: SearchScope, ids: list[int]) -> set[int]:
@@ -325,7 +334,13 @@ def filter_events(db: sqlite3.Connection, scope: SearchScope, ids: list[int]) ->
 
 
 def _hits(
-    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], extra: dict[int, dict[str, Any]] | None = None
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    query: Query,
+    rows: list[Any],
+    extra: dict[int, dict[str, Any]] | None = None,
+    *,
+    fts_snippets: bool = True,
 ) -> list[dict[str, Any]]:
     if not rows:
         return []
@@ -342,7 +357,7 @@ def _hits(
     sessions = load_sessions(db, pricing, sorted({e[0] for e in events.values()}))
     phrases = highlight_pattern(query) if query.words else None
     made = {eid: _phrase_snippet(phrases, [e[2], e[3], e[4]]) for eid, e in events.items()}
-    snippets = _fts_snippets(db, query, [eid for eid in ids if made.get(eid) is None])
+    snippets = _fts_snippets(db, query, [eid for eid in ids if made.get(eid) is None]) if fts_snippets else {}
     pattern = compile_regex(query.regex) if query.regex is not None else None
     hits = []
     for eid, _score in rows:

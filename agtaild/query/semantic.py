@@ -173,7 +173,7 @@ def search(
     # the snippets mark the words the full-text side ranked by (the common ones would each cost
     # a pass over their every event here too)
     full_query = _or_query(q, db, str(getattr(svc.config, "index_path", "")))
-    docs = hits(db, svc.pricing(), full_query, [(eid, -score) for eid, score in page], extra=extra)
+    docs = hits(db, svc.pricing(), full_query, [(eid, -score) for eid, score in page], extra=extra, fts_snippets=False)
     more = len(order) > offset + limit
     answer: dict[str, Any] = {
         "hits": docs,
