@@ -148,10 +148,11 @@ def _tampered(path: Path, how: str) -> None:
         path.write_bytes(path.read_bytes()[:-20])
         return
     elif how == "control":  # a row that is bad as a change, with a digest made to match
-        from agtaild.sync.statepack import _digest
+        from agtaild.sync.statepack import LISTS
+        from agtaild.userstate.envelope import digest
 
         doc["labels"].append([doc["labels"][0][0], doc["labels"][0][1], "bad", "a\x1bb", "user", 1.0])
-        doc["sha256"] = _digest({"labels": doc["labels"], "marks": doc["marks"]})
+        doc["sha256"] = digest(doc, LISTS)
     elif how == "version":
         doc["version"] = 99
     path.write_text(json.dumps(doc))

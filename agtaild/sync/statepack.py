@@ -18,7 +18,6 @@ sessions too.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from agtaild.errors import Refused
 from agtaild.sync.manifest import machine_identity, write_atomic
+from agtaild.userstate import envelope
 
 NAME = "state-pack.json"
 FORMAT = "agtail-state-pack"
@@ -34,9 +34,7 @@ VERSION = 1
 MAX_BYTES = 64 << 20
 
 
-def _digest(rows: dict[str, Any]) -> str:
-    body = json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(body.encode()).hexdigest()
+LISTS = ("labels", "marks")
 
 
 def _own_rows(store: Any, sessions: set[tuple[str, str]] | None, agents: set[str] | None) -> dict[str, Any]:
@@ -74,7 +72,7 @@ def build(
         "origin": origin,
         "origin_name": name,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "sha256": _digest(rows),
+        "sha256": envelope.digest(rows, LISTS),
         **rows,
     }
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
@@ -106,23 +104,20 @@ def decode(data: bytes, where: str) -> dict[str, Any]:
     def refuse(why: str) -> Refused:
         return Refused(f"the state pack {where} was refused, no label, star, title or hide was merged: {why}")
 
-    if len(data) > MAX_BYTES:
-        raise refuse(f"larger than {MAX_BYTES >> 20} MB")
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise refuse(f"not JSON ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise refuse("not an agtail state pack")
-    if doc.get("version") != VERSION:
-        raise refuse(f"version {doc.get('version')!r}; this agtail reads version {VERSION} (upgrade it)")
-    rows = {"labels": doc.get("labels"), "marks": doc.get("marks")}
-    for table, value in rows.items():
-        if not isinstance(value, list):
-            raise refuse(f"{table} is not a list")
-    if doc.get("sha256") != _digest(rows):
-        raise refuse("its rows do not match its sha256 (it was changed or cut short after it was written)")
-    return rows
+        doc = envelope.check(data, fmt=FORMAT, version=VERSION, lists=LISTS, max_bytes=MAX_BYTES)
+    except envelope.EnvelopeError as exc:
+        raise refuse(
+            {
+                "size": f"larger than {exc.detail} MB",
+                "json": f"not JSON ({exc.detail})",
+                "format": "not an agtail state pack",
+                "version": f"version {exc.detail}; this agtail reads version {VERSION} (upgrade it)",
+                "list": f"{exc.detail} is not a list",
+                "digest": "its rows do not match its sha256 (it was changed or cut short after it was written)",
+            }[exc.kind]
+        ) from None
+    return {name: doc[name] for name in LISTS}
 
 
 def merge(

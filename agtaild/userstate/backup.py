@@ -12,13 +12,12 @@ nothing newer. A rule already there (same filter and label) is not added twice.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from typing import Any
 
 from agtaild.errors import UsageError
-from agtaild.userstate import checks
+from agtaild.userstate import checks, envelope
 from agtaild.userstate.allowlist import MAX_REASON, check_fingerprint
 from agtaild.userstate.rules import MAX_RULES
 from agtaild.userstate.store import MARKS, Change, UserState
@@ -31,8 +30,7 @@ _BODY = ("labels", "marks", "rules", "secret_allowlist")
 
 
 def digest(body: dict[str, Any]) -> str:
-    text = json.dumps({k: body[k] for k in _BODY}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return envelope.digest(body, _BODY)
 
 
 def export(store: UserState) -> dict[str, Any]:
@@ -70,22 +68,19 @@ def _row(row: Any, n: int, what: str) -> list[Any]:
 
 def parse(data: bytes) -> dict[str, Any]:
     """The checked document; a backup that is not whole and ours is refused, saying why."""
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"the backup is larger than {MAX_BYTES >> 20} MB: not one agtail wrote")
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"the backup is not JSON ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise UsageError("not a backup of agtail's user state (`agtail state export` writes one)")
-    if doc.get("version") != VERSION:
-        raise UsageError(f"the backup is version {doc.get('version')!r}; this agtail reads version {VERSION}")
-    for name in _BODY:
-        if not isinstance(doc.get(name), list):
-            raise UsageError(f"the backup's {name} is not a list")
-    if doc.get("sha256") != digest(doc):
-        raise UsageError("the backup's content does not match its sha256 (it was changed or cut short)")
-    return doc
+        return envelope.check(data, fmt=FORMAT, version=VERSION, lists=_BODY, max_bytes=MAX_BYTES)
+    except envelope.EnvelopeError as exc:
+        raise UsageError(
+            {
+                "size": f"the backup is larger than {exc.detail} MB: not one agtail wrote",
+                "json": f"the backup is not JSON ({exc.detail})",
+                "format": "not a backup of agtail's user state (`agtail state export` writes one)",
+                "version": f"the backup is version {exc.detail}; this agtail reads version {VERSION}",
+                "list": f"the backup's {exc.detail} is not a list",
+                "digest": "the backup's content does not match its sha256 (it was changed or cut short)",
+            }[exc.kind]
+        ) from None
 
 
 def restore(store: UserState, doc: dict[str, Any], *, dry_run: bool = False) -> dict[str, int]:
