@@ -39,6 +39,27 @@ def _ok(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
+def _edit_record(**more: Any) -> dict[str, Any]:
+    """A recorded file change (agtaild.index.edits) as ``edits.recent`` and ``files.history``
+    both give it, with the fields only one of them has."""
+    return {
+        "type": "object",
+        "properties": {
+            "edit_id": {"type": "integer"},
+            "session": {"type": "object"},
+            "seq": {"type": "integer"},
+            "time": _nullable({"type": "string"}),
+            "kind": {"type": "string", "enum": ["create", "edit", "patch", "delete", "command", "rename"]},
+            "failed": {"type": "boolean"},
+            "path": {"type": "string"},
+            "from_path": _nullable({"type": "string"}),
+            "tool": _nullable({"type": "string"}),
+            "command": {"type": "string"},
+            **more,
+        },
+    }
+
+
 def _page(name: str, item: dict[str, Any]) -> dict[str, Any]:
     return _ok({name: {"type": "array", "items": item}, "next": _nullable({"type": "string"})}, [name, "next"])
 
@@ -297,23 +318,10 @@ def schemas() -> dict[str, Any]:
             ),
             "RecentEdits": _page(
                 "edits",
-                {
-                    "type": "object",
-                    "properties": {
-                        "edit_id": {"type": "integer"},
-                        "session": {"type": "object"},
-                        "seq": {"type": "integer"},
-                        "time": _nullable({"type": "string"}),
-                        "kind": {"type": "string", "enum": ["create", "edit", "patch", "delete", "command", "rename"]},
-                        "failed": {"type": "boolean"},
-                        "path": {"type": "string"},
-                        "from_path": _nullable({"type": "string"}),
-                        "tool": _nullable({"type": "string"}),
-                        "diff": {"type": "array", "items": {"type": "string"}, "description": "the first diff_lines lines"},
-                        "diff_cut": {"type": "integer"},
-                        "command": {"type": "string"},
-                    },
-                },
+                _edit_record(
+                    diff={"type": "array", "items": {"type": "string"}, "description": "the first diff_lines lines"},
+                    diff_cut={"type": "integer"},
+                ),
             ),
             "FileHistory": _ok(
                 {
@@ -326,25 +334,14 @@ def schemas() -> dict[str, Any]:
                         "type": "array",
                         "description": "newest first",
                         "items": {
-                            "type": "object",
-                            "properties": {
-                                "edit_id": {"type": "integer"},
-                                "session": {"type": "object"},
-                                "seq": {"type": "integer"},
-                                "time": _nullable({"type": "string"}),
-                                "kind": {"type": "string", "enum": ["create", "edit", "patch", "delete", "command", "rename"]},
-                                "failed": {"type": "boolean"},
-                                "path": {"type": "string"},
-                                "from_path": _nullable({"type": "string"}),
-                                "match": {"type": "string", "enum": ["same", "symlink", "case", "renamed"]},
-                                "tool": _nullable({"type": "string"}),
-                                "prompt": _nullable({"type": "object"}),
-                                "hunks": {"type": "array", "items": {"type": "object"}},
-                                "numbered": {"type": "boolean"},
-                                "cut": {"type": "integer"},
-                                "command": {"type": "string"},
-                                "ops": {"type": "array", "description": "with replay=true: the replay operations"},
-                            },
+                            **_edit_record(
+                                match={"type": "string", "enum": ["same", "symlink", "case", "renamed"]},
+                                prompt=_nullable({"type": "object"}),
+                                hunks={"type": "array", "items": {"type": "object"}},
+                                numbered={"type": "boolean"},
+                                cut={"type": "integer"},
+                                ops={"type": "array", "description": "with replay=true: the replay operations"},
+                            ),
                             "required": ["edit_id", "session", "seq", "time", "kind", "failed", "path", "match", "hunks"],
                         },
                     },
