@@ -55,6 +55,10 @@ class Engine:
         self.matrix = Matrix()
         self.state = "idle"
         self.error: str | None = None
+        #: How many times a build or a query failed. A build clears the error only when it had
+        #: the endpoint embed something and no failure came while it ran (a build that found
+        #: nothing to embed proved nothing, and a query may have failed meanwhile).
+        self._failures = 0
         self.retry_at: float | None = None
         self.rate: float | None = None
         self.last_build: float | None = None
@@ -119,6 +123,7 @@ class Engine:
 
     def _failed(self, exc: BaseException) -> None:
         self.error = str(exc) or exc.__class__.__name__
+        self._failures += 1
         self._changed()
 
     # -- building -------------------------------------------------------------------------
@@ -153,6 +158,7 @@ class Engine:
         if store.use_model(embedder.model_id, embedder.dimension):
             log.info("vector store emptied for model %s", embedder.model_id)
         self.state, started, done = "building", time.monotonic(), 0
+        failures = self._failures
         try:
             with store.attached() as db:
                 store.drop_stale(db)
@@ -175,7 +181,8 @@ class Engine:
                     progress(self.status())
                 if pace is not None:
                     pace(len(pieces))
-            self.error, self.retry_at = None, None
+            if done and self._failures == failures:
+                self.error, self.retry_at = None, None
         except EmbedError as exc:
             self._failed(exc)
             raise

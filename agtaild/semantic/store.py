@@ -73,7 +73,11 @@ class VectorStore:
 
     # -- meta -----------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        # Under the lock like every use of the connection: a statement of another thread
+        # running while the embedder detaches the index keeps the index's read transaction
+        # open, and the DETACH fails ("database idx is locked").
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     @property
