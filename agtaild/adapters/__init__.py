@@ -55,6 +55,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.codebuff:CodebuffAdapter",
+    "agtaild.adapters.junie:JunieAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
