@@ -56,6 +56,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.codebuff:CodebuffAdapter",
     "agtaild.adapters.junie:JunieAdapter",
+    "agtaild.adapters.windsurf:WindsurfAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
