@@ -26,7 +26,7 @@ from agtaild.adapters.kit.stamps import from_epoch
 from agtaild.model import Event, Session
 
 #: How much of a trajectory is looked at to judge whether it is encrypted.
-SAMPLE_BYTES = 64 * 1024
+SAMPLE_BYTES = 4096
 #: Bits per byte above which the sample is taken for encrypted (or compressed) data.
 ENCRYPTED_BITS = 7.5
 #: The folders under ~/.codeium that hold Cascade trajectories.
