@@ -48,5 +48,7 @@ def test_roots_and_cli(isolated_home: Path, tmp_path: Path, capsys: pytest.Captu
     assert main([*base, "show", "tabnine:3ebd1d67-ed0a-4818-bb4f-51583e832c65", "--json"]) == 0
     assert any(e["kind"] == "tool_use" for e in json.loads(capsys.readouterr().out)["events"])
     shutil.copytree(TMP, isolated_home / ".tabnine" / "agent" / "tmp")
-    assert main(["--no-daemon", "--data-dir", str(tmp_path / "d2"), "list", "--agent", "tabnine", "--json"]) == 0
+    assert (
+        main(["--no-daemon", "--data-dir", str(tmp_path / "d2"), "list", "--agent", "tabnine", "--json"]) == 0
+    )
     assert len(json.loads(capsys.readouterr().out)["sessions"]) == 4
