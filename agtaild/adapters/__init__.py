@@ -3,7 +3,8 @@
 Layer rule: the adapters import nothing above the model (``agtaild.model``, ``errors``,
 ``fsnames``, ``textsafe``, ``dirs``); an agent package imports ``base``, ``kit`` and itself, and
 another agent's package only where its agent is a fork of that one (Kilo of Cline and
-OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs). tests/test_layers.py checks it.
+OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs,
+Tabnine CLI of Gemini CLI, TRAE CLI of Codex CLI). tests/test_layers.py checks it.
 
 A new agent is one package under ``agtaild/adapters/<agent>/`` (its ``__init__`` exposes the
 Adapter class) plus one line in ``BUILTIN`` (docs/adapters.md, "Adding an agent").
@@ -54,6 +55,11 @@ BUILTIN: list[str] = [
     "agtaild.adapters.hermes:HermesAdapter",
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
+    "agtaild.adapters.codebuff:CodebuffAdapter",
+    "agtaild.adapters.junie:JunieAdapter",
+    "agtaild.adapters.windsurf:WindsurfAdapter",
+    "agtaild.adapters.tabnine:TabnineAdapter",
+    "agtaild.adapters.trae_cli:TraeCliAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",

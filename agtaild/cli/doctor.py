@@ -219,6 +219,9 @@ def run_doctor(config: Any, env: dict[str, str] | None = None) -> dict[str, Any]
 
     agents, agent_checks = agent_report(config)
     checks.extend(agent_checks)
+    from agtaild.cli.doctor_unreadable import unreadable_checks
+
+    checks.extend(unreadable_checks(home))
     for tool, why in (("rsync", "sync over ssh:// remotes"), ("fzf", "the `agtail pick` fuzzy finder")):
         found = shutil.which(tool)
         checks.append(_check(tool, "ok" if found else "info", found or f"not installed (needed for {why})"))

@@ -158,6 +158,12 @@ def _more_hint(adapter: Any) -> str:
             "$AGTAIL_AIDER_ROOTS (folders of repositories)")
 
 
+def _note(adapter: Any) -> str:
+    """What an adapter asks doctor to say beside its sessions (an agent agtail can only list)."""
+    note = getattr(adapter, "doctor_note", "")
+    return f"; {note}" if isinstance(note, str) and note else ""
+
+
 def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """(one entry per agent found, the doctor checks about them)."""
     from agtaild.adapters import all_adapters
@@ -186,7 +192,7 @@ def agent_report(config: Any) -> tuple[list[dict[str, Any]], list[dict[str, str]
         }
         agents.append(entry)
         where = where_from(present, places.get(adapter.id, [])) if formats is not None else ", ".join(present)
-        hint = _more_hint(adapter)
+        hint = _more_hint(adapter) + _note(adapter)
         if formats is None:
             checks.append(
                 {

@@ -23,8 +23,10 @@ from agtaild.model import Event, Usage, UsageRecord
 #: The environment context Gemini CLI injects as the first "user" message of a session.
 CONTEXT_PREFIX = "<session_context>"
 #: The ``type`` of a model message: Gemini CLI writes "gemini", its fork Qwen Code's older
-#: JSON checkpoints "qwen" (read by the Qwen adapter through the same replay).
-MODEL_RECORD_TYPES = ("gemini", "qwen")  # a tuple: `in` compares, so an unhashable type is no error
+#: JSON checkpoints "qwen" (read by the Qwen adapter through the same replay), its fork
+#: Tabnine CLI "tabnine" (read by the Tabnine adapter through the same replay). A tuple: `in`
+#: compares, so an unhashable type is no error.
+MODEL_RECORD_TYPES = ("gemini", "qwen", "tabnine")
 #: Tool call states after which the call is over (the scheduler's terminal states).
 FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
 _WORKSPACE_RE = re.compile(r"Workspace Directories:\**\s*\n\s*-\s+(\S[^\n]*)")
