@@ -163,7 +163,13 @@ class AmpAdapter(JsonDocAdapter):
         return "merged" if merged else "skipped"
 
     def _block(
-        self, book: RecordBook, block: Any, role: str | None, model: str | None, ts: str | None, index: int,
+        self,
+        book: RecordBook,
+        block: Any,
+        role: str | None,
+        model: str | None,
+        ts: str | None,
+        index: int,
         pending: dict[str, Event],
     ) -> tuple[Event | None, int]:
         src = {"message": index}
@@ -174,17 +180,36 @@ class AmpAdapter(JsonDocAdapter):
             text = _str(block.get("text"))
             if text is None:
                 return None, 0
-            return book.emit(Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, source=src)), 0
+            return book.emit(
+                Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, source=src)
+            ), 0
         if btype in ("thinking", "redacted_thinking"):
-            ev = Event(seq=-1, kind="thinking", role=role, ts=ts, text=_str(block.get("thinking")), model=model, source=src)
+            ev = Event(
+                seq=-1,
+                kind="thinking",
+                role=role,
+                ts=ts,
+                text=_str(block.get("thinking")),
+                model=model,
+                source=src,
+            )
             if btype == "redacted_thinking":
                 ev.extra["redacted"] = True
             return book.emit(ev), 0
         if btype == "tool_use":
             call_id = _str(block.get("id"))
             ev = book.emit(
-                Event(seq=-1, kind="tool_use", role=role, ts=ts, tool=_str(block.get("name")), input=block.get("input"),
-                      tool_use_id=call_id, model=model, source=src)
+                Event(
+                    seq=-1,
+                    kind="tool_use",
+                    role=role,
+                    ts=ts,
+                    tool=_str(block.get("name")),
+                    input=block.get("input"),
+                    tool_use_id=call_id,
+                    model=model,
+                    source=src,
+                )
             )
             if call_id:
                 pending[call_id] = ev
@@ -200,7 +225,16 @@ class AmpAdapter(JsonDocAdapter):
                     call.extra["edit"] = change
                 book.emit(call)
                 return None, 1
-            ev = Event(seq=-1, kind="tool_result", role="tool", ts=ts, result=result, is_error=is_error, tool_use_id=call_id, source=src)
+            ev = Event(
+                seq=-1,
+                kind="tool_result",
+                role="tool",
+                ts=ts,
+                result=result,
+                is_error=is_error,
+                tool_use_id=call_id,
+                source=src,
+            )
             return book.emit(ev), 0
         return book.emit(Event(seq=-1, kind="unknown", role=role, ts=ts, source=src, raw=block)), 0
 
@@ -225,7 +259,9 @@ def _tool_outcome(block: dict[str, Any]) -> tuple[Any, bool]:
         result = run.get("result")
         if isinstance(result, dict):
             # the text a person reads: a command's output, a file's content, an edit's diff
-            text = next((result[k] for k in ("output", "content", "diff") if isinstance(result.get(k), str)), None)
+            text = next(
+                (result[k] for k in ("output", "content", "diff") if isinstance(result.get(k), str)), None
+            )
             result = text if text is not None else result.get("output", result)
         error = run.get("error")
         if result is None and isinstance(error, dict):
@@ -261,7 +297,11 @@ def _environment(s: Session, env: Any) -> None:
             s.cwd = unquote(urlparse(uri).path) or None
         s.project = _str(tree.get("displayName")) or project_of(s.cwd)
         repo = tree.get("repository")
-        if isinstance(repo, dict) and isinstance(repo.get("ref"), str) and repo["ref"].startswith("refs/heads/"):
+        if (
+            isinstance(repo, dict)
+            and isinstance(repo.get("ref"), str)
+            and repo["ref"].startswith("refs/heads/")
+        ):
             s.git_branch = repo["ref"].removeprefix("refs/heads/")
     platform = initial.get("platform") if isinstance(initial, dict) else None
     if isinstance(platform, dict):
