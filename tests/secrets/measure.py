@@ -151,8 +151,8 @@ def sample_corpus_findings(scanner: Scanner) -> SampleScan:
     real secret but those in :data:`KNOWN_TRUE`, so every other finding there is a false one)."""
     pairs = list(corpus_texts())
     texts = [t for _, t in pairs]
-    found = []
-    true = []
+    found: list[tuple[str, Finding, str]] = []
+    true: list[tuple[str, Finding, str]] = []
     for (path, text), findings in zip(pairs, scanner.scan_many(texts), strict=True):
         for f in findings:
             hit = (str(path), f, text[max(0, f.start - 40) : f.end + 10])
