@@ -18,17 +18,15 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
-from urllib.parse import unquote, urlparse
 
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.copilot_vscode.ops import SessionBuilder, replay_log
-from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook, read_document
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
-from agtaild.adapters.kit.vscode_hosts import user_dirs, workspace_storage
+from agtaild.adapters.kit.vscode_hosts import user_dirs, workspace_folder, workspace_storage
 from agtaild.model import Session, project_of
 
 _decoder = msgspec.json.Decoder()
@@ -102,7 +100,7 @@ class CopilotVscodeAdapter(Adapter):
             s.usage = book.total_usage()
         workspace = next((f for f in unit.files if f.endswith("workspace.json")), None)
         if workspace:
-            s.cwd = _workspace_folder(Path(workspace)) or s.cwd
+            s.cwd = workspace_folder(Path(workspace)) or s.cwd
         s.project = project_of(s.cwd) if s.cwd else s.project
         s.path, s.mtime, s.resumable = unit.path, mtime, False
         if unit.archived:
@@ -122,20 +120,3 @@ def _session_files(folder: Path) -> list[Path]:
         )
     except OSError:
         return []
-
-
-def _workspace_folder(path: Path) -> str | None:
-    """``workspace.json`` ``{"folder": "file:///…"}`` (or ``workspace`` for a .code-workspace)."""
-    try:
-        doc = _decoder.decode(read_regular(path))
-    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
-        return None
-    if not isinstance(doc, dict):
-        return None
-    uri = doc.get("folder") or doc.get("workspace")
-    if not isinstance(uri, str):
-        return None
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        return unquote(parsed.path) or None
-    return uri  # a remote (vscode-remote://…) folder: kept as written
