@@ -245,3 +245,34 @@ def test_real_database_sessions_tools_and_counters(adapter: CrushAdapter, corpus
         if e.tool == "write":
             assert (added, removed) == (meta["additions"], meta["removals"])
     con.close()
+
+
+def test_hand_made_database_has_the_schema_crush_writes(adapter: CrushAdapter, corpus: Path) -> None:
+    """An empty database Crush itself made (migration 20260127000000, tests/corpus/crush/slopmeter):
+    it lists no session, and the hand-made sample has exactly its data tables and their columns
+    (the hand-made one lacks only Crush's migration bookkeeping)."""
+    real = corpus / "crush/slopmeter/slopmeter/.crush/crush.db"
+    assert list(adapter.discover(real.parent)) == []
+
+    bookkeeping = {"goose_db_version", "sqlite_sequence"}
+
+    def schema(db: Path) -> dict[str, list[tuple[str, str]]]:
+        con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+        try:
+            tables = [
+                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            ]
+            return {
+                t: [(r[1], r[2]) for r in con.execute(f"SELECT * FROM pragma_table_info('{t}')")]
+                for t in tables
+                if t not in bookkeeping
+            }
+        finally:
+            con.close()
+
+    con = sqlite3.connect(f"file:{real}?mode=ro&immutable=1", uri=True)
+    assert con.execute("SELECT max(version_id) FROM goose_db_version").fetchone() == (20260127000000,)
+    con.close()
+    got = schema(real)
+    assert sorted(got) == ["files", "messages", "read_files", "sessions"]
+    assert schema(corpus / DATA / "crush.db") == got
