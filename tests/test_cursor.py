@@ -324,3 +324,16 @@ def test_real_workspace_state_vscdb_composers(adapter: CursorAdapter, corpus: Pa
     unit = next(iter(adapter.discover(tmp_path / "workspaceStorage")))
     assert unit.files[-1] == str(copy / "workspace.json")
     assert adapter.read(unit, None, now=LATER).session.cwd == "/home/dev/src/ionic app"
+
+
+def test_a_workspace_database_beside_the_cli_folders_hides_none_of_them(
+    adapter: CursorAdapter, corpus: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "cursor"
+    shutil.copytree(corpus / FIX, home)
+    cli = sorted(u.path for u in adapter.discover(home))
+    (home / "abc").mkdir()
+    shutil.copy(corpus / WORKSPACES / "slevin48-cursor-history" / "state.vscdb", home / "abc" / "state.vscdb")
+    both = sorted(u.path for u in adapter.discover(home))
+    ide = [p for p in both if p.startswith(str(home / "abc" / "state.vscdb") + "#")]
+    assert len(ide) == 26 and sorted(set(both) - set(ide)) == cli and cli

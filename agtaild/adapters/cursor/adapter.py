@@ -71,7 +71,8 @@ class CursorAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[Unit]:
         if self.ide.databases(root):
             yield from self.ide.discover(root)
-            return
+            if self.ide.direct_database(root) is not None:
+                return  # a workspaceStorage-like folder may hold the CLI's folders too: go on
         projects, chats = _layout(root)
         stores = _stores(chats)
         seen: set[str] = set()

@@ -71,19 +71,19 @@ class CursorIdeReader(SqliteSessionAdapter):
 
     id: ClassVar[str] = "cursor"
 
-    def databases(self, root: Path) -> list[Path]:
+    def direct_database(self, root: Path) -> Path | None:
+        """The one database ``root`` names: itself, its ``state.vscdb``, or its globalStorage's."""
         for candidate in (root, root / DB_NAME, root / "globalStorage" / DB_NAME):
             if database_at(candidate):
-                return [candidate]
+                return candidate
+        return None
+
+    def databases(self, root: Path) -> list[Path]:
+        direct = self.direct_database(root)
+        if direct is not None:
+            return [direct]
         # a workspaceStorage folder: one database per workspace, <hash>/state.vscdb
-        try:
-            folders = sorted(p for p in root.iterdir() if p.is_dir())
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            if root.is_dir():
-                scan.unlisted(str(root), f"not listed: {exc.strerror or exc}")
-            return []
+        folders = [Path(e.path) for e in scan.entries(root) if scan.is_dir(e)]
         return [p / DB_NAME for p in folders if database_at(p / DB_NAME)]
 
     def unit_files(self, db: Path, session_id: str) -> list[str]:
