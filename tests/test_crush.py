@@ -1,5 +1,6 @@
-"""Crush adapter on the hand-made database (tests/corpus/crush/synthetic-agtail, built by its
-build_crush_db.py from the documented schema: no real Crush could be installed offline)."""
+"""Crush adapter on a real database of August 2025 (tests/corpus/crush/dbos-transact-golang) and
+the hand-made one (tests/corpus/crush/synthetic-agtail, built by its build_crush_db.py from the
+documented schema: no real Crush could be installed offline)."""
 
 from __future__ import annotations
 
@@ -177,3 +178,101 @@ def test_mirrored_copy_has_the_same_relative_paths(
     copies = list(adapter.discover(mirror))
     assert [adapter.relative_path(u, u.path) for u in copies] == rels
     assert len(set(rels)) == 3 and rels[0].endswith(f"/crush.db#{MAIN}")
+
+
+REAL_PROJECT = "crush/dbos-transact-golang/dbos-transact-golang"
+GUIDE = "a20c5ed5-41d4-45f7-88eb-7ba0645f1341"
+CLI_MD = "f306c145-4c83-492c-b575-739c30bbced4"
+
+
+def test_real_database_sessions_tools_and_counters(adapter: CrushAdapter, corpus: Path) -> None:
+    db = corpus / REAL_PROJECT / ".crush" / "crush.db"
+    got = read_all(adapter, corpus / REAL_PROJECT)
+    assert sorted(got) == sorted([GUIDE, CLI_MD])
+    con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    for sid, res in got.items():
+        s = res.session  # type: ignore[attr-defined]
+        title, prompt, completion, cost, count = con.execute(
+            "SELECT title, prompt_tokens, completion_tokens, cost, message_count FROM sessions WHERE id = ?",
+            (sid,),
+        ).fetchone()
+        rows = con.execute("SELECT count(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
+        assert s.title == title and s.models == ["gpt-5"] and s.cwd == str(corpus / REAL_PROJECT)
+        assert (s.usage.input_tokens, s.usage.output_tokens) == (prompt, completion)
+        assert s.extra["agent_cost_usd"] == cost and s.extra["message_count"] == count == rows
+        assert s.accounting.lines == rows and s.accounting.balanced() and s.accounting.bad == 0
+        assert not [e for e in res.events if e.kind == "unknown"]  # type: ignore[attr-defined]
+    s = got[GUIDE].session  # type: ignore[attr-defined]
+    assert (s.started, s.ended, s.ending) == (
+        "2025-08-09T03:11:00.000Z",
+        "2025-08-09T03:55:40.000Z",
+        "interrupted",
+    )
+    events = got[GUIDE].events  # type: ignore[attr-defined]
+    calls = [e for e in events if e.kind == "tool_use"]
+    n_results = con.execute(
+        "SELECT count(*) FROM messages m, json_each(m.parts) j WHERE m.session_id = ? AND json_extract(j.value, '$.type') = 'tool_result'",
+        (GUIDE,),
+    ).fetchone()[0]
+    assert len(calls) == n_results == 40 and all(e.result is not None for e in calls)
+    assert {e.tool for e in calls} == {"bash", "edit", "glob", "grep", "ls", "view", "write"}
+    # tool rows end with a finish part: folded, so every tool row merges into its calls
+    assert (
+        s.accounting.merged
+        == con.execute(
+            "SELECT count(*) FROM messages WHERE session_id = ? AND role = 'tool'", (GUIDE,)
+        ).fetchone()[0]
+    )
+    errors = [e for e in events if e.kind == "system"]
+    assert [e.subtype for e in errors].count("finish:permission_denied") == 3
+    assert any(e.subtype == "finish:error" and e.text == "API Error" for e in errors)
+    # write and edit carry the diff Crush recorded
+    write = next(e for e in calls if e.tool == "write")
+    (change,) = write.extra["edit"]["files"]
+    assert change["path"] == "/Users/max/codeZ/dbos-transact-golang/CRUSH.md" and change["numbered"]
+    assert change["hunks"][0]["lines"][0] == "+CRUSH quickstart for agents"
+    edit = next(e for e in calls if e.tool == "edit")
+    assert edit.extra["edit"]["files"][0]["path"] == edit.input["file_path"]
+    assert {ln[0] for h in edit.extra["edit"]["files"][0]["hunks"] for ln in h["lines"]} >= {"-", "+"}
+    changed = [e for e in calls if "edit" in e.extra]
+    assert len(changed) == 7  # every write/edit that succeeded; the denied ones have no metadata
+    for e in changed:  # Crush's own additions/removals: exactly, where its diff is recorded (write);
+        # for edit (the whole file before and after) the net change (two diffs may align a line differently)
+        lines = [ln for f in e.extra["edit"]["files"] for h in f["hunks"] for ln in h["lines"]]
+        meta = e.extra["metadata"]
+        added, removed = sum(ln[0] == "+" for ln in lines), sum(ln[0] == "-" for ln in lines)
+        assert added - removed == meta["additions"] - meta["removals"]
+        if e.tool == "write":
+            assert (added, removed) == (meta["additions"], meta["removals"])
+    con.close()
+
+
+def test_hand_made_database_has_the_schema_crush_writes(adapter: CrushAdapter, corpus: Path) -> None:
+    """An empty database Crush itself made (migration 20260127000000, tests/corpus/crush/slopmeter):
+    it lists no session, and the hand-made sample has exactly its data tables and their columns
+    (the hand-made one lacks only Crush's migration bookkeeping)."""
+    real = corpus / "crush/slopmeter/slopmeter/.crush/crush.db"
+    assert list(adapter.discover(real.parent)) == []
+
+    bookkeeping = {"goose_db_version", "sqlite_sequence"}
+
+    def schema(db: Path) -> dict[str, list[tuple[str, str]]]:
+        con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+        try:
+            tables = [
+                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            ]
+            return {
+                t: [(r[1], r[2]) for r in con.execute(f"SELECT * FROM pragma_table_info('{t}')")]
+                for t in tables
+                if t not in bookkeeping
+            }
+        finally:
+            con.close()
+
+    con = sqlite3.connect(f"file:{real}?mode=ro&immutable=1", uri=True)
+    assert con.execute("SELECT max(version_id) FROM goose_db_version").fetchone() == (20260127000000,)
+    con.close()
+    got = schema(real)
+    assert sorted(got) == ["files", "messages", "read_files", "sessions"]
+    assert schema(corpus / DATA / "crush.db") == got

@@ -1,5 +1,6 @@
-"""Cursor adapter: the peer fixtures (agent transcripts, a meta-only store.db), the synthetic
-transcript and the hand-made store.db (tests/cursor_store_maker.py)."""
+"""Cursor adapter: the peer fixtures (agent transcripts, a meta-only store.db), a real workspace
+state.vscdb of late 2024 (tests/corpus/cursor/cursor-history), the synthetic transcript and the
+hand-made store.db and state.vscdb (tests/cursor_store_maker.py)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,11 @@ def test_transcript_with_its_chat_store(adapter: CursorAdapter, corpus: Path) ->
     assert (s.title, s.models, s.started) == ("Test Session", ["claude-4-sonnet"], "2026-04-07T00:43:10.321Z")
     assert s.cwd == "/Users/test/Repository/TestProject" and s.project == "TestProject"
     events = res.events  # type: ignore[attr-defined]
-    assert [(e.kind, e.role) for e in events][:3] == [("text", "user"), ("text", "assistant"), ("tool_use", "assistant")]
+    assert [(e.kind, e.role) for e in events][:3] == [
+        ("text", "user"),
+        ("text", "assistant"),
+        ("tool_use", "assistant"),
+    ]
     assert events[0].text == "run ls command" and events[0].extra["raw_text"].startswith("<user_query>")
     assert events[2].tool == "Shell" and events[2].input["command"] == "ls -la /tmp"
     cmd = adapter.resume(s)
@@ -84,8 +89,12 @@ def test_store_only_chat_walks_the_blob_tree(adapter: CursorAdapter, corpus: Pat
     assert s.title == "Explain the scanner" and s.cwd == SAMPLE_WORKSPACE and s.models == ["gpt-5"]
     kinds = [(e.kind, e.role) for e in res.events]  # type: ignore[attr-defined]
     assert kinds == [
-        ("system", "system"), ("text", "user"), ("thinking", "assistant"), ("text", "assistant"),
-        ("tool_use", "assistant"), ("text", "assistant"),
+        ("system", "system"),
+        ("text", "user"),
+        ("thinking", "assistant"),
+        ("text", "assistant"),
+        ("tool_use", "assistant"),
+        ("text", "assistant"),
     ]
     tool = res.events[4]  # type: ignore[attr-defined]
     assert tool.result == "def scan(root): ..." and tool.is_error is False and tool.tool_use_id == "tc_1"
@@ -110,11 +119,17 @@ def test_store_sample_is_what_the_maker_writes(corpus: Path, tmp_path: Path) -> 
 
 
 def test_damaged_stores_and_meta(adapter: CursorAdapter, tmp_path: Path) -> None:
-    assert decode_meta("7b7d") == {} and decode_meta("zz") == {} and decode_meta(b'{"name":"x"}') == {"name": "x"}
+    assert (
+        decode_meta("7b7d") == {}
+        and decode_meta("zz") == {}
+        and decode_meta(b'{"name":"x"}') == {"name": "x"}
+    )
     assert proto_fields(b"\x0a\x20" + b"\x01" * 5) == []  # a length past the end stops the walk
     assert proto_fields(tree_node(["ab" * 32], "/w")) == [(1, 2, bytes.fromhex("ab" * 32)), (9, 2, b"/w")]
     db = tmp_path / "chats" / "b" / "x" / "store.db"
-    make_store(db, "x", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "{not"}], workspace="/w")
+    make_store(
+        db, "x", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "{not"}], workspace="/w"
+    )
     conn = sqlite3.connect(db)
     conn.execute("INSERT INTO blobs VALUES ('cc', x'7b6e6f7420')")  # an unreachable broken blob
     conn.commit()
@@ -123,14 +138,18 @@ def test_damaged_stores_and_meta(adapter: CursorAdapter, tmp_path: Path) -> None
     assert s.accounting.balanced() and s.accounting.skipped == 2
 
 
-@pytest.mark.parametrize("rel", [f"{FIX}/projects/Users-test-Repository-TestProject/agent-transcripts/{NESTED}/{NESTED}.jsonl"])
+@pytest.mark.parametrize(
+    "rel", [f"{FIX}/projects/Users-test-Repository-TestProject/agent-transcripts/{NESTED}/{NESTED}.jsonl"]
+)
 @pytest.mark.parametrize("settled", [False, True])
 def test_incremental_reads_store_what_one_read_does(
     adapter: CursorAdapter, corpus: Path, tmp_path: Path, rel: str, settled: bool
 ) -> None:
     src = corpus / rel
     dst = tmp_path / "projects" / "p" / "agent-transcripts" / "t.jsonl"
-    unit = Unit(agent="cursor", path=str(dst), files=[str(dst)], root=str(tmp_path), hints={"id": "t", "slug": "p"})
+    unit = Unit(
+        agent="cursor", path=str(dst), files=[str(dst)], root=str(tmp_path), hints={"id": "t", "slug": "p"}
+    )
     grown = replay_growing_file(adapter, src, dst, line_cuts(src.read_bytes()), unit, settled=settled)
     once = read_once(adapter, unit, now=os.stat(dst).st_mtime + (100 if settled else 0.5))
     g, o = grown.snapshot(), once.snapshot()
@@ -139,7 +158,9 @@ def test_incremental_reads_store_what_one_read_does(
     assert g[2] == o[2]
 
 
-def test_unreadable_store_does_not_lose_the_transcript(adapter: CursorAdapter, corpus: Path, tmp_path: Path) -> None:
+def test_unreadable_store_does_not_lose_the_transcript(
+    adapter: CursorAdapter, corpus: Path, tmp_path: Path
+) -> None:
     home = tmp_path / ".cursor"
     shutil.copytree(corpus / FIX, home)
     store = next(home.glob("chats/*/*/store.db"))
@@ -155,20 +176,31 @@ def test_ide_composers_from_state_vscdb(adapter: CursorAdapter, corpus: Path, tm
     from tests.cursor_store_maker import IDE_COMPOSER, IDE_EMPTY, IDE_LEGACY
 
     units = list(adapter.discover(corpus / IDE))
-    assert sorted(u.path.rsplit("#", 1)[1] for u in units) == sorted([IDE_COMPOSER, IDE_LEGACY])  # not the empty one
+    assert sorted(u.path.rsplit("#", 1)[1] for u in units) == sorted(
+        [IDE_COMPOSER, IDE_LEGACY]
+    )  # not the empty one
     assert IDE_EMPTY not in {u.path for u in units}
     res = {u.path.rsplit("#", 1)[1]: adapter.read(u, None, now=LATER) for u in units}
     s = res[IDE_COMPOSER].session
     assert (s.title, s.models, s.started, s.ended) == (
-        "Watcher misses renames", ["claude-4-sonnet"], "2026-03-06T10:00:00.000Z", "2026-03-06T10:01:10.000Z",
+        "Watcher misses renames",
+        ["claude-4-sonnet"],
+        "2026-03-06T10:00:00.000Z",
+        "2026-03-06T10:01:10.000Z",
     )
     events = res[IDE_COMPOSER].events
     assert [(e.kind, e.role) for e in events] == [
-        ("text", "user"), ("thinking", "assistant"), ("text", "assistant"), ("tool_use", "assistant"),
-        ("text", "user"), ("text", "assistant"),
+        ("text", "user"),
+        ("thinking", "assistant"),
+        ("text", "assistant"),
+        ("tool_use", "assistant"),
+        ("text", "user"),
+        ("text", "assistant"),
     ]
     tool = events[3]
-    assert tool.tool == "read_file" and tool.input == {"target_file": "src/watch.py"} and tool.is_error is False
+    assert (
+        tool.tool == "read_file" and tool.input == {"target_file": "src/watch.py"} and tool.is_error is False
+    )
     assert (s.usage.input_tokens, s.usage.output_tokens) == (5200 + 5600 + 6100, 310 + 40 + 120)
     assert s.accounting.balanced() and s.accounting.skipped == 1  # the stale "old" bubble
     assert adapter.resume(s) is None and not s.resumable
@@ -185,6 +217,7 @@ def test_ide_roots_only_under_the_cursor_host(adapter: CursorAdapter, tmp_path: 
     roots = adapter.default_roots({}, tmp_path)
     assert roots[0] == tmp_path / ".cursor"
     assert tmp_path / ".config/Cursor/User/globalStorage" in roots
+    assert tmp_path / ".config/Cursor/User/workspaceStorage" in roots
     assert all("Code" not in str(r) for r in roots)
 
 
@@ -217,7 +250,11 @@ def test_older_text_transcript(adapter: CursorAdapter, corpus: Path, tmp_path: P
     unit = res["3c2b1a09-8f7e-4d6c-9b5a-493827161504"]
     out = adapter.read(unit, None, now=LATER)
     assert [(e.kind, e.role) for e in out.events] == [
-        ("text", "user"), ("thinking", "assistant"), ("text", "assistant"), ("tool_use", "assistant"), ("text", "assistant"),
+        ("text", "user"),
+        ("thinking", "assistant"),
+        ("text", "assistant"),
+        ("tool_use", "assistant"),
+        ("text", "assistant"),
     ]
     grep = out.events[3]
     assert grep.tool == "Grep" and grep.input == "pattern: archive\npath: tests"
@@ -227,6 +264,76 @@ def test_older_text_transcript(adapter: CursorAdapter, corpus: Path, tmp_path: P
     home = tmp_path / ".cursor"
     shutil.copytree(root, home)
     folder = next(home.glob("projects/*/agent-transcripts"))
-    shutil.copy(folder / "0f1e2d3c-4b5a-4697-8877-665544332211.jsonl", folder / "3c2b1a09-8f7e-4d6c-9b5a-493827161504.jsonl")
+    shutil.copy(
+        folder / "0f1e2d3c-4b5a-4697-8877-665544332211.jsonl",
+        folder / "3c2b1a09-8f7e-4d6c-9b5a-493827161504.jsonl",
+    )
     paths = [Path(u.path).name for u in adapter.discover(home) if "3c2b1a09" in u.path]
     assert paths == ["3c2b1a09-8f7e-4d6c-9b5a-493827161504.jsonl"]
+
+
+WORKSPACES = "cursor/cursor-history/.config/Cursor/User/workspaceStorage"
+
+
+def _workspace_composers(db: Path) -> list[dict[str, object]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        (value,) = conn.execute("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").fetchone()
+    finally:
+        conn.close()
+    import json
+
+    return json.loads(value)["allComposers"]
+
+
+def test_real_workspace_state_vscdb_composers(adapter: CursorAdapter, corpus: Path, tmp_path: Path) -> None:
+    db = corpus / WORKSPACES / "slevin48-cursor-history" / "state.vscdb"
+    composers = _workspace_composers(db)
+    units = list(adapter.discover(corpus / WORKSPACES))
+    assert [u.path for u in units] == [f"{db}#{c['composerId']}" for c in composers] and len(units) == 26
+    assert list(adapter.discover(db)) == [
+        Unit(agent=u.agent, path=u.path, files=u.files, root=str(db)) for u in units
+    ]  # the database itself as the root
+    by_id = {u.path.rsplit("#", 1)[1]: adapter.read(u, None, now=LATER) for u in units}
+    for c in composers:
+        res = by_id[str(c["composerId"])]
+        s = res.session
+        conversation = c["conversation"]
+        assert isinstance(conversation, list)
+        assert [(e.role, e.text) for e in res.events] == [
+            ("user" if b["type"] == 1 else "assistant", b["text"]) for b in conversation
+        ]
+        assert (
+            s.accounting.lines == len(conversation) + 1 and s.accounting.balanced() and s.accounting.bad == 0
+        )
+        assert s.extra["workspace_store"] and s.extra["status"] == c["status"] and not s.resumable
+        assert s.title == (c.get("name") or conversation[0]["text"].splitlines()[0])
+        assert s.usage.is_zero() and s.cwd is None  # no token counts then; no workspace.json was published
+    s = by_id["a76419da-5045-4dcb-a1d4-307eab526a30"].session
+    assert (s.title, s.messages, s.started, s.ended) == (
+        "create settings page that enables to enter OpenAI API key,",
+        14,
+        "2024-11-17T03:55:37.024Z",
+        "2024-11-17T04:05:54.754Z",
+    )
+    # the workspace.json beside it names the folder
+    copy = tmp_path / "workspaceStorage" / "abc"
+    copy.mkdir(parents=True)
+    shutil.copy(db, copy / "state.vscdb")
+    (copy / "workspace.json").write_text('{"folder": "file:///home/dev/src/ionic%20app"}')
+    unit = next(iter(adapter.discover(tmp_path / "workspaceStorage")))
+    assert unit.files[-1] == str(copy / "workspace.json")
+    assert adapter.read(unit, None, now=LATER).session.cwd == "/home/dev/src/ionic app"
+
+
+def test_a_workspace_database_beside_the_cli_folders_hides_none_of_them(
+    adapter: CursorAdapter, corpus: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "cursor"
+    shutil.copytree(corpus / FIX, home)
+    cli = sorted(u.path for u in adapter.discover(home))
+    (home / "abc").mkdir()
+    shutil.copy(corpus / WORKSPACES / "slevin48-cursor-history" / "state.vscdb", home / "abc" / "state.vscdb")
+    both = sorted(u.path for u in adapter.discover(home))
+    ide = [p for p in both if p.startswith(str(home / "abc" / "state.vscdb") + "#")]
+    assert len(ide) == 26 and sorted(set(both) - set(ide)) == cli and cli

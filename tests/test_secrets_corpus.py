@@ -54,7 +54,15 @@ def test_look_alikes_are_not_found() -> None:
     found = lookalike_findings(corpus(), scanner())
     assert found == [], [(kind, f.rule, text[:60]) for kind, f, text in found]
     kinds = {kind for kind, _ in corpus().lookalike_records}
-    for kind in ("uuids", "git-shas", "base64-image", "package-lock", "cache-keys", "docs-aws", "placeholders"):
+    for kind in (
+        "uuids",
+        "git-shas",
+        "base64-image",
+        "package-lock",
+        "cache-keys",
+        "docs-aws",
+        "placeholders",
+    ):
         assert kind in kinds
 
 
@@ -62,6 +70,10 @@ def test_fewer_than_one_false_finding_per_10_mb_of_the_sample_corpus() -> None:
     result = sample_corpus_findings(scanner())
     assert result.bytes > 10e6  # decoded text, not file bytes
     assert result.per_10_mb() < 1, [(path, f.rule, context) for path, f, context in result.findings]
+    # the credential a real session holds is found (KNOWN_TRUE), and only where it is
+    assert {(f.rule, path.endswith("/crush.db")) for path, f, _ in result.true_findings} == {
+        ("database-url", True)
+    }
 
 
 def test_json_records_of_the_sample_corpus_hold_no_finding_either() -> None:

@@ -7,9 +7,11 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agtaild.secrets import Finding, Scanner, mask_json, scan_json
+from tests.conftest import CORPUS
 from tests.secrets.corpus import Corpus, Planted
 from tests.secrets.sample_text import corpus_records, corpus_texts
 
@@ -38,7 +40,9 @@ def segments(secret: str) -> list[str]:
     """The pieces of a secret that must never leave unmasked: its lines (PEM bodies are cut
     by line numbers in a Read tool's output), without PEM armor lines, 8 characters or more."""
     pieces = re.split(r"\s+|\\n|→", secret)
-    return [p for p in pieces if len(p) >= 8 and not p.startswith("-----") and not p.endswith("-----")] or [secret]
+    return [p for p in pieces if len(p) >= 8 and not p.startswith("-----") and not p.endswith("-----")] or [
+        secret
+    ]
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -112,22 +116,48 @@ class SampleScan:
     texts: int
     bytes: int
     findings: list[tuple[str, Finding, str]]  # (file, finding, context around it)
+    true_findings: list[tuple[str, Finding, str]] = field(default_factory=list)  # those of KNOWN_TRUE
 
     def per_10_mb(self, confidence: str | None = None) -> float:
         n = sum(1 for _, f, _ in self.findings if confidence is None or f.confidence == confidence)
         return n / (self.bytes / 10e6)
 
 
+#: True findings in tests/corpus: (file below tests/corpus, rule, text around the finding). A real session
+#: copied byte for byte may hold a credential its owner published (here a local development
+#: database URL with its password, read from the project's .env by the agent): found, it is
+#: not a false finding, and it must stay found.
+KNOWN_TRUE = frozenset(
+    {
+        (
+            "crush/dbos-transact-golang/dbos-transact-golang/.crush/crush.db",
+            "database-url",
+            "postgres://postgres:dbos@localhost",
+        ),
+    }
+)
+
+
+def known_true(path: str, f: Finding, text: str) -> bool:
+    try:
+        rel = Path(path).resolve().relative_to(Path(CORPUS).resolve()).as_posix()
+    except ValueError:
+        rel = path
+    return any(rel == k_path and f.rule == k_rule and k_text in text for k_path, k_rule, k_text in KNOWN_TRUE)
+
+
 def sample_corpus_findings(scanner: Scanner) -> SampleScan:
     """Every finding in the decoded text of tests/corpus (public sample sessions: none holds a
-    real secret, so every finding there is a false one)."""
+    real secret but those in :data:`KNOWN_TRUE`, so every other finding there is a false one)."""
     pairs = list(corpus_texts())
     texts = [t for _, t in pairs]
-    found = []
+    found: list[tuple[str, Finding, str]] = []
+    true: list[tuple[str, Finding, str]] = []
     for (path, text), findings in zip(pairs, scanner.scan_many(texts), strict=True):
         for f in findings:
-            found.append((str(path), f, text[max(0, f.start - 40) : f.end + 10]))
-    return SampleScan(len(texts), sum(len(t.encode()) for t in texts), found)
+            hit = (str(path), f, text[max(0, f.start - 40) : f.end + 10])
+            (true if known_true(str(path), f, hit[2]) else found).append(hit)
+    return SampleScan(len(texts), sum(len(t.encode()) for t in texts), found, true)
 
 
 def sample_record_findings(scanner: Scanner) -> tuple[int, list[tuple[str, Finding]]]:

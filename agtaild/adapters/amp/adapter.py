@@ -4,12 +4,16 @@
 ``<editor User>/globalStorage/sourcegraph.amp/threads3/`` holds the same documents. A thread is
 rewritten whole on every save (read whole: :class:`JsonDocAdapter`).
 
-Thread (FORMATS.md §13, FORMATS-longtail §14; no real file seen): ``id``, ``title``,
-``created`` (ms), ``agentMode``, ``env.initial.trees[0]`` (``displayName``, ``uri`` → cwd),
-``messages[]`` with ``role``, ``messageId``, Anthropic-style ``content`` blocks,
-``state{type, stopReason}`` and ``usage{model, inputTokens, outputTokens,
-cacheCreationInputTokens, cacheReadInputTokens}`` on assistant messages, and
-``meta.traces[].endTime``.
+Thread (FORMATS.md §13, FORMATS-longtail §14; checked on two real threads of CLI
+0.0.1772237000, tests/corpus/amp/git-ai): ``id``, ``title``, ``created`` (ms), ``agentMode``,
+``env.initial.trees[0]`` (``displayName``, ``uri`` → cwd, ``repository.ref`` → branch),
+``env.initial.platform`` (``clientType``, ``clientVersion``), ``messages[]`` with ``role``,
+``messageId``, Anthropic-style ``content`` blocks, ``state{type, stopReason}`` and
+``usage{model, inputTokens, outputTokens, cacheCreationInputTokens, cacheReadInputTokens,
+timestamp}`` on assistant messages, and ``meta.traces[].endTime``. A ``tool_result`` block
+holds ``toolUseID`` and ``run{status, result}``; ``result`` is an object: ``Read`` gives
+``{absolutePath, content}``, ``edit_file`` gives ``{diff}`` (a fenced unified diff with the
+file's own line numbers, the call's input being ``{path, old_str, new_str}``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
 from agtaild.adapters.base import ResumeCommand, Unit, env_path
+from agtaild.adapters.kit import edits
 from agtaild.adapters.kit.jsondoc import JsonDocAdapter, RecordBook
 from agtaild.adapters.kit.resume_ids import safe_id
 from agtaild.adapters.kit.stamps import any_time, from_epoch, widen
@@ -64,8 +69,13 @@ class AmpAdapter(JsonDocAdapter):
     name: ClassVar[str] = "Amp"
     env_vars: ClassVar[tuple[str, ...]] = ("XDG_DATA_HOME",)
     root_help: ClassVar[str] = "the threads folder (~/.local/share/amp/threads; ~/.local/share/amp works too)"
-    formats_tested: ClassVar[tuple[str, ...]] = ("thread JSON (hand-made from the documented schema)",)
-    sample_roots: ClassVar[tuple[str, ...]] = ("amp/synthetic-agtail/.local/share/amp/threads",)
+    formats_tested: ClassVar[tuple[str, ...]] = (
+        "thread JSON (two real threads of CLI 0.0.1772237000, and hand-made ones from the documented schema)",
+    )
+    sample_roots: ClassVar[tuple[str, ...]] = (
+        "amp/git-ai/.local/share/amp/threads",
+        "amp/synthetic-agtail/.local/share/amp/threads",
+    )
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         data = env_path(env, "XDG_DATA_HOME") or home / ".local" / "share"
@@ -153,7 +163,13 @@ class AmpAdapter(JsonDocAdapter):
         return "merged" if merged else "skipped"
 
     def _block(
-        self, book: RecordBook, block: Any, role: str | None, model: str | None, ts: str | None, index: int,
+        self,
+        book: RecordBook,
+        block: Any,
+        role: str | None,
+        model: str | None,
+        ts: str | None,
+        index: int,
         pending: dict[str, Event],
     ) -> tuple[Event | None, int]:
         src = {"message": index}
@@ -164,17 +180,36 @@ class AmpAdapter(JsonDocAdapter):
             text = _str(block.get("text"))
             if text is None:
                 return None, 0
-            return book.emit(Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, source=src)), 0
+            return book.emit(
+                Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, source=src)
+            ), 0
         if btype in ("thinking", "redacted_thinking"):
-            ev = Event(seq=-1, kind="thinking", role=role, ts=ts, text=_str(block.get("thinking")), model=model, source=src)
+            ev = Event(
+                seq=-1,
+                kind="thinking",
+                role=role,
+                ts=ts,
+                text=_str(block.get("thinking")),
+                model=model,
+                source=src,
+            )
             if btype == "redacted_thinking":
                 ev.extra["redacted"] = True
             return book.emit(ev), 0
         if btype == "tool_use":
             call_id = _str(block.get("id"))
             ev = book.emit(
-                Event(seq=-1, kind="tool_use", role=role, ts=ts, tool=_str(block.get("name")), input=block.get("input"),
-                      tool_use_id=call_id, model=model, source=src)
+                Event(
+                    seq=-1,
+                    kind="tool_use",
+                    role=role,
+                    ts=ts,
+                    tool=_str(block.get("name")),
+                    input=block.get("input"),
+                    tool_use_id=call_id,
+                    model=model,
+                    source=src,
+                )
             )
             if call_id:
                 pending[call_id] = ev
@@ -185,9 +220,21 @@ class AmpAdapter(JsonDocAdapter):
             call = pending.pop(call_id, None) if call_id else None
             if call is not None:
                 call.result, call.is_error = result, is_error
+                change = _edit_of(call.tool, call.input, block)
+                if change is not None:
+                    call.extra["edit"] = change
                 book.emit(call)
                 return None, 1
-            ev = Event(seq=-1, kind="tool_result", role="tool", ts=ts, result=result, is_error=is_error, tool_use_id=call_id, source=src)
+            ev = Event(
+                seq=-1,
+                kind="tool_result",
+                role="tool",
+                ts=ts,
+                result=result,
+                is_error=is_error,
+                tool_use_id=call_id,
+                source=src,
+            )
             return book.emit(ev), 0
         return book.emit(Event(seq=-1, kind="unknown", role=role, ts=ts, source=src, raw=block)), 0
 
@@ -210,13 +257,34 @@ def _tool_outcome(block: dict[str, Any]) -> tuple[Any, bool]:
     run = block.get("run")
     if isinstance(run, dict):
         result = run.get("result")
-        if isinstance(result, dict) and "output" in result:
-            result = result["output"]
+        if isinstance(result, dict):
+            # the text a person reads: a command's output, a file's content, an edit's diff
+            text = next(
+                (result[k] for k in ("output", "content", "diff") if isinstance(result.get(k), str)), None
+            )
+            result = text if text is not None else result.get("output", result)
         error = run.get("error")
         if result is None and isinstance(error, dict):
             result = error.get("message")
         return block_text(result), run.get("status") in ("error", "cancelled", "rejected-by-user")
     return block_text(block.get("content")), bool(block.get("is_error"))
+
+
+def _edit_of(tool: Any, inp: Any, block: dict[str, Any]) -> dict[str, Any] | None:
+    """``edit_file``'s change: the recorded diff (the file's own line numbers), else its input's
+    ``old_str``/``new_str``."""
+    if tool != "edit_file" or not isinstance(inp, dict):
+        return None
+    path = inp.get("path")
+    run = block.get("run")
+    result = run.get("result") if isinstance(run, dict) else None
+    diff = result.get("diff") if isinstance(result, dict) else None
+    files = edits.from_unified(diff, path=path) if isinstance(diff, str) else []
+    if files:
+        return edits.edit_doc(list(files))
+    if isinstance(inp.get("old_str"), str) and isinstance(inp.get("new_str"), str):
+        return edits.edit_doc([edits.from_texts(path, inp["old_str"], inp["new_str"])])
+    return None
 
 
 def _environment(s: Session, env: Any) -> None:
@@ -229,11 +297,17 @@ def _environment(s: Session, env: Any) -> None:
             s.cwd = unquote(urlparse(uri).path) or None
         s.project = _str(tree.get("displayName")) or project_of(s.cwd)
         repo = tree.get("repository")
-        if isinstance(repo, dict) and isinstance(repo.get("ref"), str) and repo["ref"].startswith("refs/heads/"):
+        if (
+            isinstance(repo, dict)
+            and isinstance(repo.get("ref"), str)
+            and repo["ref"].startswith("refs/heads/")
+        ):
             s.git_branch = repo["ref"].removeprefix("refs/heads/")
     platform = initial.get("platform") if isinstance(initial, dict) else None
     if isinstance(platform, dict):
-        client = _str(platform.get("client"))
+        client = _str(platform.get("clientType")) or _str(platform.get("client"))
         s.origin = client.lower() if client else None
+        if _str(platform.get("client")):
+            s.extra["client"] = platform["client"]  # "CLI", "CLI Execute Mode" (headless), …
         if _str(platform.get("clientVersion")):
             s.version = platform["clientVersion"]

@@ -6,7 +6,8 @@ log: :mod:`agtaild.adapters.copilot_vscode.ops` replays it), and ``<User>/global
 for chats opened without a folder. ``workspaceStorage/<hash>/workspace.json`` names the folder.
 When both forms of one session exist the ``.jsonl`` is read. Every read is a whole read.
 
-No real file has been seen here; the mapping follows FORMATS-longtail §3 (peer code).
+The mapping follows FORMATS-longtail §3 (peer code), checked on three real sessions of Copilot
+Chat 0.3x (tests/corpus/copilot-vscode/git-ai; what they add is in :mod:`ops`).
 Copilot Chat sessions cannot be resumed from a command line.
 """
 
@@ -17,17 +18,15 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
-from urllib.parse import unquote, urlparse
 
 import msgspec
 
 from agtaild.adapters.base import Adapter, ReadResult, Unit
 from agtaild.adapters.copilot_vscode.ops import SessionBuilder, replay_log
-from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsondoc import RecordBook, read_document
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
-from agtaild.adapters.kit.vscode_hosts import user_dirs, workspace_storage
+from agtaild.adapters.kit.vscode_hosts import user_dirs, workspace_folder, workspace_storage
 from agtaild.model import Session, project_of
 
 _decoder = msgspec.json.Decoder()
@@ -41,9 +40,12 @@ class CopilotVscodeAdapter(Adapter):
         "an editor's workspaceStorage folder (~/.config/Code/User/workspaceStorage), "
         "a chatSessions folder, or globalStorage/emptyWindowChatSessions"
     )
-    formats_tested: ClassVar[tuple[str, ...]] = ("chatSessions .json v3 and .jsonl op log (hand-made)",)
+    formats_tested: ClassVar[tuple[str, ...]] = (
+        "chatSessions .json v3 and .jsonl op log (real files of Copilot Chat 0.3x, and hand-made ones)",
+    )
     incremental: ClassVar[bool] = False
     sample_roots: ClassVar[tuple[str, ...]] = (
+        "copilot-vscode/git-ai/.config/Code/User/workspaceStorage",
         "copilot-vscode/synthetic-agtail/.config/Code/User/workspaceStorage",
     )
 
@@ -94,10 +96,12 @@ class CopilotVscodeAdapter(Adapter):
                 book.bad(1)
                 book.session.truncated = document.settled
         s = book.session
+        if s.usage.is_zero():
+            s.usage = book.total_usage()
         workspace = next((f for f in unit.files if f.endswith("workspace.json")), None)
         if workspace:
-            s.cwd = _workspace_folder(Path(workspace)) or s.cwd
-            s.project = project_of(s.cwd)
+            s.cwd = workspace_folder(Path(workspace)) or s.cwd
+        s.project = project_of(s.cwd) if s.cwd else s.project
         s.path, s.mtime, s.resumable = unit.path, mtime, False
         if unit.archived:
             s.archived = True
@@ -109,23 +113,10 @@ class CopilotVscodeAdapter(Adapter):
 
 def _session_files(folder: Path) -> list[Path]:
     try:
-        return sorted(p for p in folder.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file() and p.name != "workspace.json")
+        return sorted(
+            p
+            for p in folder.iterdir()
+            if p.suffix in (".json", ".jsonl") and p.is_file() and p.name != "workspace.json"
+        )
     except OSError:
         return []
-
-
-def _workspace_folder(path: Path) -> str | None:
-    """``workspace.json`` ``{"folder": "file:///…"}`` (or ``workspace`` for a .code-workspace)."""
-    try:
-        doc = _decoder.decode(read_regular(path))
-    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
-        return None
-    if not isinstance(doc, dict):
-        return None
-    uri = doc.get("folder") or doc.get("workspace")
-    if not isinstance(uri, str):
-        return None
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        return unquote(parsed.path) or None
-    return uri  # a remote (vscode-remote://…) folder: kept as written

@@ -56,10 +56,16 @@ class CrushAdapter(SqliteSessionAdapter):
         "a crush.db, a project's .crush folder, a project folder, or Crush's global data dir "
         "(~/.local/share/crush, whose projects.json lists every project)"
     )
-    formats_tested: ClassVar[tuple[str, ...]] = ("crush.db schema of 2026-01 (synthetic)",)
+    formats_tested: ClassVar[tuple[str, ...]] = (
+        "crush.db of 2025-08 (a real database, migration 20250627000000)",
+        "crush.db schema of 2026-01 (synthetic)",
+    )
     incremental: ClassVar[bool] = False
     uses_known_cwds: ClassVar[bool] = True
-    sample_roots: ClassVar[tuple[str, ...]] = ("crush/synthetic-agtail/demo/.crush",)
+    sample_roots: ClassVar[tuple[str, ...]] = (
+        "crush/dbos-transact-golang/dbos-transact-golang/.crush",
+        "crush/synthetic-agtail/demo/.crush",
+    )
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         data = env_path(env, "CRUSH_GLOBAL_DATA") or (
@@ -210,7 +216,10 @@ def _registry(path: Path, *, report: bool = False) -> list[dict[str, Any]]:
     except (OSError, BadJson) as exc:
         if report:
             reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-            scan.unlisted(str(path), f"not read: the project registry ({reason}); every session indexed from this root is kept")
+            scan.unlisted(
+                str(path),
+                f"not read: the project registry ({reason}); every session indexed from this root is kept",
+            )
         return []
     if isinstance(value, dict):
         value = value.get("projects")

@@ -7,12 +7,20 @@
 ``finish{reason, time, message, details}``, ``image_url{url, detail}``, ``binary{Path,
 MIMEType, Data}``. Roles: ``user``, ``assistant``, ``system``, ``tool`` (tool results live in
 ``tool`` messages and merge into their call). ``is_summary_message = 1`` marks a summary.
+
+A real database of mid-2025 (tests/corpus/crush/dbos-transact-golang) shows ``tool`` rows that
+end with a ``finish{reason: "stop"}`` part after their results (folded: it says only that the
+row is complete), results whose ``name`` is empty (the call names the tool), and the edit tools'
+``metadata``: ``write`` carries ``{diff, additions, removals}`` (a unified diff with the file's
+own line numbers), ``edit`` ``{old_content, new_content, additions, removals}`` (the whole file
+before and after).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agtaild.adapters.kit import edits
 from agtaild.adapters.kit.jsondoc import Category, RecordBook
 from agtaild.adapters.kit.stamps import from_epoch
 from agtaild.adapters.kit.values import BadJson, json_value
@@ -158,6 +166,8 @@ class RowMapper:
             return "events"
         merged_all = True
         for part in parts:
+            if isinstance(part, dict) and part.get("type") == "finish":
+                continue  # the row is complete; a tool row's finish says nothing more
             data = part.get("data") if isinstance(part, dict) and part.get("type") == "tool_result" else None
             if not isinstance(data, dict):
                 merged_all = False
@@ -172,6 +182,9 @@ class RowMapper:
                 waiting.is_error = is_error
                 if data.get("metadata"):
                     waiting.extra["metadata"] = _json_or_text(data["metadata"])
+                    change = _edit_of(waiting.tool, waiting.input, waiting.extra["metadata"])
+                    if change is not None:
+                        waiting.extra["edit"] = change
                 self.book.emit(waiting)
                 continue
             merged_all = False
@@ -182,6 +195,24 @@ class RowMapper:
             ev.tool_use_id = call_id
             self._emit(ev, number)
         return "merged" if merged_all else "events"
+
+
+#: Crush's file-changing tools, whose result metadata records the change as a unified diff.
+EDIT_TOOLS = frozenset({"edit", "write", "multiedit"})
+
+
+def _edit_of(tool: Any, inp: Any, metadata: Any) -> dict[str, Any] | None:
+    """An edit tool's change, in the file's own line numbers: its result's ``metadata.diff``, else
+    the whole file before and after (``old_content``/``new_content``)."""
+    if tool not in EDIT_TOOLS or not isinstance(metadata, dict):
+        return None
+    path = inp.get("file_path") if isinstance(inp, dict) and isinstance(inp.get("file_path"), str) else None
+    if isinstance(metadata.get("diff"), str):
+        files = edits.from_unified(metadata["diff"], path=path)
+        return edits.edit_doc(list(files)) if files else None
+    return edits.edit_doc(
+        [edits.from_texts(path, metadata.get("old_content"), metadata.get("new_content"), start=1)]
+    )
 
 
 def _texts(parts: list[Any]) -> list[str]:

@@ -42,17 +42,20 @@ class CursorAdapter(JsonlAdapter):
     env_vars: ClassVar[tuple[str, ...]] = ()
     root_help: ClassVar[str] = (
         "Cursor's home folder (~/.cursor: projects/*/agent-transcripts and chats/*/*/store.db), "
-        "or the IDE's globalStorage/state.vscdb"
+        "or the IDE's globalStorage/state.vscdb (or workspaceStorage, whose state.vscdb files held "
+        "the composers of late-2024 builds)"
     )
     formats_tested: ClassVar[tuple[str, ...]] = (
         "agent-transcripts JSONL (peer fixtures)",
         "chats store.db (peer fixture, hand-made)",
         "IDE state.vscdb composers (hand-made)",
+        "IDE workspace state.vscdb of late 2024, composers inline (a real database)",
     )
     sample_roots: ClassVar[tuple[str, ...]] = (
         "cursor/agent-sessions",
         "cursor/synthetic-agtail/.cursor",
         "cursor/synthetic-agtail/.config/Cursor/User/globalStorage",
+        "cursor/cursor-history/.config/Cursor/User/workspaceStorage",
     )
     Parser = CursorTranscriptParser
 
@@ -60,14 +63,16 @@ class CursorAdapter(JsonlAdapter):
         self.ide = CursorIdeReader()
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        ide = [user / "globalStorage" for user in user_dirs(env, home) if user.parent.name == "Cursor"]
+        users = [user for user in user_dirs(env, home) if user.parent.name == "Cursor"]
+        ide = [user / "globalStorage" for user in users] + [user / "workspaceStorage" for user in users]
         return [home / ".cursor", *ide]
 
     # -- discovery ------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
         if self.ide.databases(root):
             yield from self.ide.discover(root)
-            return
+            if self.ide.direct_database(root) is not None:
+                return  # a workspaceStorage-like folder may hold the CLI's folders too: go on
         projects, chats = _layout(root)
         stores = _stores(chats)
         seen: set[str] = set()
@@ -90,7 +95,9 @@ class CursorAdapter(JsonlAdapter):
         for entry in entries:
             if entry.suffix == ".jsonl" and entry.is_file():
                 yield self._unit(entry, entry.stem, slug_dir.name, root, stores)
-            elif entry.suffix == ".txt" and entry.is_file() and not {f"{entry.stem}.jsonl", entry.stem} & names:
+            elif (
+                entry.suffix == ".txt" and entry.is_file() and not {f"{entry.stem}.jsonl", entry.stem} & names
+            ):
                 yield self._unit(entry, entry.stem, slug_dir.name, root, stores)  # the older text form
             elif entry.is_dir() and (entry / f"{entry.name}.jsonl").is_file():
                 yield self._unit(entry / f"{entry.name}.jsonl", entry.name, slug_dir.name, root, stores)
@@ -233,7 +240,10 @@ def _workspace(slug: str, bucket: Any) -> str | None:
     if not slug:
         return None
     candidate = "/" + slug.replace("-", "/")
-    if isinstance(bucket, str) and hashlib.md5(candidate.encode(), usedforsecurity=False).hexdigest() == bucket:
+    if (
+        isinstance(bucket, str)
+        and hashlib.md5(candidate.encode(), usedforsecurity=False).hexdigest() == bucket
+    ):
         return candidate
     return candidate if os.path.isdir(candidate) else None
 

@@ -9,6 +9,14 @@ a table ``cursorDiskKV(key, value)``: ``composerData:<composerId>`` holds one co
 ``thinking.text``, ``toolFormerData`` (a tool call with its result), ``tokenCount``
 ``{inputTokens, outputTokens}``, ``createdAt`` (ISO), ``modelInfo.modelName``.
 
+Older builds (late 2024; a real workspace database, tests/corpus/cursor/cursor-history) kept
+the composers of a workspace in that workspace's own ``workspaceStorage/<hash>/state.vscdb``:
+table ``ItemTable(key, value)``, row ``composer.composerData`` = ``{allComposers[{composerId,
+name?, createdAt, lastUpdatedAt?, status, conversation[{type, bubbleId, text, richText?,
+codeBlocks?, context?, relevantFiles, capabilityTypes?}]…}], selectedComposerId,
+composerDataVersion}`` — every message inline, no tool calls, thinking or token counts.
+``workspace.json`` beside it names the folder (the cwd). Newer builds keep only headers there.
+
 The database is the editor's live store (often large, in WAL mode): it is opened read-only
 through :mod:`sqlite_db` and each composer is re-read only when its rows change. Composers with
 no messages (the editor creates many) are not sessions. Composers are not resumable.
@@ -21,13 +29,18 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agtaild.adapters.base import Unit
+from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.jsondoc import Category, RecordBook
-from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, table_columns
+from agtaild.adapters.kit.sqlite_db import SqliteSessionAdapter, database_at, db_files, table_columns
 from agtaild.adapters.kit.stamps import any_time, from_epoch, widen
 from agtaild.adapters.kit.values import BadJson, json_value
+from agtaild.adapters.kit.vscode_hosts import workspace_folder
 from agtaild.model import Event, ParentRef, Usage, UsageRecord
 
 _PREFIX = "composerData:"
+#: ``ItemTable`` row of a workspace's composers (inline conversations in late-2024 builds).
+_WORKSPACE_KEY = "composer.composerData"
+DB_NAME = "state.vscdb"
 
 
 def _json(value: Any) -> Any:
@@ -58,17 +71,33 @@ class CursorIdeReader(SqliteSessionAdapter):
 
     id: ClassVar[str] = "cursor"
 
-    def databases(self, root: Path) -> list[Path]:
-        for candidate in (root, root / "state.vscdb", root / "globalStorage" / "state.vscdb"):
+    def direct_database(self, root: Path) -> Path | None:
+        """The one database ``root`` names: itself, its ``state.vscdb``, or its globalStorage's."""
+        for candidate in (root, root / DB_NAME, root / "globalStorage" / DB_NAME):
             if database_at(candidate):
-                return [candidate]
-        return []
+                return candidate
+        return None
+
+    def databases(self, root: Path) -> list[Path]:
+        direct = self.direct_database(root)
+        if direct is not None:
+            return [direct]
+        # a workspaceStorage folder: one database per workspace, <hash>/state.vscdb
+        folders = [Path(e.path) for e in scan.entries(root) if scan.is_dir(e)]
+        return [p / DB_NAME for p in folders if database_at(p / DB_NAME)]
+
+    def unit_files(self, db: Path, session_id: str) -> list[str]:
+        marker = db.parent / "workspace.json"
+        return db_files(db) + ([str(marker)] if marker.is_file() else [])
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:
+        inline = [cid for cid, doc in _workspace_composers(conn) if _messages_of(doc)]
         if not {"key", "value"} <= table_columns(conn, "cursorDiskKV"):
-            return []
+            return inline
         out: list[str] = []
-        rows = conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (_PREFIX, "composerData;"))
+        rows = conn.execute(
+            "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (_PREFIX, "composerData;")
+        )
         for key, value in rows:
             if not isinstance(key, str) or not isinstance(value, bytes | str):
                 continue
@@ -79,12 +108,21 @@ class CursorIdeReader(SqliteSessionAdapter):
                 continue
             if isinstance(doc, dict) and _messages_of(doc):
                 out.append(key[len(_PREFIX) :])
-        return out
+        return out + [cid for cid in inline if cid not in out]
 
     def fingerprint(self, conn: sqlite3.Connection, session_id: str) -> Any:
-        row = conn.execute("SELECT length(value), value FROM cursorDiskKV WHERE key = ?", (_PREFIX + session_id,)).fetchone()
+        row = _global_row(conn, session_id)
         if row is None:
-            return None
+            doc = _workspace_composer(conn, session_id)
+            if doc is None:
+                return None
+            conversation = _messages_of(doc)
+            return [
+                "workspace",
+                len(conversation),
+                doc.get("lastUpdatedAt"),
+                sum(len(str(b)) for b in conversation),
+            ]
         lo, hi = _bubble_range(session_id)
         count, total = conn.execute(
             "SELECT count(*), total(length(value)) FROM cursorDiskKV WHERE key >= ? AND key < ?", (lo, hi)
@@ -96,11 +134,16 @@ class CursorIdeReader(SqliteSessionAdapter):
     def read_session(
         self, conn: sqlite3.Connection, unit: Unit, session_id: str, book: RecordBook, *, now: float
     ) -> float | None:
-        row = conn.execute("SELECT value FROM cursorDiskKV WHERE key = ?", (_PREFIX + session_id,)).fetchone()
-        doc = _json(row[0]) if row else None
+        row = _global_row(conn, session_id)
+        doc = _json(row[1]) if row else _workspace_composer(conn, session_id)
         s = book.session
         s.resumable = False
         s.extra["ide_composer"] = True
+        marker = next((f for f in unit.files if f.endswith("workspace.json")), None)
+        if marker:
+            s.cwd = workspace_folder(Path(marker))
+        if row is None and isinstance(doc, dict):
+            s.extra["workspace_store"] = True  # a late-2024 workspace database, messages inline
         if not isinstance(doc, dict):
             book.bad(1)
             return None
@@ -120,12 +163,22 @@ class CursorIdeReader(SqliteSessionAdapter):
             s.parent = ParentRef(agent="cursor", id=parent)
         lo, hi = _bubble_range(session_id)
         bubbles: dict[str, Any] = {}
-        for key, value in conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (lo, hi)):
+        rows = (
+            conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (lo, hi))
+            if row
+            else ()
+        )
+        for key, value in rows:
             if isinstance(key, str):
                 bubbles[key[len(lo) :]] = value
         used: set[str] = set()
         for i, entry in enumerate(_messages_of(doc)):
-            if isinstance(entry, dict) and isinstance(entry.get("bubbleId"), str) and "type" in entry and "text" not in entry:
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("bubbleId"), str)
+                and "type" in entry
+                and "text" not in entry
+            ):
                 bid = entry["bubbleId"]
                 used.add(bid)
                 if bid not in bubbles:
@@ -144,6 +197,34 @@ class CursorIdeReader(SqliteSessionAdapter):
         if not s.title and s.first_prompt:
             s.title = s.first_prompt.strip().splitlines()[0][:200]
         return None
+
+
+def _global_row(conn: sqlite3.Connection, composer_id: str) -> tuple[Any, Any] | None:
+    """``(length, value)`` of the composer's ``cursorDiskKV`` row, if the database has one."""
+    if not {"key", "value"} <= table_columns(conn, "cursorDiskKV"):
+        return None
+    row = conn.execute(
+        "SELECT length(value), value FROM cursorDiskKV WHERE key = ?", (_PREFIX + composer_id,)
+    ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def _workspace_composers(conn: sqlite3.Connection) -> list[tuple[str, dict[str, Any]]]:
+    """The composers of a workspace database's ``ItemTable`` row, with their ids."""
+    if not {"key", "value"} <= table_columns(conn, "ItemTable"):
+        return []
+    row = conn.execute("SELECT value FROM ItemTable WHERE key = ?", (_WORKSPACE_KEY,)).fetchone()
+    doc = _json(row[0]) if row else None
+    composers = doc.get("allComposers") if isinstance(doc, dict) else None
+    out: list[tuple[str, dict[str, Any]]] = []
+    for c in composers if isinstance(composers, list) else []:
+        if isinstance(c, dict) and _str(c.get("composerId")):
+            out.append((c["composerId"], c))
+    return out
+
+
+def _workspace_composer(conn: sqlite3.Connection, composer_id: str) -> dict[str, Any] | None:
+    return next((doc for cid, doc in _workspace_composers(conn) if cid == composer_id), None)
 
 
 def _messages_of(doc: dict[str, Any]) -> list[Any]:
@@ -175,10 +256,23 @@ def _bubble(book: RecordBook, bubble: Any, index: int) -> Category:
     first: Event | None = None
     thinking = bubble.get("thinking")
     if isinstance(thinking, dict) and _str(thinking.get("text")):
-        first = book.emit(Event(seq=-1, kind="thinking", role=role, ts=ts, text=thinking["text"], model=model, uuid=uuid, source=src))
+        first = book.emit(
+            Event(
+                seq=-1,
+                kind="thinking",
+                role=role,
+                ts=ts,
+                text=thinking["text"],
+                model=model,
+                uuid=uuid,
+                source=src,
+            )
+        )
     text = _str(bubble.get("text"))
     if text:
-        ev = book.emit(Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, uuid=uuid, source=src))
+        ev = book.emit(
+            Event(seq=-1, kind="text", role=role, ts=ts, text=text, model=model, uuid=uuid, source=src)
+        )
         first = first or ev
         if role == "user" and s.first_prompt is None:
             s.first_prompt = text
@@ -187,8 +281,15 @@ def _bubble(book: RecordBook, bubble: Any, index: int) -> Category:
         status = _str(tool.get("status"))
         ev = book.emit(
             Event(
-                seq=-1, kind="tool_use", role="assistant", ts=ts, model=model, uuid=uuid, source=src,
-                tool=_str(tool.get("name")), tool_use_id=_str(tool.get("toolCallId")),
+                seq=-1,
+                kind="tool_use",
+                role="assistant",
+                ts=ts,
+                model=model,
+                uuid=uuid,
+                source=src,
+                tool=_str(tool.get("name")),
+                tool_use_id=_str(tool.get("toolCallId")),
                 input=_json(tool.get("rawArgs")) or _json(tool.get("params")) or tool.get("params"),
                 result=_json(tool.get("result")) or tool.get("result"),
                 is_error=status in ("error", "failed", "cancelled") if status else None,
@@ -198,7 +299,9 @@ def _bubble(book: RecordBook, bubble: Any, index: int) -> Category:
         first = first or ev
     tokens = bubble.get("tokenCount")
     if isinstance(tokens, dict):
-        usage = Usage(input_tokens=_int(tokens.get("inputTokens")), output_tokens=_int(tokens.get("outputTokens"))).fix_total()
+        usage = Usage(
+            input_tokens=_int(tokens.get("inputTokens")), output_tokens=_int(tokens.get("outputTokens"))
+        ).fix_total()
         if not usage.is_zero():
             book.add_usage(UsageRecord(key=f"bubble:{uuid or index}", ts=ts, model=model, usage=usage))
             if first is not None:

@@ -143,7 +143,9 @@ def read_store(db: Path, book: RecordBook) -> dict[str, Any]:
         if {"id", "data"} <= table_columns(conn, "blobs"):
             for bid, data in conn.execute("SELECT id, data FROM blobs"):
                 if isinstance(bid, str):
-                    blobs[bid.lower()] = data if isinstance(data, bytes) else str(data).encode("utf-8", "replace")
+                    blobs[bid.lower()] = (
+                        data if isinstance(data, bytes) else str(data).encode("utf-8", "replace")
+                    )
     book.count("metadata")  # the meta row
     root = meta.get("latestRootBlobId")
     walk = StoreWalk(blobs, root.lower() if isinstance(root, str) else None)
@@ -170,7 +172,11 @@ def apply_meta(s: Session, meta: dict[str, Any]) -> None:
     if isinstance(model, str) and model and model != "default" and model not in s.models:
         s.models.append(model)
     created = meta.get("createdAt")
-    started = from_epoch(created, unit="ms") if not isinstance(created, str) else from_epoch(_num(created), unit="ms")
+    started = (
+        from_epoch(created, unit="ms")
+        if not isinstance(created, str)
+        else from_epoch(_num(created), unit="ms")
+    )
     if started and (s.started is None or started < s.started):
         s.started = started
     if isinstance(meta.get("mode"), str):
@@ -195,7 +201,9 @@ def _message(book: RecordBook, bid: str, msg: Any, pending: dict[str, Event]) ->
         book.emit(Event(seq=-1, kind="unknown", role=role, uuid=bid, raw=msg))
         return "events"
     if role == "system":
-        book.emit(Event(seq=-1, kind="system", role="system", uuid=bid, subtype="system_prompt", text=_texts(parts)))
+        book.emit(
+            Event(seq=-1, kind="system", role="system", uuid=bid, subtype="system_prompt", text=_texts(parts))
+        )
         return "events"
     emitted = merged = 0
     for part in parts:
@@ -230,12 +238,29 @@ def _part(book: RecordBook, bid: str, role: str | None, part: Any, pending: dict
         opts = part.get("providerOptions")
         cursor = opts.get("cursor") if isinstance(opts, dict) else None
         model = cursor.get("modelName") if isinstance(cursor, dict) else None
-        book.emit(Event(seq=-1, kind="thinking", role=role, uuid=bid, text=text, model=model if isinstance(model, str) else None))
+        book.emit(
+            Event(
+                seq=-1,
+                kind="thinking",
+                role=role,
+                uuid=bid,
+                text=text,
+                model=model if isinstance(model, str) else None,
+            )
+        )
         return "events"
     if ptype == "tool-call":
         call_id = part.get("toolCallId") if isinstance(part.get("toolCallId"), str) else None
         ev = book.emit(
-            Event(seq=-1, kind="tool_use", role=role, uuid=bid, tool=_s(part.get("toolName")), input=part.get("args"), tool_use_id=call_id)
+            Event(
+                seq=-1,
+                kind="tool_use",
+                role=role,
+                uuid=bid,
+                tool=_s(part.get("toolName")),
+                input=part.get("args"),
+                tool_use_id=call_id,
+            )
         )
         if call_id:
             pending[call_id] = ev
@@ -251,8 +276,16 @@ def _part(book: RecordBook, bid: str, role: str | None, part: Any, pending: dict
             book.emit(call)
             return "merged"
         book.emit(
-            Event(seq=-1, kind="tool_result", role="tool", uuid=bid, tool=_s(part.get("toolName")), result=result,
-                  is_error=bool(part.get("isError")), tool_use_id=call_id)
+            Event(
+                seq=-1,
+                kind="tool_result",
+                role="tool",
+                uuid=bid,
+                tool=_s(part.get("toolName")),
+                result=result,
+                is_error=bool(part.get("isError")),
+                tool_use_id=call_id,
+            )
         )
         return "events"
     book.emit(Event(seq=-1, kind="unknown", role=role, uuid=bid, raw=part))

@@ -48,7 +48,16 @@ def _block(book: RecordBook, role: str | None, lines: list[str], number: int) ->
         if not body:
             return "skipped"
         query = user_query(body)
-        book.emit(Event(seq=-1, kind="text", role="user", text=query, source=src, extra={"raw_text": body} if query != body else {}))
+        book.emit(
+            Event(
+                seq=-1,
+                kind="text",
+                role="user",
+                text=query,
+                source=src,
+                extra={"raw_text": body} if query != body else {},
+            )
+        )
         book.session.messages += 1
         if book.session.first_prompt is None:
             book.session.first_prompt = query
@@ -75,10 +84,27 @@ def _block(book: RecordBook, role: str | None, lines: list[str], number: int) ->
                 book.emit(Event(seq=-1, kind="text", role="assistant", text=value, source=src))
                 emitted += 1
         elif kind == "Thinking":
-            book.emit(Event(seq=-1, kind="thinking", role="assistant", text="\n".join(p for p in (head, value) if p), source=src))
+            book.emit(
+                Event(
+                    seq=-1,
+                    kind="thinking",
+                    role="assistant",
+                    text="\n".join(p for p in (head, value) if p),
+                    source=src,
+                )
+            )
             emitted += 1
         elif kind == "Tool call":
-            call = book.emit(Event(seq=-1, kind="tool_use", role="assistant", tool=head or None, input=value or None, source=src))
+            call = book.emit(
+                Event(
+                    seq=-1,
+                    kind="tool_use",
+                    role="assistant",
+                    tool=head or None,
+                    input=value or None,
+                    source=src,
+                )
+            )
             emitted += 1
         else:
             shown = head if call is None or head != call.tool else ""  # the header repeats the tool name

@@ -37,7 +37,9 @@ class CursorTranscriptParser(LineParser[CursorTranscriptState]):
     State = CursorTranscriptState
 
     def new_state(self) -> CursorTranscriptState:
-        return CursorTranscriptState(session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path))
+        return CursorTranscriptState(
+            session=Session(agent=self.adapter.id, id=self.unit.hints.get("id", ""), path=self.unit.path)
+        )
 
     def record(self, obj: Any, line: int, offset: int) -> Category:
         if not isinstance(obj, dict):
@@ -92,17 +94,27 @@ class CursorTranscriptParser(LineParser[CursorTranscriptState]):
             self._event(line, "text", role=role, text=text, extra=extra)
             return 1
         if btype == "thinking":
-            self._event(line, "thinking", role=role, text=_str(block.get("thinking")) or _str(block.get("text")))
+            self._event(
+                line, "thinking", role=role, text=_str(block.get("thinking")) or _str(block.get("text"))
+            )
             return 1
         if btype == "tool_use":
             self._event(
-                line, "tool_use", role=role, tool=_str(block.get("name")), input=block.get("input"),
+                line,
+                "tool_use",
+                role=role,
+                tool=_str(block.get("name")),
+                input=block.get("input"),
                 tool_use_id=_str(block.get("id")),
             )
             return 1
         if btype == "tool_result":
             self._event(
-                line, "tool_result", role="tool", result=block.get("content"), is_error=bool(block.get("is_error")),
+                line,
+                "tool_result",
+                role="tool",
+                result=block.get("content"),
+                is_error=bool(block.get("is_error")),
                 tool_use_id=_str(block.get("tool_use_id")),
             )
             return 1

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import msgspec
 
 from agtaild.adapters.base import env_path
+from agtaild.adapters.kit.files import read_regular
 
 #: The editors' folder names, most common first.
 HOSTS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
@@ -48,3 +52,21 @@ def global_storage(env: Mapping[str, str], home: Path, extension_id: str) -> lis
 def workspace_storage(env: Mapping[str, str], home: Path) -> list[Path]:
     """Every host's ``workspaceStorage`` folder (one ``<hash>/`` per opened workspace)."""
     return [user / "workspaceStorage" for user in user_dirs(env, home)]
+
+
+def workspace_folder(path: Path) -> str | None:
+    """The folder a ``workspaceStorage/<hash>/workspace.json`` names (``{"folder": "file:///…"}``,
+    or ``workspace`` for a .code-workspace); a remote (``vscode-remote://…``) URI is kept as written."""
+    try:
+        doc = msgspec.json.decode(read_regular(path))
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    uri = doc.get("folder") or doc.get("workspace")
+    if not isinstance(uri, str):
+        return None
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path) or None
+    return uri
