@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Read speed of the Forge, Amazon Q Developer CLI, Warp and Plandex formats (issue 29), next to
+the Claude Code adapter on the same machine in the same run.
+
+None of these agents has a real recording in the corpus, so each format gets one synthetic
+session of about ``--mb`` MB made by repeating the records of its hand-made sample
+(tests/corpus/<agent>/synthetic-agtail): Forge's main conversation's context messages (tool
+call ids renamed per copy) in one ``conversations`` row. It is read from scratch ``--repeat``
+times; the best CPU time counts. Claude is measured the same way on a repeated real Claude
+Code 2.1.197 transcript (bench/adapters_c_read_speed.py's reference).
+Run from the repo: ``.venv/bin/python bench/adapters_g_read_speed.py --mb 8``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agtaild.adapters.base import Adapter
+from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
+from agtaild.adapters.forge import ForgeAdapter
+from bench.adapters_c_read_speed import measure, repeat_jsonl
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+CLAUDE = (
+    CORPUS
+    / "real/claude-2.1.197/projects/-tmp-rt-claude-home-src-demo-app/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl"
+)
+
+
+def forge_db(dst: Path, mb: float) -> None:
+    src = CORPUS / "forge/synthetic-agtail/.forge.db"
+    main_id = "3f1c2a9e-7b4d-4c1e-9a55-0d2b6e8f1a01"
+    dst.parent.mkdir(parents=True)
+    with sqlite3.connect(f"file:{src}?mode=ro&immutable=1", uri=True) as old:
+        schema = [r[0] for r in old.execute("SELECT sql FROM sqlite_master WHERE name = 'conversations'")]
+        row = old.execute("SELECT * FROM conversations WHERE conversation_id = ?", (main_id,)).fetchone()
+    context = json.loads(row[3])
+    head, body = context["messages"][:2], [m for m in context["messages"][2:] if isinstance(m, dict)]
+    one = len(json.dumps(body, separators=(",", ":")))
+    copies = max(1, int(mb * 1e6 / one))
+    text = json.dumps(body, separators=(",", ":"))
+    context["messages"] = head + [
+        m for i in range(copies) for m in json.loads(text.replace('"toolu_', f'"t{i}_'))
+    ]
+    with sqlite3.connect(dst) as conn:
+        conn.execute(schema[0])
+        conn.execute("INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     (row[0], row[1], row[2], json.dumps(context, separators=(",", ":")), row[4], row[5], row[6]))  # fmt: skip
+
+
+def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
+    out: dict[str, tuple[Adapter, Path]] = {}
+    repeat_jsonl(CLAUDE, work / "claude/p/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl", mb, head=0)
+    out["claude-code (reference)"] = (ClaudeCodeAdapter(), work / "claude")
+    forge_db(work / "forge/.forge.db", mb)
+    out["forge .forge.db"] = (ForgeAdapter(), work / "forge")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mb", type=float, default=8.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="agtail-bench-"))
+    try:
+        rows = {
+            name: measure(adapter, root, args.repeat)
+            for name, (adapter, root) in build(work, args.mb).items()
+        }
+        ref = rows["claude-code (reference)"]
+        for row in rows.values():
+            row["vs_claude"] = round(row["mb_per_s"] / ref["mb_per_s"], 2)
+            row["events_vs_claude"] = round(row["events_per_s"] / ref["events_per_s"], 2)
+        print(json.dumps({"load_avg": os.getloadavg()[0], "formats": rows}, indent=1))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
