@@ -5,7 +5,8 @@ the Claude Code adapter on the same machine in the same run.
 None of these agents has a real recording in the corpus, so each format gets one synthetic
 session of about ``--mb`` MB made by repeating the records of its hand-made sample
 (tests/corpus/<agent>/synthetic-agtail): Forge's main conversation's context messages (tool
-call ids renamed per copy) in one ``conversations`` row. It is read from scratch ``--repeat``
+call ids renamed per copy) in one ``conversations`` row; Amazon Q's ``/home/dev/demo-api``
+history entries (tool use ids renamed per copy) in one ConversationState row. It is read from scratch ``--repeat``
 times; the best CPU time counts. Claude is measured the same way on a repeated real Claude
 Code 2.1.197 transcript (bench/adapters_c_read_speed.py's reference).
 Run from the repo: ``.venv/bin/python bench/adapters_g_read_speed.py --mb 8``.
@@ -24,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agtaild.adapters.amazon_q import AmazonQAdapter
 from agtaild.adapters.base import Adapter
 from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.adapters.forge import ForgeAdapter
@@ -57,12 +59,32 @@ def forge_db(dst: Path, mb: float) -> None:
                      (row[0], row[1], row[2], json.dumps(context, separators=(",", ":")), row[4], row[5], row[6]))  # fmt: skip
 
 
+def amazon_q_db(dst: Path, mb: float) -> None:
+    src = CORPUS / "amazon-q/synthetic-agtail/data.sqlite3"
+    dst.parent.mkdir(parents=True)
+    with sqlite3.connect(f"file:{src}?mode=ro&immutable=1", uri=True) as old:
+        (value,) = old.execute("SELECT value FROM conversations WHERE key = '/home/dev/demo-api'").fetchone()
+    doc = json.loads(value)
+    text = json.dumps(doc["history"], separators=(",", ":"))
+    copies = max(1, int(mb * 1e6 / len(text)))
+    doc["history"] = [e for i in range(copies) for e in json.loads(text.replace('"tooluse_', f'"t{i}_'))]
+    doc["valid_history_range"] = [0, len(doc["history"])]
+    with sqlite3.connect(dst) as conn:
+        conn.execute("CREATE TABLE conversations (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute(
+            "INSERT INTO conversations VALUES ('/home/dev/demo-api', ?)",
+            (json.dumps(doc, separators=(",", ":")),),
+        )
+
+
 def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     out: dict[str, tuple[Adapter, Path]] = {}
     repeat_jsonl(CLAUDE, work / "claude/p/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl", mb, head=0)
     out["claude-code (reference)"] = (ClaudeCodeAdapter(), work / "claude")
     forge_db(work / "forge/.forge.db", mb)
     out["forge .forge.db"] = (ForgeAdapter(), work / "forge")
+    amazon_q_db(work / "amazon-q/data.sqlite3", mb)
+    out["amazon-q data.sqlite3"] = (AmazonQAdapter(), work / "amazon-q")
     return out
 
 

@@ -70,6 +70,7 @@ CORPUS = Path(__file__).parent / "corpus"
 #: the sessions it holds, a word its sessions hold)
 HANDMADE = {
     "forge": ("forge/synthetic-agtail", ".forge", 4, "pytest"),
+    "amazon-q": ("amazon-q/synthetic-agtail", ".local/share/amazon-q", 3, "pytest"),
 }
 
 

@@ -55,6 +55,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.forge:ForgeAdapter",
+    "agtaild.adapters.amazon_q:AmazonQAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
