@@ -6,7 +6,8 @@ None of these agents has a real recording in the corpus, so each format gets one
 session of about ``--mb`` MB made by repeating the records of its hand-made sample
 (tests/corpus/<agent>/synthetic-agtail): Forge's main conversation's context messages (tool
 call ids renamed per copy) in one ``conversations`` row; Amazon Q's ``/home/dev/demo-api``
-history entries (tool use ids renamed per copy) in one ConversationState row. It is read from scratch ``--repeat``
+history entries (tool use ids renamed per copy) in one ConversationState row; Warp's main
+conversation's ``ai_queries`` and ``blocks`` rows (times moved on per copy). It is read from scratch ``--repeat``
 times; the best CPU time counts. Claude is measured the same way on a repeated real Claude
 Code 2.1.197 transcript (bench/adapters_c_read_speed.py's reference).
 Run from the repo: ``.venv/bin/python bench/adapters_g_read_speed.py --mb 8``.
@@ -29,6 +30,7 @@ from agtaild.adapters.amazon_q import AmazonQAdapter
 from agtaild.adapters.base import Adapter
 from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.adapters.forge import ForgeAdapter
+from agtaild.adapters.warp import WarpAdapter
 from bench.adapters_c_read_speed import measure, repeat_jsonl
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
@@ -77,6 +79,34 @@ def amazon_q_db(dst: Path, mb: float) -> None:
         )
 
 
+def warp_db(dst: Path, mb: float) -> None:
+    src = CORPUS / "warp/synthetic-agtail/warp-terminal/warp.sqlite"
+    cid = "6f1d2c3b-4a59-4e7f-8123-9abcdef01234"
+    dst.parent.mkdir(parents=True)
+    with sqlite3.connect(f"file:{src}?mode=ro&immutable=1", uri=True) as old:
+        schema = [r[0] for r in old.execute("SELECT sql FROM sqlite_master WHERE type = 'table'")]
+        conversation = old.execute(
+            "SELECT * FROM agent_conversations WHERE conversation_id = ?", (cid,)
+        ).fetchone()
+        queries = old.execute("SELECT * FROM ai_queries WHERE conversation_id = ?", (cid,)).fetchall()
+        blocks = old.execute("SELECT * FROM blocks WHERE instr(ai_metadata, ?) > 0", (cid,)).fetchall()
+    one = sum(len(str(r)) for r in [*queries, *blocks])
+    with sqlite3.connect(dst) as conn:
+        for sql in schema:
+            conn.execute(sql)
+        conn.execute("INSERT INTO agent_conversations VALUES (?, ?, ?, ?, ?)", conversation)
+        for i in range(max(1, int(mb * 1e6 / one))):
+            day = f"2026-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}"
+            for q in queries:
+                row = (None, f"{q[1]}-{i}", q[2], day + q[3][10:], *q[4:])
+                conn.execute(f"INSERT INTO ai_queries VALUES ({','.join('?' * len(row))})", row)
+            for b in blocks:
+                row = list(b)
+                row[0] = None
+                row[10], row[11] = day + b[10][10:], day + b[11][10:]
+                conn.execute(f"INSERT INTO blocks VALUES ({','.join('?' * len(row))})", row)
+
+
 def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     out: dict[str, tuple[Adapter, Path]] = {}
     repeat_jsonl(CLAUDE, work / "claude/p/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl", mb, head=0)
@@ -85,6 +115,8 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     out["forge .forge.db"] = (ForgeAdapter(), work / "forge")
     amazon_q_db(work / "amazon-q/data.sqlite3", mb)
     out["amazon-q data.sqlite3"] = (AmazonQAdapter(), work / "amazon-q")
+    warp_db(work / "warp/warp-terminal/warp.sqlite", mb)
+    out["warp warp.sqlite"] = (WarpAdapter(), work / "warp/warp-terminal")
     return out
 
 

@@ -71,6 +71,7 @@ CORPUS = Path(__file__).parent / "corpus"
 HANDMADE = {
     "forge": ("forge/synthetic-agtail", ".forge", 4, "pytest"),
     "amazon-q": ("amazon-q/synthetic-agtail", ".local/share/amazon-q", 3, "pytest"),
+    "warp": ("warp/synthetic-agtail/warp-terminal", ".local/state/warp-terminal", 4, "test_total"),
 }
 
 

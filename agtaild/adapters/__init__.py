@@ -56,6 +56,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.forge:ForgeAdapter",
     "agtaild.adapters.amazon_q:AmazonQAdapter",
+    "agtaild.adapters.warp:WarpAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
