@@ -7,7 +7,9 @@ session of about ``--mb`` MB made by repeating the records of its hand-made samp
 (tests/corpus/<agent>/synthetic-agtail): Forge's main conversation's context messages (tool
 call ids renamed per copy) in one ``conversations`` row; Amazon Q's ``/home/dev/demo-api``
 history entries (tool use ids renamed per copy) in one ConversationState row; Warp's main
-conversation's ``ai_queries`` and ``blocks`` rows (times moved on per copy). It is read from scratch ``--repeat``
+conversation's ``ai_queries`` and ``blocks`` rows (times moved on per copy); Plandex's first
+plan folder's message, description and result files (ids and ``num`` renumbered per copy: one
+file per record, as the server writes them). It is read from scratch ``--repeat``
 times; the best CPU time counts. Claude is measured the same way on a repeated real Claude
 Code 2.1.197 transcript (bench/adapters_c_read_speed.py's reference).
 Run from the repo: ``.venv/bin/python bench/adapters_g_read_speed.py --mb 8``.
@@ -30,6 +32,7 @@ from agtaild.adapters.amazon_q import AmazonQAdapter
 from agtaild.adapters.base import Adapter
 from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.adapters.forge import ForgeAdapter
+from agtaild.adapters.plandex import PlandexAdapter
 from agtaild.adapters.warp import WarpAdapter
 from bench.adapters_c_read_speed import measure, repeat_jsonl
 
@@ -107,6 +110,26 @@ def warp_db(dst: Path, mb: float) -> None:
                 conn.execute(f"INSERT INTO blocks VALUES ({','.join('?' * len(row))})", row)
 
 
+def plandex_plan(dst: Path, mb: float) -> None:
+    src = (
+        CORPUS
+        / "plandex/synthetic-agtail/orgs/3c1e9a4f-0b7d-4e2a-9f61-5a8c2d7b1e90/plans/9d2f6b1a-4c3e-4f5a-8b7c-1e2d3f4a5b6c"
+    )
+    files = {p.relative_to(src): p.read_text(encoding="utf-8") for p in sorted(src.rglob("*.json"))}
+    one = sum(len(t) for t in files.values())
+    for i in range(max(1, int(mb * 1e6 / one))):
+        for rel, text in files.items():
+            doc = json.loads(text)
+            for key in ("id", "convoMessageId"):
+                if isinstance(doc.get(key), str):
+                    doc[key] = f"{doc[key]}-{i}"
+            if isinstance(doc.get("num"), int):
+                doc["num"] += 4 * i
+            out = dst / rel.parent / f"{rel.stem}-{i}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+
+
 def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     out: dict[str, tuple[Adapter, Path]] = {}
     repeat_jsonl(CLAUDE, work / "claude/p/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl", mb, head=0)
@@ -117,6 +140,8 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
     out["amazon-q data.sqlite3"] = (AmazonQAdapter(), work / "amazon-q")
     warp_db(work / "warp/warp-terminal/warp.sqlite", mb)
     out["warp warp.sqlite"] = (WarpAdapter(), work / "warp/warp-terminal")
+    plandex_plan(work / "plandex/orgs/o/plans/big", mb)
+    out["plandex plan folder"] = (PlandexAdapter(), work / "plandex")
     return out
 
 

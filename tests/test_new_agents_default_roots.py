@@ -28,39 +28,10 @@ def test_list_finds_the_agent_at_its_default_place(
 ) -> None:
     recording, place, count = PLACES[agent]
     shutil.copytree(REAL / recording, isolated_home / place, symlinks=True)
-    assert (
-        main(
-            [
-                "--no-daemon",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "list",
-                "--agent",
-                agent,
-                "--json",
-                "--limit",
-                "50",
-            ]
-        )
-        == 0
-    )
+    assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "list", "--agent", agent, "--json", "--limit", "50"]) == 0
     listed = json.loads(capsys.readouterr().out)["sessions"]
     assert len(listed) == count and {row["agent"] for row in listed} == {agent}
-    assert (
-        main(
-            [
-                "--no-daemon",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "search",
-                "gamma",
-                "--agent",
-                agent,
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "search", "gamma", "--agent", agent, "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and {h["session"]["agent"] for h in hits} == {agent}
 
@@ -72,6 +43,7 @@ HANDMADE = {
     "forge": ("forge/synthetic-agtail", ".forge", 4, "pytest"),
     "amazon-q": ("amazon-q/synthetic-agtail", ".local/share/amazon-q", 3, "pytest"),
     "warp": ("warp/synthetic-agtail/warp-terminal", ".local/state/warp-terminal", 4, "test_total"),
+    "plandex": ("plandex/synthetic-agtail", "plandex-server", 2, "health"),
 }
 
 
@@ -82,29 +54,10 @@ def test_list_finds_a_handmade_sample_at_its_default_place(
     sample, place, count, word = HANDMADE[agent]
     (isolated_home / place).parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(CORPUS / sample, isolated_home / place, symlinks=True)
-    assert (
-        main(
-            [
-                "--no-daemon",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "list",
-                "--agent",
-                agent,
-                "--json",
-                "--limit",
-                "50",
-            ]
-        )
-        == 0
-    )
+    data = ["--no-daemon", "--data-dir", str(tmp_path / "data")]
+    assert main([*data, "list", "--agent", agent, "--json", "--limit", "50"]) == 0
     listed = json.loads(capsys.readouterr().out)["sessions"]
     assert len(listed) == count and {row["agent"] for row in listed} == {agent}
-    assert (
-        main(
-            ["--no-daemon", "--data-dir", str(tmp_path / "data"), "search", word, "--agent", agent, "--json"]
-        )
-        == 0
-    )
+    assert main([*data, "search", word, "--agent", agent, "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and {h["session"]["agent"] for h in hits} == {agent}

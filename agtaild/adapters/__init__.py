@@ -57,6 +57,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.forge:ForgeAdapter",
     "agtaild.adapters.amazon_q:AmazonQAdapter",
     "agtaild.adapters.warp:WarpAdapter",
+    "agtaild.adapters.plandex:PlandexAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
