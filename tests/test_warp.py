@@ -61,7 +61,7 @@ def test_queries_and_the_commands_the_agent_ran_in_time_order() -> None:
     events = _read()[MAIN].events
     assert [(e.kind, e.tool) for e in events] == [
         ("text", None), ("tool_use", "run_command"), ("tool_use", "run_command"), ("text", None),
-        ("tool_use", "run_command"), ("unknown", None),
+        ("tool_use", "run_command"), ("system", None),
     ]  # fmt: skip
     first = events[0]
     assert first.text == "Why do the cart tests fail?" and first.extra["context_kinds"] == [
@@ -83,12 +83,11 @@ def test_queries_and_the_commands_the_agent_ran_in_time_order() -> None:
         (e.input or {}).get("command") != "ls" for e in events
     )  # the user's own command is not the agent's
     task = events[-1]
-    assert (
-        task.raw["agent_task"] == "task-main-01"
-        and task.raw["bytes"]
-        == _count("SELECT length(task) FROM agent_tasks WHERE task_id = ?", "task-main-01")
-        and "not decoded" in task.raw["encoding"]
+    assert task.subtype == "agent_task" and task.extra["task_id"] == "task-main-01" and task.raw is None
+    assert task.extra["bytes"] == _count(
+        "SELECT length(task) FROM agent_tasks WHERE task_id = ?", "task-main-01"
     )
+    assert "not decoded" in task.extra["encoding"]
 
 
 def test_subagent_fork_and_endings() -> None:

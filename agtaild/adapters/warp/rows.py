@@ -11,8 +11,9 @@
   output, both with their terminal escape sequences removed; ``is_error`` when ``exit_code``
   ≠ 0; ``tool_use_id`` = the action id).
 * ``agent_tasks``: each task body is a protobuf ``Task`` of Warp's ``warp_multi_agent_api``,
-  whose ``.proto`` is not published with the client; each task is one ``unknown`` event naming
-  its id and size (the body stays in the database, never decoded or copied into the index).
+  whose ``.proto`` is not published with the client; each task is one ``system`` event
+  (``subtype: agent_task``) naming its id and size (the body stays in the database, never
+  decoded or copied into the index).
 """
 
 from __future__ import annotations
@@ -146,13 +147,16 @@ class RowReader:
         self.book.count("events")
 
     def task(self, row: dict[str, Any]) -> None:
+        """A task row: known, but its protobuf body is not decoded (``system`` ``agent_task``
+        naming the task and its size; the body stays in the database)."""
         body = row.get("task")
         size = len(body) if isinstance(body, bytes | bytearray | memoryview | str) else 0
-        raw = {
-            "agent_task": row.get("task_id"),
+        task_id = row.get("task_id") if isinstance(row.get("task_id"), str) else None
+        info = {
+            "task_id": task_id,
             "bytes": size,
             "encoding": "protobuf warp_multi_agent_api.Task (not decoded)",
         }
-        self.book.emit(Event(seq=-1, kind="unknown", role="assistant", ts=naive_utc(row.get("last_modified_at")), raw=raw,
-                             source={"table": "agent_tasks", "row": row.get("id")}))  # fmt: skip
+        self.book.emit(Event(seq=-1, kind="system", role="assistant", subtype="agent_task", ts=naive_utc(row.get("last_modified_at")),
+                             text=None, source={"table": "agent_tasks", "row": row.get("id")}, extra=info))  # fmt: skip
         self.book.count("events")
