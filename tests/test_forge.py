@@ -198,3 +198,27 @@ def test_cli_lists_searches_and_shows(
     assert main([*args, "show", MAIN]) == 0
     out = capsys.readouterr().out
     assert "Fix the greeting in hello.py" in out and "hello.py" in out
+
+
+def test_a_finished_subagent_is_not_read_again_for_other_conversations_writes(tmp_path: Path) -> None:
+    root = tmp_path / "forge"
+    shutil.copytree(SAMPLE, root)
+    adapter = ForgeAdapter()
+    unit = next(u for u in adapter.discover(root) if u.path.endswith(CHILD))
+    first = adapter.read(unit, None, now=LATER)
+    with sqlite3.connect(root / ".forge.db") as conn:  # the parent writes again, within the hour
+        conn.execute(
+            "UPDATE conversations SET updated_at = '2026-11-30 11:01:00' WHERE conversation_id = ?", (MAIN,)
+        )
+    again = adapter.read(unit, first.state, now=LATER)
+    assert again.events and again.session.parent is not None  # recent: read again, its link may have landed
+    with sqlite3.connect(root / ".forge.db") as conn:  # a day later, another conversation writes
+        conn.execute(
+            "UPDATE conversations SET updated_at = '2026-12-01 12:00:00' WHERE conversation_id = ?", (OLD,)
+        )
+    settled = adapter.read(unit, again.state, now=LATER)
+    with sqlite3.connect(root / ".forge.db") as conn:
+        conn.execute(
+            "UPDATE conversations SET updated_at = '2026-12-02 12:00:00' WHERE conversation_id = ?", (OLD,)
+        )
+    assert adapter.read(unit, settled.state, now=LATER).events == []  # no re-read: nothing of it changed

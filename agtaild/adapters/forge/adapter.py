@@ -35,6 +35,10 @@ DATABASE = ".forge.db"
 #: A conversation that ends on a call without its result and has not changed for this long
 #: was cut off (Forge saves the context after every tool result).
 QUIET_SECONDS = 120.0
+#: A subagent's row unchanged this long before the newest write: its parent's result, which
+#: names it, has been written (the agent tool returns as the subagent ends), so other rows'
+#: writes no longer make it read again.
+LINK_SECONDS = 3600.0
 #: Where a subagent's context says so (Forge writes ``conversation_id`` then ``initiator``).
 _AGENT_MARK = '"initiator":"agent"'
 
@@ -74,9 +78,9 @@ class ForgeAdapter(SqliteSessionAdapter):
         if row is None:
             return None
         found = [str(v) for v in row]
-        if row[5]:  # a subagent: its parent's result (and so its link) may land later
+        if row[5]:  # a subagent: its parent's result (and so its link) lands after its last write
             (latest,) = conn.execute("SELECT max(updated_at) FROM conversations").fetchone()
-            found.append(str(latest))
+            found.append("settled" if _apart(row[2], latest) > LINK_SECONDS else str(latest))
         return found
 
     def read_session(
@@ -183,6 +187,12 @@ def _decode(value: Any) -> Any:
         return json_value(value)
     except BadJson as exc:
         return exc
+
+
+def _apart(earlier: Any, later: Any) -> float:
+    """Seconds from one diesel timestamp to another (0 when either does not parse)."""
+    first, second = _epoch(norm_iso(earlier)), _epoch(norm_iso(later))
+    return second - first if first is not None and second is not None else 0.0
 
 
 def _epoch(iso: str | None) -> float | None:
