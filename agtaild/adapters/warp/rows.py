@@ -11,7 +11,7 @@
   output, both with their terminal escape sequences removed; ``is_error`` when ``exit_code``
   ≠ 0; ``tool_use_id`` = the action id).
 * ``agent_tasks``: each task body is a protobuf ``Task`` of Warp's ``warp_multi_agent_api``,
-  whose ``.proto`` is not published with the client; each task is one ``system`` event
+  whose ``.proto`` is not in the client's repository (it comes from ``warp-proto-apis``); each task is one ``system`` event
   (``subtype: agent_task``) naming its id and size (the body stays in the database, never
   decoded or copied into the index).
 """

@@ -9,7 +9,7 @@ agent_conversations.conversation_data = AgentConversationData and summary =
 AgentConversationSummary (crates/persistence/src/model.rs), blocks.ai_metadata =
 SerializedAIMetadata (app/src/terminal/model/block/serialized_block.rs); times as diesel writes
 a chrono NaiveDateTime (UTC). agent_tasks.task holds protobuf bytes made up here (Warp's
-multi-agent .proto is not public). Run: python3 build_warp_db.py (rewrites the file)."""
+multi-agent .proto lives in warp-proto-apis, not read here). Run: python3 build_warp_db.py (rewrites the file)."""
 
 import json
 import sqlite3
