@@ -34,3 +34,30 @@ def test_list_finds_the_agent_at_its_default_place(
     assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "search", "gamma", "--agent", agent, "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and {h["session"]["agent"] for h in hits} == {agent}
+
+
+CORPUS = Path(__file__).parent / "corpus"
+#: agents with only hand-made samples: agent → (sample under tests/corpus, its place under HOME,
+#: the sessions it holds, a word its sessions hold)
+HANDMADE = {
+    "forge": ("forge/synthetic-agtail", ".forge", 4, "pytest"),
+    "amazon-q": ("amazon-q/synthetic-agtail", ".local/share/amazon-q", 3, "pytest"),
+    "warp": ("warp/synthetic-agtail/warp-terminal", ".local/state/warp-terminal", 4, "test_total"),
+    "plandex": ("plandex/synthetic-agtail", "plandex-server", 2, "health"),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(HANDMADE))
+def test_list_finds_a_handmade_sample_at_its_default_place(
+    agent: str, isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, place, count, word = HANDMADE[agent]
+    (isolated_home / place).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(CORPUS / sample, isolated_home / place, symlinks=True)
+    data = ["--no-daemon", "--data-dir", str(tmp_path / "data")]
+    assert main([*data, "list", "--agent", agent, "--json", "--limit", "50"]) == 0
+    listed = json.loads(capsys.readouterr().out)["sessions"]
+    assert len(listed) == count and {row["agent"] for row in listed} == {agent}
+    assert main([*data, "search", word, "--agent", agent, "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits and {h["session"]["agent"] for h in hits} == {agent}
