@@ -28,9 +28,60 @@ def test_list_finds_the_agent_at_its_default_place(
 ) -> None:
     recording, place, count = PLACES[agent]
     shutil.copytree(REAL / recording, isolated_home / place, symlinks=True)
-    assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "list", "--agent", agent, "--json", "--limit", "50"]) == 0
+    assert (
+        main(
+            [
+                "--no-daemon",
+                "--data-dir",
+                str(tmp_path / "data"),
+                "list",
+                "--agent",
+                agent,
+                "--json",
+                "--limit",
+                "50",
+            ]
+        )
+        == 0
+    )
     listed = json.loads(capsys.readouterr().out)["sessions"]
     assert len(listed) == count and {row["agent"] for row in listed} == {agent}
-    assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "search", "gamma", "--agent", agent, "--json"]) == 0
+    assert (
+        main(
+            [
+                "--no-daemon",
+                "--data-dir",
+                str(tmp_path / "data"),
+                "search",
+                "gamma",
+                "--agent",
+                agent,
+                "--json",
+            ]
+        )
+        == 0
+    )
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits and {h["session"]["agent"] for h in hits} == {agent}
+
+
+SAMPLES = Path(__file__).parent / "corpus"
+#: agent → (hand-made sample root, its place under HOME, the sessions it holds, a word in them)
+HAND_MADE = {
+    "auggie": ("auggie/synthetic-agtail/.augment", ".augment", 4, "gamma"),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(HAND_MADE))
+def test_list_finds_a_hand_made_sample_at_its_default_place(
+    agent: str, isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample, place, count, word = HAND_MADE[agent]
+    shutil.copytree(SAMPLES / sample, isolated_home / place)
+    data = ["--no-daemon", "--data-dir", str(tmp_path / "data")]
+    assert main([*data, "list", "--agent", agent, "--json", "--limit", "50"]) == 0
+    listed = json.loads(capsys.readouterr().out)["sessions"]
+    assert len(listed) == count and {row["agent"] for row in listed} == {agent}
+    assert main([*data, "search", word, "--agent", agent, "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and {h["session"]["agent"] for h in hits} == {agent}
