@@ -69,6 +69,7 @@ SAMPLES = Path(__file__).parent / "corpus"
 #: agent → (hand-made sample root, its place under HOME, the sessions it holds, a word in them)
 HAND_MADE = {
     "auggie": ("auggie/synthetic-agtail/.augment", ".augment", 4, "gamma"),
+    "cortex-code": ("cortex-code/synthetic-agtail/.snowflake", ".snowflake", 2, "gamma"),
 }
 
 

@@ -55,6 +55,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.auggie:AuggieAdapter",
+    "agtaild.adapters.cortex_code:CortexCodeAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
