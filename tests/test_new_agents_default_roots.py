@@ -28,39 +28,10 @@ def test_list_finds_the_agent_at_its_default_place(
 ) -> None:
     recording, place, count = PLACES[agent]
     shutil.copytree(REAL / recording, isolated_home / place, symlinks=True)
-    assert (
-        main(
-            [
-                "--no-daemon",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "list",
-                "--agent",
-                agent,
-                "--json",
-                "--limit",
-                "50",
-            ]
-        )
-        == 0
-    )
+    assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "list", "--agent", agent, "--json", "--limit", "50"]) == 0
     listed = json.loads(capsys.readouterr().out)["sessions"]
     assert len(listed) == count and {row["agent"] for row in listed} == {agent}
-    assert (
-        main(
-            [
-                "--no-daemon",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "search",
-                "gamma",
-                "--agent",
-                agent,
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert main(["--no-daemon", "--data-dir", str(tmp_path / "data"), "search", "gamma", "--agent", agent, "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and {h["session"]["agent"] for h in hits} == {agent}
 
@@ -70,6 +41,7 @@ SAMPLES = Path(__file__).parent / "corpus"
 HAND_MADE = {
     "auggie": ("auggie/synthetic-agtail/.augment", ".augment", 4, "gamma"),
     "cortex-code": ("cortex-code/synthetic-agtail/.snowflake", ".snowflake", 2, "gamma"),
+    "deepseek-tui": ("deepseek-tui/synthetic-agtail/.deepseek", ".deepseek", 3, "gamma"),
 }
 
 

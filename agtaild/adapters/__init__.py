@@ -56,6 +56,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.auggie:AuggieAdapter",
     "agtaild.adapters.cortex_code:CortexCodeAdapter",
+    "agtaild.adapters.deepseek_tui:DeepSeekTuiAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
