@@ -67,6 +67,8 @@ class MessageMapper:
         self.earliest: str | None = None
         self.latest: str | None = None
         self.calls: dict[str, Event] = {}
+        #: ids of the calls still without a result.
+        self.open: set[str] = set()
         #: the session ends waiting: on a prompt without an answer, or a call without its result.
         self.waiting = False
 
@@ -135,7 +137,7 @@ class MessageMapper:
         self._emit(Event(seq=-1, kind="text", ts=ts, role="assistant", text="".join(answer)), row, msg)
         answer.clear()
         self.messages += 1
-        self.waiting = any(ev.result is None for ev in self.calls.values())
+        self.waiting = bool(self.open)
 
     def _call(self, tool_use: dict[str, Any], ts: str | None, row: int, msg: dict[str, Any]) -> None:
         name = _str(tool_use.get("name"))
@@ -153,6 +155,7 @@ class MessageMapper:
             ev.extra["edit"] = edit
         if call_id:
             self.calls[call_id] = ev
+            self.open.add(call_id)
         self.waiting = True
 
     def _result(self, result: dict[str, Any], ts: str | None, row: int, msg: dict[str, Any]) -> bool:
@@ -165,6 +168,7 @@ class MessageMapper:
             self._emit(Event(seq=-1, kind="tool_result", ts=ts, role="tool", tool=_str(result.get("name")),
                              result=text, is_error=failed, tool_use_id=call_id), row, msg)  # fmt: skip
             return False
+        self.open.discard(call_id or "")
         call.result = text
         call.is_error = failed
         if status:

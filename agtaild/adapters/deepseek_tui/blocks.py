@@ -67,6 +67,8 @@ class MessageMapper:
         self.messages = 0
         self.first_prompt: str | None = None
         self.calls: dict[str, Event] = {}
+        #: ids of the calls still without a result.
+        self.open: set[str] = set()
         self.waiting = False
 
     def _emit(self, ev: Event, row: int) -> Event:
@@ -115,7 +117,7 @@ class MessageMapper:
             return False
         if role == "assistant":
             self._emit(Event(seq=-1, kind="text", role="assistant", text=text, model=self.model), row)
-            self.waiting = any(ev.result is None for ev in self.calls.values())
+            self.waiting = bool(self.open)
             return True
         prompt, meta = split_turn_meta(text)
         ev = self._emit(Event(seq=-1, kind="text", role="user", text=prompt), row)
@@ -152,6 +154,7 @@ class MessageMapper:
             ev.extra["edit"] = edit
         if call_id:
             self.calls[call_id] = ev
+            self.open.add(call_id)
         self.waiting = True
 
     def _result(self, block: dict[str, Any], row: int) -> bool:
@@ -176,6 +179,7 @@ class MessageMapper:
                 row,
             )
             return False
+        self.open.discard(call_id or "")
         call.result = content
         call.is_error = failed or (code is not None and code != 0)
         if code is not None:
