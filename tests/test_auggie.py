@@ -140,6 +140,7 @@ def test_compaction_interruption_and_an_unknown_node() -> None:
 def test_odd_documents(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
+    (sessions / "session.json").write_text('{"accessToken": "secret"}')
     doc = _doc(BASIC)
     doc["chatHistory"][2:2] = [7, {"exchange": "x"}]
     doc["subAgents"].append("not a run")
@@ -152,13 +153,17 @@ def test_odd_documents(tmp_path: Path) -> None:
     assert len([e for e in odd.events if e.kind == "unknown"]) == 2
     assert read[f"{BASIC}.subagent-2"].events == [] and read[f"{BASIC}.subagent-2"].session.parent.id == BASIC
     assert read["list"].session.accounting.lines == 1 and read["list"].events[0].kind == "unknown"
-    assert "empty" not in read  # an empty file is not discovered
+    assert "empty" not in read and "session" not in read  # an empty file, the login
 
 
 def test_roots_and_resume(tmp_path: Path) -> None:
     adapter = AuggieAdapter()
     assert adapter.default_roots({}, tmp_path) == [tmp_path / ".augment"]
     assert [u.path for u in adapter.discover(ROOT / "sessions")] == [u.path for u in adapter.discover(ROOT)]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "session.json").write_text('{"accessToken": "secret", "tenantURL": "https://t.example"}')
+    assert list(adapter.discover(cache)) == []  # the login beside a missing sessions folder is no session
     cmd = adapter.resume(Session(agent="auggie", id=BASIC, cwd="/w"))
     assert cmd is not None and (cmd.argv, cmd.cwd) == (["auggie", f"--resume={BASIC}"], "/w")
 

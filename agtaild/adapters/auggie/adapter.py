@@ -35,6 +35,8 @@ from agtaild.model import Event, ParentRef, Session, project_of
 
 _BACKUP = re.compile(r"-backup\d+\.json$")
 _CHILD = "#subagent-"
+#: Where Auggie keeps its login (``~/.augment/session.json``): never a session.
+AUTH_FILE = "session.json"
 _decoder = msgspec.json.Decoder()
 
 
@@ -56,11 +58,13 @@ class AuggieAdapter(Adapter):
 
     # -- discovery ------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
+        """The root is the cache dir or its ``sessions`` folder. The cache dir itself is never
+        listed as sessions: its ``session.json`` is the login (OAuth tokens)."""
         sessions = root / "sessions" if (root / "sessions").is_dir() else root
-        if not sessions.is_dir():
+        if sessions.name != "sessions" or not sessions.is_dir():
             return
         for entry in scan.entries(sessions):
-            if not entry.name.endswith(".json") or _BACKUP.search(entry.name):
+            if not entry.name.endswith(".json") or _BACKUP.search(entry.name) or entry.name == AUTH_FILE:
                 continue
             if not scan.is_file(entry) or scan.size(entry) <= 0:
                 continue
