@@ -44,6 +44,9 @@ HANDMADE = {
     "amazon-q": ("amazon-q/synthetic-agtail", ".local/share/amazon-q", 3, "pytest"),
     "warp": ("warp/synthetic-agtail/warp-terminal", ".local/state/warp-terminal", 4, "test_total"),
     "plandex": ("plandex/synthetic-agtail", "plandex-server", 2, "health"),
+    "auggie": ("auggie/synthetic-agtail/.augment", ".augment", 4, "gamma"),
+    "cortex-code": ("cortex-code/synthetic-agtail/.snowflake", ".snowflake", 2, "gamma"),
+    "deepseek-tui": ("deepseek-tui/synthetic-agtail/.deepseek", ".deepseek", 3, "gamma"),
 }
 
 
