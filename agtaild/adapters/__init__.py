@@ -54,6 +54,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.hermes:HermesAdapter",
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
+    "agtaild.adapters.iflow:IflowAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
