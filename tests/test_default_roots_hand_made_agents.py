@@ -16,6 +16,7 @@ CORPUS = Path(__file__).parent / "corpus"
 #: agent → (sample folder, its place under HOME, the sessions it holds, a word one of them says)
 PLACES = {
     "iflow": ("iflow/handmade/projects", ".iflow/projects", 2, "range.js"),
+    "qoder": ("qoder/handmade/projects", ".qoder/projects", 2, "range.js"),
 }
 
 

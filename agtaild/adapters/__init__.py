@@ -3,7 +3,8 @@
 Layer rule: the adapters import nothing above the model (``agtaild.model``, ``errors``,
 ``fsnames``, ``textsafe``, ``dirs``); an agent package imports ``base``, ``kit`` and itself, and
 another agent's package only where its agent is a fork of that one (Kilo of Cline and
-OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs). tests/test_layers.py checks it.
+OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs; Qoder CLI of Claude Code, whose transcript
+format its writer writes). tests/test_layers.py checks it.
 
 A new agent is one package under ``agtaild/adapters/<agent>/`` (its ``__init__`` exposes the
 Adapter class) plus one line in ``BUILTIN`` (docs/adapters.md, "Adding an agent").
@@ -55,6 +56,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.open_interpreter:OpenInterpreterAdapter",
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.iflow:IflowAdapter",
+    "agtaild.adapters.qoder:QoderAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
