@@ -17,6 +17,7 @@ CORPUS = Path(__file__).parent / "corpus"
 PLACES = {
     "iflow": ("iflow/handmade/projects", ".iflow/projects", 2, "range.js"),
     "qoder": ("qoder/handmade/projects", ".qoder/projects", 2, "range.js"),
+    "claude-desktop": ("claude-desktop/handmade/Claude", ".config/Claude", 2, "launches"),
 }
 
 

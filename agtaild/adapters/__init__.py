@@ -4,7 +4,7 @@ Layer rule: the adapters import nothing above the model (``agtaild.model``, ``er
 ``fsnames``, ``textsafe``, ``dirs``); an agent package imports ``base``, ``kit`` and itself, and
 another agent's package only where its agent is a fork of that one (Kilo of Cline and
 OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs; Qoder CLI of Claude Code, whose transcript
-format its writer writes). tests/test_layers.py checks it.
+format its writer writes; Claude Desktop of Claude Code, which it runs). tests/test_layers.py checks it.
 
 A new agent is one package under ``agtaild/adapters/<agent>/`` (its ``__init__`` exposes the
 Adapter class) plus one line in ``BUILTIN`` (docs/adapters.md, "Adding an agent").
@@ -57,6 +57,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.codebuddy:CodeBuddyAdapter",
     "agtaild.adapters.iflow:IflowAdapter",
     "agtaild.adapters.qoder:QoderAdapter",
+    "agtaild.adapters.claude_desktop:ClaudeDesktopAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
