@@ -18,6 +18,7 @@ PLACES = {
     "iflow": ("iflow/handmade/projects", ".iflow/projects", 2, "range.js"),
     "qoder": ("qoder/handmade/projects", ".qoder/projects", 2, "range.js"),
     "claude-desktop": ("claude-desktop/handmade/Claude", ".config/Claude", 2, "launches"),
+    "antigravity": ("antigravity/handmade", ".gemini", 2, "watcher"),
 }
 
 

@@ -58,6 +58,7 @@ BUILTIN: list[str] = [
     "agtaild.adapters.iflow:IflowAdapter",
     "agtaild.adapters.qoder:QoderAdapter",
     "agtaild.adapters.claude_desktop:ClaudeDesktopAdapter",
+    "agtaild.adapters.antigravity:AntigravityAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",
