@@ -141,3 +141,18 @@ def test_cli_list_search_show(
     assert hits and {h["session"]["id"] for h in hits} == {CID}
     assert main([*args, "show", IID]) == 0
     assert "Walkthrough" in capsys.readouterr().out
+
+
+def test_a_cli_conversation_without_its_log_yet_is_its_artifacts(tmp_path: Path) -> None:
+    folder = tmp_path / "antigravity-cli" / "brain" / CID
+    folder.mkdir(parents=True)
+    (folder / "task.md").write_bytes((CLI / "brain" / CID / "task.md").read_bytes())
+    (r,) = _read(tmp_path / "antigravity-cli").values()
+    assert (
+        r.session.extra["mode"] == "cli"
+        and r.session.title == "Fix the failing test"
+        and r.session.resumable is False
+    )
+    assert "encrypted_conversation" not in r.session.extra and [e.extra["artifact"] for e in r.events] == [
+        "task.md"
+    ]

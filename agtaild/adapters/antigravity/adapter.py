@@ -24,6 +24,8 @@ from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.jsonl import JsonlAdapter, LineParser
 from agtaild.model import Session
 
+#: The CLI's app folder (the IDE's is ``antigravity``).
+CLI_FOLDER = "antigravity-cli"
 #: The step logs of a conversation, the fuller first.
 STEP_LOGS = ("transcript_full.jsonl", "transcript.jsonl")
 #: A conversation that ends on a prompt and has not changed for this long was cut off.
@@ -51,7 +53,7 @@ class AntigravityAdapter(JsonlAdapter):
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         base = (env_path(env, "GEMINI_CLI_HOME") or home) / ".gemini"
-        return [base / "antigravity-cli", base / "antigravity"]
+        return [base / CLI_FOLDER, base / "antigravity"]
 
     def discover(self, root: Path) -> Iterator[Unit]:
         brain = root if root.name == "brain" else root / "brain"
@@ -79,7 +81,11 @@ class AntigravityAdapter(JsonlAdapter):
             ]
             if not artifacts:
                 continue
-            hints: dict[str, Any] = {"mode": "ide"}
+            # the IDE's conversations; in the CLI's folder, one whose log is not written yet
+            hints: dict[str, Any] = {
+                "mode": "ide",
+                "app": "cli" if brain.parent.name == CLI_FOLDER else "ide",
+            }
             body = conversations / f"{folder.name}.pb"
             if body.is_file():
                 hints["encrypted"] = str(body)

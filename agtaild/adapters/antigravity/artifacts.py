@@ -1,5 +1,6 @@
 """An Antigravity brain folder's Markdown artifacts → one session (the IDE's, whose conversation
-body is encrypted).
+body is encrypted; or a CLI conversation whose step log is not written yet: ``extra.mode`` says
+which app's folder it is in).
 
 Each ``*.md`` (``task.md``, ``implementation_plan.md``, ``walkthrough.md`` first, then the rest
 by name) is one ``text`` event (assistant, ``subtype: artifact``, ``extra.artifact`` = its file
@@ -43,7 +44,7 @@ def _heading(text: str) -> str | None:
 
 def read_artifacts(unit: Unit) -> ReadResult:
     s = Session(agent="antigravity", id=Path(unit.path).name, path=unit.path, resumable=False)
-    s.extra["mode"] = "ide"
+    s.extra["mode"] = unit.hints.get("app") or "ide"
     events: list[Event] = []
     artifacts = [f for f in unit.files if f.endswith(".md")]
     by_name = {os.path.basename(f): f for f in artifacts}

@@ -90,9 +90,6 @@ class ClaudeDesktopAdapter(ClaudeCodeAdapter):
             return False
         return not _is_session_folder(entry.path)
 
-    def native_files(self, unit: Unit) -> list[str]:
-        return list(unit.files)
-
     def plugins_dir_for(self, root: Path) -> Path | None:
         return None
 

@@ -41,6 +41,8 @@ from agtaild.adapters.kit.values import num, sub, title_from_prompt
 from agtaild.model import Event, Session, Usage, UsageRecord, project_of
 
 MAX_PENDING = 500
+#: Other working directories a session keeps (``extra.cwds``).
+MAX_CWDS = 20
 #: Call ids already emitted that the state remembers (the oldest are forgotten).
 MAX_SEEN = 4096
 _EXIT = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
@@ -82,8 +84,12 @@ class IflowParser(LineParser[IflowState]):
         if isinstance(cwd, str) and cwd:
             if s.cwd is None:
                 s.cwd, s.project = cwd, project_of(cwd)
-            elif cwd != s.cwd and cwd not in s.extra.setdefault("cwds", []):
-                s.extra["cwds"].append(cwd)
+            elif (
+                cwd != s.cwd
+                and cwd not in (others := s.extra.setdefault("cwds", []))
+                and len(others) < MAX_CWDS
+            ):
+                others.append(cwd)
         if isinstance(obj.get("gitBranch"), str) and obj["gitBranch"]:
             s.git_branch = obj["gitBranch"]
         if isinstance(obj.get("version"), str) and obj["version"]:
