@@ -84,8 +84,9 @@ def test_subagent_is_a_child_and_resume() -> None:
         cmd is not None and cmd.argv == ["qodercli", f"--resume={MAIN}"] and cmd.cwd == "/home/dev/demo-app"
     )
     assert adapter.resume(child) is None
-    start = adapter.start_command("--help me", "/w")
-    assert start is not None and start.argv == ["qodercli", "--", "--help me"]
+    start = adapter.start_command("fix it", "/w")
+    assert start is not None and start.argv == ["qodercli", "--", "fix it"] and start.cwd == "/w"
+    assert adapter.start_command("--yolo", "/w") is None  # qodercli reads options even after --
 
 
 def test_roots() -> None:

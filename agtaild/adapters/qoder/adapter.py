@@ -56,12 +56,18 @@ class QoderAdapter(ClaudeCodeAdapter):
         return None
 
     def start_command(self, prompt: str, cwd: str | None) -> ResumeCommand | None:
-        """``qodercli [query...]``: 1.1.52 starts an interactive session with the query."""
+        """``qodercli -- <prompt>`` starts an interactive session with the prompt ("Usage: qodercli
+        [options] [command] [query...]"). 1.1.52 still reads options after ``--`` (``qodercli
+        --print -- --x``: "error: unknown option '--x'"), so a prompt that starts with ``-`` is
+        refused (None) rather than passed where it could be taken as an option."""
+        if prompt.startswith("-"):
+            return None
         return ResumeCommand(argv=["qodercli", "--", prompt], cwd=cwd)
 
     def resume(self, session: Session) -> ResumeCommand | None:
         """``qodercli --resume=<id>`` in the session's cwd (1.1.52 ``--help``: "-r, --resume [id]
-        Resume a previous session by identifier"); subagents are not resumable."""
+        Resume a previous session by identifier"; run here, it looks the id up in the cwd's
+        project folder); subagents are not resumable."""
         if session.parent is not None or not session.resumable:
             return None
         return ResumeCommand(argv=["qodercli", f"--resume={session.id}"], cwd=session.cwd)
