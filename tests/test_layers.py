@@ -36,7 +36,7 @@ FOUNDATION = {
 #: The modules of agtaild.provenance the index writer runs (they see only the foundation).
 PROVENANCE_AT_INDEX = {"agtaild.provenance", "agtaild.provenance.paths", "agtaild.provenance.shell", "agtaild.provenance.records"}
 #: Agent packages that may import another agent's package: their agent is a fork of that one.
-FORKS = {"kilo": {"cline", "opencode"}, "roo_code": {"cline"}, "qwen": {"gemini"}, "openclaw": {"pi"}, "tabnine": {"gemini"}, "trae_cli": {"codex"}}
+FORKS = {"kilo": {"cline", "opencode"}, "roo_code": {"cline"}, "qwen": {"gemini"}, "openclaw": {"pi"}, "tabnine": {"gemini"}, "trae_cli": {"codex"}, "qoder": {"claude"}, "claude_desktop": {"claude"}}
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -3,8 +3,10 @@
 Layer rule: the adapters import nothing above the model (``agtaild.model``, ``errors``,
 ``fsnames``, ``textsafe``, ``dirs``); an agent package imports ``base``, ``kit`` and itself, and
 another agent's package only where its agent is a fork of that one (Kilo of Cline and
-OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry format it runs,
-Tabnine CLI of Gemini CLI, TRAE CLI of Codex CLI). tests/test_layers.py checks it.
+OpenCode, Roo Code of Cline, Qwen Code of Gemini CLI, OpenClaw of Pi, whose agent core and entry
+format it runs, Tabnine CLI of Gemini CLI, TRAE CLI of Codex CLI; Qoder CLI of Claude Code, whose
+transcript format its writer writes; Claude Desktop of Claude Code, which it runs).
+tests/test_layers.py checks it.
 
 A new agent is one package under ``agtaild/adapters/<agent>/`` (its ``__init__`` exposes the
 Adapter class) plus one line in ``BUILTIN`` (docs/adapters.md, "Adding an agent").
@@ -67,6 +69,10 @@ BUILTIN: list[str] = [
     "agtaild.adapters.auggie:AuggieAdapter",
     "agtaild.adapters.cortex_code:CortexCodeAdapter",
     "agtaild.adapters.deepseek_tui:DeepSeekTuiAdapter",
+    "agtaild.adapters.iflow:IflowAdapter",
+    "agtaild.adapters.qoder:QoderAdapter",
+    "agtaild.adapters.claude_desktop:ClaudeDesktopAdapter",
+    "agtaild.adapters.antigravity:AntigravityAdapter",
     "agtaild.adapters.chatgpt:ChatGptAdapter",
     "agtaild.adapters.claude_ai:ClaudeAiAdapter",
     "agtaild.adapters.gemini_apps:GeminiAppsAdapter",

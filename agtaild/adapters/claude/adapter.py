@@ -118,7 +118,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
                         files = [entry.path]
                         if stem in names:  # the session's own folder: its spilled tool outputs
                             files += _spilled_outputs(os.path.join(folder, stem), inside.get(stem))
-                        yield Unit(agent=AGENT_ID, path=entry.path, files=files, root=root)
+                        yield Unit(agent=self.id, path=entry.path, files=files, root=root)
             elif name not in _SESSION_PARTS and scan.is_dir(entry):
                 listing = inside[name] = scan.entries(entry.path)
                 parent_path = os.path.join(folder, f"{name}.jsonl")
@@ -154,8 +154,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
                         yield self._subagent_unit(entry.path, root, in_run, parent_id=parent_id,
                                                   parent_path=parent_path, workflow=run.name)  # fmt: skip
 
-    @staticmethod
-    def _subagent_unit(path: str, root: str, names: Mapping[str, os.DirEntry[str]], *, parent_id: str | None,
+    def _subagent_unit(self, path: str, root: str, names: Mapping[str, os.DirEntry[str]], *, parent_id: str | None,
                        parent_path: str | None, workflow: str | None = None) -> Unit:  # fmt: skip
         """A subagent's unit; ``names``: the entries of its folder (is its ``.meta.json`` there?)."""
         stem = os.path.basename(path)[:-6]
@@ -170,7 +169,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
             hints["parent_path"] = parent_path
         if workflow:
             hints["workflow"] = workflow
-        return Unit(agent=AGENT_ID, path=path, files=files, root=root, hints=hints)
+        return Unit(agent=self.id, path=path, files=files, root=root, hints=hints)
 
     # -- plugins ----------------------------------------------------------------------------
     def plugins_dir_for(self, root: Path) -> Path | None:

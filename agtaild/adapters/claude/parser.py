@@ -105,7 +105,7 @@ class ClaudeParser(MessageParser):
     def new_state(self) -> ClaudeState:
         hints = self.unit.hints
         session_id = hints.get("session_id") or os.path.splitext(os.path.basename(self.unit.path))[0]
-        st = ClaudeState(session=Session(agent=AGENT_ID, id=session_id), layout=LAYOUT)
+        st = ClaudeState(session=Session(agent=self.adapter.id or AGENT_ID, id=session_id), layout=LAYOUT)
         if hints.get("subagent"):
             st.subagent = True
             st.agent_id = hints.get("agent_id")

@@ -137,6 +137,6 @@ def summarize(st: ClaudeState, usage_total: Any, plugin_for_prompt: Any) -> Sess
     if st.subagent:
         s.resumable = False
         if st.parent_id:
-            s.parent = ParentRef(agent=AGENT_ID, id=st.parent_id, tool_use_id=st.parent_tool_use_id)
+            s.parent = ParentRef(agent=s.agent, id=st.parent_id, tool_use_id=st.parent_tool_use_id)
     s.plugin = plugin_for_prompt(s.first_prompt) if (s.programmatic and plugin_for_prompt) else None
     return s
