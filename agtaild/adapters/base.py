@@ -40,6 +40,10 @@ class Unit(msgspec.Struct):
     ``path`` is the unit's stable key: the main file's path, or ``<db path>#<id>``.
     ``files`` are the native files whose changes can change this unit (fingerprinting,
     watching, archive and sync). ``hints`` is adapter-private (e.g. a subagent's parent id).
+    ``sidecars`` are the files outside the unit's own that its reading depends on (a registry
+    of work dirs, a subagent index, a title index, often shared by many units): path → its
+    place in a copy, relative to the copy's root (agtaild.adapters.kit.sidecars). Copies carry
+    them, and the index fingerprints them with ``files``.
     """
 
     agent: str
@@ -48,6 +52,7 @@ class Unit(msgspec.Struct):
     root: str
     archived: bool = False
     hints: dict[str, Any] = msgspec.field(default_factory=dict)
+    sidecars: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class ReadResult(msgspec.Struct):

@@ -258,7 +258,8 @@ class Updater:
         places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
         for c in candidates:
             key = to_text(c.unit.path)
-            fp, main, newest = fingerprint(c.unit.files or [c.unit.path], found.stats)
+            # A unit's side files are fingerprinted with its own: a changed one re-reads it.
+            fp, main, newest = fingerprint([*(c.unit.files or [c.unit.path]), *c.unit.sidecars], found.stats)
             old = stored.get(key)
             place = places.get(id(c.root))
             if place is None:
@@ -280,7 +281,7 @@ class Updater:
                 kind=c.root.kind,
                 collection=c.root.collection,
                 rel=to_text(c.rel_path()),
-                files=list(text_unit.files or [key]),
+                files=[*(text_unit.files or [key]), *text_unit.sidecars],
                 fingerprint=fp,
                 main=main,
                 unit=_msgpack.encode(text_unit),
