@@ -141,7 +141,8 @@ class KiroAdapter(Adapter):
             if not session.cwd:
                 return None
             return ResumeCommand(argv=["kiro-cli", "chat", "--resume"], cwd=session.cwd)
-        return ResumeCommand(argv=["kiro-cli", "chat", "--resume-id", session.id], cwd=session.cwd)
+        # kiro-cli's chat options are clap's: `--resume-id=<id>` binds the id to the option.
+        return ResumeCommand(argv=["kiro-cli", "chat", f"--resume-id={session.id}"], cwd=session.cwd)
 
 
 def _sorted_dirs(path: Path) -> list[Path]:
