@@ -250,3 +250,34 @@ def test_a_hostile_side_file_is_reported_never_fatal_never_a_deletion(
         out = tmp_path / "out" / "box"
         export_sessions(config, after, out)
         assert not list((out / case.agent).glob(f"{SIDE_DIR}/*/{case.side}"))
+
+
+def test_two_roots_side_files_merged_into_one_archive_each_keep_their_own(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Two Kimi share dirs, each with its kimi.json, archived into one folder: each copy sits
+    under the digest of its own path, and each session keeps the cwd its own file gave."""
+    import hashlib
+
+    a = home_of(CASES[0], tmp_path / "a", corpus)
+    b = home_of(CASES[0], tmp_path / "b", corpus)
+    bucket = next((b / "sessions").iterdir())
+    only = next(f for f in sorted(bucket.iterdir()) if not (f / "subagents").exists())
+    for folder in bucket.iterdir():
+        if folder != only:
+            shutil.rmtree(folder)
+    only.rename(bucket / "bbbbbbbb-0000-4000-8000-000000000001")
+    other = "/elsewhere/other-app"
+    bucket.rename(bucket.parent / hashlib.md5(other.encode()).hexdigest())
+    (b / "kimi.json").write_text(json.dumps({"work_dirs": [{"path": other, "kaos": "local"}]}))
+    roots = [f"kimi={a / 'sessions'}", f"kimi={b / 'sessions'}"]
+    config = load_config(data_dir=str(tmp_path / "data"), root_options=roots, only_roots=True)
+    before, _ = listed(config)
+    cwd_of = {s["id"]: s["cwd"] for s in before}
+    assert cwd_of["bbbbbbbb-0000-4000-8000-000000000001"] == other and KIMI_CWD in cwd_of.values()
+    shutil.rmtree(a)
+    shutil.rmtree(b)
+    after, report = listed(config)
+    assert report["errors"] == [] and all(s["archived"] for s in after)
+    assert {s["id"]: s["cwd"] for s in after} == cwd_of
+    assert len(list((Path(config.archive_dir) / "kimi" / SIDE_DIR).glob("*/kimi.json"))) == 2

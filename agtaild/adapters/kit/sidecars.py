@@ -53,9 +53,10 @@ def place(native: str, name: str) -> str:
     return f"{SIDE_DIR}/{digest}/{name}"
 
 
-def _usable(path: str) -> bool:
-    """Is ``path`` a side file that may be read? Gone: False, quietly; a symbolic link,
-    not a regular file, too big or not looked at: False, and a problem in the report."""
+def _usable(path: str) -> os.stat_result | None:
+    """The ``lstat`` of ``path`` when it is a side file that may be read. Gone: None, quietly;
+    a symbolic link, not a regular file, too big or not looked at: None, and a problem in the
+    report."""
     try:
         st = os.lstat(path)
     except OSError as exc:
@@ -63,34 +64,38 @@ def _usable(path: str) -> bool:
             scan.unsure(
                 path, f"side file: {exc.strerror or exc} (errno {exc.errno}); sessions read without it"
             )
-        return False
+        return None
     if stat.S_ISLNK(st.st_mode):
         scan.unsure(path, "side file is a symbolic link, not followed; sessions read without it")
-        return False
+        return None
     if not stat.S_ISREG(st.st_mode):
         scan.unsure(path, "side file is not a regular file; sessions read without it")
-        return False
+        return None
     if st.st_size > MAX_BYTES:
         scan.unsure(
             path, f"side file is {st.st_size} bytes, over the {MAX_BYTES} read; sessions read without it"
         )
-        return False
-    return True
+        return None
+    scan.note(path, st)  # a regular file, not a link: the stat the update fingerprints it by
+    return st
 
 
 def copies(root: str | os.PathLike[str], name: str) -> list[str]:
-    """The usable copies of side file ``name`` in a copy root (none in a native root)."""
+    """The usable copies of side file ``name`` in a copy root (none in a native root), the
+    most recently changed first: where two roots' copies both speak of a session (a folder
+    that moved, leaving its old copy behind), the newer one is read first."""
     if not is_copy(root):
         return []
     side = os.path.join(root, SIDE_DIR)
-    out = []
+    found: list[tuple[int, str]] = []
     for entry in scan.entries(side):
         if not scan.is_dir(entry, follow_symlinks=False):
             continue
         path = os.path.join(entry.path, *name.split("/"))
-        if _usable(path):
-            out.append(path)
-    return out
+        st = _usable(path)
+        if st is not None:
+            found.append((-st.st_mtime_ns, path))
+    return [path for _newest, path in sorted(found)]
 
 
 def locate(root: str | os.PathLike[str], native: str | os.PathLike[str] | None, name: str) -> dict[str, str]:
@@ -99,15 +104,8 @@ def locate(root: str | os.PathLike[str], native: str | os.PathLike[str] | None, 
     one at ``native`` when it is there. Problems are reported (see the module docstring)."""
     if is_copy(root):
         return {path: os.path.relpath(path, root).replace(os.sep, "/") for path in copies(root, name)}
-    if native is not None:
-        path = os.fspath(native)
-        try:
-            os.lstat(path)
-            there = True
-        except OSError as exc:
-            there = exc.errno not in scan.GONE_ERRNOS
-        if there:
-            return {path: place(path, name)} if _usable(path) else {}
+    if native is not None and _usable(path := os.fspath(native)) is not None:
+        return {path: place(path, name)}
     return {}
 
 
