@@ -281,3 +281,52 @@ def test_two_roots_side_files_merged_into_one_archive_each_keep_their_own(
     assert report["errors"] == [] and all(s["archived"] for s in after)
     assert {s["id"]: s["cwd"] for s in after} == cwd_of
     assert len(list((Path(config.archive_dir) / "kimi" / SIDE_DIR).glob("*/kimi.json"))) == 2
+
+
+def test_an_export_of_one_session_carries_only_what_speaks_of_it(
+    case: Case, tmp_path: Path, corpus: Path
+) -> None:
+    """An export is made to hand sessions to someone: the side file it writes holds the
+    entries of the sessions chosen, never the titles, work dirs or links of the others."""
+    home = home_of(case, tmp_path, corpus)
+    side = home / case.side
+    doc = json.loads(side.read_text())
+    if case.agent == "kimi":
+        doc["work_dirs"].append({"path": "/private/other-project", "kaos": "local"})
+    elif case.agent == "droid":
+        doc["invocations"].append(
+            {**doc["invocations"][0], "childSessionId": "other-child", "description": "private"}
+        )
+    side.write_text(json.dumps(doc))
+    config = machine(tmp_path / "a", case, home)
+    sessions, _ = listed(config)
+    wanted = {"droid": DROID_CHILD, "cline": CLINE_TASK}.get(case.agent)
+    chosen = next(s for s in sessions if (s["id"] == wanted if wanted else s["parent"] is None))
+    out = tmp_path / "exports" / "box"
+    assert export_sessions(config, [chosen], out)["errors"] == []
+    (copy,) = (out / case.agent / SIDE_DIR).glob(f"*/{case.side}")
+    sent = copy.read_text()
+    if case.agent == "kimi":
+        assert [w["path"] for w in json.loads(sent)["work_dirs"]] == [KIMI_CWD]
+    elif case.agent == "droid":
+        assert [i["childSessionId"] for i in json.loads(sent)["invocations"]] == [DROID_CHILD]
+    else:
+        assert [t["id"] for t in json.loads(sent)] == [CLINE_TASK] and len(doc) > 1
+    shutil.rmtree(home)
+    other = machine(tmp_path / "b", None, None)
+    assert pull(other, str(tmp_path / "exports"), "box")["errors"] == []
+    got, _ = listed(other)
+    assert [s["id"] for s in got if s["id"] == chosen["id"]] and case.check(got)
+
+
+def test_an_export_does_not_send_a_side_file_it_cannot_read(tmp_path: Path, corpus: Path) -> None:
+    case = CASES[0]
+    home = home_of(case, tmp_path, corpus)
+    config = machine(tmp_path, case, home)
+    sessions, _ = listed(config)
+    (home / case.side).write_bytes(b'{"work_dirs": [')
+    out = tmp_path / "out" / "box"
+    rep = export_sessions(config, sessions[:1], out)
+    assert [e["message"] for e in rep["errors"]] == ["not sent: the side file could not be read"]
+    assert not list((out / case.agent).glob(f"{SIDE_DIR}/*/{case.side}"))
+    assert (out / "manifest.json").is_file()

@@ -153,6 +153,13 @@ class Adapter:
         """The files to copy when exporting, archiving or syncing this unit."""
         return list(unit.files)
 
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """A side file (``place``, as in ``Unit.sidecars``) as an export of ``units`` alone
+        carries it: only what speaks of them (an export chosen to share must not carry the
+        titles, paths or links of every other session); None when it cannot be read, and is
+        then not sent. The default carries it whole."""
+        return data
+
     def relative_path(self, unit: Unit, file: str) -> str:
         """A native file's path relative to the unit's root (for the import/archive mirror)."""
         root = unit.root.rstrip(os.sep) + os.sep

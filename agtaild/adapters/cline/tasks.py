@@ -19,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
+
 from agtaild.adapters.base import Unit
 from agtaild.adapters.cline.history import HistoryWalk, Timed
 from agtaild.adapters.cline.ui import UiWalk
@@ -104,6 +106,23 @@ def _entries(doc: Any) -> dict[str, dict[str, Any]]:
     return {str(i["id"]): i for i in items if isinstance(i, dict) and isinstance(i.get("id"), str | int)}
 
 
+def _only(doc: Any, ids: set[str]) -> Any:
+    """``doc`` (a task index: a list of entries, an object holding that list, or an object of
+    entries) keeping only the entries whose id is one of ``ids``."""
+
+    def mine(item: Any) -> bool:
+        return isinstance(item, dict) and str(item.get("id")) in ids
+
+    if isinstance(doc, list):
+        return [i for i in doc if mine(i)]
+    if not isinstance(doc, dict):
+        return []
+    lists = [k for k, v in doc.items() if isinstance(v, list)]
+    if lists:
+        return {**doc, lists[0]: [i for i in doc[lists[0]] if mine(i)]}
+    return {k: v for k, v in doc.items() if mine(v)}
+
+
 class TaskDirAdapter(SessionDirAdapter):
     """Base of the Cline-family adapters that read task folders."""
 
@@ -137,6 +156,14 @@ class TaskDirAdapter(SessionDirAdapter):
                 if unit is not None:
                     unit.sidecars = dict(side)
                     yield unit
+
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """A task index with only the entries of the units' tasks (in the shape it had)."""
+        try:
+            doc = msgspec.json.decode(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        return msgspec.json.encode(_only(doc, {os.path.basename(u.path) for u in units}))
 
     def is_task_unit(self, unit: Unit) -> bool:
         return os.path.isdir(unit.path)

@@ -93,6 +93,19 @@ class DroidAdapter(JsonlAdapter):
     def native_files(self, unit: Unit) -> list[str]:
         return [f for f in unit.files if os.path.exists(f)]
 
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """task-invocations.json with only the invocations that made the units' sessions."""
+        try:
+            doc = _decoder.decode(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        items = doc.get("invocations") if isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            return None
+        ids = {u.hints.get("id") for u in units}
+        kept = [inv for inv in items if isinstance(inv, dict) and inv.get("childSessionId") in ids]
+        return msgspec.json.encode({**doc, "invocations": kept})
+
     def resume(self, session: Session) -> ResumeCommand | None:
         sid = safe_id(session.id)
         if sid is None:

@@ -114,6 +114,19 @@ class KimiAdapter(JsonlAdapter):
         extra = [folder / n for n in ("prompt.txt", "output")]
         return [*unit.files, *(str(p) for p in extra if p.is_file())]
 
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """kimi.json with only the work dirs whose MD5 names the units' buckets."""
+        try:
+            doc = _decoder.decode(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
+        if not isinstance(dirs, list):
+            return None
+        buckets = {u.hints.get("bucket") for u in units}
+        kept = [wd for wd in dirs if isinstance(wd, dict) and _bucket_of(wd) & buckets]
+        return msgspec.json.encode({"work_dirs": kept})
+
     def resume(self, session: Session) -> ResumeCommand | None:
         if session.parent is not None or not session.resumable:
             return None
@@ -153,16 +166,21 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _bucket_of(wd: dict[str, Any]) -> set[str]:
+    """The bucket names a work dir entry gives (``<md5>``, ``<kaos>_<md5>``)."""
+    path = wd.get("path")
+    if not isinstance(path, str):
+        return set()
+    digest = hashlib.md5(path.encode("utf-8"), usedforsecurity=False).hexdigest()
+    return {digest, f"{wd.get('kaos')}_{digest}"}
+
+
 def _work_dir(kimi_json: Path, bucket: str) -> str | None:
     """The work dir whose MD5 names ``bucket`` (``<kaos>_<md5>`` for non-local KAOS)."""
     doc = sidecars.load_json(str(kimi_json), report=False)
     dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
     for wd in dirs if isinstance(dirs, list) else []:
-        if not isinstance(wd, dict) or not isinstance(wd.get("path"), str):
-            continue
-        digest = hashlib.md5(wd["path"].encode("utf-8"), usedforsecurity=False).hexdigest()
-        kaos = wd.get("kaos")
-        if bucket in (digest, f"{kaos}_{digest}"):
+        if isinstance(wd, dict) and bucket in _bucket_of(wd):
             return str(wd["path"])
     return None
 
