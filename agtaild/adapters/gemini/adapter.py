@@ -215,16 +215,17 @@ class GeminiAdapter(Adapter):
 
 
 def _tmp_dir(root: Path) -> Path:
-    """``--root`` may name ``~/.gemini/tmp`` or ``~/.gemini`` itself."""
+    """``--root`` may name ``~/.gemini/tmp`` or ``~/.gemini`` itself (decided without raising:
+    what cannot be looked at here is reported by the listings that follow)."""
     tmp = root / "tmp"
-    if tmp.is_dir() and not any((p / "chats").is_dir() for p in _children(root)):
+    if os.path.isdir(tmp) and not any(os.path.isdir(p / "chats") for p in _children(root)):
         return tmp
     return root
 
 
 def _children(path: Path) -> list[Path]:
     try:
-        return [p for p in path.iterdir() if p.is_dir()]
+        return [p for p in path.iterdir() if os.path.isdir(p)]
     except OSError:
         return []
 
