@@ -81,6 +81,9 @@ def home_of(case: Case, base: Path, corpus: Path) -> Path:
             "message": {"role": "user", "content": [{"type": "text", "text": "Count lines in hello.py"}]},
         }
         (slug / f"{DROID_CHILD}.jsonl").write_text(json.dumps(start) + "\n" + json.dumps(user) + "\n")
+        os.utime(
+            slug / f"{DROID_CHILD}.jsonl", (1_790_000_000, 1_790_000_000)
+        )  # settled: not re-read for being new
     return home
 
 
@@ -330,3 +333,41 @@ def test_an_export_does_not_send_a_side_file_it_cannot_read(tmp_path: Path, corp
     assert [e["message"] for e in rep["errors"]] == ["not sent: the side file could not be read"]
     assert not list((out / case.agent).glob(f"{SIDE_DIR}/*/{case.side}"))
     assert (out / "manifest.json").is_file()
+
+
+def test_a_change_to_other_entries_rereads_no_session_it_does_not_touch(
+    case: Case, tmp_path: Path, corpus: Path
+) -> None:
+    """Cline rewrites its task index at every save of any task, Kimi its kimi.json at every new
+    session: what is re-read is the sessions whose own entry changed, not all of them."""
+    home = home_of(case, tmp_path, corpus)
+    config = machine(tmp_path, case, home)
+    before, _ = listed(config)
+    side = home / case.side
+    doc = json.loads(side.read_text())
+    touched: list[str] = []
+    if case.agent == "kimi":
+        doc["work_dirs"].append({"path": "/another/project", "kaos": "local"})
+    elif case.agent == "droid":
+        doc["invocations"].append({**doc["invocations"][0], "childSessionId": "other-child"})
+    else:
+        other = next(t for t in doc if t["id"] != CLINE_TASK)
+        other["task"] = "Renamed elsewhere"
+        touched = [other["id"]]
+    side.write_text(json.dumps(doc))
+    os.utime(side, (1, 1))
+    svc = Service(
+        load_config(
+            data_dir=config.data_dir,
+            root_options=[f"{r.agent}={r.path}" for r in config.roots if r.kind == "native"],
+            only_roots=True,
+        ),
+        workers=1,
+    )
+    try:
+        report = svc.update_index()
+    finally:
+        svc.close()
+    assert sorted(c["id"] for c in report["changed"]) == touched
+    after, _ = listed(config)
+    assert len(after) == len(before) and case.check(after)

@@ -43,7 +43,9 @@ class Unit(msgspec.Struct):
     ``sidecars`` are the files outside the unit's own that its reading depends on (a registry
     of work dirs, a subagent index, a title index, often shared by many units): path → its
     place in a copy, relative to the copy's root (agtaild.adapters.kit.sidecars). Copies carry
-    them, and the index fingerprints them with ``files``.
+    them. ``sidecar_key`` digests what they say of *this* unit: the index fingerprints it with
+    ``files``, so a change to a shared side file re-reads the units whose entries it changed,
+    not every unit it describes.
     """
 
     agent: str
@@ -53,6 +55,7 @@ class Unit(msgspec.Struct):
     archived: bool = False
     hints: dict[str, Any] = msgspec.field(default_factory=dict)
     sidecars: dict[str, str] = msgspec.field(default_factory=dict)
+    sidecar_key: str = ""
 
 
 class ReadResult(msgspec.Struct):

@@ -150,11 +150,13 @@ class TaskDirAdapter(SessionDirAdapter):
             except OSError:
                 continue
             side = index_files(root, tasks)
-            self._index.check(list(side))
+            indexes = list(side)
+            self._index.check(indexes)
             for name in children:
                 unit = self.unit_for(tasks / name, root)
                 if unit is not None:
                     unit.sidecars = dict(side)
+                    unit.sidecar_key = sidecars.key(self._index.entry(indexes, name) or None)
                     yield unit
 
     def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:

@@ -72,7 +72,13 @@ class DroidAdapter(JsonlAdapter):
                 if sid in children:
                     hints["parent"] = children[sid]
                 yield Unit(
-                    agent=self.id, path=str(path), files=unit_files, root=str(root), hints=hints, sidecars=dict(side)
+                    agent=self.id,
+                    path=str(path),
+                    files=unit_files,
+                    root=str(root),
+                    hints=hints,
+                    sidecars=dict(side),
+                    sidecar_key=sidecars.key(children.get(sid)),
                 )
 
     @paused_read

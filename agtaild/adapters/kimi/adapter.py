@@ -56,8 +56,13 @@ class KimiAdapter(JsonlAdapter):
         sessions = root / "sessions" if (root / "sessions").is_dir() else root
         # kimi.json (the work dirs) sits in the share dir, beside the sessions: a side file
         side = sidecars.locate(root, sessions.parent / "kimi.json", "kimi.json")
+        work_dirs: dict[str, str] = {}  # bucket -> work dir: what kimi.json says of a unit
         for path in side:
-            sidecars.load_json(path)  # a broken one is reported once, here
+            doc = sidecars.load_json(path)  # a broken one is reported once, here
+            dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
+            for wd in dirs if isinstance(dirs, list) else []:
+                for name in _bucket_of(wd) if isinstance(wd, dict) else ():
+                    work_dirs.setdefault(name, str(wd["path"]))
         for bucket in _subdirs(sessions):
             if bucket.name == sidecars.SIDE_DIR:
                 continue
@@ -68,16 +73,23 @@ class KimiAdapter(JsonlAdapter):
                 wire = folder / "wire.jsonl"
                 if not wire.is_file():
                     continue
-                yield self._unit(folder, root, {"id": folder.name, "bucket": bucket.name}, side)
+                said = sidecars.key(work_dirs.get(bucket.name))
+                yield self._unit(folder, root, {"id": folder.name, "bucket": bucket.name}, side, said)
                 for sub in _subdirs(folder / "subagents"):
                     if (sub / "wire.jsonl").is_file():
                         hints = {"id": sub.name, "bucket": bucket.name, "parent": folder.name}
-                        yield self._unit(sub, root, hints, side)
+                        yield self._unit(sub, root, hints, side, said)
 
-    def _unit(self, folder: Path, root: Path, hints: dict[str, Any], side: dict[str, str]) -> Unit:
+    def _unit(self, folder: Path, root: Path, hints: dict[str, Any], side: dict[str, str], said: str) -> Unit:
         files = [str(folder / n) for n in ("wire.jsonl", "context.jsonl", "state.json", "meta.json") if (folder / n).is_file()]
         return Unit(
-            agent=self.id, path=str(folder / "wire.jsonl"), files=files, root=str(root), hints=hints, sidecars=dict(side)
+            agent=self.id,
+            path=str(folder / "wire.jsonl"),
+            files=files,
+            root=str(root),
+            hints=hints,
+            sidecars=dict(side),
+            sidecar_key=said,
         )
 
     # -- reading --------------------------------------------------------------------------

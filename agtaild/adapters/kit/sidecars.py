@@ -9,8 +9,10 @@ sessions alone (the archive, an export, a sync) would lose what they say.
 So an adapter names the side files a unit depends on in ``Unit.sidecars``: the path it read
 each from, mapped to the file's *place* in a copy (relative to the copy's root for the agent,
 ``/``-separated). Every copy (agtaild.sync.native, which the archive, ``agtail export`` and
-``sync push`` all use) carries them there, and the index fingerprints them with the unit's own
-files, so a changed side file re-reads the sessions it describes.
+``sync push`` all use) carries them there. What they say of the unit is digested into
+``Unit.sidecar_key`` (:func:`key`), which the index fingerprints with the unit's own files: a
+change to a side file re-reads the sessions whose entries it changed (Cline rewrites its task
+index at every save of any task: re-reading every task then would cost the whole history).
 
 The place is ``.agtail_sidecars/<digest>/<name>``: ``<digest>`` is a short digest of the side
 file's path on the machine that has it, so the side files of two roots (two editors' Cline
@@ -132,6 +134,14 @@ def load_json(path: str, *, report: bool = True) -> Any:
         if report:
             scan.unsure(path, f"side file is not valid JSON ({exc}); sessions read without it")
     return None
+
+
+def key(said: Any) -> str:
+    """``Unit.sidecar_key`` for what the side files say of a unit (any msgpack value): a short
+    digest, "" when they say nothing of it."""
+    if said is None:
+        return ""
+    return hashlib.sha256(msgspec.msgpack.encode(said)).hexdigest()[:16]
 
 
 def of(sidecars: dict[str, str], name: str) -> list[str]:
