@@ -25,7 +25,9 @@ def is_side(path: str) -> bool:
     return len(parts) == 3 and parts[1] == SIDE_DIR
 
 
-def cut_side_files(files: dict[str, LocalFile], pairs: list[tuple[Any, Any]], workdir: Path) -> list[dict[str, str]]:
+def cut_side_files(
+    files: dict[str, LocalFile], pairs: list[tuple[Any, Any]], workdir: Path
+) -> list[dict[str, str]]:
     """Point each side file in ``files`` at a copy in ``workdir`` cut to the units of ``pairs``
     (adapter, Unit) that depend on it; drop one that cannot be read. The errors, as a
     transfer reports them."""
@@ -40,7 +42,11 @@ def cut_side_files(files: dict[str, LocalFile], pairs: list[tuple[Any, Any]], wo
             try:
                 data = read_regular(local.source, MAX_BYTES + 1)
                 st = os.stat(local.source)
-                cut = adapter.side_file_for(path.split("/", 1)[1], data, units) if len(data) <= MAX_BYTES else None
+                cut = (
+                    adapter.side_file_for(path.split("/", 1)[1], data, units)
+                    if len(data) <= MAX_BYTES
+                    else None
+                )
             except OSError:
                 cut = None
         if cut is None:

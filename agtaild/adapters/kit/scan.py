@@ -85,7 +85,8 @@ def noting(into: Seen) -> Iterator[Seen]:
 
 def note(path: str, st: os.stat_result) -> None:
     """Keep the ``stat`` a walk took of a regular file it found by path rather than by listing
-    (a side file: agtaild.adapters.kit.sidecars), as :func:`size` keeps an entry's."""
+    (a side file: agtaild.adapters.kit.sidecars), as :func:`size` keeps an entry's: the file is
+    then known to be there (the archive's write-back check)."""
     noted = _seen.get()
     if noted is not None:
         noted.stats[path] = st

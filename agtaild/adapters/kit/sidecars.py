@@ -78,7 +78,7 @@ def _usable(path: str) -> os.stat_result | None:
             path, f"side file is {st.st_size} bytes, over the {MAX_BYTES} read; sessions read without it"
         )
         return None
-    scan.note(path, st)  # a regular file, not a link: the stat the update fingerprints it by
+    scan.note(path, st)  # there just now: the archive need not look again before its write-back
     return st
 
 
