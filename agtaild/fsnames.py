@@ -110,6 +110,7 @@ def unit_text(unit: Any) -> Any:
         files=[to_text(f) for f in unit.files],
         root=to_text(unit.root),
         hints=text_value(unit.hints),
+        sidecars={to_text(k): v for k, v in unit.sidecars.items()},
     )
 
 
@@ -123,6 +124,7 @@ def unit_real(unit: Any) -> Any:
         files=[from_text(f) for f in unit.files],
         root=from_text(unit.root),
         hints=real_value(unit.hints),
+        sidecars={from_text(k): v for k, v in unit.sidecars.items()},
     )
 
 

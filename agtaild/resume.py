@@ -1,6 +1,6 @@
 """How to resume a session with its own agent, or the sentence that says why it can't be.
 
-The adapter knows the command (``claude --resume ID``, ``codex resume ID``, …) and the
+The adapter knows the command (``claude --resume=ID``, ``codex resume -- ID``, …) and the
 directory to run it in (the session's first recorded cwd). Sessions read from the import
 store came from another machine and sessions read from the archive were deleted by their
 agent: the agent itself has no such session any more, so both are refused (exit 3, HTTP 409)

@@ -211,7 +211,7 @@ def test_resume_command(corpus: Path) -> None:
     result = read_root(corpus, REAL)[BASIC]
     command = adapter.resume(result.session)
     assert command is not None
-    assert command.argv == ["codex", "resume", BASIC] and command.cwd == "/tmp/rt/codex/home/src/demo-app"
+    assert command.argv == ["codex", "resume", "--", BASIC] and command.cwd == "/tmp/rt/codex/home/src/demo-app"
 
 
 @pytest.mark.parametrize("root", CodexAdapter.sample_roots)

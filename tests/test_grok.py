@@ -75,7 +75,7 @@ def test_real_capture(corpus: Path) -> None:
         "text",
     ]
     cmd = GrokAdapter().resume(s)
-    assert cmd is not None and cmd.argv == ["grok", "--resume", s.id] and cmd.cwd == s.cwd
+    assert cmd is not None and cmd.argv == ["grok", f"--resume={s.id}"] and cmd.cwd == s.cwd
 
 
 def test_real_capture_usage(corpus: Path) -> None:

@@ -49,7 +49,7 @@ def test_v2_session(corpus: Path) -> None:
     assert [p.ts for p in prompts] == ["2026-08-31T18:13:20.000Z", "2026-08-31T18:14:50.000Z"]
     assert s.usage.is_zero()  # Kiro writes no token counts into these files
     cmd = KiroAdapter().resume(s)
-    assert cmd is not None and cmd.argv == ["kiro-cli", "chat", "--resume-id", V2_ID] and cmd.cwd == s.cwd
+    assert cmd is not None and cmd.argv == ["kiro-cli", "chat", f"--resume-id={V2_ID}"] and cmd.cwd == s.cwd
 
 
 def test_v2_tool_results_joined(corpus: Path) -> None:
@@ -153,7 +153,7 @@ def test_sqlite_sessions(corpus: Path) -> None:
     acct = s.accounting
     assert (acct.lines, acct.metadata, acct.merged, acct.events) == (7, 1, 1, 5) and acct.balanced()
     cmd = KiroAdapter().resume(s)
-    assert cmd is not None and cmd.argv[-2:] == ["--resume-id", s.id]
+    assert cmd is not None and cmd.argv[-1:] == [f"--resume-id={s.id}"]
 
 
 def test_sqlite_v1_table(corpus: Path) -> None:
@@ -250,4 +250,4 @@ def test_v3_directories_are_read_without_guessing(corpus: Path, tmp_path: Path) 
     assert s.usage.is_zero()
     assert res.events[4].raw == {"type": "tool_call", "name": "read", "id": "x"}
     cmd = KiroAdapter().resume(s)
-    assert cmd is not None and cmd.argv[-1] == s.id
+    assert cmd is not None and cmd.argv[-1] == f"--resume-id={s.id}"

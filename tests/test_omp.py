@@ -56,7 +56,7 @@ def test_main_session(corpus: Path) -> None:
         7300,
     )
     cmd = OhMyPiAdapter().resume(s)
-    assert cmd is not None and cmd.argv == ["omp", "--resume", unit.path]
+    assert cmd is not None and cmd.argv == ["omp", f"--resume={unit.path}"]
 
 
 def test_subagent_links_to_its_parent(corpus: Path) -> None:

@@ -84,8 +84,8 @@ def test_the_picker_without_fzf(roots: list[str], cols: int) -> None:
         lines = screen.wait(lambda ls: any(ln.startswith("[exit ") for ln in ls), what="the program's end",
                             joined=True)
         text = "\n".join(lines)
-        assert "[exit 0]" in text and "&& codex resume " in text, text
-        chosen = re.search(r"codex resume (\S+)", text).group(1)  # type: ignore[union-attr]
+        assert "[exit 0]" in text and "&& codex resume -- " in text, text
+        chosen = re.search(r"codex resume -- (\S+)", text).group(1)  # type: ignore[union-attr]
         assert chosen == codex[1]["id"]  # the second row: Down once from the first
     finally:
         screen.close()
@@ -129,4 +129,4 @@ def test_fzf_is_given_the_agent_to_show_and_match(roots: list[str], tmp_path: Pa
         ref, *shown = row.split("\t")
         agent = ref.split(":", 1)[0]
         assert len(shown) >= first_shown - 1 and agent in "\t".join(shown[first_shown - 2 :]).split(), row
-    assert any("&& codex resume " in ln for ln in lines), lines
+    assert any("&& codex resume -- " in ln for ln in lines), lines

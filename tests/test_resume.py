@@ -27,7 +27,7 @@ def test_claude_session_resumes_in_its_cwd(tmp_path: Path) -> None:
 
 def test_missing_cwd_is_reported_not_hidden(tmp_path: Path) -> None:
     info = resume_for_session(Session(agent="codex", id="0199", cwd=str(tmp_path / "gone")))
-    assert info["argv"] == ["codex", "resume", "0199"] and info["cwd_exists"] is False
+    assert info["argv"] == ["codex", "resume", "--", "0199"] and info["cwd_exists"] is False
 
 
 def test_imported_session_refused_with_reason() -> None:
@@ -73,6 +73,36 @@ def test_a_path_made_argument_may_not_start_with_a_dash() -> None:
     with pytest.raises(Refused, match="option"):
         check_argv(Adapter(), session, ["tool", "--session", "-rf"])
     check_argv(Adapter(), session, ["tool", "--session=/abs/path", "ok-id"])
+
+
+@pytest.mark.parametrize(
+    ("agent", "extra", "argv"),
+    [
+        ("codex", {"resumable": True}, ["codex", "resume", "--", "{id}"]),
+        ("grok", {}, ["grok", "--resume={id}"]),
+        ("kiro", {}, ["kiro-cli", "chat", "--resume-id={id}"]),
+        ("oh-my-pi", {"path": "/s/--help.jsonl"}, ["omp", "--resume=/s/--help.jsonl"]),
+    ],
+)
+def test_the_id_is_bound_to_its_option_or_after_the_end_of_options(
+    agent: str, extra: dict[str, Any], argv: list[str]
+) -> None:
+    """Even an id that looks like an option (which agtaild.resume refuses before this) stays the
+    option's value or a positional after ``--`` in the argv the adapter builds."""
+    from agtaild.adapters import get_adapter
+
+    sid = "--help"
+    cmd = get_adapter(agent).resume(Session(agent=agent, id=sid, cwd="/tmp", **extra))
+    assert cmd is not None and cmd.argv == [a.replace("{id}", sid) for a in argv]
+    options_end = cmd.argv.index("--") if "--" in cmd.argv else len(cmd.argv)
+    assert sid not in cmd.argv[:options_end]
+
+
+def test_omp_offers_no_relative_session_file() -> None:
+    from agtaild.adapters import get_adapter
+
+    session = Session(agent="oh-my-pi", id="x", path="-x.jsonl", cwd="/tmp")
+    assert get_adapter("oh-my-pi").resume(session) is None
 
 
 def test_ref_params() -> None:

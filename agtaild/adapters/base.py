@@ -40,6 +40,12 @@ class Unit(msgspec.Struct):
     ``path`` is the unit's stable key: the main file's path, or ``<db path>#<id>``.
     ``files`` are the native files whose changes can change this unit (fingerprinting,
     watching, archive and sync). ``hints`` is adapter-private (e.g. a subagent's parent id).
+    ``sidecars`` are the files outside the unit's own that its reading depends on (a registry
+    of work dirs, a subagent index, a title index, often shared by many units): path → its
+    place in a copy, relative to the copy's root (agtaild.adapters.kit.sidecars). Copies carry
+    them. ``sidecar_key`` digests what they say of *this* unit: the index fingerprints it with
+    ``files``, so a change to a shared side file re-reads the units whose entries it changed,
+    not every unit it describes.
     """
 
     agent: str
@@ -48,6 +54,8 @@ class Unit(msgspec.Struct):
     root: str
     archived: bool = False
     hints: dict[str, Any] = msgspec.field(default_factory=dict)
+    sidecars: dict[str, str] = msgspec.field(default_factory=dict)
+    sidecar_key: str = ""
 
 
 class ReadResult(msgspec.Struct):
@@ -147,6 +155,13 @@ class Adapter:
     def native_files(self, unit: Unit) -> list[str]:
         """The files to copy when exporting, archiving or syncing this unit."""
         return list(unit.files)
+
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """A side file (``place``, as in ``Unit.sidecars``) as an export of ``units`` alone
+        carries it: only what speaks of them (an export chosen to share must not carry the
+        titles, paths or links of every other session); None when it cannot be read, and is
+        then not sent. The default carries it whole."""
+        return data
 
     def relative_path(self, unit: Unit, file: str) -> str:
         """A native file's path relative to the unit's root (for the import/archive mirror)."""

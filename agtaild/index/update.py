@@ -80,10 +80,11 @@ class Stored(NamedTuple):
 
 
 def fingerprint(
-    files: list[str], known: dict[str, os.stat_result] | None = None
+    files: list[str], known: dict[str, os.stat_result] | None = None, side_key: str = ""
 ) -> tuple[bytes, tuple[int, int, int, int], float]:
     """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime).
-    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery)."""
+    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery);
+    ``side_key``: what the unit's side files say of it (``Unit.sidecar_key``), kept last."""
     parts: _fingerprint_type = []
     newest = 0.0
     main = (0, 0, -1, 0)
@@ -100,6 +101,8 @@ def fingerprint(
         if not parts:
             main = entry[1:]
         parts.append(entry)
+    if side_key:
+        parts.append((f"sidecars:{side_key}", 0, 0, -1, 0))
     return _msgpack.encode(parts), main, newest
 
 
@@ -258,7 +261,9 @@ class Updater:
         places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
         for c in candidates:
             key = to_text(c.unit.path)
-            fp, main, newest = fingerprint(c.unit.files or [c.unit.path], found.stats)
+            # What the side files say of the unit is fingerprinted with its files: a change to
+            # its entry re-reads it (agtaild.adapters.kit.sidecars).
+            fp, main, newest = fingerprint(c.unit.files or [c.unit.path], found.stats, c.unit.sidecar_key)
             old = stored.get(key)
             place = places.get(id(c.root))
             if place is None:
@@ -280,7 +285,7 @@ class Updater:
                 kind=c.root.kind,
                 collection=c.root.collection,
                 rel=to_text(c.rel_path()),
-                files=list(text_unit.files or [key]),
+                files=[*(text_unit.files or [key]), *text_unit.sidecars],
                 fingerprint=fp,
                 main=main,
                 unit=_msgpack.encode(text_unit),

@@ -3,7 +3,8 @@
 DIR gets the collection layout (``<agent>/<path relative to the session root>``) and a
 ``manifest.json`` listing each file's relative path, size, mtime, sha256, agent and session
 id: a directory another machine can `agtail sync pull DIR_PARENT --collection DIR_NAME`, or
-that the same adapters read if copied under an import store. Beside it, ``state-pack.json``:
+that the same adapters read if copied under an import store; the side files those sessions
+depend on go with them, cut to what speaks of them (agtaild.sync.export_sides). Beside it, ``state-pack.json``:
 the labels, stars, titles and hides of those sessions (agtaild.sync.statepack), which that pull
 brings along. Exporting again into the same
 DIR moves only the difference, like a push.
@@ -11,6 +12,7 @@ DIR moves only the difference, like a push.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from agtaild.adapters.base import Unit
 from agtaild.errors import NotFound, UsageError
 from agtaild.fsnames import at_or_below
 from agtaild.sync.directory import DirectoryDestination
+from agtaild.sync.export_sides import cut_side_files
 from agtaild.sync.manifest import machine_identity, open_hash_cache
 from agtaild.sync.native import LocalFile, LocalFilesSource, native_files
 from agtaild.sync.safety import DEFAULT_MAX_FILE_SIZE, check_not_native
@@ -67,6 +70,8 @@ def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
             have = files.setdefault(local.path, local)
             if session["id"] not in have.sessions:
                 have.sessions.append(session["id"])
+    sides = tempfile.TemporaryDirectory(prefix="agtail-export-sides-")
+    side_errors = cut_side_files(files, pairs, Path(sides.name))
     origin, name = machine_identity(config.data_dir)
     cache = open_hash_cache(config.data_dir)
     source = LocalFilesSource(list(files.values()), cache, origin=origin, origin_name=name,
@@ -83,9 +88,11 @@ def export_sessions(config: Any, sessions: list[dict[str, Any]], to: Path,
             from agtaild.sync.redact import add_to_report
 
             add_to_report(report, source)  # type: ignore[arg-type]
+        report.setdefault("errors", []).extend(side_errors)
     finally:
         source.close()
         cache.close()
+        sides.cleanup()
     from agtaild.sync import statepack
 
     pack = statepack.build(config, sessions={(s["agent"], s["id"]) for s in sessions})

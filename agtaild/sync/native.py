@@ -100,6 +100,12 @@ def native_files(
             if path.endswith(_COMPANIONS) and is_sqlite(file.rsplit("-", 1)[0]):
                 continue
             found.setdefault(path, LocalFile(path=path, source=file, agent=adapter.id))
+        # The side files the unit depends on, at the place the adapter gave each
+        # (agtaild.adapters.kit.sidecars): shared by many units, listed once.
+        for file, where in unit.sidecars.items():
+            path = f"{adapter.id}/{where}"
+            if path_problem(path) is None and _regular(file):
+                found.setdefault(path, LocalFile(path=path, source=file, agent=adapter.id))
     return sorted(found.values(), key=lambda f: f.path)
 
 

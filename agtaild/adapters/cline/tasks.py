@@ -19,9 +19,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
+
 from agtaild.adapters.base import Unit
 from agtaild.adapters.cline.history import HistoryWalk, Timed
 from agtaild.adapters.cline.ui import UiWalk
+from agtaild.adapters.kit import scan, sidecars
 from agtaild.adapters.kit.jsondoc import RecordBook
 from agtaild.adapters.kit.session_dir import BadRecord, SessionDir, SessionDirAdapter, json_document
 from agtaild.adapters.kit.stamps import from_epoch, widen
@@ -30,8 +33,13 @@ from agtaild.adapters.kit.vscode_hosts import global_storage
 from agtaild.model import ParentRef, Session, project_of
 
 TASK_FILES = ("api_conversation_history.json", "ui_messages.json", "task_metadata.json", "history_item.json")
-#: Where the task index sits, relative to the ``tasks`` folder.
-_INDEXES = ("../state/taskHistory.json", "_index.json", "../task_history.json")
+#: Where the task index sits, relative to the ``tasks`` folder, and its name in a copy (a side
+#: file of every task: agtaild.adapters.kit.sidecars).
+_INDEXES = (
+    ("../state/taskHistory.json", "state/taskHistory.json"),
+    ("_index.json", "tasks/_index.json"),
+    ("../task_history.json", "task_history.json"),
+)
 #: UI records after which a task with an unanswered call still counts as finished.
 _DONE = {"completion_result", "resume_completed_task"}
 
@@ -43,26 +51,48 @@ def task_folders(root: Path) -> list[Path]:
     return [p for p in (root / "tasks", root / "data" / "tasks") if p.is_dir()]
 
 
+def index_files(root: Path, tasks: Path) -> dict[str, str]:
+    """The task indexes the tasks of ``tasks`` depend on, as ``Unit.sidecars`` (a symlink, a
+    huge or a broken one reported: agtaild.adapters.kit.sidecars)."""
+    side: dict[str, str] = {}
+    for rel, name in _INDEXES:
+        side.update(sidecars.locate(root, os.path.normpath(tasks / rel), name))
+    return side
+
+
 class _IndexCache:
     """Task index files parsed once per version (every task of a folder reads the same one)."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, tuple[tuple[float, int], dict[str, dict[str, Any]]]] = {}
+        self._seen: dict[str, tuple[tuple[float, int], dict[str, dict[str, Any]], str | None]] = {}
 
-    def entry(self, tasks: Path, task_id: str) -> dict[str, Any]:
-        for rel in _INDEXES:
-            path = os.path.normpath(tasks / rel)
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            stamp = (st.st_mtime, st.st_size)
-            cached = self._seen.get(path)
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, _entries(json_document(Path(path))))
-                self._seen[path] = cached
-            if task_id in cached[1]:
-                return cached[1][task_id]
+    def _load(self, path: str) -> tuple[dict[str, dict[str, Any]], str | None] | None:
+        """The entries of one index and why it could not be read (None: it is not there)."""
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        stamp = (st.st_mtime, st.st_size)
+        cached = self._seen.get(path)
+        if cached is None or cached[0] != stamp:
+            doc = sidecars.load_json(path, report=False)
+            error = None if doc is not None else "side file is not valid JSON or not readable; sessions read without it"
+            cached = (stamp, _entries(doc), error)
+            self._seen[path] = cached
+        return cached[1], cached[2]
+
+    def check(self, paths: Iterator[str] | list[str]) -> None:
+        """Report each index that cannot be read (once per discovery; parsed once per version)."""
+        for path in paths:
+            loaded = self._load(path)
+            if loaded is not None and loaded[1] is not None:
+                scan.unsure(path, loaded[1])
+
+    def entry(self, paths: list[str], task_id: str) -> dict[str, Any]:
+        for path in paths:
+            loaded = self._load(path)
+            if loaded is not None and task_id in loaded[0]:
+                return loaded[0][task_id]
         return {}
 
 
@@ -74,6 +104,23 @@ def _entries(doc: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(items, list):
         return {}
     return {str(i["id"]): i for i in items if isinstance(i, dict) and isinstance(i.get("id"), str | int)}
+
+
+def _only(doc: Any, ids: set[str]) -> Any:
+    """``doc`` (a task index: a list of entries, an object holding that list, or an object of
+    entries) keeping only the entries whose id is one of ``ids``."""
+
+    def mine(item: Any) -> bool:
+        return isinstance(item, dict) and str(item.get("id")) in ids
+
+    if isinstance(doc, list):
+        return [i for i in doc if mine(i)]
+    if not isinstance(doc, dict):
+        return []
+    lists = [k for k, v in doc.items() if isinstance(v, list)]
+    if lists:
+        return {**doc, lists[0]: [i for i in doc[lists[0]] if mine(i)]}
+    return {k: v for k, v in doc.items() if mine(v)}
 
 
 class TaskDirAdapter(SessionDirAdapter):
@@ -102,10 +149,23 @@ class TaskDirAdapter(SessionDirAdapter):
                 children = sorted(e.name for e in os.scandir(tasks) if e.is_dir() and not e.name.startswith("."))
             except OSError:
                 continue
+            side = index_files(root, tasks)
+            indexes = list(side)
+            self._index.check(indexes)
             for name in children:
                 unit = self.unit_for(tasks / name, root)
                 if unit is not None:
+                    unit.sidecars = dict(side)
+                    unit.sidecar_key = sidecars.key(self._index.entry(indexes, name) or None)
                     yield unit
+
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """A task index with only the entries of the units' tasks (in the shape it had)."""
+        try:
+            doc = msgspec.json.decode(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        return msgspec.json.encode(_only(doc, {os.path.basename(u.path) for u in units}))
 
     def is_task_unit(self, unit: Unit) -> bool:
         return os.path.isdir(unit.path)
@@ -119,7 +179,8 @@ class TaskDirAdapter(SessionDirAdapter):
         self._array(sdir, "ui_messages.json", book, lambda i, m: ui.message(i, m, 1_000_000), bad_files)
         meta = self._document(sdir, "task_metadata.json", book, bad_files)
         item = self._document(sdir, "history_item.json", book, bad_files)
-        index = self._index.entry(sdir.path.parent, sdir.path.name)
+        indexes = list(unit.sidecars) or [os.path.normpath(sdir.path.parent / rel) for rel, _ in _INDEXES]
+        index = self._index.entry(indexes, sdir.path.name)
         item = {**index, **item}
         timed: list[Timed] = sorted(hist.out + ui.out, key=lambda t: (t.ms, t.order))
         for t in timed:

@@ -90,7 +90,9 @@ class CodexAdapter(JsonlAdapter):
     def resume(self, session: Session) -> ResumeCommand | None:
         if not session.resumable:
             return None
-        return ResumeCommand(argv=["codex", "resume", session.id], cwd=session.cwd)
+        # `codex resume [OPTIONS] [SESSION_ID]` (clap): after `--` the id is positional, never an
+        # option (0.171.0's parser: `codex resume --x` is an error, `codex resume -- --x` is not).
+        return ResumeCommand(argv=["codex", "resume", "--", session.id], cwd=session.cwd)
 
     def relative_path(self, unit: Unit, file: str) -> str:
         """Archived rollouts sit beside the root; mirrors keep them in ``archived_sessions/``."""

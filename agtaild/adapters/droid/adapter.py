@@ -21,6 +21,7 @@ import msgspec
 
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit
 from agtaild.adapters.droid.parser import DroidParser
+from agtaild.adapters.kit import sidecars
 from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter
@@ -45,9 +46,15 @@ class DroidAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[Unit]:
         sessions = root / "sessions" if (root / "sessions").is_dir() else root
-        children = _task_invocations(sessions.parent / "state" / "task-invocations.json")
+        # ~/.factory/state/task-invocations.json links child sessions to their parents: a side
+        # file of every unit (read from the copies in an archive or import)
+        side = sidecars.locate(root, sessions.parent / "state" / "task-invocations.json", "state/task-invocations.json")
+        children: dict[str, dict[str, Any]] = {}
+        for index in side:
+            for child, parent in _task_invocations(index).items():
+                children.setdefault(child, parent)
         try:
-            folders = sorted(p for p in sessions.iterdir() if p.is_dir())
+            folders = sorted(p for p in sessions.iterdir() if p.is_dir() and p.name != sidecars.SIDE_DIR)
         except OSError:
             return
         for folder in [sessions, *folders]:
@@ -64,7 +71,15 @@ class DroidAdapter(JsonlAdapter):
                 hints: dict[str, Any] = {"id": sid}
                 if sid in children:
                     hints["parent"] = children[sid]
-                yield Unit(agent=self.id, path=str(path), files=unit_files, root=str(root), hints=hints)
+                yield Unit(
+                    agent=self.id,
+                    path=str(path),
+                    files=unit_files,
+                    root=str(root),
+                    hints=hints,
+                    sidecars=dict(side),
+                    sidecar_key=sidecars.key(children.get(sid)),
+                )
 
     @paused_read
     def read(self, unit: Unit, state: bytes | None = None, *, now: float | None = None) -> ReadResult:
@@ -83,6 +98,19 @@ class DroidAdapter(JsonlAdapter):
 
     def native_files(self, unit: Unit) -> list[str]:
         return [f for f in unit.files if os.path.exists(f)]
+
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """task-invocations.json with only the invocations that made the units' sessions."""
+        try:
+            doc = _decoder.decode(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        items = doc.get("invocations") if isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            return None
+        ids = {u.hints.get("id") for u in units}
+        kept = [inv for inv in items if isinstance(inv, dict) and inv.get("childSessionId") in ids]
+        return msgspec.json.encode({**doc, "invocations": kept})
 
     def resume(self, session: Session) -> ResumeCommand | None:
         sid = safe_id(session.id)
@@ -137,9 +165,10 @@ def _apply_settings(s: Session, settings: dict[str, Any], result: ReadResult) ->
         result.usage = [UsageRecord(key="settings:tokenUsage", ts=s.ended, model=model if isinstance(model, str) else None, usage=usage)]
 
 
-def _task_invocations(path: Path) -> dict[str, dict[str, Any]]:
-    """child session id → {id, tool_use_id, subagent_type} of the parent, from the state file."""
-    doc = _read_json(path)
+def _task_invocations(path: str) -> dict[str, dict[str, Any]]:
+    """child session id → {id, tool_use_id, subagent_type} of the parent, from the state file
+    (one that does not decode is reported: agtaild.adapters.kit.sidecars)."""
+    doc = sidecars.load_json(path)
     items = doc.get("invocations") if isinstance(doc, dict) else None
     out: dict[str, dict[str, Any]] = {}
     for inv in items if isinstance(items, list) else []:

@@ -62,29 +62,28 @@ class GeminiAdapter(Adapter):
 
     # -- discovery ------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
-        tmp = _tmp_dir(root)
-        try:
-            projects = sorted(p for p in tmp.iterdir() if (p / "chats").is_dir())
-        except OSError as exc:
-            scan.report(str(tmp), exc)  # said in the update's errors; its sessions are kept
-            return
-        for project in projects:
-            chats = project / "chats"
-            try:
-                entries = sorted(chats.iterdir())
-            except OSError as exc:
-                scan.report(str(chats), exc)
+        """``<tmp>/<project>/chats/``: every listing through the shared scanner, so a folder
+        that cannot be listed or an entry that cannot be looked at (a symlink loop, EACCES, EIO)
+        is reported in the update's errors and its sessions kept (agtaild.adapters.kit.scan)."""
+        for project in scan.entries(_tmp_dir(root)):
+            # a project without chats/ (or a file) lists nothing, quietly; one that is a loop
+            # or cannot be searched is reported by the listing of its chats/
+            listing = scan.entries(os.path.join(project.path, "chats"))
+            if not listing:
                 continue
-            stems = {e.stem for e in entries if e.suffix == ".jsonl" and e.is_file()}
-            for entry in entries:
+            # directories first: a loop is then reported once (by is_dir), not again by is_file
+            kinds = [(e, scan.is_dir(e)) for e in listing]
+            files = {e.name for e, is_dir in kinds if not is_dir and scan.is_file_quietly(e)}
+            stems = {name[: -len(".jsonl")] for name in files if name.endswith(".jsonl")}
+            for entry, is_dir in kinds:
+                stem, suffix = os.path.splitext(entry.name)
                 # A resumed legacy .json was migrated to a .jsonl of the same name: read that.
-                legacy = entry.suffix == ".json" and entry.stem not in stems
-                if entry.is_file() and (entry.suffix == ".jsonl" or legacy):
-                    yield self._unit(entry, project, root)
-                elif entry.is_dir():
-                    for sub in sorted(entry.glob("*.jsonl")):
-                        if sub.is_file():
-                            yield self._unit(sub, project, root, parent=entry.name)
+                if entry.name in files and (suffix == ".jsonl" or (suffix == ".json" and stem not in stems)):
+                    yield self._unit(Path(entry.path), Path(project.path), root)
+                elif is_dir:
+                    for sub in scan.entries(entry.path):
+                        if sub.name.endswith(".jsonl") and scan.is_file(sub):
+                            yield self._unit(Path(sub.path), Path(project.path), root, parent=entry.name)
 
     def _unit(self, path: Path, project: Path, root: Path, parent: str | None = None) -> Unit:
         files = [str(path)]
@@ -216,16 +215,17 @@ class GeminiAdapter(Adapter):
 
 
 def _tmp_dir(root: Path) -> Path:
-    """``--root`` may name ``~/.gemini/tmp`` or ``~/.gemini`` itself."""
+    """``--root`` may name ``~/.gemini/tmp`` or ``~/.gemini`` itself (decided without raising:
+    what cannot be looked at here is reported by the listings that follow)."""
     tmp = root / "tmp"
-    if tmp.is_dir() and not any((p / "chats").is_dir() for p in _children(root)):
+    if os.path.isdir(tmp) and not any(os.path.isdir(p / "chats") for p in _children(root)):
         return tmp
     return root
 
 
 def _children(path: Path) -> list[Path]:
     try:
-        return [p for p in path.iterdir() if p.is_dir()]
+        return [p for p in path.iterdir() if os.path.isdir(p)]
     except OSError:
         return []
 

@@ -138,7 +138,9 @@ class GrokAdapter(SessionDirAdapter):
     def resume(self, session: Session) -> ResumeCommand | None:
         if session.imported or session.archived or not session.id:
             return None
-        return ResumeCommand(argv=["grok", "--resume", session.id], cwd=session.cwd)
+        # `-r/--resume [ID]` takes an optional value: the attached form binds the id to it, so
+        # it can neither be read as an option nor as the prompt (see docs/adapters.md).
+        return ResumeCommand(argv=["grok", f"--resume={session.id}"], cwd=session.cwd)
 
 
 class ChatHistory:

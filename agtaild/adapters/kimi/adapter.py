@@ -23,6 +23,7 @@ import msgspec
 from agtaild.adapters.base import ReadResult, ResumeCommand, Unit, env_path
 from agtaild.adapters.kimi.code import KimiCodeReader
 from agtaild.adapters.kimi.wire import KimiWireParser
+from agtaild.adapters.kit import sidecars
 from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.jsonl import JsonlAdapter
@@ -53,7 +54,18 @@ class KimiAdapter(JsonlAdapter):
     # -- discovery ------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
         sessions = root / "sessions" if (root / "sessions").is_dir() else root
+        # kimi.json (the work dirs) sits in the share dir, beside the sessions: a side file
+        side = sidecars.locate(root, sessions.parent / "kimi.json", "kimi.json")
+        work_dirs: dict[str, str] = {}  # bucket -> work dir: what kimi.json says of a unit
+        for path in side:
+            doc = sidecars.load_json(path)  # a broken one is reported once, here
+            dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
+            for wd in dirs if isinstance(dirs, list) else []:
+                for name in _bucket_of(wd) if isinstance(wd, dict) else ():
+                    work_dirs.setdefault(name, str(wd["path"]))
         for bucket in _subdirs(sessions):
+            if bucket.name == sidecars.SIDE_DIR:
+                continue
             for folder in _subdirs(bucket):
                 if folder.name.startswith("session_") and (folder / "agents").is_dir():
                     yield from KimiCodeReader(self.id).units(folder, root)
@@ -61,15 +73,24 @@ class KimiAdapter(JsonlAdapter):
                 wire = folder / "wire.jsonl"
                 if not wire.is_file():
                     continue
-                yield self._unit(folder, root, {"id": folder.name, "bucket": bucket.name})
+                said = sidecars.key(work_dirs.get(bucket.name))
+                yield self._unit(folder, root, {"id": folder.name, "bucket": bucket.name}, side, said)
                 for sub in _subdirs(folder / "subagents"):
                     if (sub / "wire.jsonl").is_file():
                         hints = {"id": sub.name, "bucket": bucket.name, "parent": folder.name}
-                        yield self._unit(sub, root, hints)
+                        yield self._unit(sub, root, hints, side, said)
 
-    def _unit(self, folder: Path, root: Path, hints: dict[str, Any]) -> Unit:
+    def _unit(self, folder: Path, root: Path, hints: dict[str, Any], side: dict[str, str], said: str) -> Unit:
         files = [str(folder / n) for n in ("wire.jsonl", "context.jsonl", "state.json", "meta.json") if (folder / n).is_file()]
-        return Unit(agent=self.id, path=str(folder / "wire.jsonl"), files=files, root=str(root), hints=hints)
+        return Unit(
+            agent=self.id,
+            path=str(folder / "wire.jsonl"),
+            files=files,
+            root=str(root),
+            hints=hints,
+            sidecars=dict(side),
+            sidecar_key=said,
+        )
 
     # -- reading --------------------------------------------------------------------------
     @paused_read
@@ -81,7 +102,8 @@ class KimiAdapter(JsonlAdapter):
         folder = Path(unit.path).parent
         parent = unit.hints.get("parent")
         bucket = folder.parent.parent.parent if parent else folder.parent  # <bucket>/<id>[/subagents/<aid>]
-        s.cwd = _work_dir(bucket.parent.parent / "kimi.json", bucket.name) or s.cwd
+        registries = sidecars.of(unit.sidecars, "kimi.json") or [str(bucket.parent.parent / "kimi.json")]
+        s.cwd = next(filter(None, (_work_dir(Path(p), bucket.name) for p in registries)), None) or s.cwd
         s.project = project_of(s.cwd)
         state_doc = _read_json(folder / "state.json")
         if isinstance(state_doc, dict):
@@ -103,6 +125,19 @@ class KimiAdapter(JsonlAdapter):
         folder = Path(unit.path).parent
         extra = [folder / n for n in ("prompt.txt", "output")]
         return [*unit.files, *(str(p) for p in extra if p.is_file())]
+
+    def side_file_for(self, place: str, data: bytes, units: list[Unit]) -> bytes | None:
+        """kimi.json with only the work dirs whose MD5 names the units' buckets."""
+        try:
+            doc = _decoder.decode(data)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
+        if not isinstance(dirs, list):
+            return None
+        buckets = {u.hints.get("bucket") for u in units}
+        kept = [wd for wd in dirs if isinstance(wd, dict) and _bucket_of(wd) & buckets]
+        return msgspec.json.encode({"work_dirs": kept})
 
     def resume(self, session: Session) -> ResumeCommand | None:
         if session.parent is not None or not session.resumable:
@@ -143,16 +178,21 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _bucket_of(wd: dict[str, Any]) -> set[str]:
+    """The bucket names a work dir entry gives (``<md5>``, ``<kaos>_<md5>``)."""
+    path = wd.get("path")
+    if not isinstance(path, str):
+        return set()
+    digest = hashlib.md5(path.encode("utf-8"), usedforsecurity=False).hexdigest()
+    return {digest, f"{wd.get('kaos')}_{digest}"}
+
+
 def _work_dir(kimi_json: Path, bucket: str) -> str | None:
     """The work dir whose MD5 names ``bucket`` (``<kaos>_<md5>`` for non-local KAOS)."""
-    doc = _read_json(kimi_json)
+    doc = sidecars.load_json(str(kimi_json), report=False)
     dirs = doc.get("work_dirs") if isinstance(doc, dict) else None
     for wd in dirs if isinstance(dirs, list) else []:
-        if not isinstance(wd, dict) or not isinstance(wd.get("path"), str):
-            continue
-        digest = hashlib.md5(wd["path"].encode("utf-8"), usedforsecurity=False).hexdigest()
-        kaos = wd.get("kaos")
-        if bucket in (digest, f"{kaos}_{digest}"):
+        if isinstance(wd, dict) and bucket in _bucket_of(wd):
             return str(wd["path"])
     return None
 

@@ -22,6 +22,7 @@ from agtaild.adapters.base import Adapter, ReadResult, ResumeCommand, Unit, env_
 from agtaild.adapters.kiro.sqlite import KiroSqliteReader
 from agtaild.adapters.kiro.v2 import KiroV2Reader
 from agtaild.adapters.kiro.v3 import KiroV3Reader
+from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.gc_pause import paused_read
 from agtaild.adapters.kit.sqlite_db import database_at
 from agtaild.model import Session
@@ -59,40 +60,50 @@ class KiroAdapter(Adapter):
 
     # -- discovery --------------------------------------------------------------------------
     def discover(self, root: Path) -> Iterator[Unit]:
+        """Every listing goes through the shared scanner: a folder that cannot be listed or an
+        entry that cannot be looked at (a symlink loop, EACCES, EIO) is reported in the
+        update's errors and its sessions kept (agtaild.adapters.kit.scan)."""
         if database_at(root):
             yield from self._sqlite_units(root)
             return
         if not root.is_dir():
             return
-        cli = root / "cli" if (root / "cli").is_dir() else root
-        yield from self._v2_units(cli, root)
-        if cli != root:
-            for group in _sorted_dirs(root):
-                if group.name == "cli":
+        top = scan.entries(root)
+        cli_entry = next((e for e in top if e.name == "cli"), None)
+        if cli_entry is not None and scan.is_dir(cli_entry):
+            yield from self._v2_units(scan.entries(cli_entry.path), root)
+            for group in top:
+                if group.name == "cli" or not scan.is_dir(group):
                     continue
-                for folder in _sorted_dirs(group):
-                    if folder.name.startswith("sess_"):
-                        unit = self.v3.unit_for(folder, root)
+                for folder in scan.entries(group.path):
+                    if folder.name.startswith("sess_") and scan.is_dir(folder):
+                        unit = self._v3_unit(folder, root)
                         if unit is not None:
-                            unit.hints["store"] = "v3"
                             yield unit
+        else:
+            yield from self._v2_units(top, root)
         if database_at(root / DB_NAME):
             yield from self._sqlite_units(root / DB_NAME)
 
-    def _v2_units(self, cli: Path, root: Path) -> Iterator[Unit]:
-        try:
-            names = sorted(os.listdir(cli))
-        except OSError:
-            return
-        for name in names:
-            path = cli / name
-            if not name.endswith(".jsonl") or not _nonempty(path):
+    def _v2_units(self, listing: list[os.DirEntry[str]], root: Path) -> Iterator[Unit]:
+        """``<id>.jsonl`` (+ the ``<id>.json`` sidecar) of a listed ``cli`` folder."""
+        names = {e.name: e for e in listing}
+        for entry in listing:
+            if not entry.name.endswith(".jsonl") or not scan.is_file(entry) or scan.size(entry) <= 0:
                 continue  # an empty log is a session opened and never used
-            files = [str(path)]
-            sidecar = path.with_suffix(".json")
-            if sidecar.is_file():
-                files.append(str(sidecar))
-            yield Unit(agent=self.id, path=str(path), files=files, root=str(root), hints={"store": "v2"})
+            files = [entry.path]
+            sidecar = names.get(entry.name[: -len(".jsonl")] + ".json")
+            if sidecar is not None and scan.is_file(sidecar):
+                files.append(sidecar.path)
+            yield Unit(agent=self.id, path=entry.path, files=files, root=str(root), hints={"store": "v2"})
+
+    def _v3_unit(self, folder: os.DirEntry[str], root: Path) -> Unit | None:
+        """A ``sess_<uuid>`` folder holding one of the v3 reader's marker files."""
+        present = {e.name: e.path for e in scan.entries(folder.path) if scan.is_file(e)}
+        if not any(name in present for name in self.v3.marker_files):
+            return None
+        files = [present[name] for name in self.v3.member_files if name in present]
+        return Unit(agent=self.v3.id, path=folder.path, files=files, root=str(root), hints={"store": "v3"})
 
     def _sqlite_units(self, db: Path) -> Iterator[Unit]:
         for unit in self.sqlite.discover(db):
@@ -141,18 +152,5 @@ class KiroAdapter(Adapter):
             if not session.cwd:
                 return None
             return ResumeCommand(argv=["kiro-cli", "chat", "--resume"], cwd=session.cwd)
-        return ResumeCommand(argv=["kiro-cli", "chat", "--resume-id", session.id], cwd=session.cwd)
-
-
-def _sorted_dirs(path: Path) -> list[Path]:
-    try:
-        return sorted(p for p in path.iterdir() if p.is_dir())
-    except OSError:
-        return []
-
-
-def _nonempty(path: Path) -> bool:
-    try:
-        return path.is_file() and path.stat().st_size > 0
-    except OSError:
-        return False
+        # kiro-cli's chat options are clap's: `--resume-id=<id>` binds the id to the option.
+        return ResumeCommand(argv=["kiro-cli", "chat", f"--resume-id={session.id}"], cwd=session.cwd)

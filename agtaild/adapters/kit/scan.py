@@ -83,6 +83,16 @@ def noting(into: Seen) -> Iterator[Seen]:
         _seen.reset(token)
 
 
+def note(path: str, st: os.stat_result) -> None:
+    """Keep the ``stat`` a walk took of a regular file it found by path rather than by listing
+    (a side file: agtaild.adapters.kit.sidecars), as :func:`size` keeps an entry's: the file is
+    then known to be there (the archive's write-back check)."""
+    noted = _seen.get()
+    if noted is not None:
+        noted.stats[path] = st
+        noted.files.add(path)
+
+
 def report(path: str, exc: OSError) -> None:
     """Record that ``path`` could not be looked at (ignored when it is simply gone)."""
     if exc.errno in GONE_ERRNOS:

@@ -32,6 +32,11 @@ from agtaild.errors import AgtailError
 from agtaild.model import Session
 
 
+def _database_name(name: str) -> bool:
+    """``opencode.db`` or ``opencode-<channel>.db`` (what ``opencode*.db`` matched)."""
+    return name.startswith("opencode") and name.endswith(".db")
+
+
 class OpenCodeAdapter(SqliteSessionAdapter):
     id: ClassVar[str] = "opencode"
     name: ClassVar[str] = "OpenCode"
@@ -72,7 +77,8 @@ class OpenCodeAdapter(SqliteSessionAdapter):
         if database_at(root):
             return [root]
         if root.is_dir() and root.name != "storage":
-            return [p for p in sorted(root.glob("opencode*.db")) if database_at(p)]
+            listed = scan.entries(root)  # a data dir that cannot be listed is reported
+            return [Path(e.path) for e in listed if _database_name(e.name) and database_at(Path(e.path))]
         return []
 
     def list_sessions(self, conn: sqlite3.Connection, db: Path) -> list[str]:

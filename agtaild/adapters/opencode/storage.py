@@ -9,28 +9,42 @@ Every file is one record for the accounting.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agtaild.adapters.kit import scan
 from agtaild.adapters.kit.files import read_regular
 from agtaild.adapters.kit.jsondoc import Document, RecordBook, read_document
 from agtaild.adapters.kit.values import sub
 from agtaild.adapters.opencode.parts import Message, Row
 
 
+def _listed(folder: Path) -> list[os.DirEntry[str]]:
+    """The entries of ``folder`` but hidden ones, by name, listed by the shared scanner: a
+    folder that cannot be listed is a discovery problem, a missing one none (agtaild.adapters.kit.scan)."""
+    return [e for e in scan.entries(folder) if not e.name.startswith(".")]
+
+
+def _json_files(folder: Path) -> list[Path]:
+    """The ``*.json`` files of ``folder`` (an entry that cannot be looked at is a problem)."""
+    return [Path(e.path) for e in _listed(folder) if e.name.endswith(".json") and scan.is_file(e)]
+
+
 def session_files(storage: Path) -> Iterator[Path]:
     """Every ``storage/session/<project>/<id>.json``, in a stable order."""
-    for project in sorted(p for p in (storage / "session").glob("*") if p.is_dir()):
-        yield from sorted(f for f in project.glob("*.json") if f.is_file())
+    for project in _listed(storage / "session"):
+        if scan.is_dir(project):
+            yield from _json_files(Path(project.path))
 
 
 def message_files(storage: Path, session_id: str) -> list[Path]:
-    return sorted(f for f in (storage / "message" / session_id).glob("*.json") if f.is_file())
+    return _json_files(storage / "message" / session_id)
 
 
 def part_files(storage: Path, message_id: str) -> list[Path]:
-    return sorted(f for f in (storage / "part" / message_id).glob("*.json") if f.is_file())
+    return _json_files(storage / "part" / message_id)
 
 
 def unit_files(storage: Path, session_file: Path) -> list[str]:

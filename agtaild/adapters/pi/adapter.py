@@ -15,6 +15,7 @@ Reading is incremental (:class:`JsonlAdapter`) with two guards around it:
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -166,6 +167,16 @@ class OhMyPiAdapter(PiAdapter):
     formats_tested: ClassVar[tuple[str, ...]] = ("v3 + omp entries (synthetic)",)
     sample_roots: ClassVar[tuple[str, ...]] = ("omp/synthetic-agtail/.omp/agent/sessions",)
     resume_argv: ClassVar[tuple[str, ...]] = ("omp", "--resume")
+
+    def resume(self, session: Session) -> ResumeCommand | None:
+        """``omp --resume=<file>``: omp's parser splits ``--flag=value`` and its optional-value
+        ``--resume`` takes a value that does not start with ``-``; the file is absolute, so it
+        never does (a relative one is not offered)."""
+        if not session.path or session.imported or session.archived or not os.path.isabs(session.path):
+            return None
+        return ResumeCommand(
+            argv=[self.resume_argv[0], f"{self.resume_argv[1]}={session.path}"], cwd=session.cwd
+        )
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The active profile's sessions dir (as omp resolves it) plus every other profile's,

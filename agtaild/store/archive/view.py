@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
+from agtaild.adapters.kit.sidecars import SIDE_DIR
 from agtaild.errors import AgtailError
 from agtaild.fsnames import from_text, to_text
 from agtaild.store.archive.blobs import STORE_DIR, ZStore
@@ -197,6 +198,10 @@ def prepare_view(
             for path, (source, unit) in known.items()
             if unit and ((source is not None and from_text(source) in unreadable) or _gone(source, present or ()))
         }
+        # A side file (agtaild.adapters.kit.sidecars) describes many sessions of its agent: it is
+        # written back while any of them is served from the archive, whichever unit stored it.
+        served = {path.partition("/")[0] for path in gone if not is_side_file(path)}
+        gone.update(p for p, (_s, unit) in known.items() if unit and is_side_file(p) and p.partition("/")[0] in served)
         for path, (_source, unit) in known.items():
             if not unit:
                 continue  # a kept conflict copy: history, not read by adapters
@@ -236,6 +241,12 @@ def prepare_view(
                 unlink_view(archiver.root, fs)
                 out["dropped"] += 1
     return out
+
+
+def is_side_file(path: str) -> bool:
+    """Is ``agent/rel`` one of the side files an adapter's units depend on?"""
+    parts = path.split("/", 2)
+    return len(parts) == 3 and parts[1] == SIDE_DIR
 
 
 def _write_back_pin(archiver: Any, fs: str, view: Path, pin: tuple[Path, Pinned], head: Any, in_view: bool) -> bool:
