@@ -136,6 +136,8 @@ class Updater:
         #: Bytes of transcripts the running update has not committed yet (what a full disk is
         #: short of, roughly: the index holds about as much as it reads).
         self.bytes_left = 0
+        #: Bytes of transcripts the last update read (0: it found nothing to read).
+        self.read_bytes = 0
 
     # -- discovery ------------------------------------------------------------------------
     def _cwd_candidates(self, roots: list[RootSpec], found: Discovery | None = None) -> list[Candidate]:
@@ -215,6 +217,7 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
+        self.read_bytes = 0
         tracker = IndexProgress("rebuild" if full else ("update" if only_paths is None else "paths"))
         if progress is not None:
             progress(tracker)
@@ -318,6 +321,7 @@ class Updater:
             ThreadPoolExecutor(1, thread_name_prefix="agtail-after-read") if self.after_native_read else None
         )
         to_read = sum(cost for _info, _job, cost in jobs)
+        self.read_bytes += to_read
         # A big update checkpoints on a thread of its own (agtaild.index.checkpoints), started
         # at the first commit: a thread started before the worker pool forks would make the
         # pool start its workers the slow way (see _read_in_pool).
