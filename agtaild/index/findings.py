@@ -114,15 +114,11 @@ def pending(db: sqlite3.Connection, scanner: Scanner | None = None) -> int:
     from agtaild.secrets.items import rules_identity
 
     if scanner is not None and _meta(db, "secrets_rules") != rules_identity(scanner):
-        return int(
-            db.execute("SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM sessions)").fetchone()[0]
-        )
+        return int(db.execute("SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM sessions)").fetchone()[0])
     mark = through(db)
     above = db.execute("SELECT count(*) FROM events WHERE id > ?", (mark,)).fetchone()[0]
     queued = db.execute("SELECT count(*) FROM secret_pending").fetchone()[0]
-    sessions = db.execute(
-        "SELECT count(*) FROM sessions WHERE change > ?", (sessions_through(db),)
-    ).fetchone()[0]
+    sessions = db.execute("SELECT count(*) FROM sessions WHERE change > ?", (sessions_through(db),)).fetchone()[0]
     return int(above) + int(queued) + int(sessions)
 
 
@@ -176,17 +172,10 @@ def scan_pass(
             scanned, found, chars = scanned + n, found + f, chars + c
             continue
         mark = through(db)
-        queued = [
-            r[0]
-            for r in db.execute(
-                "SELECT event_id FROM secret_pending ORDER BY event_id LIMIT ?", (BATCH_EVENTS,)
-            )
-        ]
+        queued = [r[0] for r in db.execute("SELECT event_id FROM secret_pending ORDER BY event_id LIMIT ?", (BATCH_EVENTS,))]
         if queued:
             marks = ",".join("?" * len(queued))
-            rows = db.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE id IN ({marks}) ORDER BY id", queued
-            ).fetchall()
+            rows = db.execute(f"SELECT {_COLUMNS} FROM events WHERE id IN ({marks}) ORDER BY id", queued).fetchall()
         else:
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?", (mark, BATCH_EVENTS)
@@ -213,7 +202,6 @@ def _scan_rows(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) -> tup
     from agtaild.index.queries import event_doc
     from agtaild.secrets import jsonwalk
     from agtaild.secrets.items import digest, fields_to_scan
-
     texts: list[str] = []
     items: list[tuple[Any, dict[str, Any], bytes | None, int, int]] = []
     for row in rows:
@@ -244,7 +232,7 @@ def _scan_rows(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) -> tup
         db.executemany("INSERT OR IGNORE INTO secret_clean (digest) VALUES (?)", clean)
     if findings:
         db.executemany(
-            'INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, "end", fingerprint,'
+            "INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, \"end\", fingerprint,"
             " confidence, tail, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             findings,
         )
@@ -292,7 +280,7 @@ def _scan_sessions(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) ->
             )  # fmt: skip
     if findings:
         db.executemany(
-            'INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, "end", fingerprint,'
+            "INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, \"end\", fingerprint,"
             " confidence, tail, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             findings,
         )
@@ -310,9 +298,7 @@ def known_clean(db: sqlite3.Connection, scanner: Scanner, keys: list[bytes]) -> 
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
             marks = ",".join("?" * len(part))
-            out.update(
-                r[0] for r in db.execute(f"SELECT digest FROM secret_clean WHERE digest IN ({marks})", part)
-            )
+            out.update(r[0] for r in db.execute(f"SELECT digest FROM secret_clean WHERE digest IN ({marks})", part))
         return out
     except sqlite3.OperationalError:  # an index without the tables yet: nothing known
         return set()
@@ -368,7 +354,7 @@ def list_secrets(
             continue
         where_fp = "f.fingerprint = ?" + (" AND " + " AND ".join(where) if where else "")
         spots = db.execute(
-            'SELECT s.agent, s.sid, f.seq, f.field, f.epoch, f.start, f."end" FROM secret_findings f'
+            "SELECT s.agent, s.sid, f.seq, f.field, f.epoch, f.start, f.\"end\" FROM secret_findings f"
             f" JOIN sessions s ON s.id = f.session_id WHERE {where_fp}"
             " ORDER BY f.epoch IS NULL, f.epoch DESC, f.id DESC LIMIT ?",
             [fp, *args, places],

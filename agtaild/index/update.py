@@ -123,9 +123,7 @@ class Updater:
         #: Worker processes for a big update (0: read in this process). ``workers`` counts the
         #: processes that read: 1 is this one alone, N ≥ 2 a pool of N. By default the writer
         #: keeps a core of its own and the others read (see pool_size).
-        self.readers = ReadingPool(
-            pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0)
-        )
+        self.readers = ReadingPool(pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0))
         self.after_native_read = after_native_read if after_native_read is not None else []
         #: Called with the roots, the error list and the files discovery found under the
         #: other roots (and, as ``unreadable``, the session stores it could not read) before it
@@ -161,10 +159,7 @@ class Updater:
         for adapter in adapters:
             configured = {r.path for r in roots if r.agent == adapter.id}
             try:
-                nearby = {
-                    str(p): p
-                    for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]
-                }
+                nearby = {str(p): p for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]}
                 for path in nearby.values():
                     if str(path) in configured:
                         continue
@@ -243,11 +238,7 @@ class Updater:
             candidates = [c for c, _row in targets]
             stored = {to_text(c.unit.path): Stored(*row) for c, row in targets}
         else:
-            if (
-                not full
-                and only_paths is None
-                and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
-            ):
+            if not full and only_paths is None and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
                 self.readers.fork_early()
             candidates = found.candidates(
                 roots, before_archive=lambda present: self._before(roots, present, found.unreadable)
@@ -274,12 +265,7 @@ class Updater:
             old = stored.get(key)
             place = places.get(id(c.root))
             if place is None:
-                place = places[id(c.root)] = (
-                    c.root.agent,
-                    to_text(c.root.path),
-                    c.root.kind,
-                    c.root.collection,
-                )
+                place = places[id(c.root)] = (c.root.agent, to_text(c.root.path), c.root.kind, c.root.collection)
             same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == place
             if same_place and old is not None and old.fingerprint == fp and old.settled:
                 unchanged.add(key)
@@ -350,13 +336,8 @@ class Updater:
                 collection = db.execute("SELECT collection FROM files WHERE id = ?", (file_id,)).fetchone()
                 writer.remove(file_id)
                 changed.append(
-                    {
-                        "agent": agent,
-                        "id": sid[0] if sid else None,
-                        "path": path,
-                        "action": "removed",
-                        "collection": collection[0] if collection else None,
-                    }
+                    {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed",
+                     "collection": collection[0] if collection else None}
                 )
             total = len(jobs)
             self.bytes_left = to_read
@@ -416,8 +397,7 @@ class Updater:
         """Does the index keep a native unit of ``agent`` at ``rel`` that discovery could not
         read now? (then the archive's copy of it is not listed beside it)"""
         rows = self.db.execute(
-            "SELECT path, fingerprint, root FROM files WHERE agent = ? AND rel = ? AND kind = 'native'",
-            (agent, rel),
+            "SELECT path, fingerprint, root FROM files WHERE agent = ? AND rel = ? AND kind = 'native'", (agent, rel)
         )
         return any(found.keeps(path, fp, root) for path, fp, root in rows)
 
@@ -429,9 +409,7 @@ class Updater:
         if prep.missing and not gone(info.files[0] if info.files else info.path):
             # The read met ENOENT, but the unit's own file is there (a sidecar vanished, a
             # race): keep what is stored; the next update reads it again.
-            self.errors.append(
-                {"path": info.path, "agent": info.agent, "error": "a file vanished while read"}
-            )
+            self.errors.append({"path": info.path, "agent": info.agent, "error": "a file vanished while read"})
             return
         if prep.missing or prep.session is None:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()
@@ -450,13 +428,7 @@ class Updater:
             return
         action = writer.apply(info, prep)
         changed.append(
-            {
-                "agent": info.agent,
-                "id": prep.session.sid,
-                "path": info.path,
-                "action": action,
-                "collection": info.collection,
-            }
+            {"agent": info.agent, "id": prep.session.sid, "path": info.path, "action": action, "collection": info.collection}
         )
 
     def _after_read(self, c: Candidate) -> None:
@@ -491,7 +463,6 @@ def fold_moves(changed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     when it reads again; a consumer of the changes (the viewer, a script following
     /api/v1/changes) would otherwise drop the session and add it back. Entries go out without
     their collection (the change's document is agent, id, path, action)."""
-
     def key(c: dict[str, Any]) -> tuple[Any, Any, Any]:
         return c["agent"], c["id"], c.get("collection")
 
