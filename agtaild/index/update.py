@@ -185,6 +185,7 @@ class Updater:
         only_paths: Iterable[str] | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
+        self.read_bytes = 0  # the sum over both passes (see below)
         try:
             report = self._run_once(full=full, only_paths=only_paths, progress=progress)
         finally:
@@ -217,7 +218,6 @@ class Updater:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self.errors = []
-        self.read_bytes = 0
         tracker = IndexProgress("rebuild" if full else ("update" if only_paths is None else "paths"))
         if progress is not None:
             progress(tracker)
