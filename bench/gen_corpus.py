@@ -3,6 +3,14 @@
 
     bench/gen_corpus.py OUT --mb 200 [--seed 1] [--codex-share 0.3]
     bench/gen_corpus.py OUT --one-session --mb 50      # one long Claude Code session
+    bench/gen_corpus.py OUT --mb 200 --standalone-subagents
+
+``--standalone-subagents``: the subagent transcripts are written as sessions of their own (their
+records carry the file's name, ``agent-<id>``, as ``sessionId``, no ``agentId``, and are not
+marked as a sidechain) and a compaction's summary starts with a shorter sentence — the record
+shapes of the other reference generator of these benchmarks (a shared ``bench/gen_corpus.py``
+beside the project). Both write about 900 lines (450 events) per MiB: 200 MiB gave 186,405
+lines and 94,399 events here, 189,170 lines and 93,364 events there.
 
 Native layouts under OUT (so ``--root claude-code=OUT/claude/projects`` and
 ``--root codex=OUT/codex/sessions`` read it, and so does ccusage with CLAUDE_CONFIG_DIR=OUT/claude,
@@ -71,8 +79,11 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> int:
 class ClaudeSession:
     """One Claude Code session file, built record by record along a parentUuid chain."""
 
-    def __init__(self, rng: random.Random, session_id: str, cwd: str, start: datetime) -> None:
+    def __init__(
+        self, rng: random.Random, session_id: str, cwd: str, start: datetime, standalone: bool = False
+    ) -> None:
         self.rng, self.words, self.clock = rng, Words(rng), start
+        self.standalone = standalone  # the shapes of --standalone-subagents
         self.records: list[dict[str, Any]] = []
         self.last_uuid: str | None = None
         self.common = {
@@ -172,6 +183,11 @@ class ClaudeSession:
 
     def compaction(self) -> None:
         now = stamp(self.clock)
+        lead = (
+            "This session is being continued. "
+            if self.standalone
+            else ("This session is being continued from an earlier conversation. ")
+        )
         self.chained(
             {
                 "type": "system",
@@ -182,7 +198,7 @@ class ClaudeSession:
                 "timestamp": now,
             }
         )
-        summary = "This session is being continued from an earlier conversation. " + self.words(120, 120)
+        summary = lead + self.words(120, 120)
         self.chained(
             {
                 "type": "user",
@@ -223,20 +239,29 @@ class ClaudeSession:
 
 
 def claude_session(
-    rng: random.Random, folder: Path, cwd: str, start: datetime, turns: int, needle: str | None
+    rng: random.Random,
+    folder: Path,
+    cwd: str,
+    start: datetime,
+    turns: int,
+    needle: str | None,
+    standalone: bool = False,
 ) -> tuple[int, int]:
     """Write one session (and sometimes a subagent beside it); returns (lines, bytes)."""
     session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    session = ClaudeSession(rng, session_id, cwd, start)
+    session = ClaudeSession(rng, session_id, cwd, start, standalone)
     session.conversation(turns, needle)
     size = write_jsonl(folder / f"{session_id}.jsonl", session.records)
     lines = len(session.records)
     if rng.random() < 0.15:
         agent_id = str(uuid.UUID(int=rng.getrandbits(128))).replace("-", "")[:16]
         sub_folder = folder / session_id / "subagents"
-        sub = ClaudeSession(rng, session_id, cwd, session.clock)
-        sub.common["isSidechain"] = True
-        sub.common["agentId"] = agent_id
+        sub = ClaudeSession(rng, session_id, cwd, session.clock, standalone)
+        if standalone:  # a transcript of its own: its own name as the session id
+            sub.common["sessionId"] = f"agent-{agent_id}"
+        else:
+            sub.common["isSidechain"] = True
+            sub.common["agentId"] = agent_id
         sub.conversation(rng.randint(1, 4), None)
         size += write_jsonl(sub_folder / f"agent-{agent_id}.jsonl", sub.records)
         meta = {"agentType": "general-purpose", "description": Words(rng)(4, 4)}
@@ -376,7 +401,9 @@ def codex_session(
     return len(records), size
 
 
-def corpus(out: Path, mb: float, seed: int = 1, codex_share: float = 0.3) -> dict[str, Any]:
+def corpus(
+    out: Path, mb: float, seed: int = 1, codex_share: float = 0.3, standalone: bool = False
+) -> dict[str, Any]:
     rng = random.Random(seed)
     projects = [f"/home/dev/src/{rng.choice(VOCABULARY)}-{i}" for i in range(40)]
     clock = datetime(2026, 1, 1, tzinfo=UTC)
@@ -395,7 +422,7 @@ def corpus(out: Path, mb: float, seed: int = 1, codex_share: float = 0.3) -> dic
             lines, size = codex_session(rng, out / "codex" / "sessions", cwd, clock, turns, needle)
         else:
             folder = out / "claude" / "projects" / cwd.replace("/", "-").replace(".", "-")
-            lines, size = claude_session(rng, folder, cwd, clock, turns, needle)
+            lines, size = claude_session(rng, folder, cwd, clock, turns, needle, standalone)
         totals["sessions"] += 1
         totals["lines"] += lines
         totals["bytes"] += size
@@ -424,11 +451,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--codex-share", type=float, default=0.3)
     parser.add_argument("--one-session", action="store_true", help="one long Claude Code session instead")
+    parser.add_argument(
+        "--standalone-subagents", action="store_true", help="subagents as sessions of their own (see above)"
+    )
     args = parser.parse_args()
     if args.one_session:
         print(json.dumps(one_session(args.out, args.mb, args.seed if args.seed != 1 else 7)))
     else:
-        print(json.dumps(corpus(args.out, args.mb, args.seed, args.codex_share)))
+        print(json.dumps(corpus(args.out, args.mb, args.seed, args.codex_share, args.standalone_subagents)))
 
 
 if __name__ == "__main__":

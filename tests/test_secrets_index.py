@@ -160,6 +160,27 @@ def test_a_first_index_does_not_wait_and_the_rest_runs_later(tmp_path: Path, toy
         service.close()
 
 
+def test_an_update_that_read_much_scans_nothing_inline(tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    root = tmp_path / "big"
+    for i in range(3):
+        write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
+    monkeypatch.setattr(findings, "BIG_UPDATE_BYTES", 1)  # every update with bytes to read is "big"
+    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False))
+    try:
+        report = service.update_index()
+        assert report["secrets"]["scanned"] == 0
+        assert report["secrets"]["pending"] == len(rows(service, "SELECT id FROM events")) + 3
+        assert GITHUB not in json.dumps(service.call("events.list", {"agent": "toy", "id": "s2"}))
+        assert service.scan_secrets()["pending"] == 0
+        assert service.call("secrets.list", {})["secrets"][0]["session_count"] == 3
+        # a small update (an append, a new session) scans what it stored inline
+        write_session(root / "s3.jsonl", leaky("s3", GITHUB))
+        monkeypatch.setattr(findings, "BIG_UPDATE_BYTES", 1 << 40)
+        assert service.update_index()["secrets"]["pending"] == 0
+    finally:
+        service.close()
+
+
 def test_other_rules_start_the_pass_again(svc: Service) -> None:
     from agtaild.secrets import Scanner, load_rules
 

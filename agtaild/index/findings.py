@@ -6,7 +6,8 @@ the writer queued because their id was reused below it (``secret_pending``), bui
 document exactly as the query layer sends it (agtaild.index.queries.event_doc), and scans the
 fields an exit would scan (agtaild.secrets.items). An append therefore scans only its new
 events. A big first index does not wait for the pass: each update scans at most a budget
-inline, and the daemon's writer runs the rest between updates (agtaild.daemon.scheduler).
+inline (an update that read BIG_UPDATE_BYTES or more scans nothing inline), and the daemon's
+writer runs the rest between updates (agtaild.daemon.scheduler).
 
 Two tables:
 
@@ -42,6 +43,10 @@ if TYPE_CHECKING:  # the scanner (re2) is imported by the functions that scan, n
 #: Characters of event text the pass reads inline after an update (an append is far less;
 #: a first index leaves the rest to the daemon's idle passes or to ``agtail secrets``).
 INLINE_BUDGET_CHARS = 8 << 20
+#: An update that read at least this many bytes of transcripts (a first index) scans nothing
+#: inline: its 8 MiB would come after the index, on its critical path (≈ 0.45 s of CPU on the
+#: 200 MB bench corpus), and the daemon's writer or ``agtail secrets`` scans it all anyway.
+BIG_UPDATE_BYTES = 16 << 20
 #: Events read per batch of the pass.
 BATCH_EVENTS = 500
 _COLUMNS = "id, session_id, seq, data, text, tool_result, result_moved, epoch"
@@ -243,6 +248,11 @@ def _scan_sessions(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) ->
 
     findings: list[tuple[Any, ...]] = []
     chars = 0
+    # As for events (_scan_rows): every field's texts scanned in one batch first, and only a
+    # field with a hit scanned again for its findings (a scanner call per field cost ~0.15 ms,
+    # six fields a session: most of an append's secrets pass).
+    texts: list[str] = []
+    fields: list[tuple[int, Any, str, str, int, int]] = []
     for sid, _change, activity, data in rows:
         try:
             doc = msgspec.json.decode(data)
@@ -256,11 +266,18 @@ def _scan_sessions(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) ->
             if not isinstance(value, str) or not value:
                 continue
             chars += len(value)
-            for finding in jsonwalk.scan_value(scanner, value, f"/session/{name}", name):
-                findings.append(
-                    (0, sid, SESSION_SEQ, finding.field, finding.rule, finding.start, finding.end,
-                     finding.fingerprint, finding.confidence, finding.tail, activity)
-                )  # fmt: skip
+            lo = len(texts)
+            jsonwalk.texts_of(value, texts, name)
+            fields.append((sid, activity, name, value, lo, len(texts)))
+    results = scanner.results(texts) if texts else []
+    for sid, activity, name, value, lo, hi in fields:
+        if not any(r.spans or r.scanned is not None for r in results[lo:hi]):
+            continue
+        for finding in jsonwalk.scan_value(scanner, value, f"/session/{name}", name):
+            findings.append(
+                (0, sid, SESSION_SEQ, finding.field, finding.rule, finding.start, finding.end,
+                 finding.fingerprint, finding.confidence, finding.tail, activity)
+            )  # fmt: skip
     if findings:
         db.executemany(
             "INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, \"end\", fingerprint,"

@@ -364,6 +364,18 @@ def m014_rollup_day(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX usage_rollup_day ON usage_rollup(day, agent, session_id)")
 
 
+def m015_partial_tool_index(db: sqlite3.Connection) -> None:
+    """``events_tool_categories`` over tool calls only (``kind = 'tool_use'``, as the queries
+    that read it say: agtaild.index.activity, report): the other events, about 70% of them,
+    no longer cost an index entry each when they are stored (measured: ≈ a sixth of the
+    writer's CPU for the events rows of a cold index)."""
+    db.execute("DROP INDEX IF EXISTS events_tool_categories")
+    db.execute(
+        "CREATE INDEX events_tool_categories ON events(tool_category, tool, tool_failed, session_id, epoch)"
+        " WHERE kind = 'tool_use'"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -380,6 +392,7 @@ MIGRATIONS: list[Migration] = [
     m012_event_quarters,
     m013_edits,
     m014_rollup_day,
+    m015_partial_tool_index,
 ]
 
 

@@ -139,6 +139,8 @@ class Updater:
         #: Bytes of transcripts the running update has not committed yet (what a full disk is
         #: short of, roughly: the index holds about as much as it reads).
         self.bytes_left = 0
+        #: Bytes of transcripts the last update read (0: it found nothing to read).
+        self.read_bytes = 0
 
     # -- discovery ------------------------------------------------------------------------
     def _cwd_candidates(self, roots: list[RootSpec], found: Discovery | None = None) -> list[Candidate]:
@@ -186,6 +188,7 @@ class Updater:
         only_paths: Iterable[str] | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
+        self.read_bytes = 0  # the sum over both passes (see below)
         try:
             report = self._run_once(full=full, only_paths=only_paths, progress=progress)
         finally:
@@ -323,6 +326,7 @@ class Updater:
             ThreadPoolExecutor(1, thread_name_prefix="agtail-after-read") if self.after_native_read else None
         )
         to_read = sum(cost for _info, _job, cost in jobs)
+        self.read_bytes += to_read
         # A big update checkpoints on a thread of its own (agtaild.index.checkpoints), started
         # at the first commit: a thread started before the worker pool forks would make the
         # pool start its workers the slow way (see _read_in_pool).
