@@ -4,8 +4,8 @@ masked with the scanner's rules (agtaild.secrets) on the way out of the query la
 Masking here, on the text being sent, covers every front end at once (the CLI in-process and
 through the daemon, REST, JSON-RPC, SSE, MCP, the viewer, exports) and a session whose scan has
 not run yet alike. A secret becomes ``«secret:RULE …WXYZ»``: the text stays readable and the
-JSON valid. Every method's answer goes through it, numbers-only ones too (stats, agents): they
-cost a digest and a lookup, and no method can be forgotten.
+JSON valid. Every method's answer goes through it but ``stats`` (counts: see
+``UNMASKED_METHODS``), so no new method can be forgotten.
 
 Cheap, because most answers are read again and again (a viewer's page, a follow, an agent's
 repeated search) and almost none holds a secret:
@@ -39,10 +39,13 @@ import msgspec
 
 from agtaild.secrets.items import PLAIN, digest, fields_to_scan
 
-#: Every method's answer is masked: one that holds no transcript text costs a digest and one
-#: lookup, and a method added later can never leave unmasked because a list forgot it.
+#: Every method's answer is masked but these, so that a method added later can never leave
+#: unmasked because a list forgot it. ``stats`` answers counts keyed by day, hour, model,
+#: agent, tool or project, and a model's name under the field ``key``
+#: (``claude-haiku-4-5-20251001``) is what the generic API-key rule looks for.
+UNMASKED_METHODS = frozenset({"stats"})
 
-__all__ = ["PLAIN", "AnswerMasker", "mask_answer", "masker_for"]
+__all__ = ["PLAIN", "UNMASKED_METHODS", "AnswerMasker", "mask_answer", "masker_for"]
 
 #: Verdicts kept per scanner (oldest dropped first); ~100 bytes each when clean.
 MAX_VERDICTS = 200_000
@@ -186,12 +189,15 @@ def masker_for(scanner: Any) -> AnswerMasker:
 
 
 def mask_answer(
+    method: str,
     answer: dict[str, Any],
     scanner: Any = None,
     known_clean: Callable[[Any, list[bytes]], set[bytes]] | None = None,
 ) -> dict[str, Any]:
     """``known_clean(scanner, digests)``: the digests the index recorded as clean under that
     scanner's rules (agtaild.index.findings.known_clean)."""
+    if method in UNMASKED_METHODS:
+        return answer
     if scanner is None:
         from agtaild.secrets import default_scanner
 

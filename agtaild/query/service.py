@@ -128,7 +128,7 @@ class Service:
         """The answer to ``method``, with every secret in its text masked (agtaild.query.masking)
         unless ``reveal``, which only an in-process caller can ask for: no API parameter sets it."""
         answer = self._answer(method, params)
-        return answer if reveal else mask_answer(answer, known_clean=self._known_clean)
+        return answer if reveal else mask_answer(method, answer, known_clean=self._known_clean)
 
     def _known_clean(self, scanner: Any, keys: list[bytes]) -> set[bytes]:
         """Item digests the index's secrets pass recorded as clean (agtaild.index.findings)."""
