@@ -32,7 +32,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -137,7 +136,9 @@ class Run:
                 health = {}
             index = health.get("index") or {}
             progress = health.get("progress")
-            self.samples.append({"t": round(t, 2), "rss": snap["rss"], "procs": snap["procs"], "progress": progress})
+            self.samples.append(
+                {"t": round(t, 2), "rss": snap["rss"], "procs": snap["procs"], "progress": progress}
+            )
             if index.get("updates", 0) >= 1:
                 done = {"t": t, "report": index.get("last_report") or {}, "ticks": snap["ticks"]}
                 break
@@ -170,7 +171,12 @@ class Run:
         the index really took from there."""
         for s in self.samples:
             p = s["progress"]
-            if p and p.get("bytes_total") and p["bytes_done"] >= p["bytes_total"] / 2 and p.get("eta_seconds") is not None:
+            if (
+                p
+                and p.get("bytes_total")
+                and p["bytes_done"] >= p["bytes_total"] / 2
+                and p.get("eta_seconds") is not None
+            ):
                 real = end - s["t"]
                 return {
                     "at": s["t"],
@@ -223,6 +229,7 @@ class Run:
 
     # -- queries ----------------------------------------------------------------------------
     def queries(self) -> dict[str, Any]:
+        from agtail_client import ApiError
         from agtail_client.transport import API, document, query
 
         assert self.daemon.proc is not None
@@ -232,11 +239,16 @@ class Run:
         def get(path: str, params: dict[str, Any], fresh: bool) -> Any:
             if not fresh:
                 return client.get(path, params)
-            status, raw = client.request("GET", API + path + query(params), headers={"Cache-Control": "no-cache"})
+            status, raw = client.request(
+                "GET", API + path + query(params), headers={"Cache-Control": "no-cache"}
+            )
             return document(status, raw)
 
         def timed(path: str, params: dict[str, Any], fresh: bool = False) -> dict[str, Any]:
-            doc = get(path, params, fresh)
+            try:
+                doc = get(path, params, fresh)
+            except ApiError as err:  # e.g. a search stopped at the daemon's time limit
+                return {"error": str(err)}
             walls = []
             c0 = tree(pid)["ticks"]
             for _ in range(self.rounds):
@@ -244,7 +256,14 @@ class Run:
                 get(path, params, fresh)
                 walls.append(time.perf_counter() - t)
             cpu = (tree(pid)["ticks"] - c0) / CLK_TCK / self.rounds
-            size = len(doc.get("hits") or doc.get("rows") or doc.get("sessions") or doc.get("events") or doc.get("projects") or [])
+            size = len(
+                doc.get("hits")
+                or doc.get("rows")
+                or doc.get("sessions")
+                or doc.get("events")
+                or doc.get("projects")
+                or []
+            )
             return {
                 "p50_ms": round(statistics.median(walls) * 1e3, 1),
                 "p95_ms": round(pct(walls, 95) * 1e3, 1),
@@ -265,7 +284,8 @@ class Run:
             "prefix": {q: timed("/search", {"q": q, "mode": "prefix"}) for q in ("trig", "sess")},
             "cjk": {q: timed("/search", {"q": q}) for q in ("テスト", "索引")},
             "regex": {
-                q: timed("/search", {"q": q, "mode": "regex"}) for q in (r"debounce\s+inotify", r"fixture path \w+")
+                q: timed("/search", {"q": q, "mode": "regex"})
+                for q in (r"debounce\s+inotify", r"fixture path \w+")
             },
             "stats": {
                 by: timed("/stats", {"by": by, **({"limit": 20} if by == "session" else {})}, fresh=True)
@@ -291,7 +311,7 @@ def flat(q: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for name, v in q.items():
         if not isinstance(v, dict):
             continue
-        if "p95_ms" in v:
+        if "p95_ms" in v or "error" in v:
             out[name] = v
         elif name == "stats":
             for by, fig in v.items():

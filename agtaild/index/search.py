@@ -30,6 +30,7 @@ from agtaild.index import phrase_rank
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
 from agtaild.index.regex import compile_regex, matches
+from agtaild.index.regex_terms import prefix_terms
 from agtaild.index.selection import id_conditions
 from agtaild.index.text import (
     ELLIPSIS,
@@ -143,6 +144,12 @@ def ranked_rows(
     if query.regex is not None:
         compile_regex(query.regex)  # a clear error before any row is scanned
         table, rowid, score = "events e", "e.id", "-e.id"
+        terms = prefix_terms(query.regex)
+        if terms:
+            # Only the events holding a word each literal starts (agtaild.index.regex_terms).
+            table, rowid, score = "events_fts f", "f.rowid", "-f.rowid"
+            where.insert(0, "events_fts MATCH ?")
+            args.insert(0, " AND ".join(fts_phrase(t) + " *" for t in terms))
         where.append(
             "(agtail_regexp(?, e.text) OR agtail_regexp(?, e.tool_input) OR agtail_regexp(?, e.tool_result))"
         )
@@ -178,6 +185,17 @@ def ranked_rows(
         joins += f" JOIN events e ON e.id = {rowid}"
     if uses_sessions:
         joins += " JOIN sessions s ON s.id = e.session_id"
+    if score == f"-{rowid}":
+        # Newest first (regex hits, short CJK words): a walk down the ids that stops at the
+        # page, the cursor's id its start (score = -id).
+        if after is not None:
+            where.append(f"{rowid} < ?")
+            args.append(after[1])
+        sql = (
+            f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins} WHERE {' AND '.join(where) or '1'}"
+            f" ORDER BY {rowid} DESC LIMIT ?"
+        )
+        return _run(db, sql, [*args, limit + 1])
     page = ""
     if after is not None:
         page = " WHERE (score > ? OR (score = ? AND id > ?))"
