@@ -98,18 +98,18 @@ def _atoms(p: str) -> list[tuple[str, str, int]] | None:
             else:
                 kind, char = "other", ""
         elif c == "[":
-            end = _class_end(p, i)
-            if end is None:
+            after = _class_end(p, i)
+            if after is None:
                 return None
-            i = end
+            i = after
             kind, char = "other", ""
         elif c == "(":
             if p.startswith("(?x", i) or p.startswith("(?-", i):
                 return None
-            end = _group_end(p, i)
-            if end is None:
+            after = _group_end(p, i)
+            if after is None:
                 return None
-            i = end
+            i = after
             kind, char = "other", ""
         elif c == "^":
             i += 1

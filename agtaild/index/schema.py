@@ -364,6 +364,23 @@ def m014_rollup_day(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX usage_rollup_day ON usage_rollup(day, agent, session_id)")
 
 
+def m015_week(db: sqlite3.Connection) -> None:
+    """``week_events`` / ``week_usage``: the activity per UTC quarter of the week and the
+    zone's offset, over the whole history (agtaild.index.week), so that ``stats --by hour``
+    reads a few thousand rows at any size; ``usage_quarters`` gains the session's agent, which
+    they are summed by. An existing index gets them filled here, without a rebuild."""
+    from agtaild.index import week
+
+    columns = {row[1] for row in db.execute("PRAGMA table_info(usage_quarters)")}
+    if "agent" not in columns:
+        db.execute("ALTER TABLE usage_quarters ADD COLUMN agent TEXT NOT NULL DEFAULT ''")
+        db.execute(
+            "UPDATE usage_quarters SET agent = coalesce((SELECT s.agent FROM sessions s"
+            " WHERE s.id = usage_quarters.session_id), '')"
+        )
+    week.create(db)
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -380,6 +397,7 @@ MIGRATIONS: list[Migration] = [
     m012_event_quarters,
     m013_edits,
     m014_rollup_day,
+    m015_week,
 ]
 
 

@@ -132,10 +132,12 @@ def check_timezone(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         if row is not None:
+            from agtaild.index import week
             from agtaild.index.usage import refresh_rollup
 
             db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '')")
             refresh_rollup(db, None)
+            week.rebuild(db)  # the zone's offsets of every quarter of the week
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
         db.execute("COMMIT")
     except BaseException:

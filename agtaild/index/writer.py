@@ -28,6 +28,7 @@ from agtaild.index import edits, findings, quarters
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
+from agtaild.index.week import TABLES as WEEK_TABLES
 
 _CHUNK = 500
 #: Past this many touched usage keys an update re-counts every key instead: cheaper than a
@@ -153,7 +154,7 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters")
+        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters", *WEEK_TABLES)
         for table in ("events", "edits", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         findings.forget_all(db)
