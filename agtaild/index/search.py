@@ -180,6 +180,16 @@ def ranked_rows(
         joined = bool(scope.kind or scope.session_id is not None or scope.event_since or scope.event_until)
         joined = joined or scope.only_refs is not None or bool(scope.without_refs)
         joined = joined or uses_sessions
+    if scope.session_id is not None:
+        # One session's events lie between its first and last event id: the walk of the word
+        # index is bounded to them (FTS5 seeks a rowid range), not every match of the word.
+        lo, hi = db.execute(
+            "SELECT min(id), max(id) FROM events WHERE session_id = ?", (scope.session_id,)
+        ).fetchone()
+        if lo is None:
+            return []
+        where.append(f"{rowid} BETWEEN ? AND ?")
+        args += [lo, hi]
     joins = ""
     if joined and table != "events e":
         joins += f" JOIN events e ON e.id = {rowid}"
