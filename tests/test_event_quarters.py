@@ -54,9 +54,21 @@ def _check(tmp_path: Path) -> dict[tuple[int, int], int]:
         assert counted == _from_events(db)
         assert _usage(db, "usage_quarters") == _usage(db, "usage")
         _check_week(db)
+        _check_tools(db)
         return counted
     finally:
         db.close()
+
+
+def _check_tools(db: sqlite3.Connection) -> None:
+    """``tool_totals`` (agtaild.index.tool_totals) are the stored tool calls grouped."""
+    grouped = db.execute(
+        "SELECT s.agent, coalesce(e.tool, ''), coalesce(e.tool_category, ''), coalesce(e.tool_failed, 0), count(*)"
+        " FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.kind = 'tool_use' GROUP BY 1, 2, 3, 4"
+    ).fetchall()
+    assert grouped and sorted(grouped) == sorted(
+        db.execute("SELECT agent, tool, category, failed, n FROM tool_totals")
+    )
 
 
 def _check_week(db: sqlite3.Connection) -> None:
@@ -208,17 +220,18 @@ def test_an_index_older_than_the_week_sums_gets_them_filled(tmp_path: Path) -> N
                          root_options=[f"claude-code={tmp_path / 'claude'}", f"codex={tmp_path / 'codex'}"])  # fmt: skip
     svc = Service(config, workers=1)
     svc.update_index()
-    made = svc.call("stats", {"by": "hour"})
+    made = [svc.call("stats", {"by": by}) for by in ("hour", "tool", "tool-category")]
     svc.close()
     path = tmp_path / "data" / "index.sqlite3"
     with sqlite3.connect(path) as db:  # as m014 left it
         db.execute("DROP TABLE week_events")
         db.execute("DROP TABLE week_usage")
         db.execute("ALTER TABLE usage_quarters DROP COLUMN agent")
-        db.execute("DELETE FROM _migrations WHERE name = 'm015_week'")
+        db.execute("DROP TABLE tool_totals")
+        db.execute("DELETE FROM _migrations WHERE name IN ('m015_week', 'm016_tool_totals')")
     svc = Service(config, workers=1)
     try:
-        assert svc.call("stats", {"by": "hour"}) == made
+        assert [svc.call("stats", {"by": by}) for by in ("hour", "tool", "tool-category")] == made
         _check(tmp_path)
         with sqlite3.connect(path) as db:
             assert db.execute("SELECT count(*) FROM week_events").fetchone()[0] > 0

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.index import quarters, week
+from agtaild.index import quarters, tool_totals, week
 from agtaild.index.codec import EVENT_FIELDS
 from agtaild.index.params import TimeBound
 from agtaild.index.queries import add_usage, empty_usage
@@ -71,6 +71,8 @@ def by_tool(
 ) -> dict[str, Any]:
     """Tool calls by tool name (``by="tool"``: each row names its ``category``) or by category
     (``by="tool-category"``: each row lists its ``tools``)."""
+    if tool_totals.answers(project=project, since=since, until=until, picked=picked):
+        return tool_rows(tool_totals.groups(db, agent), by)  # the writer's totals
     clause, args = _where(agent, project, since, until, "e.epoch", picked)
     if since is None and until is None:
         clause = clause.replace("e.epoch IS NOT NULL", "1")

@@ -381,6 +381,15 @@ def m015_week(db: sqlite3.Connection) -> None:
     week.create(db)
 
 
+def m016_tool_totals(db: sqlite3.Connection) -> None:
+    """``tool_totals``: tool calls per (agent, tool, category, failed), kept by the writer, so
+    that ``stats --by tool`` without dates no longer groups every call ever made
+    (agtaild.index.tool_totals). An existing index gets it filled here, without a rebuild."""
+    from agtaild.index import tool_totals
+
+    tool_totals.create(db)
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -398,6 +407,7 @@ MIGRATIONS: list[Migration] = [
     m013_edits,
     m014_rollup_day,
     m015_week,
+    m016_tool_totals,
 ]
 
 
