@@ -74,3 +74,20 @@ def test_a_released_service_answers_as_before(tmp_path: Path) -> None:
         svc.update_index()  # and the writer still writes
     finally:
         svc.close()
+
+
+def test_the_helper_processes_stop_and_start_again_for_the_next_pool() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import forkserver
+
+    from agtaild.index import memory
+
+    ctx = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+        first = pool.submit(abs, -1).result()
+    assert forkserver._forkserver._forkserver_pid is not None
+    memory.stop_helpers()
+    assert forkserver._forkserver._forkserver_pid is None
+    with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+        assert pool.submit(abs, -2).result() == 2 and first == 1

@@ -247,12 +247,13 @@ class Service:
             )
 
     def release_memory(self) -> bool:
-        """After a big update: the writer connection's page cache dropped and the process's free
-        memory given back (agtaild.index.memory); True when pages went back to the system."""
+        """After a big update: the reading workers' helper processes stopped, the writer
+        connection's page cache dropped and the process's free memory given back
+        (agtaild.index.memory); True when pages went back to the system."""
         from agtaild.index import memory
 
         with self._write_lock:
-            return memory.release([self.index.db])
+            return memory.release([self.index.db], helpers=True)
 
     def close(self) -> None:
         self._closed = True
