@@ -162,6 +162,17 @@ class Run:
             "peak_procs": self.peak["procs"],
             "eta": self.eta(done["t"]),
             "progress_samples": sum(1 for s in self.samples if s["progress"]),
+            # (seconds, phase, bytes done, ETA, RSS MB) of every sample: how the ETA moved.
+            "trace": [
+                [
+                    s["t"],
+                    (s["progress"] or {}).get("phase"),
+                    (s["progress"] or {}).get("bytes_done"),
+                    (s["progress"] or {}).get("eta_seconds"),
+                    round(s["rss"] / 2**20),
+                ]
+                for s in self.samples
+            ],
             "samples": len(self.samples),
             "load_before": before,
             "load_after": load(),
