@@ -168,8 +168,8 @@ def by_hour(
     weekly = week.answers(project=project, since=since, until=until, picked=picked)
     if weekly:
 
-        def when(quarter: int) -> tuple[str, str]:  # a local quarter of the week, Monday first
-            return str((quarter // 96 + 1) % 7), f"{quarter % 96 // 4:02d}"
+        def when(quarter: int) -> tuple[str, str]:  # here a local hour of the week, Monday first
+            return str((quarter // 24 + 1) % 7), f"{quarter % 24:02d}"
 
     bounds = [b.epoch for b in (since, until) if b is not None]
     rolled = quarters.answers(bounds)

@@ -167,28 +167,23 @@ def answers(*, project: str | None, since: Any, until: Any, picked: Any) -> bool
     return project is None and since is None and until is None and not chosen
 
 
-def local_quarter(qow: int, offset: int) -> int:
-    """The local quarter of the week (0 = Monday 00:00 local) of a bucket."""
-    return (qow + offset // 15) % WEEK
+#: The local hour of the week (0 = Monday 00:00–01:00 local) of a bucket, in SQL.
+LOCAL_HOUR_SQL = f"((qow + utc_offset / 15) % {WEEK} + {WEEK}) % {WEEK} / 4"
 
 
 def event_counts(db: sqlite3.Connection, agent: str | None) -> list[tuple[int, int]]:
-    """(local quarter of the week, events)."""
+    """(local hour of the week, events); the hour 0 is Monday 00:00 local."""
     where, args = ("agent = ?", [agent]) if agent else ("1", [])
-    rows = db.execute(f"SELECT qow, utc_offset, sum(n) FROM week_events WHERE {where} GROUP BY 1, 2", args)
-    out: Counter[int] = Counter()
-    for qow, off, n in rows:
-        out[local_quarter(qow, off)] += n
-    return list(out.items())
+    sql = f"SELECT {LOCAL_HOUR_SQL}, sum(n) FROM week_events WHERE {where} GROUP BY 1"
+    return [(int(h), int(n)) for h, n in db.execute(sql, args)]
 
 
 def usage_counts(db: sqlite3.Connection, agent: str | None) -> list[tuple[Any, ...]]:
-    """(local quarter of the week, model or None, long_ctx, input, output, cache_read,
+    """(local hour of the week, model or None, long_ctx, input, output, cache_read,
     cache_write, reasoning)."""
     where, args = ("agent = ?", [agent]) if agent else ("1", [])
-    rows = db.execute(
-        "SELECT qow, utc_offset, nullif(model, ''), long_ctx, sum(input), sum(output), sum(cache_read),"
-        f" sum(cache_write), sum(reasoning) FROM week_usage WHERE {where} GROUP BY 1, 2, 3, 4",
+    return db.execute(
+        f"SELECT {LOCAL_HOUR_SQL}, nullif(model, ''), long_ctx, sum(input), sum(output), sum(cache_read),"
+        f" sum(cache_write), sum(reasoning) FROM week_usage WHERE {where} GROUP BY 1, 2, 3",
         args,
-    )
-    return [(local_quarter(qow, off), *rest) for qow, off, *rest in rows]
+    ).fetchall()
