@@ -55,11 +55,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    from agtaild.config import Config
+    from agtaild.config import Config, RootSpec
     from agtaild.errors import UsageError
     from agtaild.query.service import Service
 
-    svc = Service(Config(data_dir=str(args.data), roots=[], archive=False))
+    # The roots name the agents (a request naming one checks it); nothing is read from them.
+    roots = [RootSpec(agent, str(args.data / "no-such-root")) for agent in ("claude-code", "codex")]
+    svc = Service(Config(data_dir=str(args.data), roots=roots, archive=False))
     out: dict[str, Any] = {"code": str(REPO), "load": " ".join(Path("/proc/loadavg").read_text().split()[:3])}
     try:
         for name, (method, params) in requests(svc).items():
