@@ -36,7 +36,11 @@ _SHIFT = quarters.SHIFT
 
 
 def _where(
-    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str,
+    agent: str | None,
+    project: str | None,
+    since: TimeBound | None,
+    until: TimeBound | None,
+    col: str,
     picked: Picked = (None, None),
 ) -> tuple[str, list[Any]]:
     where = [f"{col} IS NOT NULL"]

@@ -137,7 +137,12 @@ def drop_where(db: sqlite3.Connection, session_id: int, where: str, args: Sequen
 
 
 def counts(
-    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None,
+    db: sqlite3.Connection,
+    *,
+    agent: str | None,
+    project: str | None,
+    since: float | None,
+    until: float | None,
     picked: Picked = (None, None),
 ) -> list[tuple[int, int]]:
     """(quarter, events) over the sessions the filters keep; bounds must be :func:`aligned`."""
@@ -147,7 +152,12 @@ def counts(
 
 
 def usage_counts(
-    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None,
+    db: sqlite3.Connection,
+    *,
+    agent: str | None,
+    project: str | None,
+    since: float | None,
+    until: float | None,
     picked: Picked = (None, None),
 ) -> list[tuple[Any, ...]]:
     """(quarter, model or None, long_ctx, input, output, cache_read, cache_write, reasoning)

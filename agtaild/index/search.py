@@ -133,7 +133,12 @@ def search(
 
 
 def ranked_rows(
-    db: sqlite3.Connection, query: Query, scope: SearchScope, *, limit: int, after: tuple[float, int] | None = None
+    db: sqlite3.Connection,
+    query: Query,
+    scope: SearchScope,
+    *,
+    limit: int,
+    after: tuple[float, int] | None = None,
 ) -> list[Any]:
     """Up to ``limit`` + 1 (event id, score) rows in rank order (lower scores first), the
     page's hits still to be made (``hits``): hybrid search fuses these with the vector ranking."""
@@ -215,7 +220,9 @@ def ranked_rows(
         after_args = [after[0], after[0], after[1]]
     else:
         after_args = []
-    matches_sql = f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins} WHERE {' AND '.join(where) or '1'}"
+    matches_sql = (
+        f"SELECT {rowid} AS id, {score} AS score FROM {table}{joins} WHERE {' AND '.join(where) or '1'}"
+    )
     if score.startswith("bm25("):
         # Ranked: the newest RANK_WINDOW matches (an FTS5 walk in rowid order stops there), then
         # bm25's order among them.
@@ -331,7 +338,12 @@ def _phrase_snippet(pattern: list[re.Pattern[str]] | None, texts: list[str | Non
 
 
 def hits(
-    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], *, extra: dict[int, dict[str, Any]] | None = None
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    query: Query,
+    rows: list[Any],
+    *,
+    extra: dict[int, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The hit documents of ``rows`` ((event id, score) pairs, in the order given), each with
     ``extra[event id]``'s fields added; events gone from the index are left out."""
@@ -356,7 +368,11 @@ def filter_events(db: sqlite3.Connection, scope: SearchScope, ids: list[int]) ->
 
 
 def _hits(
-    db: sqlite3.Connection, pricing: PriceTable, query: Query, rows: list[Any], extra: dict[int, dict[str, Any]] | None = None
+    db: sqlite3.Connection,
+    pricing: PriceTable,
+    query: Query,
+    rows: list[Any],
+    extra: dict[int, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     if not rows:
         return []

@@ -102,7 +102,9 @@ def refresh_rollup(
                 (start, end),
             )
             db.execute(
-                quarters.USAGE_INSERT.format(source="FROM usage u", cond="AND u.session_id >= ? AND u.session_id < ?"),
+                quarters.USAGE_INSERT.format(
+                    source="FROM usage u", cond="AND u.session_id >= ? AND u.session_id < ?"
+                ),
                 (start, end),
             )
         rebuild_daily(db)
@@ -146,7 +148,11 @@ def refresh_rollup(
     week.add_usage(db, -1, in_groups)
     db.execute("DELETE FROM usage_quarters WHERE session_id IN (SELECT session_id FROM _rs)")
     db.execute("DELETE FROM usage_quarters WHERE (session_id, day) IN (SELECT session_id, day FROM _rd)")
-    db.execute(quarters.USAGE_INSERT.format(source="FROM _rs r CROSS JOIN usage u ON u.session_id = r.session_id", cond=""))
+    db.execute(
+        quarters.USAGE_INSERT.format(
+            source="FROM _rs r CROSS JOIN usage u ON u.session_id = r.session_id", cond=""
+        )
+    )
     db.execute(
         quarters.USAGE_INSERT.format(
             source="FROM _rd d CROSS JOIN usage u ON u.session_id = d.session_id AND u.day = d.day", cond=""
@@ -221,5 +227,7 @@ def m010_usage_session_time(db: sqlite3.Connection) -> None:
         " WHERE epoch IS NULL"
     ).rowcount
     if changed:
-        db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '') WHERE day = '' AND epoch IS NOT NULL")
+        db.execute(
+            "UPDATE usage SET day = coalesce(agtail_local_day(epoch), '') WHERE day = '' AND epoch IS NOT NULL"
+        )
         refresh_rollup(db, None)

@@ -154,7 +154,15 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters", *WEEK_TABLES, "tool_totals")
+        derived = (
+            "usage_rollup",
+            "usage_daily",
+            "usage_totals",
+            "event_quarters",
+            "usage_quarters",
+            *WEEK_TABLES,
+            "tool_totals",
+        )
         for table in ("events", "edits", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         findings.forget_all(db)
