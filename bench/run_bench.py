@@ -5,6 +5,7 @@ otherwise run (ccusage, grep). Every agtail figure is a whole CLI process (start
 
 Usage: bench/run_bench.py [--work DIR] [--mb 200] [--small-mb 50] [--big-mb 50] [--repeat 3]
                           [--out bench/RESULTS.md]
+       bench/run_bench.py --scale [--scale-corpus DIR]   # issue #32 at scale: bench/bench_scale.py
 
 Corpora come from bench/gen_corpus.py (deterministic, seed 1) and are generated
 into --work when missing; the 50 MB single session is built with the same generator.
@@ -191,7 +192,13 @@ class Bench:
             last = {"report": report, "rusage": usage}
             if i == 0:
                 assert report["errors"] == [], report["errors"][:3]
-        return {"seconds": median(walls), "runs": walls, "archived": median(archived), "archived_runs": archived, **last}
+        return {
+            "seconds": median(walls),
+            "runs": walls,
+            "archived": median(archived),
+            "archived_runs": archived,
+            **last,
+        }
 
     def scale(self, mb: float, existing: str | None, base: Path) -> dict[str, Any]:
         """The cold index of a corpus ``mb`` big, once, between two of the base corpus (archive
@@ -627,7 +634,9 @@ class Bench:
         copy = self.work / f"{corpus.name}-first-minute"
         if not copy.exists():
             shutil.copytree(corpus, copy)
-        return self.script("bench_first_minute.py", str(copy), "--runs", "3", "--startup-runs", "20", "--archive")
+        return self.script(
+            "bench_first_minute.py", str(copy), "--runs", "3", "--startup-runs", "20", "--archive"
+        )
 
     def live_append(self, corpus: Path, summary: Path, appends: int = 50) -> dict[str, Any]:
         """Issue #13 figure 5, append → searchable (bench/bench_daemon.py's append figure): one
@@ -642,7 +651,15 @@ class Bench:
                 (mine / part).symlink_to(corpus / part)
             shutil.copy(summary, mine / "gen.json")
         doc = self.script(
-            "bench_daemon.py", "--work", str(work), "--mb", "200", "--only", "append", "--appends", str(appends)
+            "bench_daemon.py",
+            "--work",
+            str(work),
+            "--mb",
+            "200",
+            "--only",
+            "append",
+            "--appends",
+            str(appends),
         )
         return dict(doc["append"])
 
@@ -671,6 +688,39 @@ def load_average() -> str:
         return "?"
 
 
+def run_scale(b: Bench, a: argparse.Namespace) -> int:
+    """bench/bench_scale.py on the large corpus (cached: generated once) and the --mb one; its
+    section of the results page written anew, the rest of the page kept."""
+    base, _ = b.corpus(f"c{int(a.mb)}", a.mb)
+    shared = Path("/work/cache/corpus-10000")
+    if a.scale_corpus:
+        large = Path(a.scale_corpus)
+    elif shared.with_name(shared.name + ".json").exists():
+        large = shared
+    else:
+        mb = a.scale_mb or 10000
+        large, _ = b.corpus(f"c{int(mb)}", mb)
+        shutil.copy(b.work / f"c{int(mb)}.json", large.with_name(large.name + ".json"))
+    doc = b.script(
+        "bench_scale.py", "--corpus", str(large), "--base", str(base), "--work", str(b.work / "scale"),
+        "--json", str(b.work / "scale.json"),
+    )  # fmt: skip
+    from bench_scale import render
+
+    out = Path(a.out)
+    old = out.read_text() if out.exists() else ""
+    section = render(doc)
+    block = re.compile(r"<!-- bench_scale:start.*?<!-- bench_scale:end -->\n?", re.DOTALL)
+    text = (
+        block.sub(lambda _m: section, old, count=1)
+        if block.search(old)
+        else old.rstrip("\n") + "\n\n" + section
+    )
+    out.write_text(text)
+    print(json.dumps(doc, indent=1))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "agtail-bench"))
@@ -687,11 +737,20 @@ def main() -> int:
     ap.add_argument(
         "--scale-corpus", help="an existing corpus made by gen_corpus.py --mb SCALE_MB (saves ~2.5 min)"
     )
+    ap.add_argument(
+        "--scale",
+        action="store_true",
+        help="only issue #32's run at scale (bench/bench_scale.py): a running agtaild on --scale-corpus"
+        " (default /work/cache/corpus-10000, else a 10 GB corpus generated once into --work) against the"
+        " --mb corpus; its section of RESULTS.md is replaced",
+    )
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "RESULTS.md"))
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     b = Bench(work, a.repeat)
+    if a.scale:
+        return run_scale(b, a)
     shutil.rmtree(work / "trash", ignore_errors=True)  # an interrupted run's (see Bench.discard)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "agtaild")], check=True)
     started = time.time()

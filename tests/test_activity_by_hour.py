@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agtaild.index import quarters
+from agtaild.index import quarters, week
 from agtaild.index.activity import _ISO_DAY, by_hour
 from agtaild.index.queries import add_usage, empty_usage
 from agtaild.index.schema import connect, migrate
@@ -80,6 +80,7 @@ def _index(tmp_path: Any, epochs: list[float]) -> sqlite3.Connection:
             (f"k{i}", epoch, ["claude-sonnet-4-20250514", None, "gpt-5"][i % 3], i + 1, i % 2),
         )
     quarters.create(db)  # rows put here bypass the writer: its counts, as the migration fills them
+    week.rebuild(db)
     db.execute("COMMIT")
     return db
 
@@ -111,9 +112,14 @@ def _by_hour_with_sqlite_localtime(db: sqlite3.Connection, pricing: PriceTable) 
     return {"totals": totals, "rows": out}
 
 
+@pytest.mark.parametrize("weekly", [True, False], ids=["week sums", "per-session quarters"])
 @pytest.mark.parametrize("name", ZONES)
-def test_by_hour_equals_sqlite_localtime(name: str, zone: Any, tmp_path: Any) -> None:
+def test_by_hour_equals_sqlite_localtime(
+    name: str, weekly: bool, zone: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     zone(name)
+    if not weekly:
+        monkeypatch.setattr(week, "answers", lambda **_k: False)
     db = _index(tmp_path, _instants(random.Random(name)))
     pricing = load_pricing()
     got = by_hour(db, pricing)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agtaild.config import load_config
-from agtaild.index import quarters
+from agtaild.index import quarters, week
 from agtaild.query.service import Service
 from tests.conftest import CORPUS
 
@@ -53,9 +53,56 @@ def _check(tmp_path: Path) -> dict[tuple[int, int], int]:
         counted = _counted(db)
         assert counted == _from_events(db)
         assert _usage(db, "usage_quarters") == _usage(db, "usage")
+        _check_week(db)
+        _check_tools(db)
         return counted
     finally:
         db.close()
+
+
+def _check_tools(db: sqlite3.Connection) -> None:
+    """``tool_totals`` (agtaild.index.tool_totals) are the stored tool calls grouped."""
+    grouped = db.execute(
+        "SELECT s.agent, coalesce(e.tool, ''), coalesce(e.tool_category, ''), coalesce(e.tool_failed, 0), count(*)"
+        " FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.kind = 'tool_use' GROUP BY 1, 2, 3, 4"
+    ).fetchall()
+    assert grouped and sorted(grouped) == sorted(
+        db.execute("SELECT agent, tool, category, failed, n FROM tool_totals")
+    )
+
+
+def _check_week(db: sqlite3.Connection) -> None:
+    """``week_events`` / ``week_usage`` (agtaild.index.week) are the per-session quarters summed
+    per (UTC quarter of the week, the zone's offset, agent[, model, long-context flag])."""
+    events: dict[tuple[Any, ...], int] = {}
+    for q, agent, n in db.execute(
+        "SELECT q.quarter, s.agent, q.n FROM event_quarters q JOIN sessions s ON s.id = q.session_id"
+    ):
+        key = ((q + week.ROTATE) % week.WEEK, week.utc_offset(q), agent)
+        events[key] = events.get(key, 0) + n
+    assert events == {
+        (w, o, a): n for w, o, a, n in db.execute("SELECT qow, utc_offset, agent, n FROM week_events")
+    }
+    usage: dict[tuple[Any, ...], list[int]] = {}
+    for q, agent, model, lc, *values in db.execute(
+        "SELECT q.quarter, s.agent, q.model, q.long_ctx, q.input, q.output, q.cache_read, q.cache_write,"
+        " q.reasoning FROM usage_quarters q JOIN sessions s ON s.id = q.session_id"
+    ):
+        acc = usage.setdefault(((q + week.ROTATE) % week.WEEK, week.utc_offset(q), agent, model, lc), [0] * 5)
+        for i, v in enumerate(values):
+            acc[i] += v
+    stored = {
+        tuple(k): list(v)
+        for *k, v in (
+            (w, o, a, m, lc, [i, out, cr, cw, rs])
+            for w, o, a, m, lc, i, out, cr, cw, rs in db.execute(
+                "SELECT qow, utc_offset, agent, model, long_ctx, input, output, cache_read, cache_write, reasoning"
+                " FROM week_usage"
+            )
+        )
+    }
+    assert stored == usage
+    assert db.execute("SELECT count(*) FROM week_usage WHERE n <= 0").fetchone()[0] == 0
 
 
 def _append_claude(path: Path, text: str, epoch: float) -> None:
@@ -111,6 +158,7 @@ def test_the_counts_follow_every_kind_of_update(svc: Any, tmp_path: Path) -> Non
     files[2].unlink()
     svc.update_index()
     _check(tmp_path)
+
     # A reindex starts over (new session ids) and counts the same per quarter.
     def by_quarter(counted: dict[tuple[int, int], int]) -> dict[int, int]:
         out: dict[int, int] = {}
@@ -123,12 +171,70 @@ def test_the_counts_follow_every_kind_of_update(svc: Any, tmp_path: Path) -> Non
     assert by_quarter(_check(tmp_path)) == before
 
 
-def test_by_hour_from_the_counts_equals_a_scan_of_the_events(svc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_by_hour_from_the_counts_equals_a_scan_of_the_events(
+    svc: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     svc.update_index()
     asks = [{}, {"agent": "codex"}, {"since": "2025-01-01"}, {"since": "2025-01-01", "until": "2027-01-01"}]
     fast = [svc.call("stats", {"by": "hour", **p}) for p in asks]
+    monkeypatch.setattr(week, "answers", lambda **_k: False)
+    monkeypatch.setattr(week, "event_counts", lambda *a: pytest.fail("the scan path read the week's sums"))
     monkeypatch.setattr(quarters, "answers", lambda _bounds: False)  # as for bounds off a quarter: a scan
     monkeypatch.setattr(quarters, "counts", lambda *a, **k: pytest.fail("the scan path read the counts"))
     for p, got in zip(asks, fast, strict=True):
         assert got == svc.call("stats", {"by": "hour", **p}), p
     assert fast[0]["totals"]["events"] > 50
+
+
+@pytest.fixture
+def berlin(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A zone with daylight saving (offsets +60 and +120 minutes) for the test's duration."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_week_sums_answer_as_the_per_session_counts_in_a_zone_with_summer_time(
+    berlin: None, svc: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = sorted((tmp_path / "claude").rglob("*.jsonl"))
+    _append_claude(files[0], "a prompt in the summer", 1_784_000_000.0)  # 2026-07-14, UTC+2 in Berlin
+    svc.update_index()
+    _check(tmp_path)
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite3") as db:
+        offsets = {o for (o,) in db.execute("SELECT DISTINCT utc_offset FROM week_events")}
+    assert offsets == {60, 120}, offsets  # events in winter and in summer
+    asks: list[dict[str, Any]] = [{}, {"agent": "claude-code"}]
+    weekly = [svc.call("stats", {"by": "hour", **p}) for p in asks]
+    monkeypatch.setattr(week, "answers", lambda **_k: False)
+    assert weekly == [svc.call("stats", {"by": "hour", **p}) for p in asks]
+    assert weekly[0]["totals"]["events"] > 50 and weekly[0]["totals"]["total_tokens"] > 0
+
+
+def test_an_index_older_than_the_week_sums_gets_them_filled(tmp_path: Path) -> None:
+    shutil.copytree(CLAUDE, tmp_path / "claude")
+    shutil.copytree(CODEX, tmp_path / "codex")
+    config = load_config(data_dir=str(tmp_path / "data"), only_roots=True,
+                         root_options=[f"claude-code={tmp_path / 'claude'}", f"codex={tmp_path / 'codex'}"])  # fmt: skip
+    svc = Service(config, workers=1)
+    svc.update_index()
+    made = [svc.call("stats", {"by": by}) for by in ("hour", "tool", "tool-category")]
+    svc.close()
+    path = tmp_path / "data" / "index.sqlite3"
+    with sqlite3.connect(path) as db:  # as m014 left it
+        db.execute("DROP TABLE week_events")
+        db.execute("DROP TABLE week_usage")
+        db.execute("ALTER TABLE usage_quarters DROP COLUMN agent")
+        db.execute("DROP TABLE tool_totals")
+        db.execute("DELETE FROM _migrations WHERE name IN ('m015_week', 'm016_tool_totals')")
+    svc = Service(config, workers=1)
+    try:
+        assert [svc.call("stats", {"by": by}) for by in ("hour", "tool", "tool-category")] == made
+        _check(tmp_path)
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT count(*) FROM week_events").fetchone()[0] > 0
+            assert db.execute("SELECT count(*) FROM usage_quarters WHERE agent = ''").fetchone()[0] == 0
+    finally:
+        svc.close()

@@ -66,7 +66,9 @@ def team_rows(url: str, machine_name: str | None = None) -> dict[str, list[tuple
         ).fetchall()
         assert drift == []
         return {
-            "daily": conn.execute(f"SELECT * FROM usage_daily {where} ORDER BY 1, 2, 3, 4, 5", params).fetchall(),
+            "daily": conn.execute(
+                f"SELECT * FROM usage_daily {where} ORDER BY 1, 2, 3, 4, 5", params
+            ).fetchall(),
             "sessions": conn.execute(
                 f"SELECT machine, agent, sid, collection, kind, cwd, title, activity, doc FROM sessions {where}"
                 " ORDER BY 1, 2, 3, 4",
@@ -148,7 +150,9 @@ def test_an_append_pushes_only_that_sessions_new_events(
     sid = session_file.stem
     # As Claude Code appends: the new prompt continues the conversation's last record.
     last = [json.loads(x) for x in session_file.read_text().splitlines() if x.strip()]
-    parent = next((r["uuid"] for r in reversed(last) if r.get("uuid") and r.get("type") in ("user", "assistant")), None)
+    parent = next(
+        (r["uuid"] for r in reversed(last) if r.get("uuid") and r.get("type") in ("user", "assistant")), None
+    )
     line = {
         "type": "user",
         "message": {"role": "user", "content": "pushed afterwards: zebrafinch"},
@@ -331,7 +335,10 @@ def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.Captu
     projects, and the unique short ids — the same answers as the machine's own index."""
     local = team.machines["laptop"]
     listed = cli(capsys, [*local, "list", "--limit", "500", "--no-update"])["sessions"]
-    remote = {(s["agent"], s["id"]): s for s in team.call("sessions.list", {"machine": "laptop", "limit": 500})["sessions"]}
+    remote = {
+        (s["agent"], s["id"]): s
+        for s in team.call("sessions.list", {"machine": "laptop", "limit": 500})["sessions"]
+    }
     assert all(remote[(s["agent"], s["id"])]["short_id"] == s["short_id"] for s in listed)
     big = max(listed, key=lambda s: s["messages"])
     ref = {"agent": big["agent"], "id": big["id"]}
@@ -346,8 +353,12 @@ def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.Captu
         mine = cli(capsys, [*local, "stats", "--by", by, "--no-update"])
         theirs = team.call("stats", {"by": by, "machine": "laptop"})
         assert theirs["totals"] == mine["totals"], by
-        assert {r["key"]: (r.get("calls", r.get("events")), r.get("category"), r.get("tools")) for r in theirs["rows"]} == {
-            r["key"]: (r.get("calls", r.get("events")), r.get("category"), r.get("tools")) for r in mine["rows"]
+        assert {
+            r["key"]: (r.get("calls", r.get("events")), r.get("category"), r.get("tools"))
+            for r in theirs["rows"]
+        } == {
+            r["key"]: (r.get("calls", r.get("events")), r.get("category"), r.get("tools"))
+            for r in mine["rows"]
         }, by
     mine = cli(capsys, [*local, "projects", "--no-update"])["projects"]
     theirs = team.call("projects.list", {"machine": "laptop"})["projects"]
@@ -356,14 +367,37 @@ def test_team_reading_views_match_the_local_ones(team: Any, capsys: pytest.Captu
     }
 
 
-def test_team_ranks_only_the_newest_matches_of_a_common_word(team: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_team_ranks_only_the_newest_matches_of_a_common_word(
+    team: Any, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The team server's bounded ranking (docs/team.md): the newest RANK_WINDOW matches, by
+    ts_rank_cd — checked against the same ranking done by hand in SQL, pages included."""
     import agtaild.pg.search as pg_search
 
-    everything = team.call("search", {"q": "the", "limit": 50})["hits"]
-    assert len(everything) > 3
-    monkeypatch.setattr(pg_search, "RANK_WINDOW", 3)
-    windowed = team.call("search", {"q": "the", "limit": 50})["hits"]
-    assert 0 < len(windowed) <= 3
+    def by_hand(window: int | None) -> list[tuple[str, int]]:
+        newest = f"ORDER BY id DESC LIMIT {window}" if window else ""
+        rank = "ts_rank_cd('{0.1, 0.3, 0.6, 1.0}', tsv, phraseto_tsquery('simple', 'the'))"
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute(
+                f"SELECT sid, seq FROM (SELECT id, sid, seq, {rank} AS r FROM events"
+                f" WHERE tsv @@ phraseto_tsquery('simple', 'the') {newest}) m ORDER BY -r, id"
+            ).fetchall()
+        return [(str(sid), int(seq)) for sid, seq in rows]
+
+    def hits(limit: int, cursor: str | None = None) -> dict[str, Any]:
+        return team.call("search", {"q": "the", "limit": limit, **({"cursor": cursor} if cursor else {})})
+
+    everything = by_hand(None)
+    assert len(everything) > 6
+    assert [(h["session"]["id"], h["event"]["seq"]) for h in hits(50)["hits"]] == everything[:50]
+    monkeypatch.setattr(pg_search, "RANK_WINDOW", 6)
+    windowed = by_hand(6)
+    assert len(windowed) == 6 and windowed != everything[:6]
+    first = hits(3)
+    second = hits(3, first["next"])
+    assert [(h["session"]["id"], h["event"]["seq"]) for h in first["hits"] + second["hits"]] == windowed
+    rest = hits(3, second["next"])["hits"] if second["next"] else []
+    assert rest == []  # nothing past the window
 
 
 def test_team_events_and_resume_rules(team: Any) -> None:
@@ -380,10 +414,15 @@ def test_team_events_and_resume_rules(team: Any) -> None:
     with pytest.raises(Refused, match="desktop"):
         team.call("resume.command", {"agent": s["agent"], "id": s["id"]})
     mine = next(
-        s for s in team.call("sessions.list", {"machine": "laptop", "agent": "claude-code", "limit": 50})["sessions"]
+        s
+        for s in team.call("sessions.list", {"machine": "laptop", "agent": "claude-code", "limit": 50})[
+            "sessions"
+        ]
         if s["parent"] is None
     )
-    command = team.call("resume.command", {"agent": "claude-code", "id": mine["id"], "from_machine": "laptop"})
+    command = team.call(
+        "resume.command", {"agent": "claude-code", "id": mine["id"], "from_machine": "laptop"}
+    )
     assert command["argv"][0] == "claude" and mine["id"] in command["argv"][-1]
     machines = team.call("machines.list", {})["machines"]
     assert {m["machine"] for m in machines} == {"laptop", "desktop"}
@@ -424,17 +463,34 @@ def test_team_server_daemon_serves_the_api_and_streams_pushes(
         )
         # The CLI against the team server, by URL: the machine filter and facet.
         env = {**os.environ, "AGTAIL_SERVER": server.url, "AGTAIL_TOKEN": server.token, "HOME": str(tmp_path)}
-        run = [sys.executable, "-c", "import sys; from agtaild.cli import main; sys.exit(main())", "--data-dir", str(tmp_path / "cli")]
-        listed_cli = subprocess.run([*run, "list", "--machine", "desktop", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        run = [
+            sys.executable,
+            "-c",
+            "import sys; from agtaild.cli import main; sys.exit(main())",
+            "--data-dir",
+            str(tmp_path / "cli"),
+        ]
+        listed_cli = subprocess.run(
+            [*run, "list", "--machine", "desktop", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert listed_cli.returncode == 0, listed_cli.stderr
         sessions = json.loads(listed_cli.stdout)["sessions"]
         assert sessions and {s["machine"] for s in sessions} == {"desktop"}
-        by_machine = subprocess.run([*run, "stats", "--by", "machine", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        by_machine = subprocess.run(
+            [*run, "stats", "--by", "machine", "--json"], capture_output=True, text=True, env=env, timeout=60
+        )
         assert {r["key"] for r in json.loads(by_machine.stdout)["rows"]} == {"laptop", "desktop"}
         one = sessions[0]
         shown = subprocess.run(
             [*run, "show", f"{one['agent']}:{one['id']}", "--machine", "desktop", "--json"],
-            capture_output=True, text=True, env=env, timeout=60,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
         )
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["session"]["machine"] == "desktop"
@@ -499,9 +555,10 @@ def _mcp_on_team_server(socket_path: Path, one: dict[str, Any]) -> None:
 
     async def run() -> None:
         transport = httpx2.AsyncHTTPTransport(uds=str(socket_path))
-        async with httpx2.AsyncClient(transport=transport, timeout=60) as http, Client(
-            streamable_http_client("http://localhost/mcp", http_client=http)
-        ) as client:
+        async with (
+            httpx2.AsyncClient(transport=transport, timeout=60) as http,
+            Client(streamable_http_client("http://localhost/mcp", http_client=http)) as client,
+        ):
             answers = {}
             for name, args in (
                 ("list_sessions", {"limit": 5}),
@@ -555,7 +612,9 @@ def test_usage_daily_follows_every_change_of_usage(team: Any, pg_url: str) -> No
         assert daily["totals"]["total_tokens"] > 0
 
 
-def test_secrets_leave_for_the_team_database_masked(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_secrets_leave_for_the_team_database_masked(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A pushed transcript's secrets are masked before they leave the machine: no row of the
     team database holds one, so the team server cannot reveal it."""
     github = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a format-valid fake, assembled here
@@ -570,5 +629,9 @@ def test_secrets_leave_for_the_team_database_masked(tmp_path: Path, pg_url: str,
     os.utime(session, (1_700_000_000, 1_700_000_000))
     push(capsys, args, pg_url, "leaky")
     with psycopg.connect(pg_url) as conn:
-        dumped = json.dumps([conn.execute(f"SELECT * FROM {t}").fetchall() for t in ("sessions", "events")], default=str, ensure_ascii=False)
+        dumped = json.dumps(
+            [conn.execute(f"SELECT * FROM {t}").fetchall() for t in ("sessions", "events")],
+            default=str,
+            ensure_ascii=False,
+        )
     assert github not in dumped and "«secret:github-pat …q7R8»" in dumped

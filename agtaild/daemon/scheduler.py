@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from agtaild.api.hub import ChangeHub
+from agtaild.index.memory import BIG_UPDATE_BYTES
 
 log = logging.getLogger("agtaild.daemon.scheduler")
 
@@ -166,9 +167,17 @@ class IndexWriter:
                 continue
             # Paths almost due ride along: one transaction for a burst, not one per straggler.
             horizon = now + self.debounce / 2
-            due = [p for p, (first, last) in self._pending.items() if min(last + self.debounce, first + self.max_delay) <= now]
+            due = [
+                p
+                for p, (first, last) in self._pending.items()
+                if min(last + self.debounce, first + self.max_delay) <= now
+            ]
             if due:
-                due = [p for p, (first, last) in self._pending.items() if min(last + self.debounce, first + self.max_delay) <= horizon]
+                due = [
+                    p
+                    for p, (first, last) in self._pending.items()
+                    if min(last + self.debounce, first + self.max_delay) <= horizon
+                ]
             if due:
                 for p in due:
                     del self._pending[p]
@@ -225,8 +234,14 @@ class IndexWriter:
         agents = f" of {len(held)} agent{'' if len(held) == 1 else 's'}" if per_agent else ""
         detail = f" ({', '.join(f'{a} {n}' for n, a in held)})" if held else ""
         sessions = int(report.get("sessions") or 0)
-        log.info("first index done: %d session%s%s%s in %.1f s", sessions, "" if sessions == 1 else "s",
-                 agents, detail, float(report.get("seconds") or 0.0))
+        log.info(
+            "first index done: %d session%s%s%s in %.1f s",
+            sessions,
+            "" if sessions == 1 else "s",
+            agents,
+            detail,
+            float(report.get("seconds") or 0.0),
+        )
 
     async def _until(self, event: asyncio.Event) -> None:
         """Wait for ``event``, or for stop() (a daemon that failed to bind never sets it)."""
@@ -278,7 +293,12 @@ class IndexWriter:
                 raise _Stop()
 
         only = None if paths is None else expand_dirs(paths)
-        return self.service.update_index(full=full, only_paths=only, progress=progress)
+        report: dict[str, Any] = self.service.update_index(full=full, only_paths=only, progress=progress)
+        tracker = self._progress
+        release = getattr(self.service, "release_memory", None)
+        if release is not None and tracker is not None and tracker.bytes_total >= BIG_UPDATE_BYTES:
+            release()  # an idle daemon is not as big as its first index (agtaild.index.memory)
+        return report
 
     def progress(self) -> dict[str, Any] | None:
         """The running update's progress (/health ``progress``), or None when idle."""

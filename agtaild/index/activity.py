@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.index import quarters
+from agtaild.index import quarters, tool_totals, week
 from agtaild.index.codec import EVENT_FIELDS
 from agtaild.index.params import TimeBound
 from agtaild.index.queries import add_usage, empty_usage
@@ -36,7 +36,11 @@ _SHIFT = quarters.SHIFT
 
 
 def _where(
-    agent: str | None, project: str | None, since: TimeBound | None, until: TimeBound | None, col: str,
+    agent: str | None,
+    project: str | None,
+    since: TimeBound | None,
+    until: TimeBound | None,
+    col: str,
     picked: Picked = (None, None),
 ) -> tuple[str, list[Any]]:
     where = [f"{col} IS NOT NULL"]
@@ -71,6 +75,8 @@ def by_tool(
 ) -> dict[str, Any]:
     """Tool calls by tool name (``by="tool"``: each row names its ``category``) or by category
     (``by="tool-category"``: each row lists its ``tools``)."""
+    if tool_totals.answers(project=project, since=since, until=until, picked=picked):
+        return tool_rows(tool_totals.groups(db, agent), by)  # the writer's totals
     clause, args = _where(agent, project, since, until, "e.epoch", picked)
     if since is None and until is None:
         clause = clause.replace("e.epoch IS NOT NULL", "1")
@@ -158,13 +164,24 @@ def by_hour(
             got = local[quarter] = (str((t.tm_wday + 1) % 7), f"{t.tm_hour:02d}")
         return got
 
-    # Events per quarter: from the writer's counts (agtaild.index.quarters) when the bounds are
-    # whole quarters (dates and hours always are), else by counting the events themselves.
+    # Over the whole history (no project, bound or selection of sessions): the writer's sums
+    # per quarter of the week (agtaild.index.week), a few thousand rows at any size; each bucket
+    # is then a local quarter of the week. Else events per quarter: from the writer's counts per
+    # session (agtaild.index.quarters) when the bounds are whole quarters (dates and hours
+    # always are), else by counting the events themselves.
+    weekly = week.answers(project=project, since=since, until=until, picked=picked)
+    if weekly:
+
+        def when(quarter: int) -> tuple[str, str]:  # here a local hour of the week, Monday first
+            return str((quarter // 24 + 1) % 7), f"{quarter % 24:02d}"
+
     bounds = [b.epoch for b in (since, until) if b is not None]
     rolled = quarters.answers(bounds)
     over: dict[str, Any] = {"agent": agent, "project": project, "picked": picked,
             "since": since.epoch if since is not None else None, "until": until.epoch if until is not None else None}  # fmt: skip
-    if rolled:
+    if weekly:
+        per_quarter = week.event_counts(db, agent)
+    elif rolled:
         per_quarter = quarters.counts(db, **over)
     else:
         clause, args = _where(agent, project, since, until, "e.epoch", picked)
@@ -179,7 +196,9 @@ def by_hour(
     # Tokens are summed per (local weekday, hour, model, long-context flag) and each sum priced
     # once, in that order, as a GROUP BY on the local time would.
     groups: dict[tuple[str, str, str | None, int], list[int]] = {}
-    if rolled:
+    if weekly:
+        usage_rows = week.usage_counts(db, agent)
+    elif rolled:
         usage_rows = quarters.usage_counts(db, **over)
     else:
         clause, args = _where(agent, project, since, until, "u.epoch", picked)

@@ -14,12 +14,20 @@ bytes to read (an append counts only the appended bytes).
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable
 from typing import Any
 
 #: The rate is measured over the reading phase; before this many seconds of it, no ETA.
 MIN_RATE_SECONDS = 0.5
+#: The rate is that of the last quarter of the reading so far (at least RECENT_MIN_SECONDS of
+#: it), not of all of it: a shared machine's load moves, and an ETA from the whole average kept
+#: the speed of the start. Measured on the 10 GB bench corpus (bench/RESULTS.md), the load
+#: falling from ~10 to ~2 during the index: at half way the whole average said 778 s for the
+#: 550 s left (+41 %); the last quarter, replayed on the same samples, 562 s (+2 %).
+RECENT_SHARE = 0.25
+RECENT_MIN_SECONDS = 5.0
 
 
 class IndexProgress:
@@ -36,6 +44,9 @@ class IndexProgress:
         self.files_total = 0
         self.bytes_done = 0
         self.bytes_total = 0
+        #: (monotonic time, bytes done) after a stored unit, at most one a second: the rate's window.
+        self._times: list[float] = []
+        self._bytes: list[int] = []
 
     def reading(self, files_total: int, bytes_total: int) -> None:
         self.files_total, self.bytes_total = files_total, bytes_total
@@ -46,17 +57,33 @@ class IndexProgress:
         """One more unit read and stored; ``cost`` its bytes."""
         self.bytes_done += cost
         self.files_done += 1
+        now = time.monotonic()
+        if not self._times or now - self._times[-1] >= 1.0:
+            self._times.append(now)
+            self._bytes.append(self.bytes_done)
 
     def finishing(self) -> None:
         self.phase = "finishing"
 
     def rate(self) -> float | None:
-        """Bytes per second over the reading phase so far (None before it means anything)."""
+        """Bytes per second over the last quarter of the reading so far (see RECENT_SHARE;
+        None before it means anything)."""
         if self._reading_since is None:
             return None
-        elapsed = time.monotonic() - self._reading_since
+        now = time.monotonic()
+        elapsed = now - self._reading_since
         if elapsed < MIN_RATE_SECONDS or self.bytes_done <= 0:
             return None
+        since = now - max(RECENT_MIN_SECONDS, RECENT_SHARE * elapsed)
+        at = bisect.bisect_left(self._times, since)
+        if (
+            since > self._reading_since
+            and at < len(self._times)
+            and now - self._times[at] >= MIN_RATE_SECONDS
+        ):
+            done = self.bytes_done - self._bytes[at]
+            if done > 0:
+                return done / (now - self._times[at])
         return self.bytes_done / elapsed
 
     def snapshot(self) -> dict[str, Any]:

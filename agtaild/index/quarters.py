@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agtaild.index import week
 from agtaild.index.selection import Picked, id_conditions
 
 #: Added to epochs before they are cut into quarter hours, so that the integer division floors
@@ -58,14 +59,17 @@ CREATE TABLE IF NOT EXISTS usage_quarters (
     cache_read INTEGER NOT NULL,
     cache_write INTEGER NOT NULL,
     reasoning INTEGER NOT NULL,
+    agent TEXT NOT NULL DEFAULT '',  -- the session's (agtaild.index.week sums by it); m015
     PRIMARY KEY (session_id, day, quarter, model, long_ctx)
 ) WITHOUT ROWID;
 """
 #: ``INSERT INTO usage_quarters`` the counted usage rows of a FROM clause naming them ``u``.
 USAGE_INSERT = (
-    "INSERT INTO usage_quarters SELECT u.session_id, u.day, " + QUARTER_SQL.format(col="u.epoch") + ","
+    "INSERT INTO usage_quarters (session_id, day, quarter, model, long_ctx, input, output, cache_read,"
+    " cache_write, reasoning, agent) SELECT u.session_id, u.day, " + QUARTER_SQL.format(col="u.epoch") + ","
     " coalesce(u.model, ''), u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write),"
-    " sum(u.reasoning) {source} WHERE u.counted = 1 AND u.epoch IS NOT NULL {cond} GROUP BY 1, 2, 3, 4, 5"
+    " sum(u.reasoning), min(u.agent) {source} WHERE u.counted = 1 AND u.epoch IS NOT NULL {cond}"
+    " GROUP BY 1, 2, 3, 4, 5"
 )
 
 
@@ -107,9 +111,12 @@ def add_rows(db: sqlite3.Connection, session_id: int, rows: Iterable[Sequence[An
             " ON CONFLICT (session_id, quarter) DO UPDATE SET n = n + excluded.n",
             [(session_id, q, n) for q, n in counts.items()],
         )
+        week.add_events(db, session_id, counts, +1)
 
 
 def drop_session(db: sqlite3.Connection, session_id: int) -> None:
+    gone = db.execute("SELECT quarter, n FROM event_quarters WHERE session_id = ?", (session_id,)).fetchall()
+    week.add_events(db, session_id, dict(gone), -1)
     db.execute("DELETE FROM event_quarters WHERE session_id = ?", (session_id,))
 
 
@@ -126,10 +133,16 @@ def drop_where(db: sqlite3.Connection, session_id: int, where: str, args: Sequen
         [(n, session_id, q) for q, n in gone],
     )
     db.execute("DELETE FROM event_quarters WHERE session_id = ? AND n <= 0", (session_id,))
+    week.add_events(db, session_id, {int(q): int(n) for q, n in gone}, -1)
 
 
 def counts(
-    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None,
+    db: sqlite3.Connection,
+    *,
+    agent: str | None,
+    project: str | None,
+    since: float | None,
+    until: float | None,
     picked: Picked = (None, None),
 ) -> list[tuple[int, int]]:
     """(quarter, events) over the sessions the filters keep; bounds must be :func:`aligned`."""
@@ -139,7 +152,12 @@ def counts(
 
 
 def usage_counts(
-    db: sqlite3.Connection, *, agent: str | None, project: str | None, since: float | None, until: float | None,
+    db: sqlite3.Connection,
+    *,
+    agent: str | None,
+    project: str | None,
+    since: float | None,
+    until: float | None,
     picked: Picked = (None, None),
 ) -> list[tuple[Any, ...]]:
     """(quarter, model or None, long_ctx, input, output, cache_read, cache_write, reasoning)

@@ -364,7 +364,40 @@ def m014_rollup_day(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX usage_rollup_day ON usage_rollup(day, agent, session_id)")
 
 
-def m015_partial_tool_index(db: sqlite3.Connection) -> None:
+def m015_week(db: sqlite3.Connection) -> None:
+    """``week_events`` / ``week_usage``: the activity per UTC quarter of the week and the
+    zone's offset, over the whole history (agtaild.index.week), so that ``stats --by hour``
+    reads a few thousand rows at any size; ``usage_quarters`` gains the session's agent, which
+    they are summed by. An existing index gets them filled here, without a rebuild."""
+    from agtaild.index import week
+
+    columns = {row[1] for row in db.execute("PRAGMA table_info(usage_quarters)")}
+    if "agent" not in columns:
+        db.execute("ALTER TABLE usage_quarters ADD COLUMN agent TEXT NOT NULL DEFAULT ''")
+        db.execute(
+            "UPDATE usage_quarters SET agent = coalesce((SELECT s.agent FROM sessions s"
+            " WHERE s.id = usage_quarters.session_id), '')"
+        )
+    week.create(db)
+
+
+def m016_tool_totals(db: sqlite3.Connection) -> None:
+    """``tool_totals``: tool calls per (agent, tool, category, failed), kept by the writer, so
+    that ``stats --by tool`` without dates no longer groups every call ever made
+    (agtaild.index.tool_totals). An existing index gets it filled here, without a rebuild."""
+    from agtaild.index import tool_totals
+
+    tool_totals.create(db)
+
+
+def m017_rollup_agent(db: sqlite3.Connection) -> None:
+    """``usage_rollup`` by (agent, session): stats by agent count each agent's sessions with
+    usage (``count(DISTINCT session_id)``) in one ordered walk, without two temporary B-trees
+    (10 GB bench corpus, 151,120 rollup rows: 142 → 21 ms of CPU)."""
+    db.execute("CREATE INDEX IF NOT EXISTS usage_rollup_agent ON usage_rollup(agent, session_id)")
+
+
+def m018_partial_tool_index(db: sqlite3.Connection) -> None:
     """``events_tool_categories`` over tool calls only (``kind = 'tool_use'``, as the queries
     that read it say: agtaild.index.activity, report): the other events, about 70% of them,
     no longer cost an index entry each when they are stored (measured: ≈ a sixth of the
@@ -392,7 +425,10 @@ MIGRATIONS: list[Migration] = [
     m012_event_quarters,
     m013_edits,
     m014_rollup_day,
-    m015_partial_tool_index,
+    m015_week,
+    m016_tool_totals,
+    m017_rollup_agent,
+    m018_partial_tool_index,
 ]
 
 

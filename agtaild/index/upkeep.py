@@ -21,7 +21,9 @@ from agtaild.index.progress import Progress
 from agtaild.index.storage import DiskFull, disk_full_message, problem_of
 
 
-def update(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Progress | None) -> dict[str, Any]:
+def update(
+    svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Progress | None
+) -> dict[str, Any]:
     """Service.update_index. Collections that appeared in the import store since the roots
     were resolved become roots first (agtaild.store.imports), so a long-running daemon reads
     them without a restart."""
@@ -63,22 +65,31 @@ def repair(svc: Any, why: str, exc: BaseException | None = None) -> None:
         svc.on_repaired()
 
 
-def run(svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Progress | None) -> dict[str, Any]:
+def run(
+    svc: Any, *, full: bool, only_paths: Iterable[str] | None, progress: Progress | None
+) -> dict[str, Any]:
     """One update under the write lock; a full disk becomes DiskFull (the index is left as
     the last commit wrote it, and the next update goes on from there)."""
     from agtaild.index.update import Updater
     from agtaild.store.imports import adopt_new_collections
 
     adopt_new_collections(svc.config)
-    updater = Updater(svc._db, svc.config, workers=svc.workers, after_native_read=svc.after_native_read,
-                      before_discovery=svc.before_discovery)
+    updater = Updater(
+        svc._db,
+        svc.config,
+        workers=svc.workers,
+        after_native_read=svc.after_native_read,
+        before_discovery=svc.before_discovery,
+    )
     keeper = svc.index
     try:
         report: dict[str, Any] = updater.run(full=full, only_paths=only_paths, progress=progress)
     except sqlite3.OperationalError as exc:
         if problem_of(exc) != "full":
             raise
-        message = disk_full_message(Path(svc.config.data_dir), updater.bytes_left + _size(svc.config.index_path) // 4)
+        message = disk_full_message(
+            Path(svc.config.data_dir), updater.bytes_left + _size(svc.config.index_path) // 4
+        )
         keeper.state, keeper.message = "disk_full", message
         raise DiskFull(message) from None
     report["secrets"] = scan_secrets_inline(svc, read_bytes=updater.read_bytes)
@@ -113,8 +124,12 @@ def not_updated(svc: Any) -> dict[str, Any]:
     from agtaild.index.totals import totals
 
     report = totals(svc._reader())
-    report.update(seconds=0.0, read=0, changed=[],
-                  errors=[{"path": svc.config.data_dir, "agent": "", "error": svc.index.message or "read-only"}])
+    report.update(
+        seconds=0.0,
+        read=0,
+        changed=[],
+        errors=[{"path": svc.config.data_dir, "agent": "", "error": svc.index.message or "read-only"}],
+    )
     return report
 
 
@@ -137,10 +152,12 @@ def check_timezone(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         if row is not None:
+            from agtaild.index import week
             from agtaild.index.usage import refresh_rollup
 
             db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '')")
             refresh_rollup(db, None)
+            week.rebuild(db)  # the zone's offsets of every quarter of the week
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
         db.execute("COMMIT")
     except BaseException:

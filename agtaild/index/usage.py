@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from agtaild.index import quarters
+from agtaild.index import quarters, week
 
 #: Sessions per statement when the whole rollup is rebuilt (bounds the sort's memory).
 ROLLUP_CHUNK = 500
@@ -102,10 +102,13 @@ def refresh_rollup(
                 (start, end),
             )
             db.execute(
-                quarters.USAGE_INSERT.format(source="FROM usage u", cond="AND u.session_id >= ? AND u.session_id < ?"),
+                quarters.USAGE_INSERT.format(
+                    source="FROM usage u", cond="AND u.session_id >= ? AND u.session_id < ?"
+                ),
                 (start, end),
             )
         rebuild_daily(db)
+        week.rebuild_usage(db)
         return
     db.execute("CREATE TEMP TABLE IF NOT EXISTS _rs (session_id INTEGER PRIMARY KEY)")
     db.execute(
@@ -136,15 +139,26 @@ def refresh_rollup(
         f"INSERT INTO usage_rollup {columns} FROM _rd d CROSS JOIN usage u ON u.session_id = d.session_id"
         f" AND u.day = d.day WHERE u.counted = 1{group}"
     )
-    # The same groups per quarter hour (agtaild.index.quarters: stats by hour).
+    # The same groups per quarter hour (agtaild.index.quarters: stats by hour), and their sums
+    # per quarter of the week (agtaild.index.week) by difference.
+    in_groups = (
+        "FROM _rs r CROSS JOIN usage_quarters q ON q.session_id = r.session_id",
+        "FROM _rd d CROSS JOIN usage_quarters q ON q.session_id = d.session_id AND q.day = d.day",
+    )
+    week.add_usage(db, -1, in_groups)
     db.execute("DELETE FROM usage_quarters WHERE session_id IN (SELECT session_id FROM _rs)")
     db.execute("DELETE FROM usage_quarters WHERE (session_id, day) IN (SELECT session_id, day FROM _rd)")
-    db.execute(quarters.USAGE_INSERT.format(source="FROM _rs r CROSS JOIN usage u ON u.session_id = r.session_id", cond=""))
+    db.execute(
+        quarters.USAGE_INSERT.format(
+            source="FROM _rs r CROSS JOIN usage u ON u.session_id = r.session_id", cond=""
+        )
+    )
     db.execute(
         quarters.USAGE_INSERT.format(
             source="FROM _rd d CROSS JOIN usage u ON u.session_id = d.session_id AND u.day = d.day", cond=""
         )
     )
+    week.add_usage(db, +1, in_groups)
     _add_daily(db, +1)
     for table in SUMMED:
         db.execute(f"DELETE FROM {table} WHERE n = 0")
@@ -213,5 +227,7 @@ def m010_usage_session_time(db: sqlite3.Connection) -> None:
         " WHERE epoch IS NULL"
     ).rowcount
     if changed:
-        db.execute("UPDATE usage SET day = coalesce(agtail_local_day(epoch), '') WHERE day = '' AND epoch IS NOT NULL")
+        db.execute(
+            "UPDATE usage SET day = coalesce(agtail_local_day(epoch), '') WHERE day = '' AND epoch IS NOT NULL"
+        )
         refresh_rollup(db, None)

@@ -24,10 +24,11 @@ from typing import Any
 
 import msgspec
 
-from agtaild.index import edits, findings, quarters
+from agtaild.index import edits, findings, quarters, tool_totals
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
+from agtaild.index.week import TABLES as WEEK_TABLES
 
 _CHUNK = 500
 #: Past this many touched usage keys an update re-counts every key instead: cheaper than a
@@ -153,7 +154,15 @@ class Writer:
         db = self.db
         db.execute("INSERT INTO events_fts(events_fts) VALUES ('delete-all')")
         db.execute("DELETE FROM events_cjk")
-        derived = ("usage_rollup", "usage_daily", "usage_totals", "event_quarters", "usage_quarters")
+        derived = (
+            "usage_rollup",
+            "usage_daily",
+            "usage_totals",
+            "event_quarters",
+            "usage_quarters",
+            *WEEK_TABLES,
+            "tool_totals",
+        )
         for table in ("events", "edits", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
         findings.forget_all(db)
@@ -324,6 +333,7 @@ class Writer:
             "DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE session_id = ?)",
             (session_id,),
         )
+        tool_totals.drop_where(db, session_id, "session_id = ?", (session_id,))
         db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
         quarters.drop_session(db, session_id)
         db.execute("DELETE FROM secret_findings WHERE session_id = ?", (session_id,))
@@ -354,6 +364,7 @@ class Writer:
             )
             db.execute(f"DELETE FROM events_cjk WHERE rowid IN (SELECT id FROM events WHERE {where})", args)
             quarters.drop_where(db, session_id, where, args)
+            tool_totals.drop_where(db, session_id, where, args)
             db.execute(f"DELETE FROM events WHERE {where}", args)
             db.execute(f"DELETE FROM secret_findings WHERE {where}", args)
             edits.drop_seqs(db, session_id, list(part))  # type: ignore[arg-type]
@@ -376,6 +387,7 @@ class Writer:
             rows,
         )
         quarters.add_rows(db, session_id, rows)
+        tool_totals.add_rows(db, session_id, rows)
         findings.queue_reused(db, first, len(rows))
         self._cjk.extend((first + i, text, tool_input) for i, text, tool_input in prep.cjk)
         self._pending_chars += prep.chars

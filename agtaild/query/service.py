@@ -124,7 +124,9 @@ class Service:
         return agent
 
     # -- the interface --------------------------------------------------------------------
-    def call(self, method: str, params: dict[str, Any] | None = None, *, reveal: bool = False) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, *, reveal: bool = False
+    ) -> dict[str, Any]:
         """The answer to ``method``, with every secret in its text masked (agtaild.query.masking)
         unless ``reveal``, which only an in-process caller can ask for: no API parameter sets it."""
         answer = self._answer(method, params)
@@ -139,7 +141,9 @@ class Service:
         except sqlite3.Error:
             return set()
 
-    def scan_secrets(self, *, max_seconds: float | None = None, max_chars: int | None = None) -> dict[str, Any]:
+    def scan_secrets(
+        self, *, max_seconds: float | None = None, max_chars: int | None = None
+    ) -> dict[str, Any]:
         """Run the index's secrets pass (agtaild.index.findings) under the write lock, within a
         budget (None: until every event is scanned). The daemon's writer calls it when idle."""
         from agtaild.index.findings import scan_pass
@@ -234,7 +238,22 @@ class Service:
                 changed = self._probe.execute("PRAGMA data_version").fetchone()[0]
             except sqlite3.Error:
                 return (object(),)
-            return (self._probe, self._probe_generation, changed, self.pricing(), _state_stamp(self.config.data_dir))
+            return (
+                self._probe,
+                self._probe_generation,
+                changed,
+                self.pricing(),
+                _state_stamp(self.config.data_dir),
+            )
+
+    def release_memory(self) -> bool:
+        """After a big update: the reading workers' helper processes stopped, the writer
+        connection's page cache dropped and the process's free memory given back
+        (agtaild.index.memory); True when pages went back to the system."""
+        from agtaild.index import memory
+
+        with self._write_lock:
+            return memory.release([self.index.db], helpers=True)
 
     def close(self) -> None:
         self._closed = True
