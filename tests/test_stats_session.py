@@ -185,12 +185,13 @@ def test_an_older_index_gets_the_wider_rollup_index(svc: Service, monkeypatch: p
     svc.close()
     db = sqlite3.connect(path)
     try:
-        assert "COVERING INDEX usage_rollup_session" in str(
-            db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
-        )
+        plan = str(db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall())
+        assert "COVERING INDEX usage_rollup_" in plan and "TEMP B-TREE" not in plan
+        # m017's index by (agent, session) covers an agent's rows too: without it, m008's alone
+        db.execute("DROP INDEX usage_rollup_agent")
         db.execute("DROP INDEX usage_rollup_session")
         db.execute("CREATE INDEX usage_rollup_session ON usage_rollup(session_id)")
-        db.execute("DELETE FROM _migrations WHERE name = 'm008_statsession'")
+        db.execute("DELETE FROM _migrations WHERE name IN ('m008_statsession', 'm017_rollup_agent')")
         db.commit()
         assert "TEMP B-TREE" in str(db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall())
     finally:
@@ -202,8 +203,10 @@ def test_an_older_index_gets_the_wider_rollup_index(svc: Service, monkeypatch: p
         again.close()
     db = sqlite3.connect(path)
     try:
+        plan = str(db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall())
+        assert "COVERING INDEX usage_rollup_" in plan and "TEMP B-TREE" not in plan
         assert "COVERING INDEX usage_rollup_session" in str(
-            db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+            db.execute(f"EXPLAIN QUERY PLAN {query.replace(' WHERE u.agent = ' + repr('toy'), '')}").fetchall()
         )
     finally:
         db.close()
