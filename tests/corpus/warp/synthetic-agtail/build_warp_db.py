@@ -105,7 +105,7 @@ def usage(tokens, credits):
 conversations = [
     (
         MAIN,
-        {"server_conversation_token": "srv-tok-main-01", "conversation_usage_metadata": usage(18250, 4.0)},
+        {"server_conversation_token": "main01", "conversation_usage_metadata": usage(18250, 4.0)},
         "2026-11-30 09:12:40.250000",
         {
             "initial_query": "Why do the cart tests fail?",
@@ -117,8 +117,8 @@ conversations = [
     (
         CHILD,
         {
-            "server_conversation_token": "srv-tok-child-01",
-            "parent_agent_id": "srv-tok-main-01",
+            "server_conversation_token": "child01",
+            "parent_agent_id": "main01",
             "agent_name": "test-runner",
             "orchestration_harness_type": "warp",
             "parent_conversation_id": MAIN,
@@ -134,8 +134,8 @@ conversations = [
     (
         FORK,
         {
-            "server_conversation_token": "srv-tok-fork-01",
-            "forked_from_server_conversation_token": "srv-tok-main-01",
+            "server_conversation_token": "fork01",
+            "forked_from_server_conversation_token": "main01",
         },
         "2026-11-30 10:00:05.000000",
         {
