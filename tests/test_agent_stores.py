@@ -86,9 +86,14 @@ def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _lock(db: Path) -> sqlite3.Connection:
-    """Another process's exclusive lock (the samples keep a rollback journal: readers wait)."""
+    """Another process's exclusive lock: readers wait. A rollback journal's EXCLUSIVE
+    transaction shuts them out; in WAL mode (a real Crush database is) only a connection in
+    exclusive locking mode does."""
     holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-    assert holder.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    mode = holder.execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode in ("delete", "wal"), mode
+    if mode == "wal":
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
     return holder
 
