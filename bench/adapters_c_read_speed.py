@@ -126,6 +126,32 @@ def measure(adapter: Adapter, root: Path, repeat: int) -> dict[str, float]:
     }
 
 
+def compare(
+    build: Callable[[Path, float], dict[str, tuple[Adapter, Path]]],
+    description: str | None,
+    argv: list[str] | None,
+    mb: float = 8.0,
+) -> int:
+    """The command line of a read-speed bench: ``build(work, mb)`` makes each format's sample
+    in a scratch folder (one of them "claude-code (reference)"), each is measured, and the
+    figures relative to Claude Code's are printed as JSON with the load."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=mb)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="agtail-bench-"))
+    try:
+        rows = {name: measure(adapter, root, args.repeat) for name, (adapter, root) in build(work, args.mb).items()}
+        ref = rows["claude-code (reference)"]
+        for row in rows.values():
+            row["vs_claude"] = round(row["mb_per_s"] / ref["mb_per_s"], 2)
+            row["events_vs_claude"] = round(row["events_per_s"] / ref["events_per_s"], 2)
+        print(json.dumps({"load_avg": os.getloadavg()[0], "formats": rows}, indent=1))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=8.0)

@@ -15,13 +15,9 @@ Run from the repo: ``.venv/bin/python bench/adapters_d_read_speed.py --mb 8``.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import sqlite3
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,7 +29,7 @@ from agtaild.adapters.gptme import GptmeAdapter
 from agtaild.adapters.hermes import HermesAdapter
 from agtaild.adapters.open_interpreter import OpenInterpreterAdapter
 from agtaild.adapters.openclaw import OpenClawAdapter
-from bench.adapters_c_read_speed import measure, repeat_jsonl
+from bench.adapters_c_read_speed import compare, repeat_jsonl
 
 REAL = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "real"
 CLAUDE = REAL / "claude-2.1.197/projects/-tmp-rt-claude-home-src-demo-app/2c4d36d7-6d89-496b-a1e7-ec2a43aa5de6.jsonl"
@@ -115,21 +111,7 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mb", type=float, default=8.0)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="agtail-bench-"))
-    try:
-        rows = {name: measure(adapter, root, args.repeat) for name, (adapter, root) in build(work, args.mb).items()}
-        ref = rows["claude-code (reference)"]
-        for row in rows.values():
-            row["vs_claude"] = round(row["mb_per_s"] / ref["mb_per_s"], 2)
-            row["events_vs_claude"] = round(row["events_per_s"] / ref["events_per_s"], 2)
-        print(json.dumps({"load_avg": os.getloadavg()[0], "formats": rows}, indent=1))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return compare(build, __doc__, argv, mb=8.0)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,8 @@ Run from the repo: ``.venv/bin/python bench/adapters_e_read_speed.py --mb 4``.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import sys
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,7 +27,7 @@ from agtaild.adapters.chatgpt import ChatGptAdapter
 from agtaild.adapters.claude.adapter import ClaudeCodeAdapter
 from agtaild.adapters.claude_ai import ClaudeAiAdapter
 from agtaild.adapters.gemini_apps import GeminiAppsAdapter
-from bench.adapters_c_read_speed import measure, repeat_jsonl
+from bench.adapters_c_read_speed import compare, repeat_jsonl
 from bench.adapters_d_read_speed import CLAUDE
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
@@ -109,26 +105,7 @@ def build(work: Path, mb: float) -> dict[str, tuple[Adapter, Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--mb", type=float, default=4.0)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="agtail-bench-"))
-    try:
-        rows = {
-            name: measure(adapter, root, args.repeat)
-            for name, (adapter, root) in build(work, args.mb).items()
-        }
-        ref = rows["claude-code (reference)"]
-        for row in rows.values():
-            row["vs_claude"] = round(row["mb_per_s"] / ref["mb_per_s"], 2)
-            row["events_vs_claude"] = round(row["events_per_s"] / ref["events_per_s"], 2)
-        print(json.dumps({"load_avg": os.getloadavg()[0], "formats": rows}, indent=1))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return compare(build, __doc__, argv, mb=4.0)
 
 
 if __name__ == "__main__":
