@@ -148,7 +148,8 @@ def scan_pass(
             _set_meta(db, "secrets_sessions_through", "0")
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
+                db.execute("ROLLBACK")
             raise
     while True:
         if max_chars is not None and chars >= max_chars:
@@ -167,7 +168,8 @@ def scan_pass(
                 _set_meta(db, "secrets_sessions_through", str(srows[-1][1]))
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
+                    db.execute("ROLLBACK")
                 raise
             scanned, found, chars = scanned + n, found + f, chars + c
             continue
@@ -191,7 +193,8 @@ def scan_pass(
                 _set_meta(db, "secrets_through", str(rows[-1][0]))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
+                db.execute("ROLLBACK")
             raise
         scanned, found, chars = scanned + n, found + f, chars + c
     return {"scanned": scanned, "findings": found, "pending": pending(db)}

@@ -539,6 +539,7 @@ def migrate(db: sqlite3.Connection) -> bool:
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('event_layout', ?)", (event_layout(),))
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
+            db.execute("ROLLBACK")
         raise
     return rebuilt

@@ -161,5 +161,6 @@ def check_timezone(db: sqlite3.Connection) -> None:
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # a COMMIT that failed (a full disk) has rolled back already
+            db.execute("ROLLBACK")
         raise

@@ -187,8 +187,16 @@ class Service:
 
     def _check_timezone(self) -> None:
         from agtaild.index import upkeep
+        from agtaild.index.storage import DiskFull, disk_full_message, problem_of
 
-        upkeep.check_timezone(self._db)
+        try:
+            upkeep.check_timezone(self._db)
+        except sqlite3.OperationalError as exc:  # a disk that filled as the index was made
+            if problem_of(exc) != "full":
+                raise
+            message = disk_full_message(Path(self.config.data_dir), 1 << 20)
+            self.index.state, self.index.message = "disk_full", message
+            raise DiskFull(message) from None
 
     def update_index(
         self,
