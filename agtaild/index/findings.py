@@ -37,6 +37,8 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
+from agtaild.index.storage import immediate
+
 if TYPE_CHECKING:  # the scanner (re2) is imported by the functions that scan, not by the writer
     from agtaild.secrets.scanner import Scanner
 
@@ -138,19 +140,13 @@ def scan_pass(
     started = time.monotonic()
     scanned = found = chars = 0
     if _meta(db, "secrets_rules") != identity:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             db.execute("DELETE FROM secret_findings")
             db.execute("DELETE FROM secret_clean")
             db.execute("DELETE FROM secret_pending")
             _set_meta(db, "secrets_rules", identity)
             _set_meta(db, "secrets_through", "0")
             _set_meta(db, "secrets_sessions_through", "0")
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
-                db.execute("ROLLBACK")
-            raise
     while True:
         if max_chars is not None and chars >= max_chars:
             break
@@ -162,15 +158,9 @@ def scan_pass(
             (smark, BATCH_EVENTS),
         ).fetchall()
         if srows:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 n, f, c = _scan_sessions(db, scanner, srows)
                 _set_meta(db, "secrets_sessions_through", str(srows[-1][1]))
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
-                    db.execute("ROLLBACK")
-                raise
             scanned, found, chars = scanned + n, found + f, chars + c
             continue
         mark = through(db)
@@ -184,18 +174,12 @@ def scan_pass(
             ).fetchall()
             if not rows:
                 break
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             n, f, c = _scan_rows(db, scanner, rows)
             if queued:
                 db.executemany("DELETE FROM secret_pending WHERE event_id = ?", [(i,) for i in queued])
             else:
                 _set_meta(db, "secrets_through", str(rows[-1][0]))
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
-                db.execute("ROLLBACK")
-            raise
         scanned, found, chars = scanned + n, found + f, chars + c
     return {"scanned": scanned, "findings": found, "pending": pending(db)}
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from agtaild.index.codec import event_layout
 from agtaild.index.edits import m013_edits
+from agtaild.index.storage import immediate
 from agtaild.index.totals import m005_totals
 from agtaild.index.usage import m010_usage_session_time
 
@@ -515,8 +516,7 @@ def migrate(db: sqlite3.Connection) -> bool:
         db.execute("PRAGMA journal_mode = WAL")
     if up_to_date(db):
         return False
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         has_tables = db.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'"
         ).fetchone()[0]
@@ -537,9 +537,4 @@ def migrate(db: sqlite3.Connection) -> bool:
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)", (str(INDEX_VERSION),)
         )
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('event_layout', ?)", (event_layout(),))
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:  # a failed COMMIT (a full disk) rolled back already
-            db.execute("ROLLBACK")
-        raise
     return rebuilt

@@ -14,10 +14,12 @@ rebuilding it, never by giving up. This module holds the pieces Service uses for
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from agtaild.errors import AgtailError, UsageError
@@ -32,6 +34,21 @@ _SIDE_FILES = ("-wal", "-shm")
 
 class DiskFull(AgtailError):
     """The disk holding the data dir is full; the index is left as it was before the update."""
+
+
+@contextlib.contextmanager
+def immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction (``BEGIN IMMEDIATE``) on a connection in autocommit mode: committed
+    when the block ends, rolled back when it raises. A COMMIT that SQLITE_FULL failed has rolled
+    back already: its error is the one raised, not a failed ROLLBACK's."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 def check_data_dir(data_dir: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from agtaild.errors import AgtailError
 from agtaild.index.progress import Progress
-from agtaild.index.storage import DiskFull, disk_full_message, problem_of
+from agtaild.index.storage import DiskFull, disk_full_message, immediate, problem_of
 
 
 def update(
@@ -149,8 +149,7 @@ def check_timezone(db: sqlite3.Connection) -> None:
     from agtaild.index.prepare import local_day
 
     db.create_function("agtail_local_day", 1, local_day)
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         if row is not None:
             from agtaild.index import week
             from agtaild.index.usage import refresh_rollup
@@ -159,8 +158,3 @@ def check_timezone(db: sqlite3.Connection) -> None:
             refresh_rollup(db, None)
             week.rebuild(db)  # the zone's offsets of every quarter of the week
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tz', ?)", (zone,))
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:  # a COMMIT that failed (a full disk) has rolled back already
-            db.execute("ROLLBACK")
-        raise
