@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -286,6 +287,30 @@ def test_a_kept_alive_connection_the_daemon_closed_is_retried_once() -> None:
         client.close()
         server.close()
     assert server.connections == 2 and len(server.requests) == 3
+
+
+def test_meanwhile_runs_once_after_the_request_is_sent_and_before_the_answer() -> None:
+    """The CLI imports what it prints with while the daemon computes: the work runs once the
+    daemon has the request (never before it is sent), once even when the exchange is retried."""
+    server = RawServer([ok(b'{"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}'), None, ok(b'{"b": 2}')])
+    client = Client(socket_path=server.path)
+    seen: list[int] = []
+
+    def meanwhile() -> None:
+        deadline = time.monotonic() + 5
+        while len(server.requests) <= len(seen) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append(len(server.requests))
+
+    try:
+        assert client.call("sessions.list", {}, meanwhile=meanwhile) == {"a": 1}
+        assert seen == [1]  # the server had the request when it ran
+        # The kept-alive connection is closed unanswered: the request is sent again, the work not.
+        assert client.request("GET", "/b", meanwhile=meanwhile) == (200, b'{"b": 2}')
+    finally:
+        client.close()
+        server.close()
+    assert seen == [1, 2] and len(server.requests) == 3
 
 
 def test_a_cut_answer_and_garbage_are_connection_errors_not_retried() -> None:

@@ -19,6 +19,7 @@ from agtaild.words import count
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
     import argparse
+    from collections.abc import Callable
     from typing import Any
 
 #: The CONTRACT keys of `agtail index --json`; extensions follow them.
@@ -50,7 +51,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=50, metavar="N", help="how many sessions (default 50, at most 1000)"
     )
     p.add_argument("--cursor", metavar="C", help='continue after a previous page (its "next")')
-    p.add_argument("--where", metavar="FILTER", help="only sessions this filter holds for, e.g. 'messages<2' (docs/organize.md)")
+    p.add_argument(
+        "--where",
+        metavar="FILTER",
+        help="only sessions this filter holds for, e.g. 'messages<2' (docs/organize.md)",
+    )
     _no_update(p)
     _state_options(p)
     p.set_defaults(func=cmd_list)
@@ -72,7 +77,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="NAME", help="only sessions of this project (last part of the cwd)")
     p.add_argument("--since", metavar="WHEN", help="only events at or after WHEN (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="only events before WHEN (a date includes that day)")
-    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
+    p.add_argument(
+        "--machine",
+        metavar="NAME",
+        help="only sessions pushed by this machine (against a team server: docs/team.md)",
+    )
     p.add_argument(
         "--mode",
         choices=("phrase", "prefix", "words", "regex", "semantic", "hybrid"),
@@ -96,9 +105,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="print a session's transcript",
         description="Print a session and all its events, read from the index.",
     )
-    p.add_argument("session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)")
+    p.add_argument(
+        "session", metavar="AGENT:ID", help="the session (ID may be a unique prefix; AGENT: may be left out)"
+    )
     p.add_argument("--collection", metavar="C", help="the copy imported into collection C (default: native)")
-    p.add_argument("--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)")
+    p.add_argument(
+        "--machine", metavar="NAME", help="the copy pushed by this machine (against a team server)"
+    )
     p.add_argument("--full", action="store_true", help="do not abbreviate long texts and tool results")
     p.add_argument(
         "--branches",
@@ -154,7 +167,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         " of day and weekday (local time); machine: per pushing machine (a team server)",
     )
     p.add_argument("--agent", metavar="A", help="only this agent")
-    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
+    p.add_argument(
+        "--machine",
+        metavar="NAME",
+        help="only sessions pushed by this machine (against a team server: docs/team.md)",
+    )
     p.add_argument("--project", metavar="NAME", help="only this project")
     p.add_argument("--since", metavar="WHEN", help="from this day or time (date, time or age like 7d)")
     p.add_argument("--until", metavar="WHEN", help="up to this day (included) or time")
@@ -183,7 +200,11 @@ def _session_filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--native", dest="imported", action="store_const", const=False, help="only this machine's")
     p.add_argument("--collection", metavar="C", help="only sessions imported into collection C")
     p.add_argument("--archived", action="store_const", const=True, help="only sessions kept by the archive")
-    p.add_argument("--machine", metavar="NAME", help="only sessions pushed by this machine (against a team server: docs/team.md)")
+    p.add_argument(
+        "--machine",
+        metavar="NAME",
+        help="only sessions pushed by this machine (against a team server: docs/team.md)",
+    )
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--programmatic",
@@ -277,14 +298,35 @@ def _daemon_update(ctx: Any, backend: Any, bar: Any) -> dict[str, Any]:
     return report
 
 
-def call_once(ctx: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One service call of a command that asks once: open the backend, call, close."""
+def call_once(
+    ctx: Any, method: str, params: dict[str, Any], *, meanwhile: Callable[[], object] | None = None
+) -> dict[str, Any]:
+    """One service call of a command that asks once: open the backend, call, close.
+    ``meanwhile``: the command's own preparation, run while a daemon computes the answer."""
     backend = open_backend(ctx)
     try:
-        doc: dict[str, Any] = backend.call(method, params)
+        doc: dict[str, Any] = backend.call(method, params, meanwhile=meanwhile)
         return doc
     finally:
         backend.close()
+
+
+def import_listings() -> None:
+    """The modules a listing prints with (a few ms of imports), loaded while the daemon
+    computes the answer: on a machine with a core to spare the two overlap."""
+    import unicodedata  # noqa: F401  (agtaild.cli.width: the width of any non-Latin character)
+
+    from agtaild.cli import format, listings, width  # noqa: F401
+
+
+def import_activity_tables() -> None:
+    """The same for the tables of ``stats --by tool|tool-category|hour``."""
+    from agtaild.cli import activity_tables  # noqa: F401
+
+
+def _printing(ctx: Any, prepare: Callable[[], object] = import_listings) -> Callable[[], object] | None:
+    """What to run while the daemon answers: nothing for a --json answer (printed as it comes)."""
+    return None if ctx.json else prepare
 
 
 def _warn_errors(ctx: Any, report: dict[str, Any]) -> None:
@@ -330,7 +372,10 @@ def cmd_index(ctx: Any) -> int:
         f" in {doc['seconds']:.2f} s"
     )
     if pending:
-        print(f"archive: storing {count(pending, 'file')} in the background (`agtail doctor` shows what is left)", file=sys.stderr)
+        print(
+            f"archive: storing {count(pending, 'file')} in the background (`agtail doctor` shows what is left)",
+            file=sys.stderr,
+        )
     if ctx.args.changes:
         for c in changed:
             print(f"{c['action']:<8} {c['agent']}:{c['id']}  {c['path']}")
@@ -349,8 +394,12 @@ def _state_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label", metavar="KEY[=VALUE]", help="only sessions with this label")
     p.add_argument("--starred", action="store_true", default=None, help="only starred sessions")
     seen = p.add_mutually_exclusive_group()
-    seen.add_argument("--hidden", dest="hidden", action="store_const", const="only", help="only hidden sessions")
-    seen.add_argument("--all", dest="hidden", action="store_const", const="include", help="hidden sessions too")
+    seen.add_argument(
+        "--hidden", dest="hidden", action="store_const", const="only", help="only hidden sessions"
+    )
+    seen.add_argument(
+        "--all", dest="hidden", action="store_const", const="include", help="hidden sessions too"
+    )
 
 
 def _common_params(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
@@ -395,7 +444,7 @@ def cmd_list(ctx: Any) -> int:
     params["limit"] = _limit(ctx.args)
     if ctx.args.query:
         params["q"] = ctx.args.query
-    doc = call_once(ctx, "sessions.list", params)
+    doc = call_once(ctx, "sessions.list", params, meanwhile=_printing(ctx))
     if ctx.json:
         ctx.out_json(doc)
         return 0
@@ -417,11 +466,26 @@ def cmd_list(ctx: Any) -> int:
 def cmd_search(ctx: Any) -> int:
     params = _common_params(
         ctx.args,
-        ("agent", "kind", "session", "cwd", "project", "since", "until", "mode", "cursor", "machine", "label", "starred", "hidden", "has_secret"),
+        (
+            "agent",
+            "kind",
+            "session",
+            "cwd",
+            "project",
+            "since",
+            "until",
+            "mode",
+            "cursor",
+            "machine",
+            "label",
+            "starred",
+            "hidden",
+            "has_secret",
+        ),
     )
     params["q"] = " ".join(ctx.args.query)
     params["limit"] = _limit(ctx.args)
-    doc = call_once(ctx, "search", params)
+    doc = call_once(ctx, "search", params, meanwhile=_printing(ctx))
     if ctx.json:
         ctx.out_json(doc)
         return 0
@@ -463,7 +527,7 @@ def cmd_show(ctx: Any) -> int:
     try:
         # --reveal: asked unmasked (the daemon honours it only for its own user's unix socket).
         reveal_kw = {"reveal": True} if reveal else {}
-        session = backend.call("sessions.get", ref, **reveal_kw)["session"]
+        session = backend.call("sessions.get", ref, meanwhile=_printing(ctx), **reveal_kw)["session"]
         # The resolved session, exactly (a prefix or a native/imported choice is made once).
         exact = {"agent": session["agent"], "id": session["id"], "path": session["path"]}
         if session.get("machine"):  # a team server: the copy of that machine
@@ -497,7 +561,9 @@ def cmd_show(ctx: Any) -> int:
     return 0
 
 
-def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace, *, reveal: bool = False) -> Any:
+def _show_events(
+    backend: Any, exact: dict[str, Any], args: argparse.Namespace, *, reveal: bool = False
+) -> Any:
     """The events `show` prints, page by page (a generator: nothing is held beyond a page)."""
     after: int | None = None
     stop: int | None = None
@@ -521,16 +587,27 @@ def _show_events(backend: Any, exact: dict[str, Any], args: argparse.Namespace, 
 
 def cmd_stats(ctx: Any) -> int:
     params = _common_params(
-        ctx.args, ("by", "agent", "project", "since", "until", "machine", "limit", "label", "starred", "hidden")
+        ctx.args,
+        ("by", "agent", "project", "since", "until", "machine", "limit", "label", "starred", "hidden"),
     )
-    doc = call_once(ctx, "stats", params)
+    activity = ctx.args.by in ("tool", "tool-category", "hour")
+    doc = call_once(
+        ctx,
+        "stats",
+        params,
+        meanwhile=_printing(ctx, import_activity_tables if activity else import_listings),
+    )
     if ctx.json:
         ctx.out_json(doc)
         return 0
-    if ctx.args.by in ("tool", "tool-category", "hour"):
+    if activity:
         from agtaild.cli import activity_tables
 
-        print(activity_tables.hour_grid(doc) if ctx.args.by == "hour" else activity_tables.tool_table(doc, ctx.args.by))
+        print(
+            activity_tables.hour_grid(doc)
+            if ctx.args.by == "hour"
+            else activity_tables.tool_table(doc, ctx.args.by)
+        )
         _say_undated(ctx, doc)
         return 0
     from agtaild.cli import listings
@@ -548,5 +625,7 @@ def _say_undated(ctx: Any, doc: dict[str, Any]) -> None:
     from agtaild.cli import costs
 
     where = "hour" if ctx.args.by == "hour" else "date range"
-    ctx.err(f"note: {costs.tokens(undated.get('total_tokens'))} tokens ({costs.cost(undated.get('cost_usd'))}) "
-            f"have no time at all (neither the records nor their sessions): not in any {where} above")
+    ctx.err(
+        f"note: {costs.tokens(undated.get('total_tokens'))} tokens ({costs.cost(undated.get('cost_usd'))}) "
+        f"have no time at all (neither the records nor their sessions): not in any {where} above"
+    )

@@ -10,10 +10,18 @@ from agtaild.errors import AgtailError, Busy, Forbidden, NotFound, Refused, TooL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
+    from collections.abc import Callable
     from typing import Any, Protocol
 
     class Backend(Protocol):
-        def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any: ...
+        def call(
+            self,
+            method: str,
+            params: dict[str, Any],
+            *,
+            reveal: bool = False,
+            meanwhile: Callable[[], object] | None = None,
+        ) -> Any: ...
 
         def close(self) -> None: ...
 
@@ -26,9 +34,19 @@ class LocalBackend:
 
         self.service = Service(config)
 
-    def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any:
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        reveal: bool = False,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> Any:
         """``reveal``: the answer unmasked, for this user's own process; logged like the
-        daemon's reveals (agtaild.query.reveal_log), in the data dir's reveal.log."""
+        daemon's reveals (agtaild.query.reveal_log), in the data dir's reveal.log.
+        ``meanwhile``: run first (in one process nothing runs beside the call)."""
+        if meanwhile is not None:
+            meanwhile()
         if reveal:
             import os
 
@@ -52,15 +70,23 @@ class DaemonBackend:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def call(self, method: str, params: dict[str, Any], *, reveal: bool = False) -> Any:
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        reveal: bool = False,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> Any:
         """``reveal``: asked of the daemon, which honours it only over its unix socket for
-        the user it runs as (agtaild.api.reveal); over TCP it answers 403."""
+        the user it runs as (agtaild.api.reveal); over TCP it answers 403. ``meanwhile``:
+        the caller's own work, run while the daemon computes the answer."""
         from agtail_client import ApiError, Unreachable
 
         if reveal:
             params = {**params, "reveal": True}
         try:
-            return self.client.call(method, params)
+            return self.client.call(method, params, meanwhile=meanwhile)
         except TimeoutError as err:
             where = self.client.url or self.client.socket_path
             raise AgtailError(f"agtaild at {where} sent no whole answer in time ({err}); try again") from None

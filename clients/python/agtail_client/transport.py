@@ -27,7 +27,7 @@ from agtail_client.wire import Connection, urlencode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: `agtail` starts faster (tests/test_cli_startup.py)
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any, BinaryIO, TypeVar
 
@@ -187,7 +187,9 @@ class Transport:
         client = cls.discover(data_dir, timeout=timeout)
         if client is None:
             where = resolve_data_dir_name(data_dir)
-            raise Unreachable(f"no agtaild answers for the data dir {where} (is it running? `agtaild`, or `agtail service install`)")
+            raise Unreachable(
+                f"no agtaild answers for the data dir {where} (is it running? `agtaild`, or `agtail service install`)"
+            )
         return client
 
     def __enter__(self: T) -> T:
@@ -221,13 +223,26 @@ class Transport:
         *,
         headers: dict[str, str] | None = None,
         timeout: float | None = None,
+        meanwhile: Callable[[], object] | None = None,
     ) -> tuple[int, bytes]:
-        """One HTTP exchange on the kept-alive connection (reconnecting once if it went stale)."""
+        """One HTTP exchange on the kept-alive connection (reconnecting once if it went stale).
+        ``meanwhile``: run once, after the request is sent and before its answer is read."""
+        todo = [meanwhile] if meanwhile is not None else []
+
+        def once() -> None:
+            while todo:
+                todo.pop()()
+
         for attempt in (1, 2):
             conn = self._connection()
             try:
                 return conn.exchange(
-                    method, path, body, self._headers(headers), self.timeout if timeout is None else timeout
+                    method,
+                    path,
+                    body,
+                    self._headers(headers),
+                    self.timeout if timeout is None else timeout,
+                    once if todo else None,
                 )
             except (ConnectionRefusedError, FileNotFoundError) as err:
                 self.close()
@@ -256,11 +271,22 @@ class Transport:
         status, raw = self.request("POST", API + path, body, headers={"Content-Type": "application/json"})
         return document(status, raw)
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """One JSON-RPC call → its result; raises ApiError (a subclass per error code)."""
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> Any:
+        """One JSON-RPC call → its result; raises ApiError (a subclass per error code).
+        ``meanwhile``: the caller's own work, run while the daemon answers (see ``request``)."""
         req = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
         status, raw = self.request(
-            "POST", "/rpc", json.dumps(req).encode(), headers={"Content-Type": "application/json"}
+            "POST",
+            "/rpc",
+            json.dumps(req).encode(),
+            headers={"Content-Type": "application/json"},
+            meanwhile=meanwhile,
         )
         if status != 200:
             document(status, raw)  # raises the REST error (401, 403, 413)
@@ -368,7 +394,9 @@ def query(params: dict[str, Any] | None) -> str:
     """``?a=1&b=true`` for the parameters that are not None (booleans as true/false)."""
     if not params:
         return ""
-    items = {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None}
+    items = {
+        k: ("true" if v is True else "false" if v is False else v) for k, v in params.items() if v is not None
+    }
     return "?" + urlencode(items) if items else ""
 
 

@@ -16,6 +16,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable
 
 #: Limits on what the daemon may answer, as http.client has them.
 _MAXLINE = 65536
@@ -71,10 +72,18 @@ class Connection:
         self._file = _DeadlineReader(sock)
 
     def exchange(
-        self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float | None
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: float | None,
+        meanwhile: Callable[[], object] | None = None,
     ) -> tuple[int, bytes]:
         """Send one request, read its answer → (status, body), all within ``timeout`` seconds
-        (TimeoutError past it; None: no deadline)."""
+        (TimeoutError past it; None: no deadline). ``meanwhile`` runs once the request is
+        sent, before its answer is read: work of the caller's that the daemon's answer does
+        not need (the CLI imports what it prints with while the daemon computes)."""
         head = _request_head(method, path, body, headers, self.host_header)
         deadline = None if timeout is None else time.monotonic() + timeout
         if self.sock is None:
@@ -83,6 +92,8 @@ class Connection:
         self._file.deadline, self._file.timeout = deadline, timeout
         self._file.arm()  # each request its own (a kept-alive socket keeps the last one)
         self.sock.sendall(head + body if body else head)
+        if meanwhile is not None:
+            meanwhile()
         fp = self._file
         while True:
             line = fp.readline(_MAXLINE + 1)
@@ -102,7 +113,9 @@ class Connection:
         elif _is_number(length):
             data = fp.read(int(length))
             if len(data) < int(length):
-                raise ConnectionError(f"agtaild closed the connection mid-answer ({len(data)} of {length} bytes)")
+                raise ConnectionError(
+                    f"agtaild closed the connection mid-answer ({len(data)} of {length} bytes)"
+                )
         else:
             data, close = fp.read(), True
         if close:
@@ -202,7 +215,11 @@ def _request_head(method: str, path: str, body: bytes | None, headers: dict[str,
         if not name or any(ch in "\r\n: " for ch in name) or "\r" in value or "\n" in value:
             raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
         fields.append(f"{name}: {value}")
-    return f"{method} {path} HTTP/1.1\r\n".encode("ascii") + "".join(f + "\r\n" for f in fields).encode("latin-1") + b"\r\n"
+    return (
+        f"{method} {path} HTTP/1.1\r\n".encode("ascii")
+        + "".join(f + "\r\n" for f in fields).encode("latin-1")
+        + b"\r\n"
+    )
 
 
 def _status_line(line: bytes) -> tuple[str, int]:
@@ -237,7 +254,9 @@ def _read_chunked(fp: _DeadlineReader) -> bytes:
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
-            raise ConnectionError(f"agtaild closed the connection mid-answer (chunk size {line[:40]!r})") from None
+            raise ConnectionError(
+                f"agtaild closed the connection mid-answer (chunk size {line[:40]!r})"
+            ) from None
         if size == 0:
             break
         chunk = fp.read(size)
@@ -276,4 +295,6 @@ def quote(text: str, safe: str = "/", *, plus: bool = False) -> str:
 
 def urlencode(items: dict[str, object]) -> str:
     """``urllib.parse.urlencode(items)`` for a dict of scalars (each value as ``str``)."""
-    return "&".join(f"{quote(str(k), '', plus=True)}={quote(str(v), '', plus=True)}" for k, v in items.items())
+    return "&".join(
+        f"{quote(str(k), '', plus=True)}={quote(str(v), '', plus=True)}" for k, v in items.items()
+    )
