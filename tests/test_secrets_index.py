@@ -28,7 +28,13 @@ def leaky(sid: str, secret: str, ts: str = "2026-01-01T10:00:00Z") -> list[str]:
     return [
         toy_line(t="meta", id=sid, cwd="/w", title=f"session {sid}"),
         toy_line(t="msg", role="user", text="hello there", ts=ts),
-        toy_line(t="tool", id="c1", name="Bash", input={"command": f"git push https://x:{secret}@github.com/o/r"}, ts=ts),
+        toy_line(
+            t="tool",
+            id="c1",
+            name="Bash",
+            input={"command": f"git push https://x:{secret}@github.com/o/r"},
+            ts=ts,
+        ),
     ]
 
 
@@ -41,8 +47,16 @@ def root(tmp_path: Path) -> Path:
 def svc(tmp_path: Path, root: Path, toy_registry: ToyAdapter) -> Service:  # noqa: F811 (the fixture)
     write_session(root / "a.jsonl", leaky("a", GITHUB, "2026-01-01T10:00:00Z"))
     write_session(root / "b.jsonl", leaky("b", GITHUB, "2026-01-02T10:00:00Z"))
-    write_session(root / "c.jsonl", [toy_line(t="meta", id="c", cwd="/w"), toy_line(t="msg", role="user", text="nothing", ts="2026-01-03T10:00:00Z")])
-    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False))
+    write_session(
+        root / "c.jsonl",
+        [
+            toy_line(t="meta", id="c", cwd="/w"),
+            toy_line(t="msg", role="user", text="nothing", ts="2026-01-03T10:00:00Z"),
+        ],
+    )
+    service = Service(
+        Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False)
+    )
     service.update_index()
     yield service
     service.close()
@@ -53,7 +67,10 @@ def rows(svc: Service, sql: str, *args: Any) -> list[Any]:
 
 
 def test_an_update_records_findings_by_event_and_field(svc: Service) -> None:
-    found = rows(svc, "SELECT s.sid, f.seq, f.field, f.rule, f.fingerprint, f.tail FROM secret_findings f JOIN sessions s ON s.id = f.session_id ORDER BY s.sid")
+    found = rows(
+        svc,
+        "SELECT s.sid, f.seq, f.field, f.rule, f.fingerprint, f.tail FROM secret_findings f JOIN sessions s ON s.id = f.session_id ORDER BY s.sid",
+    )
     assert [(r[0], r[2]) for r in found] == [("a", "/input/command"), ("b", "/input/command")]
     assert len({r[4] for r in found}) == 1 and all(r[5] == "q7R8" for r in found)
     assert GITHUB not in json.dumps(found)  # the fingerprint, never the secret
@@ -68,7 +85,9 @@ def test_an_update_records_findings_by_event_and_field(svc: Service) -> None:
     assert [k in known for k in keys] == [e["kind"] != "tool_use" for e in events]
 
 
-def test_an_append_scans_only_the_new_events(svc: Service, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_append_scans_only_the_new_events(
+    svc: Service, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scanned: list[int] = []
     real = findings._scan_rows
 
@@ -78,7 +97,9 @@ def test_an_append_scans_only_the_new_events(svc: Service, root: Path, monkeypat
 
     monkeypatch.setattr(findings, "_scan_rows", counting)
     before = rows(svc, "SELECT max(id) FROM events")[0][0]
-    append(root / "c.jsonl", [toy_line(t="msg", role="user", text=f"my key is {AWS}", ts="2026-01-04T10:00:00Z")])
+    append(
+        root / "c.jsonl", [toy_line(t="msg", role="user", text=f"my key is {AWS}", ts="2026-01-04T10:00:00Z")]
+    )
     report = svc.update_index()
     assert scanned and all(i > before for i in scanned) and report["secrets"]["pending"] == 0
     doc = svc.call("secrets.list", {})
@@ -89,9 +110,15 @@ def test_the_list_is_what_to_rotate_one_line_per_secret(svc: Service) -> None:
     doc = svc.call("secrets.list", {})
     assert len(doc["secrets"]) == 1 and doc["pending"] == 0
     entry = doc["secrets"][0]
-    assert entry["masked"] == "«secret:github-pat …q7R8»" and entry["session_count"] == 2 and entry["place_count"] == 2
+    assert (
+        entry["masked"] == "«secret:github-pat …q7R8»"
+        and entry["session_count"] == 2
+        and entry["place_count"] == 2
+    )
     assert entry["first_seen"].startswith("2026-01-01") and entry["last_seen"].startswith("2026-01-02")
-    assert [p["id"] for p in entry["places"]] == ["b", "a"] and entry["places"][0]["field"] == "/input/command"
+    assert [p["id"] for p in entry["places"]] == ["b", "a"] and entry["places"][0][
+        "field"
+    ] == "/input/command"
     assert GITHUB not in json.dumps(doc)
     one = svc.call("secrets.list", {"session": "toy:a"})
     assert one["secrets"][0]["place_count"] == 1
@@ -114,7 +141,10 @@ def test_the_allowlist_is_the_users_and_survives_a_reindex(svc: Service) -> None
     assert svc.call("sessions.list", {"has_secret": True})["sessions"] == []
     svc.update_index(full=True)  # a rebuild of the index from the files
     assert rows(svc, "SELECT count(*) FROM secret_findings")[0][0] == 2
-    assert svc.call("secrets.list", {})["secrets"] == [] and svc.call("secrets.list", {})["allowlisted_hidden"] == 1
+    assert (
+        svc.call("secrets.list", {})["secrets"] == []
+        and svc.call("secrets.list", {})["allowlisted_hidden"] == 1
+    )
     # still masked at the exits: allowlisting hides a finding from the lists, it reveals nothing
     assert GITHUB not in json.dumps(svc.call("events.list", {"agent": "toy", "id": "a"}))
     assert svc.call("secrets.unallow", {"fingerprint": fp})["changed"] is True
@@ -124,30 +154,58 @@ def test_the_allowlist_is_the_users_and_survives_a_reindex(svc: Service) -> None
 
 
 def test_a_rewritten_session_keeps_no_stale_findings(svc: Service, root: Path) -> None:
-    write_session(root / "a.jsonl", [toy_line(t="meta", id="a", cwd="/w"), toy_line(t="msg", role="user", text="clean now", ts="2026-01-05T10:00:00Z")])
+    write_session(
+        root / "a.jsonl",
+        [
+            toy_line(t="meta", id="a", cwd="/w"),
+            toy_line(t="msg", role="user", text="clean now", ts="2026-01-05T10:00:00Z"),
+        ],
+    )
     svc.update_index(full=True)
-    assert [r[0] for r in rows(svc, "SELECT DISTINCT s.sid FROM secret_findings f JOIN sessions s ON s.id = f.session_id")] == ["b"]
+    assert [
+        r[0]
+        for r in rows(
+            svc, "SELECT DISTINCT s.sid FROM secret_findings f JOIN sessions s ON s.id = f.session_id"
+        )
+    ] == ["b"]
 
 
 def test_reused_event_ids_are_scanned(svc: Service, root: Path) -> None:
     """The writer numbers events max + 1: after the newest events are deleted, new ones take
     ids at or below the pass's mark, and are queued rather than skipped."""
-    newest = rows(svc, "SELECT s.sid FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id DESC LIMIT 1")[0][0]
+    newest = rows(
+        svc, "SELECT s.sid FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id DESC LIMIT 1"
+    )[0][0]
     top = rows(svc, "SELECT max(id) FROM events")[0][0]
-    write_session(root / f"{newest}.jsonl", [toy_line(t="meta", id=newest, cwd="/w"), toy_line(t="msg", role="user", text=f"now {AWS}", ts="2026-01-06T10:00:00Z")])
+    write_session(
+        root / f"{newest}.jsonl",
+        [
+            toy_line(t="meta", id=newest, cwd="/w"),
+            toy_line(t="msg", role="user", text=f"now {AWS}", ts="2026-01-06T10:00:00Z"),
+        ],
+    )
     svc.update_index()
-    new_ids = [r[0] for r in rows(svc, "SELECT e.id FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.sid = ?", newest)]
+    new_ids = [
+        r[0]
+        for r in rows(
+            svc, "SELECT e.id FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.sid = ?", newest
+        )
+    ]
     assert min(new_ids) <= top  # an id was reused
     assert "aws-access-token" in {s["rule"] for s in svc.call("secrets.list", {})["secrets"]}
 
 
-def test_a_first_index_does_not_wait_and_the_rest_runs_later(tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+def test_a_first_index_does_not_wait_and_the_rest_runs_later(
+    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: F811
     root = tmp_path / "big"
     for i in range(6):
         write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
     monkeypatch.setattr(findings, "INLINE_BUDGET_CHARS", 1)
     monkeypatch.setattr(findings, "BATCH_EVENTS", 2)
-    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False))
+    service = Service(
+        Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False)
+    )
     try:
         report = service.update_index()
         assert report["secrets"]["pending"] > 0  # the update did not scan everything
@@ -160,12 +218,16 @@ def test_a_first_index_does_not_wait_and_the_rest_runs_later(tmp_path: Path, toy
         service.close()
 
 
-def test_an_update_that_read_much_scans_nothing_inline(tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+def test_an_update_that_read_much_scans_nothing_inline(
+    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: F811
     root = tmp_path / "big"
     for i in range(3):
         write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
     monkeypatch.setattr(findings, "BIG_UPDATE_BYTES", 1)  # every update with bytes to read is "big"
-    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False))
+    service = Service(
+        Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False)
+    )
     try:
         report = service.update_index()
         assert report["secrets"]["scanned"] == 0
@@ -192,7 +254,9 @@ def test_other_rules_start_the_pass_again(svc: Service) -> None:
     assert findings.known_clean(db, default_scanner(), [b"x" * 16]) == set()
 
 
-async def test_the_daemons_writer_finishes_the_pass_in_the_background(tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+async def test_the_daemons_writer_finishes_the_pass_in_the_background(
+    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: F811
     import asyncio
 
     from agtaild.api.hub import ChangeHub
@@ -203,7 +267,9 @@ async def test_the_daemons_writer_finishes_the_pass_in_the_background(tmp_path: 
         write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
     monkeypatch.setattr(findings, "INLINE_BUDGET_CHARS", 1)
     monkeypatch.setattr(findings, "BATCH_EVENTS", 2)
-    service = Service(Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False))
+    service = Service(
+        Config(data_dir=str(tmp_path / "data"), roots=[RootSpec("toy", str(root))], archive=False)
+    )
     writer = IndexWriter(service, ChangeHub())
     try:
         writer.start()
@@ -217,18 +283,27 @@ async def test_the_daemons_writer_finishes_the_pass_in_the_background(tmp_path: 
         service.close()
 
 
-def test_session_level_fields_are_findings_too_and_incremental(svc: Service, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_level_fields_are_findings_too_and_incremental(
+    svc: Service, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A title or a working directory holding a secret is recorded like an event's text: field
     ``/session/title`` (seq -1), scanned when the session row changes, and only then."""
     write_session(root / "d.jsonl", [toy_line(t="meta", id="d", cwd=f"/srv/{AWS}", title=f"rotate {GITHUB} today"),
                                      toy_line(t="msg", role="user", text="hi", ts="2026-01-07T10:00:00Z")])  # fmt: skip
     svc.update_index()
-    found = rows(svc, "SELECT f.seq, f.field, f.rule, f.event_id FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd' ORDER BY f.field")
+    found = rows(
+        svc,
+        "SELECT f.seq, f.field, f.rule, f.event_id FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd' ORDER BY f.field",
+    )
     assert [(r[0], r[1], r[2], r[3]) for r in found] == [
         (-1, "/session/cwd", "aws-access-token", 0), (-1, "/session/project", "aws-access-token", 0), (-1, "/session/title", "github-pat", 0)
     ]  # fmt: skip
     listed = svc.call("secrets.list", {"session": "toy:d"})["secrets"]
-    assert {p["field"] for s in listed for p in s["places"]} == {"/session/cwd", "/session/project", "/session/title"}
+    assert {p["field"] for s in listed for p in s["places"]} == {
+        "/session/cwd",
+        "/session/project",
+        "/session/title",
+    }
     assert {s["id"] for s in svc.call("sessions.list", {"has_secret": True})["sessions"]} == {"a", "b", "d"}
     assert findings.pending(svc._reader(), default_scanner()) == 0
     # An update that changes no session scans no session.
@@ -247,7 +322,9 @@ def test_session_level_fields_are_findings_too_and_incremental(svc: Service, roo
                                      toy_line(t="msg", role="user", text="hi", ts="2026-01-07T10:00:00Z")])  # fmt: skip
     svc.update_index()
     assert len(seen) == 1
-    found = rows(svc, "SELECT f.field FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd'")
+    found = rows(
+        svc, "SELECT f.field FROM secret_findings f JOIN sessions s ON s.id = f.session_id WHERE s.sid = 'd'"
+    )
     assert sorted(found) == [("/session/cwd",), ("/session/project",)]
 
 
@@ -270,3 +347,32 @@ def test_a_rule_on_has_secret_labels_the_sessions_holding_one(svc: Service) -> N
     assert where("has-secret") == set() and where("has-secret=false") == {"a", "b", "c"}
     with pytest.raises(UsageError, match="has-secret=true"):
         svc.call("sessions.list", {"where": "has-secret:x"})
+
+
+def test_pending_counts_few_events_exactly_and_many_from_their_ids(
+    svc: Service, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon asks for the events left after every step of its pass: counting them walked
+    the events table (seconds at 10 GB). Beyond EXACT_COUNT_IDS ids the ids left stand in: an
+    upper bound, never 0 while an event is left, and exactly 0 once none is."""
+    db = svc._reader()
+    ids = [r[0] for r in rows(svc, "SELECT id FROM events ORDER BY id")]
+    # ids freed by a session that is gone (its events deleted), below the newest ones
+    middle = rows(
+        svc,
+        "SELECT s.sid FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+        ids[len(ids) // 2],
+    )
+    (root / f"{middle[0][0]}.jsonl").unlink()
+    svc.update_index()
+    after = [r[0] for r in rows(svc, "SELECT id FROM events ORDER BY id")]
+    assert max(after) - min(after) + 1 > len(after)  # there are gaps now
+    for mark in (0, ids[0], ids[len(ids) // 2], max(after) - 1, max(after)):
+        exact = sum(1 for i in after if i > mark)
+        assert findings.events_above(db, mark) == exact
+        monkeypatch.setattr(findings, "EXACT_COUNT_IDS", 0)
+        estimate = findings.events_above(db, mark)
+        monkeypatch.setattr(findings, "EXACT_COUNT_IDS", 20_000)
+        assert estimate == max(after) - mark if exact else estimate == 0
+        assert estimate >= exact and (estimate > 0) == (exact > 0)
+    assert findings.events_above(db, max(after) + 5) == 0

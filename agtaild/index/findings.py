@@ -49,6 +49,9 @@ INLINE_BUDGET_CHARS = 8 << 20
 #: inline: its 8 MiB would come after the index, on its critical path (≈ 0.45 s of CPU on the
 #: 200 MB bench corpus), and the daemon's writer or ``agtail secrets`` scans it all anyway.
 BIG_UPDATE_BYTES = 16 << 20
+#: Up to this many event ids above the mark, the events left are counted (a walk of their
+#: rows); beyond, estimated from the ids (agtaild.index.findings.events_above).
+EXACT_COUNT_IDS = 20_000
 #: Events read per batch of the pass.
 BATCH_EVENTS = 500
 _COLUMNS = "id, session_id, seq, data, text, tool_result, result_moved, epoch"
@@ -83,6 +86,20 @@ def sessions_through(db: sqlite3.Connection) -> int:
         return 0
 
 
+def events_above(db: sqlite3.Connection, mark: int) -> int:
+    """The events above the pass's mark: 0 exactly when there is none. Counting them walks the
+    events table's rows (3.8 s of a 2 GB index's 942,225 events, and the daemon asks after each
+    half-second step of its pass), so beyond :data:`EXACT_COUNT_IDS` ids this is the ids left
+    above the mark: an upper bound, off by the ids of events deleted since (a re-read session's
+    old ones), which a progress figure can bear."""
+    top = db.execute("SELECT max(id) FROM events").fetchone()[0]
+    if top is None or top <= mark:
+        return 0
+    if top - mark > EXACT_COUNT_IDS:
+        return int(top - mark)
+    return int(db.execute("SELECT count(*) FROM events WHERE id > ?", (mark,)).fetchone()[0])
+
+
 def queue_reused(db: sqlite3.Connection, first: int, count: int) -> None:
     """Called by the writer after inserting events ``first`` … ``first + count - 1``: ids at or
     below the mark (reused after the events above them were deleted) are queued for the pass."""
@@ -112,15 +129,20 @@ def forget_all(db: sqlite3.Connection) -> None:
 
 
 def pending(db: sqlite3.Connection, scanner: Scanner | None = None) -> int:
-    """Events (and sessions, for their own fields) not scanned yet under the scanner's rules."""
+    """Events (and sessions, for their own fields) not scanned yet under the scanner's rules;
+    the events above the mark counted exactly up to :data:`EXACT_COUNT_IDS` ids, and beyond
+    that as the ids left (see :func:`events_above`)."""
     from agtaild.secrets.items import rules_identity
 
     if scanner is not None and _meta(db, "secrets_rules") != rules_identity(scanner):
-        return int(db.execute("SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM sessions)").fetchone()[0])
-    mark = through(db)
-    above = db.execute("SELECT count(*) FROM events WHERE id > ?", (mark,)).fetchone()[0]
+        return int(
+            db.execute("SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM sessions)").fetchone()[0]
+        )
+    above = events_above(db, through(db))
     queued = db.execute("SELECT count(*) FROM secret_pending").fetchone()[0]
-    sessions = db.execute("SELECT count(*) FROM sessions WHERE change > ?", (sessions_through(db),)).fetchone()[0]
+    sessions = db.execute(
+        "SELECT count(*) FROM sessions WHERE change > ?", (sessions_through(db),)
+    ).fetchone()[0]
     return int(above) + int(queued) + int(sessions)
 
 
@@ -164,10 +186,17 @@ def scan_pass(
             scanned, found, chars = scanned + n, found + f, chars + c
             continue
         mark = through(db)
-        queued = [r[0] for r in db.execute("SELECT event_id FROM secret_pending ORDER BY event_id LIMIT ?", (BATCH_EVENTS,))]
+        queued = [
+            r[0]
+            for r in db.execute(
+                "SELECT event_id FROM secret_pending ORDER BY event_id LIMIT ?", (BATCH_EVENTS,)
+            )
+        ]
         if queued:
             marks = ",".join("?" * len(queued))
-            rows = db.execute(f"SELECT {_COLUMNS} FROM events WHERE id IN ({marks}) ORDER BY id", queued).fetchall()
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE id IN ({marks}) ORDER BY id", queued
+            ).fetchall()
         else:
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?", (mark, BATCH_EVENTS)
@@ -189,6 +218,7 @@ def _scan_rows(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) -> tup
     from agtaild.index.queries import event_doc
     from agtaild.secrets import jsonwalk
     from agtaild.secrets.items import digest, fields_to_scan
+
     texts: list[str] = []
     items: list[tuple[Any, dict[str, Any], bytes | None, int, int]] = []
     for row in rows:
@@ -219,7 +249,7 @@ def _scan_rows(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) -> tup
         db.executemany("INSERT OR IGNORE INTO secret_clean (digest) VALUES (?)", clean)
     if findings:
         db.executemany(
-            "INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, \"end\", fingerprint,"
+            'INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, "end", fingerprint,'
             " confidence, tail, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             findings,
         )
@@ -267,7 +297,7 @@ def _scan_sessions(db: sqlite3.Connection, scanner: Scanner, rows: list[Any]) ->
             )  # fmt: skip
     if findings:
         db.executemany(
-            "INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, \"end\", fingerprint,"
+            'INSERT INTO secret_findings (event_id, session_id, seq, field, rule, start, "end", fingerprint,'
             " confidence, tail, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             findings,
         )
@@ -285,7 +315,9 @@ def known_clean(db: sqlite3.Connection, scanner: Scanner, keys: list[bytes]) -> 
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
             marks = ",".join("?" * len(part))
-            out.update(r[0] for r in db.execute(f"SELECT digest FROM secret_clean WHERE digest IN ({marks})", part))
+            out.update(
+                r[0] for r in db.execute(f"SELECT digest FROM secret_clean WHERE digest IN ({marks})", part)
+            )
         return out
     except sqlite3.OperationalError:  # an index without the tables yet: nothing known
         return set()
@@ -341,7 +373,7 @@ def list_secrets(
             continue
         where_fp = "f.fingerprint = ?" + (" AND " + " AND ".join(where) if where else "")
         spots = db.execute(
-            "SELECT s.agent, s.sid, f.seq, f.field, f.epoch, f.start, f.\"end\" FROM secret_findings f"
+            'SELECT s.agent, s.sid, f.seq, f.field, f.epoch, f.start, f."end" FROM secret_findings f'
             f" JOIN sessions s ON s.id = f.session_id WHERE {where_fp}"
             " ORDER BY f.epoch IS NULL, f.epoch DESC, f.id DESC LIMIT ?",
             [fp, *args, places],
