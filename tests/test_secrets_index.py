@@ -196,8 +196,10 @@ def test_reused_event_ids_are_scanned(svc: Service, root: Path) -> None:
 
 
 def test_a_first_index_does_not_wait_and_the_rest_runs_later(
-    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: F811
+    tmp_path: Path,
+    toy_registry: ToyAdapter,  # noqa: F811 (the fixture)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root = tmp_path / "big"
     for i in range(6):
         write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
@@ -219,8 +221,10 @@ def test_a_first_index_does_not_wait_and_the_rest_runs_later(
 
 
 def test_an_update_that_read_much_scans_nothing_inline(
-    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: F811
+    tmp_path: Path,
+    toy_registry: ToyAdapter,  # noqa: F811 (the fixture)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root = tmp_path / "big"
     for i in range(3):
         write_session(root / f"s{i}.jsonl", leaky(f"s{i}", GITHUB))
@@ -255,8 +259,10 @@ def test_other_rules_start_the_pass_again(svc: Service) -> None:
 
 
 async def test_the_daemons_writer_finishes_the_pass_in_the_background(
-    tmp_path: Path, toy_registry: ToyAdapter, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: F811
+    tmp_path: Path,
+    toy_registry: ToyAdapter,  # noqa: F811 (the fixture)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import asyncio
 
     from agtaild.api.hub import ChangeHub
