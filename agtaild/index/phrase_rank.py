@@ -64,10 +64,10 @@ def varints(blob: bytes) -> list[int]:
     return out
 
 
-def table_totals(db: sqlite3.Connection) -> tuple[int, int]:
-    """(rows, tokens in all columns) of events_fts, as bm25 reads them (xRowCount,
-    xColumnTotalSize(-1))."""
-    row = db.execute("SELECT block FROM events_fts_data WHERE id = 1").fetchone()
+def table_totals(db: sqlite3.Connection, table: str = "events_fts") -> tuple[int, int]:
+    """(rows, tokens in all columns) of an FTS5 table (events_fts, events_cjk), as bm25 reads
+    them (xRowCount, xColumnTotalSize(-1))."""
+    row = db.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     if row is None or not row[0]:
         return 0, 0
     values = varints(bytes(row[0]))

@@ -18,6 +18,14 @@ scores are still bm25's over the whole table (its IDF counts every row). bm25 co
 1.6 µs of CPU per scored row (its column sizes and positions), so the window is the price of a
 common word: 20,000 cost 33 ms of CPU on this machine, 5,000 cost 9 ms (the walk itself:
 0.3 ms).
+
+On an index of more than ``bounded_rank.RANK_SPAN`` event ids even that pass over every match
+is too much (its IDF: 126 ms for a common word at 10 GB, 1.4 s for a phrase of common words):
+ranked queries then take agtaild/index/bounded_rank.py (the newest matches among the newest
+events, scored by bm25's formula without the pass; older matches follow newest first), and a
+prefix stands for its most frequent terms (agtaild/index/fts_terms.py). A regex's literals are
+looked up as the terms they start, at any size (the same rows, without FTS5's merge of every
+such term's doclist).
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from agtaild.errors import UsageError
-from agtaild.index import phrase_rank
+from agtaild.index import bounded_rank, fts_terms, phrase_rank
 from agtaild.index.params import TimeBound, encode_cursor
 from agtaild.index.queries import SessionFilter, event_doc, load_sessions
 from agtaild.index.regex import compile_regex, matches
@@ -145,9 +153,11 @@ def ranked_rows(
     if query.empty:
         return []
     where, args, uses_sessions = scope.event_sql()
-    rows = _one_phrase_page(db, query, where, args, uses_sessions, limit=limit, after=after)
-    if rows is not None:
-        return rows
+    bounds = bounded_rank.span(db, scope.session_id) if query.regex is None else None
+    if bounds is None:
+        rows = _one_phrase_page(db, query, where, args, uses_sessions, limit=limit, after=after)
+        if rows is not None:
+            return rows
     wide_expr, short = _wide_conditions(query)
     if query.regex is not None:
         compile_regex(query.regex)  # a clear error before any row is scanned
@@ -157,7 +167,10 @@ def ranked_rows(
             # Only the events holding a word each literal starts (agtaild.index.regex_terms).
             table, rowid, score = "events_fts f", "f.rowid", "-f.rowid"
             where.insert(0, "events_fts MATCH ?")
-            args.insert(0, " AND ".join(fts_phrase(t) + " *" for t in terms))
+            # Each literal as the OR of every term it starts, when they are few: FTS5 would
+            # merge all their doclists before the walk down the ids could begin.
+            exprs = [fts_terms.every_term(db, t) or fts_phrase(t) + " *" for t in terms]
+            args.insert(0, " AND ".join(exprs))
         where.append(
             "(agtail_regexp(?, e.text) OR agtail_regexp(?, e.tool_input) OR agtail_regexp(?, e.tool_result))"
         )
@@ -188,6 +201,10 @@ def ranked_rows(
         joined = bool(scope.kind or scope.session_id is not None or scope.event_since or scope.event_until)
         joined = joined or scope.only_refs is not None or bool(scope.without_refs)
         joined = joined or uses_sessions
+        if bounds is not None and score.startswith("bm25("):
+            return _bounded_rows(
+                db, query, table, rowid, where, args, joined, uses_sessions, bounds, limit, after
+            )
     if scope.session_id is not None:
         # One session's events lie between its first and last event id: the walk of the word
         # index is bounded to them (FTS5 seeks a rowid range), not every match of the word.
@@ -230,6 +247,49 @@ def ranked_rows(
     sql = f"SELECT id, score FROM ({matches_sql}){page} ORDER BY score, id LIMIT ?"
     args += [*after_args, limit + 1]
     return _run(db, sql, args)
+
+
+def _bounded_rows(
+    db: sqlite3.Connection,
+    query: Query,
+    table: str,
+    rowid: str,
+    where: list[str],
+    args: list[Any],
+    joined: bool,
+    uses_sessions: bool,
+    bounds: tuple[int, int, int],
+    limit: int,
+    after: tuple[float, int] | None,
+) -> list[Any]:
+    """A ranked page on a big index (agtaild.index.bounded_rank: the newest matches of the
+    newest events, scored without bm25()'s pass over every match)."""
+    joins = f" JOIN events e ON e.id = {rowid}" if joined else ""
+    if uses_sessions:
+        joins += " JOIN sessions s ON s.id = e.session_id"
+    walk = bounded_rank.Walk(table=table, rowid=rowid, where=where, args=args, joins=joins)
+    if table.startswith("events_fts"):
+        walk.phrases = bounded_rank.ascii_phrases(query.runs, query.prefix_last)
+        walk.phrase_matches = [fts_phrase(run) for run in query.runs]
+        if query.prefix_last and walk.phrases:
+            # FTS5 would merge the doclists of every term the prefix starts, whatever the
+            # rowid range: the most frequent such terms are searched for instead.
+            expanded = fts_terms.expand_prefix(db, walk.phrases[-1][0])
+            if expanded is None:
+                walk.phrase_matches[-1] += " *"
+            else:
+                walk.phrase_matches[-1] = expanded
+                args[0] = " AND ".join(walk.phrase_matches)
+        weights: tuple[float, ...] = WEIGHTS
+    else:
+        walk.wide = [w for w in query.wide if len(w) >= 3]
+        walk.phrase_matches = [fts_phrase(w) for w in walk.wide]
+        weights = WEIGHTS[:2]
+    try:
+        with _snapshot(db):
+            return bounded_rank.rows(db, walk, bounds, weights, bounded_rank.WINDOW, limit=limit, after=after)
+    except sqlite3.OperationalError as exc:
+        raise UsageError(f"the query could not be run: {exc}") from None
 
 
 def _run(db: sqlite3.Connection, sql: str, args: list[Any]) -> list[Any]:

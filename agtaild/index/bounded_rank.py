@@ -1,0 +1,300 @@
+"""Ranked search on a big index, at a cost that does not grow with the history.
+
+On an index of more than :data:`RANK_SPAN` event ids, FTS5's ``bm25()`` is not used: before it
+scores a row it counts, for its IDF, every row of the whole table holding each phrase (one
+more pass over every match: 126 ms of CPU for a common word at 10 GB, 1.4 s for a phrase of
+three common words, whose rows all have their positions checked). Instead:
+
+* **The window**: the newest ``RANK_WINDOW`` matches among the newest :data:`RANK_SPAN`
+  events (an id range: FTS5 pushes ``rowid BETWEEN`` into its cursor and walks only the tail
+  of each doclist). Within one session, the session's own ids.
+* **Its scores**: bm25's formula, as FTS5 computes it (k1 = 1.2, b = 0.75, the column
+  weights), from each row's size in tokens (FTS5's ``_docsize``) and the phrase's frequency
+  in each column, counted here in the row's text (:func:`ascii_counter`: the phrase's ASCII
+  tokens as unicode61 makes them, case folded; letters FTS5 folds from other scripts, such as
+  ``é`` in ``séssion``, are not counted, so such a row scores lower than FTS5 would score it).
+* **The IDF** of each phrase is estimated from how dense its matches are in the window's
+  range (matches / ids, times the table's rows). For a query of one phrase it is a factor
+  common to every row: the order within the window is bm25's exactly.
+* **Older matches** (below the window) follow, newest first, with scores above every bm25
+  score (``OLDER - id``), so pages and cursors go on through them.
+
+A prefix is expanded to the terms of the index that start with it (agtaild.index.fts_terms):
+FTS5 without a prefix index merges the doclists of every such term, whatever the rowid range.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agtaild.index.phrase_rank import K1, B, phrase_tokens, table_totals, varints
+
+#: Above this many event ids, ranked search takes this module's bounded way.
+RANK_SPAN = 100_000
+#: How many of the newest matches are scored (against 5,000 below RANK_SPAN: bm25() costs
+#: ~1.6 µs a row, the counting here ~10 µs, most of it reading the rows' text).
+WINDOW = 2_000
+#: Scores of the matches older than the window: OLDER - id (newest first, after every bm25
+#: score, which is never positive; exact as a double for any id below 2**52).
+OLDER = float(2**52)
+
+_COLUMNS = {"events_fts": ("text", "tool_input", "tool_result"), "events_cjk": ("text", "tool_input")}
+
+
+@dataclass
+class Walk:
+    """What the SQL of a search is made of (agtaild.index.search builds it)."""
+
+    table: str  # "events_fts f" or "events_cjk c"
+    rowid: str  # "f.rowid" / "c.rowid"
+    where: list[str]  # the MATCH first, then the filters
+    args: list[Any]
+    joins: str = ""
+    #: The phrases that score a row: ASCII token lists (events_fts) or CJK words (events_cjk).
+    phrases: list[tuple[list[str], bool]] = field(default_factory=list)
+    wide: list[str] = field(default_factory=list)
+    #: The unfiltered MATCH expression of each phrase, to estimate its IDF (several phrases).
+    phrase_matches: list[str] = field(default_factory=list)
+
+    @property
+    def fts(self) -> str:
+        return self.table.split()[0]
+
+
+def span(db: sqlite3.Connection, session_id: int | None) -> tuple[int, int, int] | None:
+    """(lowest id a match may have, the window's lowest id, its highest) when the index has
+    more than RANK_SPAN event ids, else None (bm25() ranks as it always did). An empty
+    session gives (1, 1, 0): no match."""
+    top = db.execute("SELECT max(id) FROM events").fetchone()[0]
+    if top is None or top <= RANK_SPAN:
+        return None
+    if session_id is None:
+        return 1, max(1, top - RANK_SPAN + 1), top
+    lo, hi = db.execute("SELECT min(id), max(id) FROM events WHERE session_id = ?", (session_id,)).fetchone()
+    if lo is None:
+        return 1, 1, 0
+    return lo, max(lo, hi - RANK_SPAN + 1), hi
+
+
+def rows(
+    db: sqlite3.Connection,
+    walk: Walk,
+    bounds: tuple[int, int, int],
+    weights: Sequence[float],
+    window: int,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> list[tuple[int, float]]:
+    """Up to ``limit`` + 1 (event id, score) rows after the cursor ``after``, in rank order."""
+    floor, lo, hi = bounds
+    ids = _ids(db, walk, lo, hi, window)
+    edge = ids[-1] if len(ids) >= window else lo  # matches below it are "older"
+    out: list[tuple[int, float]] = []
+    if after is None or after[0] <= 0.0:
+        scored = score(db, walk, ids, _idfs(db, walk, ids, lo, hi, window), weights)
+        out = sorted(scored.items(), key=lambda r: (r[1], r[0]))
+        if after is not None:
+            out = [r for r in out if r[1] > after[0] or (r[1] == after[0] and r[0] > after[1])]
+        out = out[: limit + 1]
+        start = edge
+    else:
+        start = min(edge, int(after[1]))
+    if len(out) <= limit and start > floor:
+        older = _ids(db, walk, floor, start - 1, limit + 1 - len(out))
+        out += [(eid, OLDER - eid) for eid in older]
+    return out
+
+
+def _ids(db: sqlite3.Connection, walk: Walk, lo: int, hi: int, n: int) -> list[int]:
+    """The ids of the newest ``n`` matches between ``lo`` and ``hi``, newest first."""
+    if n <= 0 or hi < lo:
+        return []
+    sql = (
+        f"SELECT {walk.rowid} FROM {walk.table}{walk.joins} WHERE {' AND '.join(walk.where)}"
+        f" AND {walk.rowid} BETWEEN ? AND ? ORDER BY {walk.rowid} DESC LIMIT ?"
+    )
+    return [r[0] for r in db.execute(sql, [*walk.args, lo, hi, n])]
+
+
+def _idfs(db: sqlite3.Connection, walk: Walk, ids: list[int], lo: int, hi: int, window: int) -> list[float]:
+    """Each phrase's IDF, from its estimated number of rows in the table: for one phrase the
+    window's own density (any value orders the window the same), for several each phrase's
+    newest matches walked alone in the range."""
+    nrow = table_totals(db, walk.fts)[0]
+    count = len(walk.phrases) or len(walk.wide)
+    if count <= 1 or len(walk.phrase_matches) != count:
+        return [_idf(nrow, _estimate(nrow, len(ids), ids[-1] if len(ids) >= window else lo, hi))] * max(
+            count, 1
+        )
+    out = []
+    for match in walk.phrase_matches:
+        n, low = db.execute(
+            f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM {walk.fts} WHERE {walk.fts} MATCH ?"
+            " AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)",
+            (match, lo, hi, window),
+        ).fetchone()
+        out.append(_idf(nrow, _estimate(nrow, n, low if n >= window else lo, hi)))
+    return out
+
+
+def _estimate(nrow: int, found: int, low: int, hi: int) -> float:
+    """Rows of the table holding a phrase found ``found`` times among the ids low..hi."""
+    ids = max(1, hi - low + 1)
+    return min(float(nrow), found * max(1.0, nrow / ids))
+
+
+def _idf(nrow: int, hits: float) -> float:
+    idf = math.log((nrow - hits + 0.5) / (hits + 0.5)) if nrow > 0 else 0.0
+    return idf if idf > 0.0 else 1e-6
+
+
+def score(
+    db: sqlite3.Connection, walk: Walk, ids: list[int], idfs: list[float], weights: Sequence[float]
+) -> dict[int, float]:
+    """bm25 of each of ``ids`` (the formula of FTS5's bm25(), given the IDFs)."""
+    if not ids:
+        return {}
+    nrow, ntoken = table_totals(db, walk.fts)
+    avgdl = float(ntoken) / float(nrow) if nrow > 0 else 1.0
+    counters: list[Callable[[Any], int]]
+    if walk.fts == "events_fts":
+        counters = [ascii_counter(tokens, prefix) for tokens, prefix in walk.phrases]
+        text_sql = (
+            "SELECT d.sz, CAST(t.text AS BLOB), CAST(t.tool_input AS BLOB), CAST(t.tool_result AS BLOB), t.id"
+            " FROM events t JOIN events_fts_docsize d ON d.id = t.id"
+        )
+    else:
+        counters = [wide_counter(word) for word in walk.wide]
+        text_sql = (
+            "SELECT d.sz, t.c0, t.c1, t.id FROM events_cjk_content t JOIN events_cjk_docsize d ON d.id = t.id"
+        )
+    pairs = list(zip(counters, idfs, strict=False))
+    k1 = K1 + 1.0
+    out: dict[int, float] = {}
+    for sz, *columns, eid in _by_id(db, text_sql, ids):
+        norm = K1 * (1 - B + B * _size(sz) / avgdl)
+        total = 0.0
+        for counter, idf in pairs:
+            freq = 0.0
+            for col, value in enumerate(columns):
+                if value:
+                    n = counter(value)
+                    if n:
+                        freq += n * (weights[col] if col < len(weights) else 1.0)
+            total += idf * ((freq * k1) / (freq + norm))
+        out[eid] = -1.0 * total
+    return out
+
+
+def _size(blob: bytes) -> float:
+    """A row's size in tokens: the sum of its _docsize varints (one byte each below 128)."""
+    blob = bytes(blob)
+    return float(sum(blob) if max(blob, default=0) < 0x80 else sum(varints(blob)))
+
+
+def _by_id(db: sqlite3.Connection, sql: str, ids: list[int]) -> list[Any]:
+    found: list[Any] = []
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        found += db.execute(f"{sql} WHERE t.id IN ({','.join('?' * len(part))})", part).fetchall()
+    return found
+
+
+def _token_char(ch: str) -> bool:
+    """Whether unicode61 (categories L* N* Co So, diacritics kept) keeps ``ch`` in a token."""
+    cat = unicodedata.category(ch)
+    return cat[0] in "LNM" or cat in ("Co", "So")
+
+
+def _char_before(buf: bytes, at: int) -> str:
+    i = at - 1
+    while i > 0 and 0x80 <= buf[i] < 0xC0:
+        i -= 1
+    return buf[i:at].decode("utf-8", "replace")
+
+
+def _char_at(buf: bytes, at: int) -> str:
+    j = at + 1
+    while j < len(buf) and 0x80 <= buf[j] < 0xC0:
+        j += 1
+    return buf[at:j].decode("utf-8", "replace")
+
+
+def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
+    """A function counting the occurrences of the phrase ``tokens`` (lower-case ASCII
+    letters and digits; the last one a prefix if ``prefix``) in a column's UTF-8 text, as
+    FTS5's instances of it (overlapping ones too). The regex finds ASCII boundaries; a match
+    next to or holding a non-ASCII character is checked against unicode61's token characters."""
+    if not tokens:
+        return lambda _value: 0
+    parts = [re.escape(t.encode()) for t in tokens]
+    first = parts[0]
+    rest = b"".join(rb"[^a-z0-9]+" + p for p in parts[1:]) + (b"" if prefix else rb"(?![a-z0-9])")
+    # The first token as a literal, its boundary a look-behind after it: the regex engine
+    # then scans for the literal (a leading look-behind is tried at every byte: 20× slower).
+    pattern = re.compile(first + rb"(?<![a-z0-9]" + first + rb")" + rest)
+    # The matches a non-ASCII character touches (it may be a letter: then no match).
+    after = b"" if prefix else rb"|(?<![a-z0-9]" + first + rb")" + rest + rb"(?=[\x80-\xff])"
+    suspect = re.compile(first + rb"(?:(?<=[\x80-\xff]" + first + rb")" + rest + after + rb")")
+
+    def real(low: bytes, m: re.Match[bytes]) -> bool:
+        a, b = m.span()
+        if a > 0 and low[a - 1] >= 0x80 and _token_char(_char_before(low, a)):
+            return False
+        if not prefix and b < len(low) and low[b] >= 0x80 and _token_char(_char_at(low, b)):
+            return False
+        text = m.group()
+        return text.isascii() or not any(
+            _token_char(c) for c in text.decode("utf-8", "replace") if ord(c) >= 0x80
+        )
+
+    if len(tokens) == 1:
+
+        def count_one(value: bytes) -> int:
+            low = value.lower()
+            n = len(pattern.findall(low))
+            if n and not low.isascii():
+                n -= sum(1 for m in suspect.finditer(low) if not real(low, m))
+            return n
+
+        return count_one
+
+    def count(value: bytes) -> int:
+        low = value.lower()
+        n, pos = 0, 0
+        while True:
+            m = pattern.search(low, pos)
+            if m is None:
+                return n
+            n += real(low, m)
+            pos = m.start() + 1
+
+    return count
+
+
+def wide_counter(word: str) -> Callable[[str], int]:
+    """Occurrences of ``word`` (overlapping too: the trigram phrase's instances) in a column
+    of the trigram table, both case folded."""
+    needle = word.lower()
+
+    def count(value: str) -> int:
+        value = value.lower()
+        n, pos = 0, value.find(needle)
+        while pos >= 0:
+            n += 1
+            pos = value.find(needle, pos + 1)
+        return n
+
+    return count
+
+
+def ascii_phrases(runs: list[str], prefix_last: bool) -> list[tuple[list[str], bool]]:
+    """(tokens, last is a prefix) of each phrase of a query's ASCII runs."""
+    return [(phrase_tokens(run), prefix_last and i == len(runs) - 1) for i, run in enumerate(runs)]
