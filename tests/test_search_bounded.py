@@ -11,10 +11,12 @@ import re
 import sqlite3
 import unicodedata
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agtaild.config import load_config
 from agtaild.index import bounded_rank, fts_terms
 from agtaild.index import search as search_module
 from agtaild.index.bounded_rank import ascii_counter
@@ -379,3 +381,58 @@ def test_the_counter_is_unicode61s_view() -> None:
     assert ascii_counter(["go", "go"], False)(b"go go go: the go go loop") == 3
     assert ascii_counter(["json", "rpc"], False)("json—rpc json_rpc jsonrpc json✓rpc".encode()) == 2
     assert ascii_counter(["sess"], True)("session sessile sessé ésess".encode()) == 3
+
+
+def test_real_transcripts_are_counted_as_fts5_counts(tmp_path: Path, corpus: Path) -> None:
+    """Phrases taken from real transcripts (every language and symbol they hold): the bounded
+    scores of all their hits are bm25()'s times one factor (the counter's frequencies and the
+    sizes are FTS5's; only a phrase written with letters FTS5 folds, ``é`` for ``e``, would be
+    missed, and these transcripts have none in the phrases drawn)."""
+    roots = [
+        f"claude-code={corpus / 'claude-code' / 'spotter' / 'projects'}",
+        f"codex={corpus / 'codex' / 'agent-sessions' / 'sessions'}",
+    ]
+    service = Service(load_config(data_dir=str(tmp_path / "data"), root_options=roots, only_roots=True))
+    try:
+        service.update_index()
+        db = service._reader()
+        rng = random.Random(5)
+        ids = [
+            r[0]
+            for r in db.execute("SELECT id FROM events WHERE text IS NOT NULL OR tool_result IS NOT NULL")
+        ]
+        weights = ", ".join(map(str, WEIGHTS))
+        tried, exact, unequal = 0, 0, []
+        for eid in rng.sample(ids, min(150, len(ids))):
+            cols = [
+                c
+                for c in db.execute(
+                    "SELECT text, tool_input, tool_result FROM events WHERE id = ?", (eid,)
+                ).fetchone()
+                if c
+            ]
+            words = rng.choice(cols).split()
+            start = rng.randrange(len(words)) if words else 0
+            q = " ".join(w for w in words[start : start + rng.randint(1, 3)] if w.isascii())
+            for mode in ("phrase", "prefix"):
+                query = compile_query(q, mode)
+                if not query.words or query.wide or len(query.runs) != 1:
+                    continue
+                tried += 1
+                fts = dict(
+                    db.execute(
+                        f"SELECT rowid, bm25(events_fts, {weights}) FROM events_fts WHERE events_fts MATCH ? LIMIT 300",
+                        (query.words,),
+                    ).fetchall()
+                )
+                walk = bounded_rank.Walk("events_fts f", "f.rowid", [], [])
+                walk.phrases = bounded_rank.ascii_phrases(query.runs, query.prefix_last)
+                ours = bounded_rank.score(db, walk, list(fts), [1.0], WEIGHTS)
+                ratios = {round(fts[i] / s, 9) if s else None for i, s in ours.items()}
+                if len(ratios) == 1 and None not in ratios:
+                    exact += 1
+                else:
+                    unequal.append((q, mode))
+        assert tried >= 100 and exact == tried, unequal
+    finally:
+        service.close()

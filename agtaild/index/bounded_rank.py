@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agtaild.index.phrase_rank import K1, B, phrase_tokens, table_totals, varints
+from agtaild.index.phrase_rank import K1, B, phrase_tokens, table_totals
 
 #: Above this many event ids, ranked search takes this module's bounded way.
 RANK_SPAN = 100_000
@@ -194,9 +194,15 @@ def score(
 
 
 def _size(blob: bytes) -> float:
-    """A row's size in tokens: the sum of its _docsize varints (one byte each below 128)."""
-    blob = bytes(blob)
-    return float(sum(blob) if max(blob, default=0) < 0x80 else sum(varints(blob)))
+    """A row's size in tokens: the sum of its _docsize varints (a column's size never needs
+    the 9-byte form)."""
+    total = value = 0
+    for c in blob:
+        value = (value << 7) | (c & 0x7F)
+        if c < 0x80:
+            total += value
+            value = 0
+    return float(total)
 
 
 def _by_id(db: sqlite3.Connection, sql: str, ids: list[int]) -> list[Any]:
@@ -240,9 +246,6 @@ def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
     # The first token as a literal, its boundary a look-behind after it: the regex engine
     # then scans for the literal (a leading look-behind is tried at every byte: 20× slower).
     pattern = re.compile(first + rb"(?<![a-z0-9]" + first + rb")" + rest)
-    # The matches a non-ASCII character touches (it may be a letter: then no match).
-    after = b"" if prefix else rb"|(?<![a-z0-9]" + first + rb")" + rest + rb"(?=[\x80-\xff])"
-    suspect = re.compile(first + rb"(?:(?<=[\x80-\xff]" + first + rb")" + rest + after + rb")")
 
     def real(low: bytes, m: re.Match[bytes]) -> bool:
         a, b = m.span()
@@ -259,15 +262,27 @@ def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
 
         def count_one(value: bytes) -> int:
             low = value.lower()
-            n = len(pattern.findall(low))
-            if n and not low.isascii():
-                n -= sum(1 for m in suspect.finditer(low) if not real(low, m))
+            if low.isascii():
+                return len(pattern.findall(low))
+            n, end = 0, len(low)
+            for m in pattern.finditer(low):
+                a, b = m.span()
+                # a non-ASCII neighbour may be a letter (then this is no match): checked
+                if (a and low[a - 1] >= 0x80) or (not prefix and b < end and low[b] >= 0x80):
+                    n += real(low, m)
+                else:
+                    n += 1
             return n
 
         return count_one
 
+    # Two occurrences can overlap only when the phrase's end repeats its start ("go go").
+    overlapping = any(tokens[i:] == tokens[: len(tokens) - i] for i in range(1, len(tokens)))
+
     def count(value: bytes) -> int:
         low = value.lower()
+        if low.isascii() and not overlapping:
+            return len(pattern.findall(low))
         n, pos = 0, 0
         while True:
             m = pattern.search(low, pos)

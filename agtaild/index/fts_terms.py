@@ -78,7 +78,15 @@ def prefix_terms(db: sqlite3.Connection, prefix: str, table: str = "events_fts")
     low = b"0" + prefix.encode()
     high = low[:-1] + bytes([low[-1] + 1])
     sizes: dict[bytes, int] = {}
-    segments = [r[0] for r in db.execute(f"SELECT DISTINCT segid FROM {table}_idx")]
+    segments: list[int] = []
+    while True:  # each segment id by a seek (a DISTINCT would read every row of the b-tree)
+        row = db.execute(
+            f"SELECT segid FROM {table}_idx WHERE segid > ? ORDER BY segid LIMIT 1",
+            (segments[-1] if segments else -1,),
+        ).fetchone()
+        if row is None:
+            break
+        segments.append(row[0])
     for segid in segments:
         start = db.execute(
             f"SELECT pgno FROM {table}_idx WHERE segid = ? AND term < ? ORDER BY term DESC LIMIT 1",
