@@ -152,6 +152,20 @@ def ranked_rows(
     page's hits still to be made (``hits``): hybrid search fuses these with the vector ranking."""
     if query.empty:
         return []
+    # One read transaction: the terms read from FTS5's records (agtaild.index.fts_terms) must
+    # be those of the segments the query then walks (a merge may rewrite them meanwhile).
+    with _snapshot(db):
+        return _ranked_rows(db, query, scope, limit=limit, after=after)
+
+
+def _ranked_rows(
+    db: sqlite3.Connection,
+    query: Query,
+    scope: SearchScope,
+    *,
+    limit: int,
+    after: tuple[float, int] | None,
+) -> list[Any]:
     where, args, uses_sessions = scope.event_sql()
     bounds = bounded_rank.span(db, scope.session_id) if query.regex is None else None
     if bounds is None:
@@ -286,8 +300,7 @@ def _bounded_rows(
         walk.phrase_matches = [fts_phrase(w) for w in walk.wide]
         weights = WEIGHTS[:2]
     try:
-        with _snapshot(db):
-            return bounded_rank.rows(db, walk, bounds, weights, bounded_rank.WINDOW, limit=limit, after=after)
+        return bounded_rank.rows(db, walk, bounds, weights, bounded_rank.WINDOW, limit=limit, after=after)
     except sqlite3.OperationalError as exc:
         raise UsageError(f"the query could not be run: {exc}") from None
 
