@@ -436,3 +436,24 @@ def test_real_transcripts_are_counted_as_fts5_counts(tmp_path: Path, corpus: Pat
         assert tried >= 100 and exact == tried, unequal
     finally:
         service.close()
+
+
+def test_the_terms_listed_are_fts5vocabs(svc: Service) -> None:
+    """The terms read from FTS5's records are fts5vocab's, for prefixes of one term, of many,
+    of none."""
+    db = svc._reader()
+    own = sqlite3.connect(db.execute("PRAGMA database_list").fetchone()[2])
+    try:
+        own.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, events_fts, 'row')")
+        for prefix in ("s", "se", "sess", "p", "t", "a", "r", "x", "zz", "1", "ses"):
+            high = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            vocab = {
+                r[0]
+                for r in own.execute(
+                    "SELECT term FROM temp.vocab WHERE term >= ? AND term < ?", (prefix, high)
+                )
+            }
+            listed = fts_terms.prefix_terms(db, prefix)
+            assert listed is not None and set(listed) == vocab, prefix
+    finally:
+        own.close()

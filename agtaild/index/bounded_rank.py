@@ -5,7 +5,7 @@ scores a row it counts, for its IDF, every row of the whole table holding each p
 more pass over every match: 126 ms of CPU for a common word at 10 GB, 1.4 s for a phrase of
 three common words, whose rows all have their positions checked). Instead:
 
-* **The window**: the newest ``RANK_WINDOW`` matches among the newest :data:`RANK_SPAN`
+* **The window**: the newest :data:`WINDOW` matches among the newest :data:`RANK_SPAN`
   events (an id range: FTS5 pushes ``rowid BETWEEN`` into its cursor and walks only the tail
   of each doclist). Within one session, the session's own ids.
 * **Its scores**: bm25's formula, as FTS5 computes it (k1 = 1.2, b = 0.75, the column
@@ -39,13 +39,12 @@ from agtaild.index.phrase_rank import K1, B, phrase_tokens, table_totals
 #: Above this many event ids, ranked search takes this module's bounded way.
 RANK_SPAN = 100_000
 #: How many of the newest matches are scored (against 5,000 below RANK_SPAN: bm25() costs
-#: ~1.6 µs a row, the counting here ~10 µs, most of it reading the rows' text).
+#: ~1.6 µs a row in C, reading a row's text and counting in it here ~8 µs; at 10 GB
+#: "session" costs 16–18 ms of CPU so, 43–58 ms with 5,000: bench/RESULTS.md).
 WINDOW = 2_000
 #: Scores of the matches older than the window: OLDER - id (newest first, after every bm25
 #: score, which is never positive; exact as a double for any id below 2**52).
 OLDER = float(2**52)
-
-_COLUMNS = {"events_fts": ("text", "tool_input", "tool_result"), "events_cjk": ("text", "tool_input")}
 
 
 @dataclass
@@ -184,11 +183,9 @@ def score(
         total = 0.0
         for counter, idf in pairs:
             freq = 0.0
-            for col, value in enumerate(columns):
+            for value, weight in zip(columns, weights, strict=False):
                 if value:
-                    n = counter(value)
-                    if n:
-                        freq += n * (weights[col] if col < len(weights) else 1.0)
+                    freq += counter(value) * weight
             total += idf * ((freq * k1) / (freq + norm))
         out[eid] = -1.0 * total
     return out

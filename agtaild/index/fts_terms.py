@@ -109,7 +109,11 @@ def prefix_terms(db: sqlite3.Connection, prefix: str, table: str = "events_fts")
             ).fetchone()
             if row is None:
                 return None
-            for term, at, doclist in _page_terms(bytes(row[0])):
+            try:
+                listed = _page_terms(bytes(row[0]))
+            except IndexError:  # a page cut short: not a format this reads
+                return None
+            for term, at, doclist in listed:
                 if last is not None:
                     sizes[last[0]] = sizes.get(last[0], 0) + (pgno - last[1]) * PAGE_BYTES + at - last[2]
                     last = None
