@@ -230,3 +230,23 @@ def test_the_answers_read_the_sums(tmp_path: Path, toy_registry: ToyAdapter) -> 
             db.close()
     finally:
         svc.close()
+
+
+def test_the_day_loop_equals_the_generic_answer() -> None:
+    """Unpriced and unknown models, zero-token rows, undated usage, two agents a day; rows out
+    of day order are left to the generic path."""
+    from agtaild.index.stats import assemble
+    from agtaild.index.stats_day import by_day
+
+    rows = [
+        ("", None, 0, 5, 6, 0, 0, 0, "toy"),
+        ("2026-01-01", "claude-sonnet-4-20250514", 0, 10, 20, 30, 40, 1, "toy"),
+        ("2026-01-01", "claude-sonnet-4-20250514", 1, 1000, 2, 3, 4, 0, "codex"),
+        ("2026-01-01", "no-such-model", 0, 7, 0, 0, 0, 0, "codex"),
+        ("2026-01-02", "no-such-model", 0, 0, 0, 0, 0, 0, "toy"),
+        ("2026-01-02", "gpt-5-codex", 0, 3, 4, 5, 0, 2, None),
+        ("2026-01-03", "gpt-5-codex", 0, 1, 1, 1, 1, 1, "codex"),
+    ]
+    assert json.dumps(by_day(rows, PRICING)) == json.dumps(assemble(rows, "day", PRICING))
+    assert by_day([rows[2], rows[0]], PRICING) is None
+    assert by_day([], PRICING) == assemble([], "day", PRICING)

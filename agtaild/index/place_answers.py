@@ -8,8 +8,7 @@ callers fall back to those, which give the same answer from the base tables):
   not know which sessions are whose — except the hidden ones, which are few: their own rows are
   taken away from the sums (``Without``);
 * ``projects --since``: it compares each session's activity;
-* ``stats --by session`` with a project, an ``imported`` or a collection filter (the
-  per-session totals know the agent only), or without a limit (a row per session anyway).
+* ``stats --by session`` without a limit (a row per session anyway).
 
 Groups come in the order a GROUP BY over the rollup gives them (key, model, long-context flag),
 so the floats of a cost are added in the same order as by the base tables.
@@ -55,9 +54,11 @@ def place_filters(
     return where, args
 
 
-def _session_filters(where: Sequence[str]) -> list[str]:
-    """The same conditions on a session row ``s`` (the hidden sessions' own rows)."""
-    return [w.replace("p.", "s.") for w in where]
+def _session_filters(where: Sequence[str], *, by_ids: bool = False) -> list[str]:
+    """The same conditions on a session row ``s``; ``by_ids``: for the rows of a few sessions
+    named by id (the hidden ones), so no index serves them (``+``): the planner otherwise walked
+    every session of an agent by its index and tested each against the list."""
+    return [w.replace("p.", "+s." if by_ids else "s.") for w in where]
 
 
 def groups(
@@ -77,7 +78,7 @@ def groups(
         own, own_args = id_conditions("u.session_id", without, None)
         hidden = db.execute(
             f"SELECT {skey}, nullif(u.model, ''), u.long_ctx, count(*), {_SUMS} FROM usage_rollup u"
-            f" JOIN sessions s ON s.id = u.session_id WHERE {' AND '.join([*_session_filters(where), *own])}"
+            f" JOIN sessions s ON s.id = u.session_id WHERE {' AND '.join([*_session_filters(where, by_ids=True), *own])}"
             " GROUP BY 1, 2, 3",
             [*args, *own_args],
         ).fetchall()
@@ -112,7 +113,7 @@ def used_sessions(
     if without:
         own, own_args = id_conditions("s.id", without, None)
         for agent, n in db.execute(
-            f"SELECT s.agent, count(*) FROM sessions s WHERE {' AND '.join([*_session_filters(where), *own])}"
+            f"SELECT s.agent, count(*) FROM sessions s WHERE {' AND '.join([*_session_filters(where, by_ids=True), *own])}"
             " AND EXISTS (SELECT 1 FROM session_tokens t WHERE t.session_id = s.id) GROUP BY 1",
             [*args, *own_args],
         ):
@@ -132,7 +133,7 @@ def project_sessions(
     ).fetchall()
     if not without:
         return rows
-    sclause = clause.replace("p.", "s.")
+    sclause = " AND ".join(_session_filters([*where, "p.cwd IS NOT NULL", "p.cwd != ''"], by_ids=True))
     own, own_args = id_conditions("s.id", without, None)
     hidden = db.execute(
         f"SELECT s.cwd, s.agent, count(*) FROM sessions s WHERE {' AND '.join([sclause, *own])} GROUP BY 1, 2",
@@ -147,9 +148,11 @@ def project_sessions(
         if cell is None:
             continue
         cell[0] -= n
-        # The latest activity of the sessions left: from the place index (schema m020).
+        # The latest activity of the sessions left: from the place index (schema m020), which
+        # the planner would pass over for the index by (agent, activity), then read at length.
         cell[1] = db.execute(
-            f"SELECT max(s.activity) FROM sessions s WHERE {' AND '.join([sclause, *not_hidden])}"
+            f"SELECT max(s.activity) FROM sessions s INDEXED BY sessions_place"
+            f" WHERE {' AND '.join([sclause, *not_hidden])}"
             " AND s.cwd = ? AND s.agent = ?",
             [*args, *not_args, cwd, agent],
         ).fetchone()[0]
@@ -157,27 +160,42 @@ def project_sessions(
 
 
 class TopSessions:
-    """The sessions with the most tokens, from ``session_tokens`` (an index walk)."""
+    """The sessions with the most tokens, from ``session_tokens`` (an index walk; with a filter
+    on the sessions, each visited one is looked up by its row id, or the planner scans the
+    place index and sorts, whichever it finds cheaper)."""
 
-    def __init__(self, db: sqlite3.Connection, agent: str | None, without: list[Any] | None) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        agent: str | None,
+        without: list[Any] | None,
+        project: str | None = None,
+        imported: bool | None = None,
+        collection: str | None = None,
+    ) -> None:
         self.db = db
         where, self.args = id_conditions("t.session_id", None, without)
         if agent:
             where.append("t.agent = ?")
             self.args.append(agent)
+        on_sessions, more = place_filters(None, project, imported, collection)
+        self.source = "session_tokens t"
+        if len(on_sessions) > 1:  # a condition besides the "1" every list starts with
+            self.source += " JOIN sessions s ON s.id = t.session_id"
+            where += _session_filters(on_sessions)
+            self.args += more
         self.where = " AND ".join(["1", *where])
 
     def ranked(self, n: int) -> list[tuple[int, int]]:
         """(session row id, tokens) of the ``n`` first, largest first."""
         return self.db.execute(
-            f"SELECT t.session_id, t.tokens FROM session_tokens t WHERE {self.where}"
-            " ORDER BY t.tokens DESC LIMIT ?",
+            f"SELECT t.session_id, t.tokens FROM {self.source} WHERE {self.where} ORDER BY t.tokens DESC LIMIT ?",
             [*self.args, n],
         ).fetchall()
 
     def at_least(self, tokens: int) -> tuple[str, list[Any]]:
         """A SELECT of every session with at least ``tokens``, and its parameters."""
-        return f"SELECT t.session_id FROM session_tokens t WHERE {self.where} AND t.tokens >= ?", [
+        return f"SELECT t.session_id FROM {self.source} WHERE {self.where} AND t.tokens >= ?", [
             *self.args,
             tokens,
         ]
@@ -220,8 +238,10 @@ def daily_without(
         else f"SELECT {keys}, sum(u.n), {_SUMS} FROM {table} u WHERE {clause} GROUP BY {order} ORDER BY {order}",
         args,
     ).fetchall()
+    # The hidden sessions' rows by their ids ("+": not by the rollup's agent or day index).
+    by_ids = clause.replace("u.", "+u.")
     hidden = db.execute(
-        f"SELECT {keys}, count(*), {_SUMS} FROM usage_rollup u WHERE {' AND '.join([clause, *own])} GROUP BY {order}",
+        f"SELECT {keys}, count(*), {_SUMS} FROM usage_rollup u WHERE {' AND '.join([by_ids, *own])} GROUP BY {order}",
         [*args, *own_args],
     ).fetchall()
     rows = _take_away(rows, hidden, width)

@@ -223,10 +223,13 @@ def _stats(
                 else _stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
             )
             top = None
-            if placed and not (project or imported is not None or collection):
-                top = place_answers.TopSessions(db, agent, picked[1])
-                if picked[1]:  # by model minus the hidden sessions, from the sums per place
-                    totals = _stats(db, pricing, by="model", agent=agent, picked=picked)["totals"]
+            if placed:
+                top = place_answers.TopSessions(db, agent, picked[1], project, imported, collection)
+                if session_filter:  # by model with the same filters, from the sums per place
+                    totals = _stats(
+                        db, pricing, by="model", agent=agent, project=project, imported=imported,
+                        collection=collection, picked=picked,
+                    )["totals"]  # fmt: skip
             return _top_sessions(db, pricing, scope, own_scope, args, limit, totals, top)
         # The rollup's rows (one per session, day and model) are few: summed in Python, which
         # costs less than a GROUP BY's sort; the responses (precise bounds) are grouped here.
@@ -240,14 +243,16 @@ def _stats(
         if fast is not None:
             return fast
     sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
-    if daily and by == "day" and not recount:
-        # The table's rows in its key order, a day's rows together: summed in one loop.
+    sql += f" GROUP BY {group}" if group else ""
+    if by == "day" and not recount:
+        # usage_daily's rows in its key order, or the groups in the GROUP BY's: a day's rows
+        # together, summed in one loop (else, should the order differ, assembled as below).
         found = by_day(db.execute(sql, args).fetchall(), pricing)
         if found is not None:
             if limit is not None:
                 del found["rows"][limit:]
             return found
-    doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
+    doc = assemble(db.execute(sql, args), by, pricing)
     if by == "agent":
         # Sessions with counted usage in the scope: the rollup (per session and day) answers
         # whole days; the responses themselves a finer bound.
