@@ -3,12 +3,14 @@
 What they serve, and what they leave to the queries over the rollup and the sessions (the
 callers fall back to those, which give the same answer from the base tables):
 
-* any date or time bound: the sums are over the whole history;
-* a selection of sessions by the user's state (labels, stars, hidden sessions): the sums do
-  not know which sessions are whose — except the hidden ones, which are few: their own rows are
-  taken away from the sums (``Without``);
+* any date or time bound: the sums are over the whole history (by day, model and agent the
+  per-day tables answer whole days, minus hidden sessions: ``daily_without``);
+* a selection of sessions by the user's state (labels, stars, ``--hidden``): the sums do not
+  know which sessions are whose — except the hidden ones left out by default, which are few:
+  their own rollup rows, read by id, are taken away from the sums;
 * ``projects --since``: it compares each session's activity;
-* ``stats --by session`` without a limit (a row per session anyway).
+* ``stats --by session`` without a limit (a row per session anyway), and ``--by day`` with a
+  project, ``imported`` or collection filter (the places have no days).
 
 Groups come in the order a GROUP BY over the rollup gives them (key, model, long-context flag),
 so the floats of a cost are added in the same order as by the base tables.
@@ -228,27 +230,31 @@ def daily_without(
     clause = " AND ".join(where)
     table = "usage_daily" if by == "day" or since is not None or until is not None else "usage_totals"
     own, own_args = id_conditions("u.session_id", without, None)
-    first = {"day": "u.day", "agent": "u.agent", "model": "nullif(u.model, '')"}[by]
-    keys = f"{first}, nullif(u.model, ''), u.long_ctx" + (", u.agent" if by == "day" else "")
-    width = 4 if by == "day" else 3
-    order = ", ".join(str(i + 1) for i in range(width))
+    # The hidden sessions' rows by their ids ("+": not by the rollup's agent or day index).
+    by_ids = " AND ".join([clause.replace("u.", "+u."), *own])
+    if by == "day":
+        rows = db.execute(
+            f"SELECT u.day, nullif(u.model, ''), u.long_ctx, {_SUMS_PLAIN}, u.agent FROM usage_daily u"
+            f" WHERE {clause} ORDER BY u.day, 2, u.long_ctx, u.agent",
+            args,
+        ).fetchall()
+        hidden = db.execute(
+            f"SELECT u.day, nullif(u.model, ''), u.long_ctx, u.agent, count(*), {_SUMS} FROM usage_rollup u"
+            f" WHERE {by_ids} GROUP BY 1, 2, 3, 4",
+            [*args, *own_args],
+        ).fetchall()
+        return _days_without(db, rows, hidden), None
+    first = "u.agent" if by == "agent" else "nullif(u.model, '')"
+    keys = f"{first}, nullif(u.model, ''), u.long_ctx"
     rows = db.execute(
-        f"SELECT {keys}, u.n, {_SUMS_PLAIN} FROM {table} u WHERE {clause} ORDER BY {order}"
-        if by == "day"
-        else f"SELECT {keys}, sum(u.n), {_SUMS} FROM {table} u WHERE {clause} GROUP BY {order} ORDER BY {order}",
+        f"SELECT {keys}, sum(u.n), {_SUMS} FROM {table} u WHERE {clause} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
         args,
     ).fetchall()
-    # The hidden sessions' rows by their ids ("+": not by the rollup's agent or day index).
-    by_ids = clause.replace("u.", "+u.")
     hidden = db.execute(
-        f"SELECT {keys}, count(*), {_SUMS} FROM usage_rollup u WHERE {' AND '.join([by_ids, *own])} GROUP BY {order}",
+        f"SELECT {keys}, count(*), {_SUMS} FROM usage_rollup u WHERE {by_ids} GROUP BY 1, 2, 3",
         [*args, *own_args],
     ).fetchall()
-    rows = _take_away(rows, hidden, width)
-    if by == "day":
-        groups = [(d, m, lc, *sums, ag) for d, m, lc, ag, _, *sums in rows]
-    else:
-        groups = [(*r[:3], *r[4:], None) for r in rows]
+    groups = [(*r[:3], *r[4:], None) for r in _take_away(rows, hidden, 3)]
     counts = None
     if by == "agent":
         not_hidden, not_args = id_conditions("u.session_id", None, without)
@@ -263,3 +269,32 @@ def daily_without(
 
 
 _SUMS_PLAIN = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
+
+
+def _days_without(
+    db: sqlite3.Connection, rows: list[tuple[Any, ...]], hidden: list[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """``usage_daily``'s rows (day, model, long_ctx, sums, agent) minus the hidden sessions'
+    groups (day, model, long_ctx, agent, rollup rows, sums): only the rows of the hidden
+    sessions' days are looked at; a row left with no rollup row behind it goes."""
+    if not hidden:
+        return rows
+    gone: dict[tuple[Any, ...], tuple[int, list[int]]] = {}
+    for day, model, long_ctx, agent, n, *sums in hidden:
+        behind = db.execute(
+            "SELECT n FROM usage_daily WHERE day = ? AND agent = ? AND model = coalesce(?, '') AND long_ctx = ?",
+            (day, agent, model, long_ctx),
+        ).fetchone()
+        gone[(day, model, long_ctx, agent)] = ((behind[0] if behind else 0) - n, sums)
+    days = {key[0] for key in gone}
+    out = []
+    for r in rows:
+        if r[0] in days:
+            hit = gone.get((r[0], r[1], r[2], r[8]))
+            if hit is not None:
+                left, sums = hit
+                if left <= 0:
+                    continue
+                r = (*r[:3], *(a - b for a, b in zip(r[3:8], sums, strict=True)), r[8])
+        out.append(r)
+    return out
