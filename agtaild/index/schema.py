@@ -15,7 +15,9 @@ marks the one copy of each response that stats count), ``usage_rollup`` (the cou
 summed per session, day and model, kept current by the writer: stats read a few thousand rows
 instead of every response), ``usage_daily`` (the same summed over sessions: stats by day, model
 or agent read a table that grows with the calendar, not with the sessions), ``usage_totals``
-(the same over all days), ``edits`` (every recorded file change: agtaild.index.edits) and ``meta``.
+(the same over all days), ``places``, ``place_usage`` and ``session_tokens`` (the rollup summed
+per place and per session, kept by triggers: agtaild.index.places), ``edits`` (every recorded
+file change: agtaild.index.edits) and ``meta``.
 """
 
 from __future__ import annotations
