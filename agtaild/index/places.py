@@ -181,9 +181,9 @@ TRIGGERS = ("places_rollup_add", "places_rollup_drop", "places_session_add", "pl
 def create(db: sqlite3.Connection) -> None:
     """The tables filled from the sessions and the rollup, then the triggers (schema m020;
     again after a rebuild of the whole rollup, see ``suspend``)."""
-    from agtaild.index.schema import run_script
-
-    run_script(db, SCHEMA)
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
     suspend(db)
     fill(db)
     for trigger in _triggers():
