@@ -69,7 +69,7 @@ def test_a_range_with_no_usage(roots: list[str], capsys: pytest.CaptureFixture[s
 def test_the_sessions_per_agent_are_counted_in_one_ordered_walk(
     roots: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Over the whole history the count reads usage_rollup by (agent, session) (schema m017):
+    """The count from the rollup (dates, or the recount) reads it by (agent, session) (schema m017):
     no temporary B-tree for the grouping or the DISTINCT."""
     import sqlite3
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
+from agtaild.index import place_answers
+from agtaild.index.places import ready
 from agtaild.index.queries import add_usage, empty_usage
 from agtaild.index.selection import Picked, id_conditions
 from agtaild.pricing import PriceTable
@@ -88,9 +91,14 @@ def projects(
     since: float | None = None,
     imported: bool | None = None,
     picked: Picked = (None, None),
+    recount: bool = False,
 ) -> dict[str, Any]:
     """``{"projects": [{project, root, sessions, agents, last_active, cwds, …Usage}]}``, most
-    recently active first. Sessions without a working directory are left out."""
+    recently active first. Sessions without a working directory are left out.
+
+    The sums per place (agtaild.index.places) answer unless ``since`` or a selection other
+    than hidden sessions asks for each session (agtaild.index.place_answers); ``recount``:
+    from the sessions and the rollup anyway (the check)."""
     where = ["s.cwd IS NOT NULL", "s.cwd != ''"]
     args: list[Any] = []
     if agent:
@@ -116,22 +124,40 @@ def projects(
                                 "cwds": set(), **empty_usage()}  # fmt: skip
         return g
 
-    for cwd, ag, n, last in db.execute(
-        f"SELECT s.cwd, s.agent, count(*), max(s.activity) FROM sessions s WHERE {clause} GROUP BY s.cwd, s.agent",
-        args,
+    if (
+        not recount
+        and since is None
+        and place_answers.served(since=None, until=None, picked=picked)
+        and ready(db)
     ):
+        where, pargs = place_answers.place_filters(agent, imported=imported)
+        sessions: Iterable[tuple[Any, ...]] = place_answers.project_sessions(db, where, pargs, picked[1])
+        where.extend(("p.cwd IS NOT NULL", "p.cwd != ''"))
+        usage: Iterable[tuple[Any, ...]] = (
+            r[:8] for r in place_answers.groups(db, "cwd", where, pargs, picked[1])
+        )
+    else:
+        sessions = db.execute(
+            f"SELECT s.cwd, s.agent, count(*), max(s.activity) FROM sessions s WHERE {clause}"
+            " GROUP BY s.cwd, s.agent",
+            args,
+        )
+        usage = db.execute(
+            "SELECT s.cwd, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read),"
+            f" sum(u.cache_write), sum(u.reasoning) FROM usage_rollup u JOIN sessions s ON s.id = u.session_id"
+            f" WHERE {clause} GROUP BY s.cwd, u.model, u.long_ctx",
+            args,
+        )
+    for cwd, ag, n, last in sessions:
         g = group(cwd)
         g["sessions"] += n
         g["agents"].add(ag)
         g["last_active"] = max(g["last_active"], last or 0.0)
         g["cwds"].add(cwd)
-    for cwd, model, long_ctx, inp, outp, cr, cw, rs in db.execute(
-        "SELECT s.cwd, u.model, u.long_ctx, sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write),"
-        f" sum(u.reasoning) FROM usage_rollup u JOIN sessions s ON s.id = u.session_id WHERE {clause}"
-        " GROUP BY s.cwd, u.model, u.long_ctx",
-        args,
-    ):
-        add_usage(group(cwd), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model)
+    for cwd, model, long_ctx, inp, outp, cr, cw, rs in usage:
+        add_usage(
+            group(cwd), inp, outp, cr, cw, rs, pricing.cost(model, inp, outp, cr, cw, bool(long_ctx)), model
+        )
     out = []
     for g in groups.values():
         g["agents"] = sorted(g["agents"])

@@ -15,7 +15,9 @@ marks the one copy of each response that stats count), ``usage_rollup`` (the cou
 summed per session, day and model, kept current by the writer: stats read a few thousand rows
 instead of every response), ``usage_daily`` (the same summed over sessions: stats by day, model
 or agent read a table that grows with the calendar, not with the sessions), ``usage_totals``
-(the same over all days), ``edits`` (every recorded file change: agtaild.index.edits) and ``meta``.
+(the same over all days), ``places``, ``place_usage`` and ``session_tokens`` (the rollup summed
+per place and per session, kept by triggers: agtaild.index.places), ``edits`` (every recorded
+file change: agtaild.index.edits) and ``meta``.
 """
 
 from __future__ import annotations
@@ -426,6 +428,23 @@ def m019_usage_session_sums(db: sqlite3.Connection) -> None:
     )
 
 
+def m020_places(db: sqlite3.Connection) -> None:
+    """``places``, ``place_usage`` and ``session_tokens``: sums per place (agent, kind,
+    collection, cwd, project) and per session, kept by triggers (agtaild.index.places), so
+    that ``projects`` and ``stats --by project`` / ``--by agent`` / ``--by session`` (top N)
+    read tables that grow with the places, not with the sessions. ``sessions_cwd`` becomes
+    ``sessions_place``, the place's columns and the activity: the triggers find a place's
+    latest activity by it, and ``projects --since`` groups the sessions from it alone. An
+    existing index gets the tables filled here, without a rebuild."""
+    from agtaild.index import places
+
+    db.execute("DROP INDEX IF EXISTS sessions_cwd")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS sessions_place ON sessions(cwd, agent, kind, project, collection, activity)"
+    )
+    places.create(db)
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fts_bulk,
@@ -447,6 +466,7 @@ MIGRATIONS: list[Migration] = [
     m017_rollup_agent,
     m018_partial_tool_index,
     m019_usage_session_sums,
+    m020_places,
 ]
 
 

@@ -14,9 +14,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agtaild.index import place_answers
 from agtaild.index.params import TimeBound
+from agtaild.index.places import ready
 from agtaild.index.queries import usage_doc
 from agtaild.index.selection import Picked, id_conditions
+from agtaild.index.stats_day import by_day
 from agtaild.index.stats_session import by_session
 from agtaild.pricing import PriceTable
 
@@ -50,6 +53,7 @@ def stats(
     collection: str | None = None,
     limit: int | None = None,
     picked: Picked = (None, None),
+    recount: bool = False,
 ) -> dict[str, Any]:
     """``limit``: only the first rows (by tokens, largest first; by day, the earliest days);
     the totals still count everything in scope.
@@ -60,12 +64,29 @@ def stats(
 
     ``picked``: (only these sessions, never these), what the user's own state selects (hidden
     sessions are left out by default); the per-day tables do not know sessions, so a selection
-    is answered from the per-session rollup."""
-    doc = _stats(db, pricing, by=by, agent=agent, project=project, since=since, until=until,
-                 imported=imported, collection=collection, limit=limit, picked=picked)
+    is answered from the per-session rollup.
+
+    By project, agent, model (with a session filter) and session (top N), the sums per place
+    and per session answer when they can (agtaild.index.place_answers says when); ``recount``:
+    from the rollup and the sessions anyway (the check)."""
+    doc = _stats(
+        db,
+        pricing,
+        by=by,
+        agent=agent,
+        project=project,
+        since=since,
+        until=until,
+        imported=imported,
+        collection=collection,
+        limit=limit,
+        picked=picked,
+        recount=recount,
+    )
     if since is not None or until is not None:
-        undated = undated_usage(db, pricing, agent=agent, project=project, imported=imported,
-                                collection=collection, picked=picked)
+        undated = undated_usage(
+            db, pricing, agent=agent, project=project, imported=imported, collection=collection, picked=picked
+        )
         if undated is not None:
             doc["undated"] = undated
     return doc
@@ -119,11 +140,41 @@ def _stats(
     collection: str | None = None,
     limit: int | None = None,
     picked: Picked = (None, None),
+    recount: bool = False,
 ) -> dict[str, Any]:
-    # The rollups (counted usage per day and model; per session, day and model) answer
-    # everything but bounds finer than a day, which need the individual responses.
+    placed = not recount and place_answers.served(since=since, until=until, picked=picked) and ready(db)
+    if placed and (
+        by == "project"
+        or (by in ("agent", "model") and (project or imported is not None or collection or picked[1]))
+    ):
+        where, pargs = place_answers.place_filters(agent, project, imported, collection)
+        doc = assemble(place_answers.groups(db, by, where, pargs, picked[1]), by, pricing)
+        if by == "agent":
+            add_session_counts(doc, place_answers.used_sessions(db, where, pargs, picked[1]))
+        if limit is not None:
+            del doc["rows"][limit:]
+        return doc
     precise = (since is not None and since.day is None) or (until is not None and until.day is None)
     needs_session = by in ("project", "session") or project or imported is not None or collection
+    if (
+        not recount
+        and picked[0] is None
+        and picked[1]
+        and by in _DAILY_BY
+        and not precise
+        and not needs_session
+    ):
+        # Hidden sessions only: the per-day tables minus their own rows.
+        days = (since.day if since else None, until.day if until else None)
+        groups, counts = place_answers.daily_without(db, by, agent, days, picked[1])
+        doc = (by_day(groups, pricing) if by == "day" else None) or assemble(groups, by, pricing)
+        if counts is not None:
+            add_session_counts(doc, counts)
+        if limit is not None:
+            del doc["rows"][limit:]
+        return doc
+    # The rollups (counted usage per day and model; per session, day and model) answer
+    # everything but bounds finer than a day, which need the individual responses.
     chosen = picked[0] is not None or bool(picked[1])
     daily = not precise and not needs_session and not chosen and by in _DAILY_BY
     table = "usage u" if precise else "usage_daily u" if daily else "usage_rollup u"
@@ -171,7 +222,15 @@ def _stats(
                 if session_filter
                 else _stats(db, pricing, by="model", agent=agent, since=since, until=until)["totals"]
             )
-            return _top_sessions(db, pricing, scope, own_scope, args, limit, totals)
+            top = None
+            if placed:
+                top = place_answers.TopSessions(db, agent, picked[1], project, imported, collection)
+                if session_filter:  # by model with the same filters, from the sums per place
+                    totals = _stats(
+                        db, pricing, by="model", agent=agent, project=project, imported=imported,
+                        collection=collection, picked=picked,
+                    )["totals"]  # fmt: skip
+            return _top_sessions(db, pricing, scope, own_scope, args, limit, totals, top)
         # The rollup's rows (one per session, day and model) are few: summed in Python, which
         # costs less than a GROUP BY's sort; the responses (precise bounds) are grouped here.
         cols = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
@@ -184,17 +243,31 @@ def _stats(
         if fast is not None:
             return fast
     sql = f"SELECT {_KEY_SQL[by]} AS k, {model}, u.long_ctx, {sums}{extra} {scope}"
-    doc = assemble(db.execute(sql + (f" GROUP BY {group}" if group else ""), args), by, pricing)
+    sql += f" GROUP BY {group}" if group else ""
+    if by == "day" and not recount:
+        # usage_daily's rows in its key order, or the groups in the GROUP BY's: a day's rows
+        # together, summed in one loop (else, should the order differ, assembled as below).
+        found = by_day(db.execute(sql, args).fetchall(), pricing)
+        if found is not None:
+            if limit is not None:
+                del found["rows"][limit:]
+            return found
+    doc = assemble(db.execute(sql, args), by, pricing)
     if by == "agent":
         # Sessions with counted usage in the scope: the rollup (per session and day) answers
         # whole days; the responses themselves a finer bound.
-        per_session = "usage u" if precise else "usage_rollup u"
-        counts = db.execute(
-            f"SELECT u.agent, count(DISTINCT u.session_id) FROM {per_session}{join} WHERE {' AND '.join(where)}"
-            " GROUP BY u.agent",
-            args,
-        )
-        add_session_counts(doc, dict(counts.fetchall()))
+        if placed:
+            counts = place_answers.used_sessions(db, *place_answers.place_filters(agent), picked[1])
+        else:
+            per_session = "usage u" if precise else "usage_rollup u"
+            counts = dict(
+                db.execute(
+                    f"SELECT u.agent, count(DISTINCT u.session_id) FROM {per_session}{join}"
+                    f" WHERE {' AND '.join(where)} GROUP BY u.agent",
+                    args,
+                ).fetchall()
+            )
+        add_session_counts(doc, counts)
     if limit is not None:
         del doc["rows"][limit:]
     return doc
@@ -215,6 +288,7 @@ def _top_sessions(
     args: list[Any],
     limit: int,
     totals: dict[str, Any] | None,
+    top: place_answers.TopSessions | None = None,
 ) -> dict[str, Any]:
     """The ``limit`` sessions with the most tokens: ranked in SQL (on ``rank_scope``, which
     joins the sessions only when a filter needs them), so Python prices and builds only the
@@ -226,16 +300,24 @@ def _top_sessions(
     sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
     # One more than asked: a tie across the cut means every session tied with the last one
     # (and a long list is not passed as parameters).
-    ranked = db.execute(
-        f"SELECT u.session_id, {tokens} AS t {rank_scope} GROUP BY u.session_id ORDER BY t DESC LIMIT ?",
-        [*args, limit + 1],
-    ).fetchall()
+    ranked = (
+        top.ranked(limit + 1)
+        if top is not None
+        else db.execute(
+            f"SELECT u.session_id, {tokens} AS t {rank_scope} GROUP BY u.session_id ORDER BY t DESC LIMIT ?",
+            [*args, limit + 1],
+        ).fetchall()
+    )
     if not ranked:
         doc = assemble((), "session", pricing)
     else:
         if limit > 500 or (len(ranked) > limit and ranked[limit][1] == ranked[limit - 1][1]):
-            top = f"SELECT u.session_id {rank_scope} GROUP BY u.session_id HAVING {tokens} >= ?"
-            chosen, chosen_args = top, [*args, ranked[:limit][-1][1]]  # the last one kept
+            last = ranked[:limit][-1][1]  # the last one kept
+            if top is not None:
+                chosen, chosen_args = top.at_least(last)
+            else:
+                chosen = f"SELECT u.session_id {rank_scope} GROUP BY u.session_id HAVING {tokens} >= ?"
+                chosen_args = [*args, last]
         else:
             ids = [sid for sid, _ in ranked[:limit]]
             chosen, chosen_args = ",".join("?" * len(ids)), ids
@@ -316,7 +398,10 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
         totals[2] += cr
         totals[3] += cw
         totals[4] += rs
-        row: dict[str, Any] = {"key": k, **usage_doc(inp, outp, cr, cw, rs, cost, (known, dark, unpriced.get(k, ())))}
+        row: dict[str, Any] = {
+            "key": k,
+            **usage_doc(inp, outp, cr, cw, rs, cost, (known, dark, unpriced.get(k, ()))),
+        }
         if by != "model":
             row["models"] = sorted(models[k])
         if by == "session":
@@ -331,7 +416,12 @@ def assemble(groups: Iterable[Sequence[Any]], by: str, pricing: PriceTable) -> d
     every_unpriced = set().union(*unpriced.values()) if unpriced else set()
     return {
         "totals": usage_doc(
-            totals[0], totals[1], totals[2], totals[3], totals[4], total_cost,
+            totals[0],
+            totals[1],
+            totals[2],
+            totals[3],
+            totals[4],
+            total_cost,
             (total_known, total_unpriced, every_unpriced),
         ),
         "rows": out,

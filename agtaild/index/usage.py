@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from agtaild.index import quarters, week
+from agtaild.index import places, quarters, week
 
 #: Sessions per statement when the whole rollup is rebuilt (bounds the sort's memory).
 ROLLUP_CHUNK = 500
@@ -93,6 +93,7 @@ def refresh_rollup(
     if sessions is None:
         # In ranges of session ids: one GROUP BY over every usage row sorts them all in memory
         # (temp_store is MEMORY), which made the end of a 2 GB cold index its peak (+50 MB).
+        kept = places.suspend(db)  # filled once at the end instead of row by row
         db.execute("DELETE FROM usage_rollup")
         db.execute("DELETE FROM usage_quarters")
         for start, end in _id_ranges(db, "sessions", ROLLUP_CHUNK):
@@ -109,6 +110,8 @@ def refresh_rollup(
             )
         rebuild_daily(db)
         week.rebuild_usage(db)
+        if kept:
+            places.create(db)
         return
     db.execute("CREATE TEMP TABLE IF NOT EXISTS _rs (session_id INTEGER PRIMARY KEY)")
     db.execute(

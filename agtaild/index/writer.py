@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.index import edits, findings, quarters, tool_totals
+from agtaild.index import edits, findings, places, quarters, tool_totals
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
 from agtaild.index.usage import recount, refresh_rollup
@@ -163,8 +163,11 @@ class Writer:
             *WEEK_TABLES,
             "tool_totals",
         )
+        kept = places.suspend(db)
         for table in ("events", "edits", "usage", *derived, "sessions", "file_parts", "files", "removed"):
             db.execute(f"DELETE FROM {table}")
+        if kept:
+            places.create(db)  # empty, and the triggers back
         findings.forget_all(db)
         # Change numbers start again: a new index id tells followers to compare everything.
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
