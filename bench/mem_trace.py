@@ -17,7 +17,8 @@ The summary (peaks per process role, the writer's figures at its peak) is printe
 with every sample to ``--out``. Experiments: ``AGTAIL_TRACE_PRAGMAS="cache_size=-2000;…"`` runs
 those PRAGMAs on every connection the index opens, after its own;
 ``AGTAIL_TRACE_SET="agtaild.index.schema.CACHE_KIB=4000;…"`` sets module constants (integers)
-before the CLI starts.
+before the CLI starts; ``AGTAIL_TRACE_MALLOC_AT="10,60"`` runs it under tracemalloc and keeps
+the 30 biggest allocation sites at those seconds (the heap then grows by tracemalloc's own).
 """
 
 from __future__ import annotations
@@ -146,9 +147,31 @@ def _child(out: str, every: float, args: list[str]) -> int:
     rows: list[list[Any]] = []
     conns: list[Any] = []
 
+    snap_at = sorted(float(x) for x in os.environ.get("AGTAIL_TRACE_MALLOC_AT", "").split(",") if x)
+    snaps: list[dict[str, Any]] = []
+    if snap_at:
+        import tracemalloc
+
+        tracemalloc.start()
+
+    def snapshot() -> None:
+        import tracemalloc
+
+        taken = tracemalloc.take_snapshot().statistics("lineno")
+        snaps.append(
+            {
+                "t": round(time.monotonic() - t0, 2),
+                "traced_mb": round(sum(s.size for s in taken) / 2**20, 1),
+                "top": [[str(s.traceback), round(s.size / 2**20, 2), s.count] for s in taken[:30]],
+            }
+        )
+
     def record(_sig: int = 0, _frame: Any = None) -> None:
         if os.getpid() != me:  # a forked worker inherits the handler, not the timer
             return
+        if snap_at and time.monotonic() - t0 >= snap_at[0]:
+            snap_at.pop(0)
+            snapshot()
         m = mallinfo2() if mallinfo2 is not None else None
         per_conn = []
         for db in conns:
@@ -212,6 +235,7 @@ def _child(out: str, every: float, args: list[str]) -> int:
                         "per_connection",
                     ],
                     "rows": rows,
+                    "tracemalloc": snaps,
                     "cpu_self": me_usage.ru_utime + me_usage.ru_stime,
                     "cpu_children": kids.ru_utime + kids.ru_stime,
                     "maxrss_children_mb": kids.ru_maxrss / 1024,

@@ -107,3 +107,17 @@ def test_a_pooled_update_holds_no_job_it_has_handed_out(
     # when read (what is still listed is only what has not gone to a worker yet).
     assert all(left <= report["read"] - n for n, left in seen)
     assert seen[-1][1] == 0
+
+
+def test_fingerprints_take_discoverys_stat_results_out_as_they_use_them(tmp_path: Path) -> None:
+    from agtaild.index.update import fingerprint
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("{}\n")
+    b.write_text("{}\n{}\n")
+    known = {str(a): os.stat(a), str(b): os.stat(b)}
+    fp, main, _newest = fingerprint([str(a)], known)
+    assert known.keys() == {str(b)}  # a's result is used once, then no longer held
+    assert main == (known[str(b)].st_dev, os.stat(a).st_ino, 3, os.stat(a).st_mtime_ns)
+    # A file listed again (by a second unit) is looked at again: the same fingerprint.
+    assert fingerprint([str(a)], known)[0] == fp

@@ -83,14 +83,16 @@ def fingerprint(
     files: list[str], known: dict[str, os.stat_result] | None = None, side_key: str = ""
 ) -> tuple[bytes, tuple[int, int, int, int], float]:
     """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime).
-    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery);
+    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery), each
+    taken out as it is used (an update holds the results of every file discovery saw only until
+    its fingerprints are made: a file listed twice is looked at again);
     ``side_key``: what the unit's side files say of it (``Unit.sidecar_key``), kept last."""
     parts: _fingerprint_type = []
     newest = 0.0
     main = (0, 0, -1, 0)
     for path in files:
         try:
-            st = known.get(path) if known else None
+            st = known.pop(path, None) if known else None
             if st is None:
                 st = os.stat(path)
             entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -267,7 +269,6 @@ class Updater:
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
         newest_of: dict[str, float] = {}
-        by_path: dict[str, Candidate] = {}  # the candidates to read, by their key (for the hooks)
         unchanged: set[str] = set()
         now = time.time()
         places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
@@ -300,8 +301,8 @@ class Updater:
                 root=place[1],
                 kind=c.root.kind,
                 collection=c.root.collection,
-                rel=to_text(c.rel_path()),
-                files=[],  # filled from the unit when it is stored (UnitInfo.fill)
+                rel="",  # these three are filled from the candidate when it is stored (UnitInfo.fill)
+                files=[],
                 fingerprint=fp,
                 main=main,
                 unit=b"",
@@ -309,13 +310,12 @@ class Updater:
                 settled=now - newest >= SETTLE_SECONDS,
                 file_id=old.id if old is not None else None,
                 new=old is None,
-                source=c.unit,
+                source=c,
             )
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
+            info.cost = cost
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
             newest_of[key] = newest
-            if self.after_native_read:
-                by_path[key] = c
         # Newest first: the sessions a person is likely to look at are indexed (and committed,
         # see FIRST_COMMIT_SECONDS) before the old ones. The sort is stable: ties keep their
         # discovery order.
@@ -373,7 +373,6 @@ class Updater:
                 )
             total = len(jobs)
             self.bytes_left = to_read
-            costs = {info.path: cost for info, _job, cost in jobs}
             n_read = len(jobs)  # read_all empties the list as it goes
             tracker.reading(total, to_read)
             if progress is not None:
@@ -383,14 +382,11 @@ class Updater:
             for info, prep in self.readers.read_all(jobs):
                 if tracker.files_done == 0:  # the commit clock starts with the first unit read
                     last_commit = time.perf_counter()
-                cost = costs.pop(info.path, 0)
+                cost = info.cost
                 to_read -= cost
                 self._store(writer, info, prep, changed)
-                candidate = by_path.pop(info.path, None)
                 if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
-                    assert candidate is not None
-                    hooks.submit(self._after_read, candidate)
-                del candidate
+                    hooks.submit(self._after_read, info.source)
                 tracker.stored(cost)
                 if progress is not None:
                     progress(tracker)

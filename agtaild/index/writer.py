@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from agtaild.fsnames import unit_text
+from agtaild.fsnames import to_text, unit_text
 from agtaild.index import edits, findings, quarters, tool_totals
 from agtaild.index.codec import patch_extra
 from agtaild.index.prepare import Prepared
@@ -58,19 +58,21 @@ class UnitInfo(msgspec.Struct):
     settled: bool
     file_id: int | None = None  # its row in ``files`` when the update found one
     new: bool = False  # the update found no row for it (so none is looked up)
-    #: The discovered unit, when ``files`` and ``unit`` are left to :meth:`fill`.
+    #: Discovery's candidate (agtaild.index.discovery.Candidate: its adapter, unit and root),
+    #: when the update made this; ``rel``, ``files`` and ``unit`` are then left to :meth:`fill`.
     source: Any = None
+    cost: int = 0  # the bytes the update counts for reading it
 
     def fill(self) -> None:
-        """``files`` and ``unit`` from ``source``, when the update left them to the moment the
-        unit is stored: it lists every unit before it reads the first, and holding each one's
-        encoded form all along cost ~0.5 KB a unit (~40 MB at 10 GB)."""
-        if self.source is None:
+        """``rel``, ``files`` and ``unit`` from the candidate, when the update left them to the
+        moment the unit is stored: it lists every unit before it reads the first, and holding
+        them for each unit all along cost ~0.6 KB a unit (~40 MB at 10 GB)."""
+        if self.source is None or self.unit:
             return
-        text = unit_text(self.source)
+        text = unit_text(self.source.unit)
+        self.rel = to_text(self.source.rel_path())
         self.files = [*(text.files or [self.path]), *text.sidecars]
         self.unit = _unit_encoder.encode(text)
-        self.source = None
 
 
 def _chunks(items: Sequence[object], size: int = _CHUNK) -> Iterable[Sequence[object]]:
