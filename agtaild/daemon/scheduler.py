@@ -220,6 +220,11 @@ class IndexWriter:
             "findings": int(total.get("findings") or 0) + int(step.get("findings") or 0),
             "pending": step.get("pending"),
         }
+        release = getattr(self.service, "release_memory", None)
+        if release is not None and not step.get("pending") and self.secrets["scanned"]:
+            # The pass that follows a big update is over: the daemon idles from here, and what
+            # the pass read (the writer connection's pages, the scanner's batches) goes back.
+            await loop.run_in_executor(self._pool, release)
 
     async def _log_first_scan(self, report: dict[str, Any]) -> None:
         """One line when the daemon's first scan is done: until then a new install's lists are
