@@ -371,9 +371,8 @@ class Updater:
                         "collection": collection[0] if collection else None,
                     }
                 )
-            total = len(jobs)
+            total = len(jobs)  # read_all empties the list as it goes
             self.bytes_left = to_read
-            n_read = len(jobs)  # read_all empties the list as it goes
             tracker.reading(total, to_read)
             if progress is not None:
                 progress(tracker)
@@ -416,7 +415,7 @@ class Updater:
                 hooks.shutdown(wait=True)
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
-        report["read"] = n_read
+        report["read"] = total
         report["changed"] = fold_moves(changed)
         report["errors"] = self.errors
         return report
