@@ -134,3 +134,47 @@ async def test_the_writer_releases_again_when_the_secrets_pass_of_a_big_update_e
         await writer.request()  # a small update, no pass pending: no release
     assert service.released_at == [3, 0] and writer.status()["secrets"]["pending"] == 0
     await writer.stop()
+
+
+class Marker:
+    """Something a report carries, to see whether anything still holds the report."""
+
+
+class MarkedReports(FakeService):
+    def __init__(self) -> None:
+        super().__init__()
+        self.markers: list[Any] = []
+
+    def update_index(
+        self, *, full: bool = False, only_paths: Any = None, progress: Any = None
+    ) -> dict[str, Any]:
+        import weakref
+
+        report = super().update_index(full=full, only_paths=only_paths, progress=progress)
+        marker = Marker()
+        self.markers.append(weakref.ref(marker))
+        # What a report holds per session it read (here one, with the marker riding along).
+        report["changed"] = [
+            {"agent": "toy", "id": "s1", "path": "/toy/s1", "action": "added", "marker": marker}
+        ]
+        return report
+
+
+async def test_the_writer_keeps_no_scan_report_once_it_is_handed_out() -> None:
+    import gc
+
+    service = MarkedReports()
+    writer = IndexWriter(service, ChangeHub())
+    serving = asyncio.Event()
+    serving.set()
+    writer.start(after=serving)
+    async with asyncio.timeout(10):
+        while not service.updates:
+            await asyncio.sleep(0.01)
+        report = await writer.request()  # a scan someone waits for gets the whole report
+    assert isinstance(report["changed"][0]["marker"], Marker)
+    del report
+    await asyncio.sleep(0.05)  # the writer is idle again, waiting for the next change
+    gc.collect()
+    assert len(service.markers) == 2 and all(ref() is None for ref in service.markers)
+    await writer.stop()

@@ -158,12 +158,10 @@ class IndexWriter:
                 next_full = time.monotonic() + self.rescan_interval
                 if report is None:
                     next_full = min(next_full, time.monotonic() + RETRY_AFTER_ERROR)
-                for fut in waiters:
-                    if not fut.done():
-                        if report is None:
-                            fut.set_exception(RuntimeError(self.last_error or "the update failed"))
-                        else:
-                            fut.set_result(report)
+                self._answer(waiters, report)
+                # Not kept until the next scan: a first index's report lists every session it
+                # read (65,509 changes at 10 GB), and the idle daemon would hold them all.
+                del report, waiters
                 continue
             # Paths almost due ride along: one transaction for a burst, not one per straggler.
             horizon = now + self.debounce / 2
@@ -195,6 +193,15 @@ class IndexWriter:
                 await asyncio.wait_for(self._wake.wait(), max(0.0, wake_at - time.monotonic()))
             except TimeoutError:
                 pass
+
+    def _answer(self, waiters: list[asyncio.Future[dict[str, Any]]], report: dict[str, Any] | None) -> None:
+        """Give the scan's report (None: it failed) to those who asked for it."""
+        for fut in waiters:
+            if not fut.done():
+                if report is None:
+                    fut.set_exception(RuntimeError(self.last_error or "the update failed"))
+                else:
+                    fut.set_result(report)
 
     def _secrets_due(self) -> bool:
         s = self.secrets
