@@ -217,7 +217,10 @@ class Run:
         while time.monotonic() - t0 < 3600:
             h = client.health()
             index = h.get("index") or {}
-            busy = h.get("progress") is not None or index.get("state") != "idle"
+            # Without waiting for the secrets pass, its steps (state "secrets", back to back)
+            # count as idle: else the quiet seconds never come while it runs.
+            quiet = ("idle",) if self.wait_secrets else ("idle", "secrets")
+            busy = h.get("progress") is not None or index.get("state") not in quiet
             if self.wait_secrets:
                 busy = busy or bool((index.get("secrets") or {}).get("pending"))
             pending = (index.get("secrets") or {}).get("pending")

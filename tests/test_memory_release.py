@@ -91,3 +91,90 @@ def test_the_helper_processes_stop_and_start_again_for_the_next_pool() -> None:
     assert forkserver._forkserver._forkserver_pid is None
     with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
         assert pool.submit(abs, -2).result() == 2 and first == 1
+
+
+class PendingSecrets(SizedUpdates):
+    """A big first update that leaves its secrets pass to the writer: three steps of it."""
+
+    def __init__(self) -> None:
+        super().__init__([BIG_UPDATE_BYTES, 10_000])
+        self.steps = [5, 2, 0]  # what is left after each step
+        self.released_at: list[int] = []
+
+    def update_index(
+        self, *, full: bool = False, only_paths: Any = None, progress: Any = None
+    ) -> dict[str, Any]:
+        report = super().update_index(full=full, only_paths=only_paths, progress=progress)
+        if len(self.updates) == 1:
+            report["secrets"] = {"scanned": 0, "findings": 0, "pending": 8}
+        return report
+
+    def scan_secrets(self, *, max_seconds: float | None = None) -> dict[str, Any]:
+        return {"scanned": 3, "findings": 0, "pending": self.steps.pop(0)}
+
+    def release_memory(self) -> bool:
+        self.released_at.append(len(self.steps))
+        return super().release_memory()
+
+
+async def test_the_writer_releases_again_when_the_secrets_pass_of_a_big_update_ends() -> None:
+    service = PendingSecrets()
+    writer = IndexWriter(service, ChangeHub())
+    serving = asyncio.Event()
+    serving.set()
+    writer.start(after=serving)
+    async with asyncio.timeout(10):
+        while service.steps:
+            await asyncio.sleep(0.01)
+        while len(service.released_at) < 2:
+            await asyncio.sleep(0.01)
+    # Once after the update (three steps to go), once when the last step left nothing pending.
+    assert service.released_at == [3, 0]
+    async with asyncio.timeout(10):
+        await writer.request()  # a small update, no pass pending: no release
+    assert service.released_at == [3, 0] and writer.status()["secrets"]["pending"] == 0
+    await writer.stop()
+
+
+class Marker:
+    """Something a report carries, to see whether anything still holds the report."""
+
+
+class MarkedReports(FakeService):
+    def __init__(self) -> None:
+        super().__init__()
+        self.markers: list[Any] = []
+
+    def update_index(
+        self, *, full: bool = False, only_paths: Any = None, progress: Any = None
+    ) -> dict[str, Any]:
+        import weakref
+
+        report = super().update_index(full=full, only_paths=only_paths, progress=progress)
+        marker = Marker()
+        self.markers.append(weakref.ref(marker))
+        # What a report holds per session it read (here one, with the marker riding along).
+        report["changed"] = [
+            {"agent": "toy", "id": "s1", "path": "/toy/s1", "action": "added", "marker": marker}
+        ]
+        return report
+
+
+async def test_the_writer_keeps_no_scan_report_once_it_is_handed_out() -> None:
+    import gc
+
+    service = MarkedReports()
+    writer = IndexWriter(service, ChangeHub())
+    serving = asyncio.Event()
+    serving.set()
+    writer.start(after=serving)
+    async with asyncio.timeout(10):
+        while not service.updates:
+            await asyncio.sleep(0.01)
+        report = await writer.request()  # a scan someone waits for gets the whole report
+    assert isinstance(report["changed"][0]["marker"], Marker)
+    del report
+    await asyncio.sleep(0.05)  # the writer is idle again, waiting for the next change
+    gc.collect()
+    assert len(service.markers) == 2 and all(ref() is None for ref in service.markers)
+    await writer.stop()

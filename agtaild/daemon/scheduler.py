@@ -158,12 +158,10 @@ class IndexWriter:
                 next_full = time.monotonic() + self.rescan_interval
                 if report is None:
                     next_full = min(next_full, time.monotonic() + RETRY_AFTER_ERROR)
-                for fut in waiters:
-                    if not fut.done():
-                        if report is None:
-                            fut.set_exception(RuntimeError(self.last_error or "the update failed"))
-                        else:
-                            fut.set_result(report)
+                self._answer(waiters, report)
+                # Not kept until the next scan: a first index's report lists every session it
+                # read (65,509 changes at 10 GB), and the idle daemon would hold them all.
+                del report, waiters
                 continue
             # Paths almost due ride along: one transaction for a burst, not one per straggler.
             horizon = now + self.debounce / 2
@@ -196,6 +194,15 @@ class IndexWriter:
             except TimeoutError:
                 pass
 
+    def _answer(self, waiters: list[asyncio.Future[dict[str, Any]]], report: dict[str, Any] | None) -> None:
+        """Give the scan's report (None: it failed) to those who asked for it."""
+        for fut in waiters:
+            if not fut.done():
+                if report is None:
+                    fut.set_exception(RuntimeError(self.last_error or "the update failed"))
+                else:
+                    fut.set_result(report)
+
     def _secrets_due(self) -> bool:
         s = self.secrets
         return bool(s and s.get("pending")) and hasattr(self.service, "scan_secrets") and not self._stopping
@@ -220,6 +227,11 @@ class IndexWriter:
             "findings": int(total.get("findings") or 0) + int(step.get("findings") or 0),
             "pending": step.get("pending"),
         }
+        release = getattr(self.service, "release_memory", None)
+        if release is not None and not step.get("pending") and self.secrets["scanned"]:
+            # The pass that follows a big update is over: the daemon idles from here, and what
+            # the pass read (the writer connection's pages, the scanner's batches) goes back.
+            await loop.run_in_executor(self._pool, release)
 
     async def _log_first_scan(self, report: dict[str, Any]) -> None:
         """One line when the daemon's first scan is done: until then a new install's lists are

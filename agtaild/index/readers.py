@@ -12,9 +12,9 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any
+from typing import Any, TypeVar
 
 from agtaild.index.prepare import Job, Prepared, decode_prepared_batch, encode_jobs, prepare
 from agtaild.index.timed import TimedReader, run_jobs
@@ -77,12 +77,16 @@ class ReadingPool:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def read_all(self, jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[tuple[UnitInfo, Prepared]]:
+        """Each unit read, roughly in the order given. ``jobs`` is emptied as its units are
+        handed out: a unit's job (and its description, once stored) is freed when it has been
+        read rather than at the end of the update (a cold index holds every discovered unit
+        at its start: ~2.5 KB each, ~150 MB at 10 GB)."""
         work = sum(cost for _, _, cost in jobs)
         if self.size == 0 or len(jobs) < 2 or work < POOL_THRESHOLD_BYTES:
             self.drop_early()
             reader = _reader()  # each unit under its time budget (agtaild.index.timed)
             try:
-                for info, job, _ in jobs:
+                for info, job, _ in drain(jobs):
                     yield info, reader(job)
             finally:
                 reader.close()
@@ -105,10 +109,11 @@ class ReadingPool:
         # the first few small units are read here meanwhile: the newest sessions are stored
         # (and committed) before the first worker has answered.
         head, rest = head_start(jobs)
+        jobs.clear()
         window = max(2 * self.size, min(WINDOW_PER_WORKER * self.size, WINDOW_MAX))
         with pool:
             pending: dict[Future[bytes], list[UnitInfo]] = {}
-            queue = iter(batches(rest))
+            queue = iter(batches(drain(rest)))
 
             def submit_next() -> None:
                 for batch in queue:
@@ -130,7 +135,7 @@ class ReadingPool:
                     gc.unfreeze()
             reader = _reader()
             try:
-                for info, job, _cost in head:
+                for info, job, _cost in drain(head):
                     yield info, reader(job)
             finally:
                 reader.close()
@@ -171,7 +176,18 @@ def pool_size(cores: int) -> int:
     return max(1, cores - 1) if cores >= 2 else 0
 
 
-def batches(jobs: list[tuple[UnitInfo, Job, int]]) -> Iterator[list[tuple[UnitInfo, Job, int]]]:
+_T = TypeVar("_T")
+
+
+def drain(items: list[_T]) -> Iterator[_T]:
+    """The items of ``items`` in order, each taken out of the list as it is handed out (the
+    list holds only those still to come)."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
+def batches(jobs: Iterable[tuple[UnitInfo, Job, int]]) -> Iterator[list[tuple[UnitInfo, Job, int]]]:
     """Consecutive jobs grouped up to BATCH_BYTES of reading and BATCH_UNITS units (a job
     bigger than BATCH_BYTES is a batch of its own), in the order given."""
     batch: list[tuple[UnitInfo, Job, int]] = []

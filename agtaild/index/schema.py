@@ -48,6 +48,12 @@ WORD_TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
 #: full-text segments fewer leaves (measured: the writer's CPU for a cold index of the 200 MB
 #: corpus fell by ~12% against 4 KiB; 32 KiB was no better). Only a new, empty file takes it.
 PAGE_SIZE = 16384
+#: The page cache of each connection, in KiB (``PRAGMA cache_size = -N``). SQLite turns it into
+#: a number of pages at the page size it knows when the pragma runs and does not recount it when
+#: a new file's page size is set afterwards: a new index's connection, sized at the default
+#: 4 KiB pages, kept four times as much (64 MB of 16 KiB pages, measured: most of the writer's
+#: heap during a cold index). :func:`migrate` sets it again after the page size.
+CACHE_KIB = 16000
 #: FTS5's in-memory term buffer per table (see m002_fts_bulk).
 FTS_HASH_BYTES = 16 << 20
 
@@ -482,11 +488,17 @@ def connect(path: Path | str, *, readonly: bool = False, uri: bool = False) -> s
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA temp_store = MEMORY")
-    db.execute("PRAGMA cache_size = -16000")
+    set_cache(db)
     db.execute("PRAGMA journal_size_limit = 67108864")  # a big update must not leave a huge WAL
     if readonly:
         db.execute("PRAGMA query_only = 1")
     return db
+
+
+def set_cache(db: sqlite3.Connection, kib: int | None = None) -> None:
+    """The connection's page cache: ``kib`` KiB (:data:`CACHE_KIB` by default), counted in pages
+    of the database's page size as it is now (see CACHE_KIB)."""
+    db.execute(f"PRAGMA cache_size = -{CACHE_KIB if kib is None else int(kib)}")
 
 
 def _applied(db: sqlite3.Connection) -> set[str]:
@@ -544,6 +556,7 @@ def migrate(db: sqlite3.Connection) -> bool:
     """Bring the schema up to date; returns True when the index was (re)created empty."""
     if db.execute("PRAGMA page_count").fetchone()[0] == 0:
         db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before WAL: only an empty file takes it
+        set_cache(db)  # counted again in pages of the new size (see CACHE_KIB)
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode = WAL")
     if up_to_date(db):

@@ -37,7 +37,7 @@ import msgspec
 from agtaild.adapters.base import Adapter, Unit
 from agtaild.adapters.kit.jsonl import SETTLE_SECONDS
 from agtaild.config import Config, RootSpec
-from agtaild.fsnames import at_or_below, to_text, unit_text
+from agtaild.fsnames import at_or_below, to_text
 from agtaild.index.checkpoints import BackgroundCheckpoints
 from agtaild.index.discovery import Candidate, Discovery, gone
 from agtaild.index.prepare import Job, Prepared
@@ -83,14 +83,16 @@ def fingerprint(
     files: list[str], known: dict[str, os.stat_result] | None = None, side_key: str = ""
 ) -> tuple[bytes, tuple[int, int, int, int], float]:
     """(encoded fingerprint, main file's (dev, ino, size, mtime_ns), newest mtime).
-    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery);
+    ``known``: ``stat`` results discovery took moments ago (agtaild.index.discovery), each
+    taken out as it is used (an update holds the results of every file discovery saw only until
+    its fingerprints are made: a file listed twice is looked at again);
     ``side_key``: what the unit's side files say of it (``Unit.sidecar_key``), kept last."""
     parts: _fingerprint_type = []
     newest = 0.0
     main = (0, 0, -1, 0)
     for path in files:
         try:
-            st = known.get(path) if known else None
+            st = known.pop(path, None) if known else None
             if st is None:
                 st = os.stat(path)
             entry = (to_text(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
@@ -126,7 +128,9 @@ class Updater:
         #: Worker processes for a big update (0: read in this process). ``workers`` counts the
         #: processes that read: 1 is this one alone, N ≥ 2 a pool of N. By default the writer
         #: keeps a core of its own and the others read (see pool_size).
-        self.readers = ReadingPool(pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0))
+        self.readers = ReadingPool(
+            pool_size(os.cpu_count() or 1) if workers is None else (workers if workers >= 2 else 0)
+        )
         self.after_native_read = after_native_read if after_native_read is not None else []
         #: Called with the roots, the error list and the files discovery found under the
         #: other roots (and, as ``unreadable``, the session stores it could not read) before it
@@ -162,7 +166,10 @@ class Updater:
         for adapter in adapters:
             configured = {r.path for r in roots if r.agent == adapter.id}
             try:
-                nearby = {str(p): p for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]}
+                nearby = {
+                    str(p): p
+                    for p in [*adapter.roots_for_cwds(cwds), *adapter.roots_nearby(os.environ, home)]
+                }
                 for path in nearby.values():
                     if str(path) in configured:
                         continue
@@ -241,7 +248,11 @@ class Updater:
             candidates = [c for c, _row in targets]
             stored = {to_text(c.unit.path): Stored(*row) for c, row in targets}
         else:
-            if not full and only_paths is None and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+            if (
+                not full
+                and only_paths is None
+                and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+            ):
                 self.readers.fork_early()
             candidates = found.candidates(
                 roots, before_archive=lambda present: self._before(roots, present, found.unreadable)
@@ -258,7 +269,6 @@ class Updater:
 
         jobs: list[tuple[UnitInfo, Job, int]] = []
         newest_of: dict[str, float] = {}
-        by_path: dict[str, Candidate] = {}  # the candidates to read, by their key
         unchanged: set[str] = set()
         now = time.time()
         places: dict[int, tuple[str, str, str, str | None]] = {}  # id(root) -> where it stores
@@ -270,7 +280,12 @@ class Updater:
             old = stored.get(key)
             place = places.get(id(c.root))
             if place is None:
-                place = places[id(c.root)] = (c.root.agent, to_text(c.root.path), c.root.kind, c.root.collection)
+                place = places[id(c.root)] = (
+                    c.root.agent,
+                    to_text(c.root.path),
+                    c.root.kind,
+                    c.root.collection,
+                )
             same_place = old is not None and (old.agent, old.root, old.kind, old.collection) == place
             if same_place and old is not None and old.fingerprint == fp and old.settled:
                 unchanged.add(key)
@@ -280,27 +295,27 @@ class Updater:
                 state = db.execute("SELECT state FROM files WHERE id = ?", (old.id,)).fetchone()[0]
             # A file written in the last seconds may be mid-write: read it again next time
             # even if it does not change (its last line may then be complete, or truncated).
-            text_unit = unit_text(c.unit)
             info = UnitInfo(
                 path=key,
                 agent=c.root.agent,
-                root=to_text(c.root.path),
+                root=place[1],
                 kind=c.root.kind,
                 collection=c.root.collection,
-                rel=to_text(c.rel_path()),
-                files=[*(text_unit.files or [key]), *text_unit.sidecars],
+                rel="",  # these three are filled from the candidate when it is stored (UnitInfo.fill)
+                files=[],
                 fingerprint=fp,
                 main=main,
-                unit=_msgpack.encode(text_unit),
+                unit=b"",
                 read_at=now,
                 settled=now - newest >= SETTLE_SECONDS,
                 file_id=old.id if old is not None else None,
                 new=old is None,
+                source=c,
             )
             cost = max(main[2], 0) if state is None or old is None else max(main[2] - (old.size or 0), 0)
+            info.cost = cost
             jobs.append((info, Job(c.root.agent, c.unit, state, c.root.kind, c.root.collection, now), cost))
             newest_of[key] = newest
-            by_path[key] = c
         # Newest first: the sessions a person is likely to look at are indexed (and committed,
         # see FIRST_COMMIT_SECONDS) before the old ones. The sort is stable: ties keep their
         # discovery order.
@@ -312,6 +327,13 @@ class Updater:
             for path, old in stored.items()
             if path not in seen and found.known_gone(path, old.agent, old.fingerprint, old.root)
         ]
+        # What discovery kept of every file and unit is not needed past this point: dropped
+        # now, not when the update ends (on a cold index the jobs are the only copy left, and
+        # the readers free each as it is read: see ReadingPool.read_all).
+        del candidates, seen, unchanged, stored
+        newest_of.clear()
+        found.stats.clear()
+        found.seen.files.clear()
         changed: list[dict[str, Any]] = []
 
         if not jobs and not gone:  # nothing changed: no write transaction at all
@@ -341,12 +363,16 @@ class Updater:
                 collection = db.execute("SELECT collection FROM files WHERE id = ?", (file_id,)).fetchone()
                 writer.remove(file_id)
                 changed.append(
-                    {"agent": agent, "id": sid[0] if sid else None, "path": path, "action": "removed",
-                     "collection": collection[0] if collection else None}
+                    {
+                        "agent": agent,
+                        "id": sid[0] if sid else None,
+                        "path": path,
+                        "action": "removed",
+                        "collection": collection[0] if collection else None,
+                    }
                 )
-            total = len(jobs)
+            total = len(jobs)  # read_all empties the list as it goes
             self.bytes_left = to_read
-            costs = {info.path: cost for info, _job, cost in jobs}
             tracker.reading(total, to_read)
             if progress is not None:
                 progress(tracker)
@@ -355,11 +381,11 @@ class Updater:
             for info, prep in self.readers.read_all(jobs):
                 if tracker.files_done == 0:  # the commit clock starts with the first unit read
                     last_commit = time.perf_counter()
-                cost = costs.get(info.path, 0)
+                cost = info.cost
                 to_read -= cost
                 self._store(writer, info, prep, changed)
                 if hooks is not None and info.kind == "native" and prep.error is None and not prep.missing:
-                    hooks.submit(self._after_read, by_path[info.path])
+                    hooks.submit(self._after_read, info.source)
                 tracker.stored(cost)
                 if progress is not None:
                     progress(tracker)
@@ -389,7 +415,7 @@ class Updater:
                 hooks.shutdown(wait=True)
         report = totals(db)
         report["seconds"] = round(time.perf_counter() - started, 3)
-        report["read"] = len(jobs)
+        report["read"] = total
         report["changed"] = fold_moves(changed)
         report["errors"] = self.errors
         return report
@@ -402,11 +428,13 @@ class Updater:
         """Does the index keep a native unit of ``agent`` at ``rel`` that discovery could not
         read now? (then the archive's copy of it is not listed beside it)"""
         rows = self.db.execute(
-            "SELECT path, fingerprint, root FROM files WHERE agent = ? AND rel = ? AND kind = 'native'", (agent, rel)
+            "SELECT path, fingerprint, root FROM files WHERE agent = ? AND rel = ? AND kind = 'native'",
+            (agent, rel),
         )
         return any(found.keeps(path, fp, root) for path, fp, root in rows)
 
     def _store(self, writer: Writer, info: UnitInfo, prep: Prepared, changed: list[dict[str, Any]]) -> None:
+        info.fill()
         if prep.error is not None:
             self.errors.append({"path": info.path, "agent": info.agent, "error": prep.error})
             self.log(f"could not read {info.path}: {prep.error}")
@@ -414,7 +442,9 @@ class Updater:
         if prep.missing and not gone(info.files[0] if info.files else info.path):
             # The read met ENOENT, but the unit's own file is there (a sidecar vanished, a
             # race): keep what is stored; the next update reads it again.
-            self.errors.append({"path": info.path, "agent": info.agent, "error": "a file vanished while read"})
+            self.errors.append(
+                {"path": info.path, "agent": info.agent, "error": "a file vanished while read"}
+            )
             return
         if prep.missing or prep.session is None:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (info.path,)).fetchone()
@@ -433,7 +463,13 @@ class Updater:
             return
         action = writer.apply(info, prep)
         changed.append(
-            {"agent": info.agent, "id": prep.session.sid, "path": info.path, "action": action, "collection": info.collection}
+            {
+                "agent": info.agent,
+                "id": prep.session.sid,
+                "path": info.path,
+                "action": action,
+                "collection": info.collection,
+            }
         )
 
     def _after_read(self, c: Candidate) -> None:
@@ -468,6 +504,7 @@ def fold_moves(changed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     when it reads again; a consumer of the changes (the viewer, a script following
     /api/v1/changes) would otherwise drop the session and add it back. Entries go out without
     their collection (the change's document is agent, id, path, action)."""
+
     def key(c: dict[str, Any]) -> tuple[Any, Any, Any]:
         return c["agent"], c["id"], c.get("collection")
 
