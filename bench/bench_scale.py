@@ -54,7 +54,7 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def _procs() -> dict[int, tuple[int, int, int]]:
+def proc_table() -> dict[int, tuple[int, int, int]]:
     """pid → (parent, utime + stime ticks, rss pages) of every process."""
     out: dict[int, tuple[int, int, int]] = {}
     for entry in os.listdir("/proc"):
@@ -72,7 +72,7 @@ def _procs() -> dict[int, tuple[int, int, int]]:
 def tree(pid: int) -> dict[str, Any]:
     """The process tree under ``pid``: its RSS (sum of the members'), its CPU ticks (each
     member's own, plus what ``pid`` reaped from children that ended), its size."""
-    procs = _procs()
+    procs = proc_table()
     members, frontier = {pid}, [pid]
     while frontier:
         cur = frontier.pop()

@@ -36,12 +36,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_scale import load, proc_table  # the same /proc readings as the scale run
+
 PAGE = os.sysconf("SC_PAGE_SIZE")
 FIELDS = ("VmRSS", "RssAnon", "RssFile", "RssShmem", "VmHWM")
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def status(pid: int) -> dict[str, int] | None:
@@ -60,15 +58,8 @@ def status(pid: int) -> dict[str, int] | None:
 
 def children() -> dict[int, list[int]]:
     kids: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat[stat.rfind(")") + 2 :].split()[1])
-        kids.setdefault(parent, []).append(int(entry))
+    for pid, (parent, _ticks, _rss) in proc_table().items():
+        kids.setdefault(parent, []).append(pid)
     return kids
 
 

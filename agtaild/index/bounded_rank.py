@@ -25,7 +25,6 @@ FTS5 without a prefix index merges the doclists of every such term, whatever the
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import unicodedata
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from agtaild.index.phrase_rank import K1, B, phrase_tokens, table_totals
+from agtaild.index.phrase_rank import K1, B, idf_of, phrase_tokens, table_totals
 
 #: Above this many event ids, ranked search takes this module's bounded way.
 RANK_SPAN = 100_000
@@ -130,7 +129,7 @@ def _idfs(db: sqlite3.Connection, walk: Walk, ids: list[int], lo: int, hi: int, 
     nrow = table_totals(db, walk.fts)[0]
     count = len(walk.phrases) or len(walk.wide)
     if count <= 1 or len(walk.phrase_matches) != count:
-        return [_idf(nrow, _estimate(nrow, len(ids), ids[-1] if len(ids) >= window else lo, hi))] * max(
+        return [idf_of(nrow, _estimate(nrow, len(ids), ids[-1] if len(ids) >= window else lo, hi))] * max(
             count, 1
         )
     out = []
@@ -140,7 +139,7 @@ def _idfs(db: sqlite3.Connection, walk: Walk, ids: list[int], lo: int, hi: int, 
             " AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)",
             (match, lo, hi, window),
         ).fetchone()
-        out.append(_idf(nrow, _estimate(nrow, n, low if n >= window else lo, hi)))
+        out.append(idf_of(nrow, _estimate(nrow, n, low if n >= window else lo, hi)))
     return out
 
 
@@ -148,11 +147,6 @@ def _estimate(nrow: int, found: int, low: int, hi: int) -> float:
     """Rows of the table holding a phrase found ``found`` times among the ids low..hi."""
     ids = max(1, hi - low + 1)
     return min(float(nrow), found * max(1.0, nrow / ids))
-
-
-def _idf(nrow: int, hits: float) -> float:
-    idf = math.log((nrow - hits + 0.5) / (hits + 0.5)) if nrow > 0 else 0.0
-    return idf if idf > 0.0 else 1e-6
 
 
 def score(

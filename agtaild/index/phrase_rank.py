@@ -150,7 +150,8 @@ def bm25_score(
     return -1.0 * score
 
 
-def idf_of(rows: int, hits: int) -> float:
+def idf_of(rows: int, hits: float) -> float:
+    """bm25()'s IDF of a phrase in ``hits`` of ``rows`` rows (a small positive floor, as FTS5's)."""
     idf = math.log((rows - hits + 0.5) / (hits + 0.5))
     return idf if idf > 0.0 else 1e-6
 
