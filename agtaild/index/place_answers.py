@@ -24,7 +24,9 @@ from typing import Any
 
 from agtaild.index.selection import Picked, id_conditions
 
-_SUMS = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+#: The token columns of a usage table ``u``, summed and as they are (stats reads these too).
+SUMS = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+COLUMNS = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
 #: The place column each grouping reads.
 _KEY = {"project": "p.project", "agent": "p.agent", "model": "nullif(u.model, '')", "cwd": "p.cwd"}
 
@@ -71,7 +73,7 @@ def groups(
     sessions (refs), whose rollup rows are taken away."""
     key = _KEY[by]
     rows = db.execute(
-        f"SELECT {key}, nullif(u.model, ''), u.long_ctx, sum(u.n), {_SUMS} FROM place_usage u"
+        f"SELECT {key}, nullif(u.model, ''), u.long_ctx, sum(u.n), {SUMS} FROM place_usage u"
         f" JOIN places p ON p.id = u.place WHERE {' AND '.join(where)} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
         args,
     ).fetchall()
@@ -79,7 +81,7 @@ def groups(
         skey = key.replace("p.", "s.")
         own, own_args = id_conditions("u.session_id", without, None)
         hidden = db.execute(
-            f"SELECT {skey}, nullif(u.model, ''), u.long_ctx, count(*), {_SUMS} FROM usage_rollup u"
+            f"SELECT {skey}, nullif(u.model, ''), u.long_ctx, count(*), {SUMS} FROM usage_rollup u"
             f" JOIN sessions s ON s.id = u.session_id WHERE {' AND '.join([*_session_filters(where, by_ids=True), *own])}"
             " GROUP BY 1, 2, 3",
             [*args, *own_args],
@@ -234,12 +236,12 @@ def daily_without(
     by_ids = " AND ".join([clause.replace("u.", "+u."), *own])
     if by == "day":
         rows = db.execute(
-            f"SELECT u.day, nullif(u.model, ''), u.long_ctx, {_SUMS_PLAIN}, u.agent FROM usage_daily u"
+            f"SELECT u.day, nullif(u.model, ''), u.long_ctx, {COLUMNS}, u.agent FROM usage_daily u"
             f" WHERE {clause} ORDER BY u.day, 2, u.long_ctx, u.agent",
             args,
         ).fetchall()
         hidden = db.execute(
-            f"SELECT u.day, nullif(u.model, ''), u.long_ctx, u.agent, count(*), {_SUMS} FROM usage_rollup u"
+            f"SELECT u.day, nullif(u.model, ''), u.long_ctx, u.agent, count(*), {SUMS} FROM usage_rollup u"
             f" WHERE {by_ids} GROUP BY 1, 2, 3, 4",
             [*args, *own_args],
         ).fetchall()
@@ -247,11 +249,11 @@ def daily_without(
     first = "u.agent" if by == "agent" else "nullif(u.model, '')"
     keys = f"{first}, nullif(u.model, ''), u.long_ctx"
     rows = db.execute(
-        f"SELECT {keys}, sum(u.n), {_SUMS} FROM {table} u WHERE {clause} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        f"SELECT {keys}, sum(u.n), {SUMS} FROM {table} u WHERE {clause} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
         args,
     ).fetchall()
     hidden = db.execute(
-        f"SELECT {keys}, count(*), {_SUMS} FROM usage_rollup u WHERE {by_ids} GROUP BY 1, 2, 3",
+        f"SELECT {keys}, count(*), {SUMS} FROM usage_rollup u WHERE {by_ids} GROUP BY 1, 2, 3",
         [*args, *own_args],
     ).fetchall()
     groups = [(*r[:3], *r[4:], None) for r in _take_away(rows, hidden, 3)]
@@ -266,9 +268,6 @@ def daily_without(
             ).fetchall()
         )
     return groups, counts
-
-
-_SUMS_PLAIN = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
 
 
 def _days_without(

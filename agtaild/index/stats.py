@@ -117,7 +117,7 @@ def undated_usage(
         where.append("s.collection = ?")
         args.append(collection)
     join = " JOIN sessions s ON s.id = u.session_id" if project or imported is not None or collection else ""
-    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    sums = place_answers.SUMS
     rows = db.execute(
         f"SELECT u.model, u.model, u.long_ctx, {sums}, NULL FROM usage_rollup u{join}"
         f" WHERE {' AND '.join(where)} GROUP BY 2, 3",
@@ -203,12 +203,12 @@ def _stats(
     join = " JOIN sessions s ON s.id = u.session_id" if needs_session else ""
     model = "nullif(u.model, '')" if daily else "u.model"  # usage_daily keeps an unknown model as ''
     extra = ", s.title" if by == "session" else ", u.agent" if by == "day" else ", NULL"
-    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    sums = place_answers.SUMS
     # By day, also by agent: each day row says how its tokens split by model and by agent.
     group = "k, u.model, u.long_ctx" + (", u.agent" if by == "day" else "")
     if daily and by == "day":
         # One usage_daily row is one (day, agent, model, long_ctx) group already: no sort.
-        sums = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
+        sums = place_answers.COLUMNS
         group = ""
     scope = f"FROM {table}{join} WHERE {' AND '.join(where)}"
     if by == "session":
@@ -233,7 +233,7 @@ def _stats(
             return _top_sessions(db, pricing, scope, own_scope, args, limit, totals, top)
         # The rollup's rows (one per session, day and model) are few: summed in Python, which
         # costs less than a GROUP BY's sort; the responses (precise bounds) are grouped here.
-        cols = "u.input, u.output, u.cache_read, u.cache_write, u.reasoning"
+        cols = place_answers.COLUMNS
         rows = (
             f"SELECT u.session_id, u.model, u.long_ctx, {sums} {own_scope} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
             if precise
@@ -297,7 +297,7 @@ def _top_sessions(
     them (else summed here per model: the same tokens; a cost summed in another order may
     differ in its last digits)."""
     tokens = "sum(u.input + u.output + u.cache_read + u.cache_write)"
-    sums = "sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), sum(u.reasoning)"
+    sums = place_answers.SUMS
     # One more than asked: a tie across the cut means every session tied with the last one
     # (and a long list is not passed as parameters).
     ranked = (
