@@ -109,3 +109,36 @@ def test_a_deletion_reloads_and_drops_the_lists(tmp_path: Path, small_thresholds
     m.refresh(store, DIM)
     assert m.partition is None and m.rows == 10
     assert {e for e, _s in m.nearest_events(vecs[3], 3)} <= set(range(10))
+
+
+@pytest.mark.parametrize("dots", ["numkong", "numpy"])
+def test_int8_and_float_scorers_find_the_same_neighbours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dots: str
+) -> None:
+    """The search's scorer (numkong's int8 products with the query rounded to int8, or numpy's
+    float blocks without it) ranks as the exact float search does, up to the query's rounding."""
+    if dots == "numkong":
+        pytest.importorskip("numkong", reason="numkong is part of the semantic extra")
+    else:
+        monkeypatch.setattr(knn, "_NUMKONG", False)
+    rng = np.random.default_rng(7)
+    vecs = _clustered(rng, 3000, rng.normal(size=(40, DIM)))
+    store = _store(tmp_path, vecs)
+    matrix = Matrix()
+    matrix.refresh(store, DIM)
+    agree = []
+    for q in vecs[rng.choice(len(vecs), 25, replace=False)] + 0.1 * rng.normal(size=(25, DIM)).astype(
+        np.float32
+    ):
+        exact = matrix.nearest_events(q, 10, exact=True)
+        found = matrix.nearest_events(q, 10)
+        assert [e for e, _ in found] and found == sorted(found, key=lambda p: -p[1])
+        # the same cosines, within int8 rounding of the query
+        by_event = dict(exact)
+        for eid, score in found:
+            if eid in by_event:
+                assert abs(score - by_event[eid]) < 0.02
+        agree.append(len({e for e, _ in exact} & {e for e, _ in found}) / 10)
+    assert sum(agree) / len(agree) >= 0.9
+    if dots == "numkong":
+        assert knn._int8_dots() is not None

@@ -65,6 +65,57 @@ class Partition:
         return [(a, b) for a, b in spans if b > a]
 
 
+def _int8_dots() -> Any:
+    """numkong's SIMD int8 dot products (the ``semantic`` extra), or None: then numpy."""
+    global _NUMKONG
+    if _NUMKONG is None:
+        try:
+            import numkong
+
+            _NUMKONG = numkong
+        except ImportError:  # an install without it: the numpy blocks below
+            _NUMKONG = False
+    return _NUMKONG or None
+
+
+_NUMKONG: Any = None
+
+
+def _scores(vectors: Any, scales: Any, spans: list[tuple[int, int]], q: Any, *, exact: bool) -> Any:
+    """The cosine of ``q`` with every row of ``spans``, in span order.
+
+    With numkong, the query is rounded to int8 too and the rows' int8 products are summed in
+    integers (no float copy of the rows: 0.9 against 3.3 ms for 59k rows here); ``exact``
+    keeps the float query (numpy, in blocks)."""
+    import numpy as np
+
+    total = sum(b - a for a, b in spans)
+    scores = np.empty(total, dtype=np.float32)
+    nk = None if exact else _int8_dots()
+    peak = float(np.abs(q).max()) if len(q) else 0.0
+    if nk is not None and peak > 0:
+        step = peak / 127.0
+        qi = np.clip(np.rint(q / step), -127, 127).astype(np.int8)[None, :]
+        at = 0
+        for a, b in spans:
+            n = b - a
+            scores[at : at + n] = np.asarray(nk.cdist(qi, vectors[a:b], metric="dot")).reshape(n)
+            scores[at : at + n] *= scales[a:b]
+            at += n
+        scores *= step
+        return scores
+    buf = np.empty((BLOCK, vectors.shape[1]), dtype=np.float32)
+    at = 0
+    for a, b in spans:
+        for start in range(a, b, BLOCK):
+            n = min(BLOCK, b - start)
+            np.copyto(buf[:n], vectors[start : start + n], casting="unsafe")
+            np.dot(buf[:n], q, out=scores[at : at + n])
+            scores[at : at + n] *= scales[start : start + n]
+            at += n
+    return scores
+
+
 def _unit_rows(block: Any) -> Any:
     import numpy as np
 
@@ -240,17 +291,7 @@ class Matrix:
             return []
         q = np.asarray(query, dtype=np.float32)
         spans = [(0, len(vectors))] if exact or part is None else part.spans(q, len(vectors))
-        total = sum(b - a for a, b in spans)
-        scores = np.empty(total, dtype=np.float32)
-        buf = np.empty((BLOCK, vectors.shape[1]), dtype=np.float32)
-        at = 0
-        for a, b in spans:
-            for start in range(a, b, BLOCK):
-                n = min(BLOCK, b - start)
-                np.copyto(buf[:n], vectors[start : start + n], casting="unsafe")
-                np.dot(buf[:n], q, out=scores[at : at + n])
-                scores[at : at + n] *= scales[start : start + n]
-                at += n
+        scores = _scores(vectors, scales, spans, q, exact=exact)
         whole = spans == [(0, len(vectors))]
         rows = None if whole else np.concatenate([np.arange(a, b) for a, b in spans])
         row_events = events if rows is None else events[rows]
