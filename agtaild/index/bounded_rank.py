@@ -30,9 +30,9 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
+from agtaild.index import varint
 from agtaild.index.phrase_rank import K1, B, idf_of, phrase_tokens, table_totals
 
 #: Above this many event ids, ranked search takes this module's bounded way.
@@ -98,10 +98,10 @@ def rows(
     out: list[tuple[int, float]] = []
     if after is None or after[0] <= 0.0:
         scored = score(db, walk, ids, _idfs(db, walk, ids, lo, hi, window), weights)
-        out = sorted(scored.items(), key=lambda r: (r[1], r[0]))
+        ranked = sorted((s, eid) for eid, s in scored.items())  # (score, id): the page's order
         if after is not None:
-            out = [r for r in out if r[1] > after[0] or (r[1] == after[0] and r[0] > after[1])]
-        out = out[: limit + 1]
+            ranked = [r for r in ranked if r > (after[0], after[1])]
+        out = [(eid, s) for s, eid in ranked[: limit + 1]]
         start = edge
     else:
         start = min(edge, int(after[1]))
@@ -157,44 +157,48 @@ def score(
         return {}
     nrow, ntoken = table_totals(db, walk.fts)
     avgdl = float(ntoken) / float(nrow) if nrow > 0 else 1.0
-    counters: list[Callable[[Any], int]]
+    counters: list[Callable[[bytes], int]]
     if walk.fts == "events_fts":
         counters = [ascii_counter(tokens, prefix) for tokens, prefix in walk.phrases]
         text_sql = (
             "SELECT d.sz, CAST(t.text AS BLOB), CAST(t.tool_input AS BLOB), CAST(t.tool_result AS BLOB), t.id"
             " FROM events t JOIN events_fts_docsize d ON d.id = t.id"
         )
-    else:
+    else:  # two columns, and a third that is always empty
         counters = [wide_counter(word) for word in walk.wide]
         text_sql = (
-            "SELECT d.sz, t.c0, t.c1, t.id FROM events_cjk_content t JOIN events_cjk_docsize d ON d.id = t.id"
+            "SELECT d.sz, CAST(t.c0 AS BLOB), CAST(t.c1 AS BLOB), NULL, t.id"
+            " FROM events_cjk_content t JOIN events_cjk_docsize d ON d.id = t.id"
         )
+    # A column without a weight counts for nothing (adding 0.0 leaves every sum as it was).
+    w0, w1, w2 = (*weights[:3], 0.0, 0.0, 0.0)[:3]
     pairs = list(zip(counters, idfs, strict=False))
     k1 = K1 + 1.0
+    size = varint.total
     out: dict[int, float] = {}
+    if len(pairs) == 1:  # one phrase (the common query): one loop, nothing but the sums
+        count, idf = pairs[0]
+        for sz, a, b, c, eid in _by_id(db, text_sql, ids):
+            freq = 0.0
+            if a:
+                freq += count(a) * w0
+            if b:
+                freq += count(b) * w1
+            if c:
+                freq += count(c) * w2
+            out[eid] = -1.0 * (idf * ((freq * k1) / (freq + K1 * (1 - B + B * size(sz) / avgdl))))
+        return out
     for sz, *columns, eid in _by_id(db, text_sql, ids):
-        norm = K1 * (1 - B + B * _size(sz) / avgdl)
+        norm = K1 * (1 - B + B * size(sz) / avgdl)
         total = 0.0
         for counter, idf in pairs:
             freq = 0.0
-            for value, weight in zip(columns, weights, strict=False):
+            for value, weight in zip(columns, (w0, w1, w2), strict=True):
                 if value:
                     freq += counter(value) * weight
             total += idf * ((freq * k1) / (freq + norm))
         out[eid] = -1.0 * total
     return out
-
-
-def _size(blob: bytes) -> float:
-    """A row's size in tokens: the sum of its _docsize varints (a column's size never needs
-    the 9-byte form)."""
-    total = value = 0
-    for c in blob:
-        value = (value << 7) | (c & 0x7F)
-        if c < 0x80:
-            total += value
-            value = 0
-    return float(total)
 
 
 def _by_id(db: sqlite3.Connection, sql: str, ids: list[int]) -> list[Any]:
@@ -203,6 +207,11 @@ def _by_id(db: sqlite3.Connection, sql: str, ids: list[int]) -> list[Any]:
         part = ids[start : start + 500]
         found += db.execute(f"{sql} WHERE t.id IN ({','.join('?' * len(part))})", part).fetchall()
     return found
+
+
+#: 1 for a byte that may be part of a token next to an ASCII word ([a-z0-9] after lower(), or
+#: any byte of a non-ASCII character), 0 for one that separates tokens.
+_NEAR = bytes(1 if b >= 0x80 or chr(b) in "abcdefghijklmnopqrstuvwxyz0123456789" else 0 for b in range(256))
 
 
 def _token_char(ch: str) -> bool:
@@ -251,28 +260,28 @@ def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
         )
 
     if len(tokens) == 1:
-        # The same matches with the byte before and the byte after each (C-speed: when
-        # none is non-ASCII, no match needs the check below).
-        after = b"" if prefix else rb"(.?)"
-        with_neighbours = re.compile(
-            first + rb"(?<![a-z0-9]" + first + rb")(?:(?<=(.)" + first + rb"))?" + rest + after, re.S
-        )
+        # One token: each place bytes.find (C-speed) finds it, its two neighbours checked
+        # (a byte of [a-z0-9] is a token's, a non-ASCII character is decoded and asked).
+        word = tokens[0].encode()
+        size = len(word)
 
         def count_one(value: bytes) -> int:
             low = value.lower()
-            if low.isascii():
-                return len(pattern.findall(low))
-            found = with_neighbours.findall(low)
-            if b"".join(found if prefix else chain.from_iterable(found)).isascii():
-                return len(found)
-            n, end = 0, len(low)
-            for m in pattern.finditer(low):
-                a, b = m.span()
-                # a non-ASCII neighbour may be a letter (then this is no match): checked
-                if (a and low[a - 1] >= 0x80) or (not prefix and b < end and low[b] >= 0x80):
-                    n += real(low, m)
+            n, last, at = 0, len(low), low.find(word)
+            while at >= 0:
+                end = at + size
+                if (
+                    at and _NEAR[low[at - 1]] and (low[at - 1] < 0x80 or _token_char(_char_before(low, at)))
+                ) or (
+                    not prefix
+                    and end < last
+                    and _NEAR[low[end]]
+                    and (low[end] < 0x80 or _token_char(_char_at(low, end)))
+                ):
+                    at = low.find(word, at + 1)
                 else:
                     n += 1
+                    at = low.find(word, end)
             return n
 
         return count_one
@@ -295,20 +304,31 @@ def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
     return count
 
 
-def wide_counter(word: str) -> Callable[[str], int]:
+def wide_counter(word: str) -> Callable[[bytes], int]:
     """Occurrences of ``word`` (overlapping too: the trigram phrase's instances) in a column
-    of the trigram table, both case folded."""
+    of the trigram table (its UTF-8 bytes), both case folded."""
     needle = word.lower()
+    if needle and all(unicodedata.category(ch) in ("Lo", "Lm") for ch in needle):
+        # Letters without case (kana, kanji, hangul): lower() changes none of them and makes
+        # none of them from another character, so the bytes are searched as they are (in
+        # UTF-8 a match of whole characters' bytes is a match of the characters).
+        raw = needle.encode()
+        if not any(needle[i:] == needle[: len(needle) - i] for i in range(1, len(needle))):
+            return lambda value: value.count(raw)  # no two occurrences can overlap
+        return lambda value: _overlapping(value, raw)
 
-    def count(value: str) -> int:
-        value = value.lower()
-        n, pos = 0, value.find(needle)
-        while pos >= 0:
-            n += 1
-            pos = value.find(needle, pos + 1)
-        return n
+    def count(value: bytes) -> int:
+        return _overlapping(value.decode("utf-8", "replace").lower(), needle)
 
     return count
+
+
+def _overlapping(value: Any, needle: Any) -> int:
+    n, pos = 0, value.find(needle)
+    while pos >= 0:
+        n += 1
+        pos = value.find(needle, pos + 1)
+    return n
 
 
 def ascii_phrases(runs: list[str], prefix_last: bool) -> list[tuple[list[str], bool]]:
