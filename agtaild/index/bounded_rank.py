@@ -93,17 +93,21 @@ def rows(
 ) -> list[tuple[int, float]]:
     """Up to ``limit`` + 1 (event id, score) rows after the cursor ``after``, in rank order."""
     floor, lo, hi = bounds
-    ids = _ids(db, walk, lo, hi, window)
-    edge = ids[-1] if len(ids) >= window else lo  # matches below it are "older"
     out: list[tuple[int, float]] = []
     if after is None or after[0] <= 0.0:
-        scored = score(db, walk, ids, _idfs(db, walk, ids, lo, hi, window), weights)
+        # The window's rows with their sizes and text, in the one walk down the ids.
+        found = _window(db, walk, lo, hi, window)
+        ids = [r[-1] for r in found]
+        edge = ids[-1] if len(ids) >= window else lo  # matches below it are "older"
+        scored = _score(db, walk, found, _idfs(db, walk, ids, lo, hi, window), weights)
         ranked = sorted((s, eid) for eid, s in scored.items())  # (score, id): the page's order
         if after is not None:
             ranked = [r for r in ranked if r > (after[0], after[1])]
         out = [(eid, s) for s, eid in ranked[: limit + 1]]
         start = edge
     else:
+        ids = _ids(db, walk, lo, hi, window)
+        edge = ids[-1] if len(ids) >= window else lo
         start = min(edge, int(after[1]))
     if len(out) <= limit and start > floor:
         older = _ids(db, walk, floor, start - 1, limit + 1 - len(out))
@@ -149,27 +153,65 @@ def _estimate(nrow: int, found: int, low: int, hi: int) -> float:
     return min(float(nrow), found * max(1.0, nrow / ids))
 
 
+#: What a row is scored from, by table: its sizes (FTS5's _docsize) and its columns' text as
+#: UTF-8 bytes (three of them: the trigram table's third is always empty), ``t`` and ``d``.
+_TEXTS = {
+    "events_fts": (
+        "d.sz, CAST(t.text AS BLOB), CAST(t.tool_input AS BLOB), CAST(t.tool_result AS BLOB)",
+        "events t",
+        "events_fts_docsize d",
+    ),
+    "events_cjk": (
+        "d.sz, CAST(t.c0 AS BLOB), CAST(t.c1 AS BLOB), NULL",
+        "events_cjk_content t",
+        "events_cjk_docsize d",
+    ),
+}
+
+
+def _window(db: sqlite3.Connection, walk: Walk, lo: int, hi: int, n: int) -> list[Any]:
+    """The newest ``n`` matches between ``lo`` and ``hi``, newest first, each as (sizes, three
+    columns' text, id)."""
+    if n <= 0 or hi < lo:
+        return []
+    columns, content, sizes = _TEXTS[walk.fts]
+    sql = (
+        f"SELECT {columns}, {walk.rowid} FROM {walk.table}{walk.joins}"
+        f" JOIN {content} ON t.id = {walk.rowid} JOIN {sizes} ON d.id = {walk.rowid}"
+        f" WHERE {' AND '.join(walk.where)} AND {walk.rowid} BETWEEN ? AND ? ORDER BY {walk.rowid} DESC LIMIT ?"
+    )
+    return db.execute(sql, [*walk.args, lo, hi, n]).fetchall()
+
+
 def score(
     db: sqlite3.Connection, walk: Walk, ids: list[int], idfs: list[float], weights: Sequence[float]
 ) -> dict[int, float]:
     """bm25 of each of ``ids`` (the formula of FTS5's bm25(), given the IDFs)."""
-    if not ids:
+    columns, content, sizes = _TEXTS[walk.fts]
+    found: list[Any] = []
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        found += db.execute(
+            f"SELECT {columns}, t.id FROM {content} JOIN {sizes} ON d.id = t.id"
+            f" WHERE t.id IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchall()
+    return _score(db, walk, found, idfs, weights)
+
+
+def _score(
+    db: sqlite3.Connection, walk: Walk, found: list[Any], idfs: list[float], weights: Sequence[float]
+) -> dict[int, float]:
+    """bm25 of each row of ``found`` (sizes, three columns, id), by its id."""
+    if not found:
         return {}
     nrow, ntoken = table_totals(db, walk.fts)
     avgdl = float(ntoken) / float(nrow) if nrow > 0 else 1.0
     counters: list[Callable[[bytes], int]]
     if walk.fts == "events_fts":
         counters = [ascii_counter(tokens, prefix) for tokens, prefix in walk.phrases]
-        text_sql = (
-            "SELECT d.sz, CAST(t.text AS BLOB), CAST(t.tool_input AS BLOB), CAST(t.tool_result AS BLOB), t.id"
-            " FROM events t JOIN events_fts_docsize d ON d.id = t.id"
-        )
-    else:  # two columns, and a third that is always empty
+    else:
         counters = [wide_counter(word) for word in walk.wide]
-        text_sql = (
-            "SELECT d.sz, CAST(t.c0 AS BLOB), CAST(t.c1 AS BLOB), NULL, t.id"
-            " FROM events_cjk_content t JOIN events_cjk_docsize d ON d.id = t.id"
-        )
     # A column without a weight counts for nothing (adding 0.0 leaves every sum as it was).
     w0, w1, w2 = (*weights[:3], 0.0, 0.0, 0.0)[:3]
     pairs = list(zip(counters, idfs, strict=False))
@@ -178,7 +220,7 @@ def score(
     out: dict[int, float] = {}
     if len(pairs) == 1:  # one phrase (the common query): one loop, nothing but the sums
         count, idf = pairs[0]
-        for sz, a, b, c, eid in _by_id(db, text_sql, ids):
+        for sz, a, b, c, eid in found:
             freq = 0.0
             if a:
                 freq += count(a) * w0
@@ -188,7 +230,7 @@ def score(
                 freq += count(c) * w2
             out[eid] = -1.0 * (idf * ((freq * k1) / (freq + K1 * (1 - B + B * size(sz) / avgdl))))
         return out
-    for sz, *columns, eid in _by_id(db, text_sql, ids):
+    for sz, *columns, eid in found:
         norm = K1 * (1 - B + B * size(sz) / avgdl)
         total = 0.0
         for counter, idf in pairs:
@@ -199,14 +241,6 @@ def score(
             total += idf * ((freq * k1) / (freq + norm))
         out[eid] = -1.0 * total
     return out
-
-
-def _by_id(db: sqlite3.Connection, sql: str, ids: list[int]) -> list[Any]:
-    found: list[Any] = []
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        found += db.execute(f"{sql} WHERE t.id IN ({','.join('?' * len(part))})", part).fetchall()
-    return found
 
 
 #: 1 for a byte that may be part of a token next to an ASCII word ([a-z0-9] after lower(), or
