@@ -38,8 +38,8 @@ from agtaild.index.phrase_rank import K1, B, idf_of, phrase_tokens, table_totals
 #: Above this many event ids, ranked search takes this module's bounded way.
 RANK_SPAN = 100_000
 #: How many of the newest matches are scored (against 5,000 below RANK_SPAN: bm25() costs
-#: ~1.6 µs a row in C, reading a row's text and counting in it here ~8 µs; at 10 GB
-#: "session" costs 16–18 ms of CPU so, 43–58 ms with 5,000: bench/RESULTS.md).
+#: ~1.6 µs a row in C, reading a row's text and counting in it here ~5 µs on the bench
+#: corpus, whose rows hold ~1.5 kB of text each: bench/RESULTS.md).
 WINDOW = 2_000
 #: Scores of the matches older than the window: OLDER - id (newest first, after every bm25
 #: score, which is never positive; exact as a double for any id below 2**52).
