@@ -14,9 +14,10 @@ import pytest
 
 from agtaild.config import load_config
 from agtaild.index import phrase_rank
-from agtaild.index.phrase_rank import MAX_ROWS, phrase_instances, rank_hits, table_totals, varints
+from agtaild.index.phrase_rank import MAX_ROWS, phrase_instances, rank_hits, table_totals
 from agtaild.index.search import WEIGHTS, SearchScope, _one_phrase_page
 from agtaild.index.text import compile_query
+from agtaild.index.varint import read, read_all, total
 from agtaild.query.service import Service
 from tests.index_toy import ToyAdapter, toy_config, toy_line, toy_registry, write_session
 
@@ -107,12 +108,28 @@ def test_occurrences_are_fts5s(svc: Service) -> None:
 def test_sizes_come_from_fts5s_own_records(svc: Service) -> None:
     db = svc._reader()
     rows, tokens = table_totals(db)
-    sizes = [sum(varints(bytes(r[0]))) for r in db.execute("SELECT sz FROM events_fts_docsize")]
+    blobs = [bytes(r[0]) for r in db.execute("SELECT sz FROM events_fts_docsize")]
+    sizes = [sum(read_all(b)) for b in blobs]
     assert rows == len(sizes) == db.execute("SELECT count(*) FROM events").fetchone()[0]
     assert tokens == sum(sizes) > 0
-    assert varints(bytes([0x81, 0x00, 0x05, 0xFF, 0x7F])) == [128, 5, 16383]
-    assert varints(bytes([0xFF] * 8 + [0x01])) == [(1 << 64) - 255]
-    assert varints(bytes([0x05, 0x81])) == [5, 1]  # cut off: read what is there, no error
+    assert [total(b) for b in blobs] == sizes
+
+
+def test_varints_are_sqlites() -> None:
+    assert read_all(bytes([0x81, 0x00, 0x05, 0xFF, 0x7F])) == [128, 5, 16383]
+    assert read_all(bytes([0xFF] * 8 + [0x01])) == [(1 << 64) - 255]
+    assert read_all(bytes([0x05, 0x81])) == [5, 1]  # cut off: read what is there, no error
+    assert read(bytes([0x05, 0x81, 0x01, 0x7F]), 1) == (129, 3)
+    with pytest.raises(IndexError):  # a record cut short is not read as a number
+        read(bytes([0x05, 0x81]), 1)
+    assert total(bytes([0x05, 0x7F, 0x00])) == 132  # one byte each: the sum of the bytes
+    assert total(bytes([0x05, 0x81, 0x00, 0x81])) == 5 + 128 + 1
+    rng = random.Random(3)
+    for _ in range(2000):  # any bytes: the sum of what read_all reads
+        blob = bytes(
+            rng.choice((rng.randrange(128), rng.randrange(128, 256))) for _ in range(rng.randrange(20))
+        )
+        assert total(blob) == sum(read_all(blob)), blob
 
 
 def test_pages_match_the_bm25_query(svc: Service) -> None:

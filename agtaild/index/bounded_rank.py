@@ -30,16 +30,16 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
+from agtaild.index import varint
 from agtaild.index.phrase_rank import K1, B, idf_of, phrase_tokens, table_totals
 
 #: Above this many event ids, ranked search takes this module's bounded way.
 RANK_SPAN = 100_000
 #: How many of the newest matches are scored (against 5,000 below RANK_SPAN: bm25() costs
-#: ~1.6 µs a row in C, reading a row's text and counting in it here ~8 µs; at 10 GB
-#: "session" costs 16–18 ms of CPU so, 43–58 ms with 5,000: bench/RESULTS.md).
+#: ~1.6 µs a row in C, reading a row's text and counting in it here ~5 µs on the bench
+#: corpus, whose rows hold ~1.5 kB of text each: bench/RESULTS.md).
 WINDOW = 2_000
 #: Scores of the matches older than the window: OLDER - id (newest first, after every bm25
 #: score, which is never positive; exact as a double for any id below 2**52).
@@ -93,17 +93,21 @@ def rows(
 ) -> list[tuple[int, float]]:
     """Up to ``limit`` + 1 (event id, score) rows after the cursor ``after``, in rank order."""
     floor, lo, hi = bounds
-    ids = _ids(db, walk, lo, hi, window)
-    edge = ids[-1] if len(ids) >= window else lo  # matches below it are "older"
     out: list[tuple[int, float]] = []
     if after is None or after[0] <= 0.0:
-        scored = score(db, walk, ids, _idfs(db, walk, ids, lo, hi, window), weights)
-        out = sorted(scored.items(), key=lambda r: (r[1], r[0]))
+        # The window's rows with their sizes and text, in the one walk down the ids.
+        found = _window(db, walk, lo, hi, window)
+        ids = [r[-1] for r in found]
+        edge = ids[-1] if len(ids) >= window else lo  # matches below it are "older"
+        scored = _score(db, walk, found, _idfs(db, walk, ids, lo, hi, window), weights)
+        ranked = sorted((s, eid) for eid, s in scored.items())  # (score, id): the page's order
         if after is not None:
-            out = [r for r in out if r[1] > after[0] or (r[1] == after[0] and r[0] > after[1])]
-        out = out[: limit + 1]
+            ranked = [r for r in ranked if r > (after[0], after[1])]
+        out = [(eid, s) for s, eid in ranked[: limit + 1]]
         start = edge
     else:
+        ids = _ids(db, walk, lo, hi, window)
+        edge = ids[-1] if len(ids) >= window else lo
         start = min(edge, int(after[1]))
     if len(out) <= limit and start > floor:
         older = _ids(db, walk, floor, start - 1, limit + 1 - len(out))
@@ -149,35 +153,89 @@ def _estimate(nrow: int, found: int, low: int, hi: int) -> float:
     return min(float(nrow), found * max(1.0, nrow / ids))
 
 
+#: What a row is scored from, by table: its sizes (FTS5's _docsize) and its columns' text as
+#: UTF-8 bytes (three of them: the trigram table's third is always empty), ``t`` and ``d``.
+_TEXTS = {
+    "events_fts": (
+        "d.sz, CAST(t.text AS BLOB), CAST(t.tool_input AS BLOB), CAST(t.tool_result AS BLOB)",
+        "events t",
+        "events_fts_docsize d",
+    ),
+    "events_cjk": (
+        "d.sz, CAST(t.c0 AS BLOB), CAST(t.c1 AS BLOB), NULL",
+        "events_cjk_content t",
+        "events_cjk_docsize d",
+    ),
+}
+
+
+def _window(db: sqlite3.Connection, walk: Walk, lo: int, hi: int, n: int) -> list[Any]:
+    """The newest ``n`` matches between ``lo`` and ``hi``, newest first, each as (sizes, three
+    columns' text, id)."""
+    if n <= 0 or hi < lo:
+        return []
+    columns, content, sizes = _TEXTS[walk.fts]
+    sql = (
+        f"SELECT {columns}, {walk.rowid} FROM {walk.table}{walk.joins}"
+        f" JOIN {content} ON t.id = {walk.rowid} JOIN {sizes} ON d.id = {walk.rowid}"
+        f" WHERE {' AND '.join(walk.where)} AND {walk.rowid} BETWEEN ? AND ? ORDER BY {walk.rowid} DESC LIMIT ?"
+    )
+    return db.execute(sql, [*walk.args, lo, hi, n]).fetchall()
+
+
 def score(
     db: sqlite3.Connection, walk: Walk, ids: list[int], idfs: list[float], weights: Sequence[float]
 ) -> dict[int, float]:
     """bm25 of each of ``ids`` (the formula of FTS5's bm25(), given the IDFs)."""
-    if not ids:
+    columns, content, sizes = _TEXTS[walk.fts]
+    found: list[Any] = []
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        found += db.execute(
+            f"SELECT {columns}, t.id FROM {content} JOIN {sizes} ON d.id = t.id"
+            f" WHERE t.id IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchall()
+    return _score(db, walk, found, idfs, weights)
+
+
+def _score(
+    db: sqlite3.Connection, walk: Walk, found: list[Any], idfs: list[float], weights: Sequence[float]
+) -> dict[int, float]:
+    """bm25 of each row of ``found`` (sizes, three columns, id), by its id."""
+    if not found:
         return {}
     nrow, ntoken = table_totals(db, walk.fts)
     avgdl = float(ntoken) / float(nrow) if nrow > 0 else 1.0
-    counters: list[Callable[[Any], int]]
+    counters: list[Callable[[bytes], int]]
     if walk.fts == "events_fts":
         counters = [ascii_counter(tokens, prefix) for tokens, prefix in walk.phrases]
-        text_sql = (
-            "SELECT d.sz, CAST(t.text AS BLOB), CAST(t.tool_input AS BLOB), CAST(t.tool_result AS BLOB), t.id"
-            " FROM events t JOIN events_fts_docsize d ON d.id = t.id"
-        )
     else:
         counters = [wide_counter(word) for word in walk.wide]
-        text_sql = (
-            "SELECT d.sz, t.c0, t.c1, t.id FROM events_cjk_content t JOIN events_cjk_docsize d ON d.id = t.id"
-        )
+    # A column without a weight counts for nothing (adding 0.0 leaves every sum as it was).
+    w0, w1, w2 = (*weights[:3], 0.0, 0.0, 0.0)[:3]
     pairs = list(zip(counters, idfs, strict=False))
     k1 = K1 + 1.0
+    size = varint.total
     out: dict[int, float] = {}
-    for sz, *columns, eid in _by_id(db, text_sql, ids):
-        norm = K1 * (1 - B + B * _size(sz) / avgdl)
+    if len(pairs) == 1:  # one phrase (the common query): one loop, nothing but the sums
+        count, idf = pairs[0]
+        for sz, a, b, c, eid in found:
+            freq = 0.0
+            if a:
+                freq += count(a) * w0
+            if b:
+                freq += count(b) * w1
+            if c:
+                freq += count(c) * w2
+            out[eid] = -1.0 * (idf * ((freq * k1) / (freq + K1 * (1 - B + B * size(sz) / avgdl))))
+        return out
+    for sz, *columns, eid in found:
+        norm = K1 * (1 - B + B * size(sz) / avgdl)
         total = 0.0
         for counter, idf in pairs:
             freq = 0.0
-            for value, weight in zip(columns, weights, strict=False):
+            for value, weight in zip(columns, (w0, w1, w2), strict=True):
                 if value:
                     freq += counter(value) * weight
             total += idf * ((freq * k1) / (freq + norm))
@@ -185,24 +243,9 @@ def score(
     return out
 
 
-def _size(blob: bytes) -> float:
-    """A row's size in tokens: the sum of its _docsize varints (a column's size never needs
-    the 9-byte form)."""
-    total = value = 0
-    for c in blob:
-        value = (value << 7) | (c & 0x7F)
-        if c < 0x80:
-            total += value
-            value = 0
-    return float(total)
-
-
-def _by_id(db: sqlite3.Connection, sql: str, ids: list[int]) -> list[Any]:
-    found: list[Any] = []
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        found += db.execute(f"{sql} WHERE t.id IN ({','.join('?' * len(part))})", part).fetchall()
-    return found
+#: 1 for a byte that may be part of a token next to an ASCII word ([a-z0-9] after lower(), or
+#: any byte of a non-ASCII character), 0 for one that separates tokens.
+_NEAR = bytes(1 if b >= 0x80 or chr(b) in "abcdefghijklmnopqrstuvwxyz0123456789" else 0 for b in range(256))
 
 
 def _token_char(ch: str) -> bool:
@@ -251,28 +294,28 @@ def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
         )
 
     if len(tokens) == 1:
-        # The same matches with the byte before and the byte after each (C-speed: when
-        # none is non-ASCII, no match needs the check below).
-        after = b"" if prefix else rb"(.?)"
-        with_neighbours = re.compile(
-            first + rb"(?<![a-z0-9]" + first + rb")(?:(?<=(.)" + first + rb"))?" + rest + after, re.S
-        )
+        # One token: each place bytes.find (C-speed) finds it, its two neighbours checked
+        # (a byte of [a-z0-9] is a token's, a non-ASCII character is decoded and asked).
+        word = tokens[0].encode()
+        size = len(word)
 
         def count_one(value: bytes) -> int:
             low = value.lower()
-            if low.isascii():
-                return len(pattern.findall(low))
-            found = with_neighbours.findall(low)
-            if b"".join(found if prefix else chain.from_iterable(found)).isascii():
-                return len(found)
-            n, end = 0, len(low)
-            for m in pattern.finditer(low):
-                a, b = m.span()
-                # a non-ASCII neighbour may be a letter (then this is no match): checked
-                if (a and low[a - 1] >= 0x80) or (not prefix and b < end and low[b] >= 0x80):
-                    n += real(low, m)
+            n, last, at = 0, len(low), low.find(word)
+            while at >= 0:
+                end = at + size
+                if (
+                    at and _NEAR[low[at - 1]] and (low[at - 1] < 0x80 or _token_char(_char_before(low, at)))
+                ) or (
+                    not prefix
+                    and end < last
+                    and _NEAR[low[end]]
+                    and (low[end] < 0x80 or _token_char(_char_at(low, end)))
+                ):
+                    at = low.find(word, at + 1)
                 else:
                     n += 1
+                    at = low.find(word, end)
             return n
 
         return count_one
@@ -295,20 +338,31 @@ def ascii_counter(tokens: list[str], prefix: bool) -> Callable[[bytes], int]:
     return count
 
 
-def wide_counter(word: str) -> Callable[[str], int]:
+def wide_counter(word: str) -> Callable[[bytes], int]:
     """Occurrences of ``word`` (overlapping too: the trigram phrase's instances) in a column
-    of the trigram table, both case folded."""
+    of the trigram table (its UTF-8 bytes), both case folded."""
     needle = word.lower()
+    if needle and all(unicodedata.category(ch) in ("Lo", "Lm") for ch in needle):
+        # Letters without case (kana, kanji, hangul): lower() changes none of them and makes
+        # none of them from another character, so the bytes are searched as they are (in
+        # UTF-8 a match of whole characters' bytes is a match of the characters).
+        raw = needle.encode()
+        if not any(needle[i:] == needle[: len(needle) - i] for i in range(1, len(needle))):
+            return lambda value: value.count(raw)  # no two occurrences can overlap
+        return lambda value: _overlapping(value, raw)
 
-    def count(value: str) -> int:
-        value = value.lower()
-        n, pos = 0, value.find(needle)
-        while pos >= 0:
-            n += 1
-            pos = value.find(needle, pos + 1)
-        return n
+    def count(value: bytes) -> int:
+        return _overlapping(value.decode("utf-8", "replace").lower(), needle)
 
     return count
+
+
+def _overlapping(value: Any, needle: Any) -> int:
+    n, pos = 0, value.find(needle)
+    while pos >= 0:
+        n += 1
+        pos = value.find(needle, pos + 1)
+    return n
 
 
 def ascii_phrases(runs: list[str], prefix_last: bool) -> list[tuple[list[str], bool]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from agtaild.index import varint
 from agtaild.index.text import fts_phrase
 
 #: A prefix is searched as at most this many of its terms, the most frequent (by doclist size).
@@ -35,19 +36,6 @@ MAX_LISTED = 4096
 PAGE_BYTES = 4000
 
 
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    value = 0
-    for k in range(9):
-        c = buf[i]
-        i += 1
-        if k == 8:
-            return (value << 8) | c, i
-        value = (value << 7) | (c & 0x7F)
-        if c < 0x80:
-            return value, i
-    return value, i
-
-
 def _page_terms(page: bytes) -> list[tuple[bytes, int, int]]:
     """(term key, offset of the term, offset of its doclist) for each term on a leaf page."""
     if len(page) < 4:
@@ -56,16 +44,16 @@ def _page_terms(page: bytes) -> list[tuple[bytes, int, int]]:
     out: list[tuple[bytes, int, int]] = []
     i, at, term = footer, 0, b""
     while i < len(page):
-        delta, i = _varint(page, i)
+        delta, i = varint.read(page, i)
         at += delta
         j = at
         if not out:
-            size, j = _varint(page, j)
+            size, j = varint.read(page, j)
             term = page[j : j + size]
             j += size
         else:
-            shared, j = _varint(page, j)
-            new, j = _varint(page, j)
+            shared, j = varint.read(page, j)
+            new, j = varint.read(page, j)
             term = term[:shared] + page[j : j + new]
             j += new
         out.append((term, at, j))

@@ -29,6 +29,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
+from agtaild.index import varint
 from agtaild.index.schema import WORD_TOKENIZER
 
 #: FTS5's bm25 constants (ext/fts5/fts5_aux.c).
@@ -45,32 +46,13 @@ _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 _COLUMNS = ("text", "tool_input", "tool_result")
 
 
-def varints(blob: bytes) -> list[int]:
-    """The SQLite varints (big-endian, 7 bits a byte, the ninth byte whole) FTS5 stores sizes in."""
-    out: list[int] = []
-    i, n = 0, len(blob)
-    while i < n:
-        value = 0
-        for k in range(min(9, n - i)):  # a cut-off last varint ends the list, never an error
-            c = blob[i]
-            i += 1
-            if k == 8:
-                value = (value << 8) | c
-                break
-            value = (value << 7) | (c & 0x7F)
-            if c < 0x80:
-                break
-        out.append(value)
-    return out
-
-
 def table_totals(db: sqlite3.Connection, table: str = "events_fts") -> tuple[int, int]:
     """(rows, tokens in all columns) of an FTS5 table (events_fts, events_cjk), as bm25 reads
     them (xRowCount, xColumnTotalSize(-1))."""
     row = db.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     if row is None or not row[0]:
         return 0, 0
-    values = varints(bytes(row[0]))
+    values = varint.read_all(bytes(row[0]))
     return values[0], sum(values[1:])
 
 
@@ -190,6 +172,6 @@ def rank_hits(
     avgdl = float(ntoken) / float(nrow)
     idf = idf_of(nrow, len(ids))
     return {
-        eid: bm25_score(inst, sum(varints(bytes(fetched[eid][3]))), idf, avgdl, weights)
+        eid: bm25_score(inst, varint.total(bytes(fetched[eid][3])), idf, avgdl, weights)
         for eid, inst in zip(ids, found, strict=True)
     }
