@@ -59,10 +59,17 @@ class Partition:
 
         probe = max(1, math.ceil(self.lists * PROBE_SHARE))
         near = np.sort(np.argpartition(-(self.centroids @ q), probe - 1)[:probe])
-        spans = [(int(self.starts[i]), int(self.starts[i + 1])) for i in near]
+        spans: list[tuple[int, int]] = []
+        for a, b in zip(self.starts[near].tolist(), self.starts[near + 1].tolist(), strict=True):
+            if b <= a:
+                continue
+            if spans and spans[-1][1] == a:  # neighbouring lists: one span (one scoring call)
+                spans[-1] = (spans[-1][0], b)
+            else:
+                spans.append((a, b))
         if total_rows > self.rows:
             spans.append((self.rows, total_rows))
-        return [(a, b) for a, b in spans if b > a]
+        return spans
 
 
 def _int8_dots() -> Any:
@@ -292,18 +299,20 @@ class Matrix:
         q = np.asarray(query, dtype=np.float32)
         spans = [(0, len(vectors))] if exact or part is None else part.spans(q, len(vectors))
         scores = _scores(vectors, scales, spans, q, exact=exact)
-        whole = spans == [(0, len(vectors))]
-        rows = None if whole else np.concatenate([np.arange(a, b) for a, b in spans])
-        row_events = events if rows is None else events[rows]
+        # a score's place → its row: spans are laid end to end in ``scores``
+        firsts = np.array([a for a, _ in spans], dtype=np.int64)
+        places = np.cumsum([0] + [b - a for a, b in spans[:-1]]).astype(np.int64)
         take = min(len(scores), max(want * 4, want + 16))
         while True:
             top = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
             top = top[np.argsort(-scores[top], kind="stable")]
+            span = np.searchsorted(places, top, side="right") - 1
             best: dict[int, float] = {}
-            for i in top:
-                eid = int(row_events[i])
+            for eid, score in zip(
+                events[firsts[span] + top - places[span]].tolist(), scores[top].tolist(), strict=True
+            ):
                 if eid not in best:
-                    best[eid] = float(scores[i])
+                    best[eid] = score
             if len(best) >= want or take >= len(scores):
                 return list(best.items())[:want]
             take = min(len(scores), take * 4)
