@@ -249,12 +249,19 @@ class Writer:
                 " settled = ? WHERE id = ?",
                 (*values, file_id),
             )
-            db.execute("DELETE FROM file_parts WHERE file_id = ?", (file_id,))
             action = "updated"
-        db.executemany(
-            "INSERT OR IGNORE INTO file_parts (path, file_id) VALUES (?, ?)",
-            [(p, file_id) for p in info.files],
+        parts = (
+            None
+            if row is None
+            else {r[0] for r in db.execute("SELECT path FROM file_parts WHERE file_id = ?", (file_id,))}
         )
+        if parts != set(info.files):  # a grown file keeps its parts: nothing to delete and insert again
+            if parts:
+                db.execute("DELETE FROM file_parts WHERE file_id = ?", (file_id,))
+            db.executemany(
+                "INSERT OR IGNORE INTO file_parts (path, file_id) VALUES (?, ?)",
+                [(p, file_id) for p in info.files],
+            )
         assert prep.session is not None
         s = prep.session
         # A new file has no session yet: nothing to look up, nothing to drop.
